@@ -1,0 +1,1 @@
+"""MemeArena: context simulation, multi-view fusion, pairwise judging, ranking and bias analysis."""

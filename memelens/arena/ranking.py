@@ -1,0 +1,794 @@
+"""MemeArena ranking (DESIGN §1 step 6, paper §2.4): online Elo and Bradley–Terry over pairwise battles.
+
+Pure, vectorised, seeded functions in the style of FastChat's `rating_systems.py`. The input is a
+battles table in Chatbot Arena format — one record per pairwise judgment::
+
+    {"model_a": "gpt-4o", "model_b": "llava-next-8b", "winner": "model_a",
+     "judge": "qwen2.5-vl-32b", "dimension": "Correctness"}          # judge, dimension optional
+
+``winner`` is one of ``"model_a"``, ``"model_b"``, ``"tie"`` (both strong) or ``"tie (bothbad)"`` (both
+weak). The two tie kinds are kept apart in the table but every rating here treats them alike: a tie
+is half a win for each side (paper §2.4, eq. 5 and the text after it).
+
+Rating scale (both methods): P(i beats j) = 1 / (1 + base ** ((R_j − R_i) / scale)), with scale = 400
+(the paper's α) and base = 10.
+
+* `compute_online_elo` — the classic sequential update R' = R + K·(S − P), order-sensitive.
+* `compute_bt` — Bradley–Terry by maximum likelihood. Battles are first aggregated into a pairwise
+  win matrix W (W[i, j] = wins of i over j + ½·ties between them), so the cost of a fit depends on the
+  number of models, not of battles. The likelihood only sees rating differences; the ratings are
+  anchored so that their **mean is `init`** (1000 by default). No regularisation is used when the
+  maximum-likelihood estimate exists (the directed "beat or tied" graph is strongly connected); when it
+  does not (e.g. a model that never lost nor tied), the default `reg=None` falls back to a small L2
+  penalty (`FALLBACK_REG`), see `compute_bt`.
+* `bootstrap_bt` — percentile bootstrap of the BT ratings. Resampling draws multinomial counts over
+  the aggregated (pair, outcome) cells — the same distribution as resampling battle rows — and all
+  rounds are fitted in one vectorised L-BFGS problem.
+* `rank_table` / `rank_by_dimension` / `rank_battle_file` — the report rows
+  ``{model, elo, bt, bt_ci: [lo, hi], win_rate, battles}`` (DESIGN §3).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.special import expit
+
+__all__ = [
+    "WINNERS",
+    "FALLBACK_REG",
+    "OVERALL_DIMENSIONS",
+    "Battles",
+    "BattleRecordError",
+    "battles_from_records",
+    "compute_online_elo",
+    "compute_bt",
+    "bootstrap_bt",
+    "bootstrap_bt_samples",
+    "pairwise_wins",
+    "win_rates",
+    "battle_counts",
+    "predicted_win_matrix",
+    "rank_table",
+    "rank_by",
+    "rank_by_dimension",
+    "rank_battle_file",
+    "ranking_markdown",
+]
+
+#: Allowed ``winner`` values; a battle's outcome code is its index in this tuple.
+WINNERS: tuple[str, ...] = ("model_a", "model_b", "tie", "tie (bothbad)")
+#: Score of model_a for each outcome code (win 1, loss 0, either tie ½).
+_SCORE_A = np.array([1.0, 0.0, 0.5, 0.5])
+#: L2 strength used by ``reg=None`` when no finite maximum-likelihood estimate exists. It is a
+#: Gaussian prior on the ratings with standard deviation scale/√reg = 4,000 rating points at the
+#: default scale, added to the *summed* (not averaged) log-likelihood: negligible against real data,
+#: but it keeps an undefeated model's rating finite (roughly +1,000 to +2,000 above its opponents).
+FALLBACK_REG = 0.01
+#: Dimension values (case-insensitive) that `rank_battle_file` folds into the overall ranking.
+OVERALL_DIMENSIONS = frozenset({"overall"})
+
+_GTOL = 1e-11  # L-BFGS projected-gradient tolerance on the per-battle (averaged) objective
+_CHUNK_CELLS = 4_000_000  # max rounds·n² doubles held at once by the batched fit
+
+
+# --------------------------------------------------------------------------------------------------
+# The battles table
+# --------------------------------------------------------------------------------------------------
+
+
+class BattleRecordError(ValueError):
+    """A battle record is invalid. `index` is its 0-based row in the input sequence."""
+
+    def __init__(self, index: int, message: str) -> None:
+        self.index = index
+        self.reason = message
+        super().__init__(f"row {index}: {message}")
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+@dataclass(frozen=True, eq=False)
+class Battles:
+    """An immutable battles table: parallel numpy arrays plus the model names they index.
+
+    `models` holds exactly the models that occur, sorted by name; `model_a` / `model_b` are int64
+    indices into it; `outcome` is an int8 code into `WINNERS`; `judge` / `dimension` are object arrays
+    of ``str | None`` (None where a record had none), or None when no record had the field.
+    """
+
+    models: tuple[str, ...]
+    model_a: np.ndarray
+    model_b: np.ndarray
+    outcome: np.ndarray
+    judge: np.ndarray | None = None
+    dimension: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return int(self.model_a.shape[0])
+
+    @property
+    def score_a(self) -> np.ndarray:
+        """model_a's score per battle: 1 win, 0 loss, 0.5 either tie."""
+        return _SCORE_A[self.outcome]
+
+    @classmethod
+    def from_arrays(
+        cls,
+        model_a: Sequence[Any] | np.ndarray,
+        model_b: Sequence[Any] | np.ndarray,
+        winner: Sequence[Any] | np.ndarray,
+        models: Sequence[str] | None = None,
+        judge: Sequence[str | None] | None = None,
+        dimension: Sequence[str | None] | None = None,
+    ) -> "Battles":
+        """Build a table from parallel arrays.
+
+        `model_a` / `model_b` are model names, or integer indices into `models` (then required).
+        `winner` holds `WINNERS` strings or their integer codes 0–3. Models that never occur are
+        dropped. Raises `BattleRecordError` (a ValueError) naming the first bad row.
+        """
+        a = np.asarray(model_a)
+        b = np.asarray(model_b)
+        w = np.asarray(winner)
+        n = a.shape[0]
+        for name, arr in (("model_b", b), ("winner", w)):
+            if arr.shape != (n,):
+                raise ValueError(f"{name} has shape {arr.shape}, expected ({n},) like model_a")
+        if a.ndim != 1:
+            raise ValueError(f"model_a must be one-dimensional, got shape {a.shape}")
+        if np.issubdtype(a.dtype, np.integer) or np.issubdtype(b.dtype, np.integer) or n == 0:
+            if models is None and n:
+                raise ValueError("integer model indices need `models` (the names they index)")
+            names = list(models or [])
+            a_idx, b_idx = a.astype(np.int64), b.astype(np.int64)
+            for arr, field in ((a_idx, "model_a"), (b_idx, "model_b")):
+                bad = np.flatnonzero((arr < 0) | (arr >= len(names)))
+                if bad.size:
+                    raise BattleRecordError(
+                        int(bad[0]), f"{field} index {arr[bad[0]]} is outside 0..{len(names) - 1}"
+                    )
+        else:
+            a_str, b_str = a.astype(str), b.astype(str)
+            names, inverse = np.unique(np.concatenate([a_str, b_str]), return_inverse=True)
+            names = [str(x) for x in names]
+            a_idx, b_idx = inverse[:n].astype(np.int64), inverse[n:].astype(np.int64)
+        if np.issubdtype(w.dtype, np.integer):
+            codes = w.astype(np.int64)
+            bad = np.flatnonzero((codes < 0) | (codes >= len(WINNERS)))
+            if bad.size:
+                raise BattleRecordError(int(bad[0]), f"winner code {codes[bad[0]]} is not in 0..3")
+        else:
+            lookup = {value: code for code, value in enumerate(WINNERS)}
+            codes = np.empty(n, dtype=np.int64)
+            for i, value in enumerate(w.tolist()):
+                code = lookup.get(value) if isinstance(value, str) else None
+                if code is None:
+                    raise BattleRecordError(i, _bad_winner(value))
+                codes[i] = code
+        same = np.flatnonzero(a_idx == b_idx)
+        if same.size:
+            raise BattleRecordError(
+                int(same[0]), f"model_a and model_b are the same model {names[a_idx[same[0]]]!r}"
+            )
+        extra = {}
+        for field, values in (("judge", judge), ("dimension", dimension)):
+            if values is None:
+                extra[field] = None
+                continue
+            arr = np.empty(n, dtype=object)
+            values = list(values)
+            if len(values) != n:
+                raise ValueError(f"{field} has {len(values)} entries, expected {n}")
+            arr[:] = values
+            extra[field] = arr
+        return _compact(names, a_idx, b_idx, codes.astype(np.int8), extra["judge"], extra["dimension"])
+
+    def select(self, mask: np.ndarray) -> "Battles":
+        """The battles where boolean `mask` is true (models that no longer occur are dropped)."""
+        mask = np.asarray(mask, dtype=bool)
+        return _compact(
+            list(self.models),
+            self.model_a[mask],
+            self.model_b[mask],
+            self.outcome[mask],
+            None if self.judge is None else self.judge[mask],
+            None if self.dimension is None else self.dimension[mask],
+        )
+
+
+def _compact(names, a_idx, b_idx, codes, judge, dimension) -> Battles:
+    used = np.unique(np.concatenate([a_idx, b_idx])) if len(a_idx) else np.zeros(0, np.int64)
+    remap = np.full(max(len(names), 1), -1, dtype=np.int64)
+    remap[used] = np.arange(used.size)
+    return Battles(
+        models=tuple(names[i] for i in used),
+        model_a=_readonly(remap[a_idx].astype(np.int64)),
+        model_b=_readonly(remap[b_idx].astype(np.int64)),
+        outcome=_readonly(np.asarray(codes, dtype=np.int8).copy()),
+        judge=None if judge is None else _readonly(judge.copy()),
+        dimension=None if dimension is None else _readonly(dimension.copy()),
+    )
+
+
+def _bad_winner(value: Any) -> str:
+    allowed = ", ".join(repr(x) for x in WINNERS)
+    return f"winner {value!r} is not one of {allowed}"
+
+
+def battles_from_records(records: Iterable[Mapping[str, Any]]) -> Battles:
+    """Validate Chatbot Arena format records and build a `Battles` table.
+
+    Each record is a mapping with non-empty string ``model_a`` and ``model_b`` (different models),
+    ``winner`` in `WINNERS`, and optional ``judge`` / ``dimension`` (string or null). Other keys are
+    ignored. Raises `BattleRecordError` (a ValueError) whose message starts with ``row <index>:``.
+    """
+    model_a: list[str] = []
+    model_b: list[str] = []
+    winner: list[str] = []
+    judge: list[str | None] = []
+    dimension: list[str | None] = []
+    has_judge = has_dimension = False
+    for i, record in enumerate(records):
+        if not isinstance(record, Mapping):
+            raise BattleRecordError(i, f"expected an object with model_a, model_b, winner; got {type(record).__name__}")
+        for field in ("model_a", "model_b", "winner"):
+            if field not in record:
+                raise BattleRecordError(i, f"missing field {field!r}")
+        for field in ("model_a", "model_b"):
+            value = record[field]
+            if not isinstance(value, str) or not value.strip():
+                raise BattleRecordError(i, f"{field} must be a non-empty string, got {value!r}")
+        if record["model_a"] == record["model_b"]:
+            raise BattleRecordError(i, f"model_a and model_b are the same model {record['model_a']!r}")
+        if record["winner"] not in WINNERS:
+            raise BattleRecordError(i, _bad_winner(record["winner"]))
+        for field, column in (("judge", judge), ("dimension", dimension)):
+            value = record.get(field)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise BattleRecordError(i, f"{field} must be a non-empty string or null, got {value!r}")
+            column.append(value)
+        has_judge = has_judge or record.get("judge") is not None
+        has_dimension = has_dimension or record.get("dimension") is not None
+        model_a.append(record["model_a"])
+        model_b.append(record["model_b"])
+        winner.append(record["winner"])
+    return Battles.from_arrays(
+        np.array(model_a, dtype=str),
+        np.array(model_b, dtype=str),
+        winner,
+        judge=judge if has_judge else None,
+        dimension=dimension if has_dimension else None,
+    )
+
+
+def _as_battles(battles: Battles | Iterable[Mapping[str, Any]]) -> Battles:
+    return battles if isinstance(battles, Battles) else battles_from_records(battles)
+
+
+# --------------------------------------------------------------------------------------------------
+# Online Elo
+# --------------------------------------------------------------------------------------------------
+
+
+def compute_online_elo(
+    battles: Battles | Iterable[Mapping[str, Any]],
+    k: float = 4.0,
+    scale: float = 400,
+    base: float = 10,
+    init: float = 1000,
+) -> dict[str, float]:
+    """Sequential Elo in table order: for each battle, E = 1/(1 + base^((R_b − R_a)/scale)),
+    R_a += k·(S − E), R_b −= k·(S − E), with S = 1 / 0 / ½ (either tie) for model_a.
+
+    Order-sensitive by design (paper §2.4); every model starts at `init`.
+    """
+    battles = _as_battles(battles)
+    ratings = [float(init)] * len(battles.models)
+    log_base = math.log(base)
+    for a, b, s in zip(battles.model_a.tolist(), battles.model_b.tolist(), battles.score_a.tolist()):
+        expected = 1.0 / (1.0 + math.exp(log_base * (ratings[b] - ratings[a]) / scale))
+        delta = k * (s - expected)
+        ratings[a] += delta
+        ratings[b] -= delta
+    return dict(zip(battles.models, ratings))
+
+
+# --------------------------------------------------------------------------------------------------
+# Bradley–Terry
+# --------------------------------------------------------------------------------------------------
+
+
+def pairwise_wins(battles: Battles | Iterable[Mapping[str, Any]]) -> np.ndarray:
+    """The aggregated win matrix W (n × n, rows/cols in `battles.models` order):
+    W[i, j] = battles i won against j + ½ · ties between i and j (either tie kind)."""
+    battles = _as_battles(battles)
+    n = len(battles.models)
+    s = battles.score_a
+    flat = np.bincount(battles.model_a * n + battles.model_b, weights=s, minlength=n * n)
+    flat += np.bincount(battles.model_b * n + battles.model_a, weights=1.0 - s, minlength=n * n)
+    return flat.reshape(n, n)
+
+
+def _mle_exists(wins: np.ndarray) -> bool:
+    """Finite BT maximum-likelihood ratings exist iff the directed graph i→j (W[i, j] > 0) is
+    strongly connected (Zermelo 1929; Ford 1957)."""
+    n = wins.shape[0]
+    if n <= 1:
+        return True
+    count, _ = connected_components(csr_matrix(wins > 0), directed=True, connection="strong")
+    return count == 1
+
+
+def _no_mle_message(wins: np.ndarray, models: Sequence[str]) -> str:
+    _, labels = connected_components(csr_matrix(wins > 0), directed=True, connection="strong")
+    for label in np.unique(labels):
+        inside = labels == label
+        if not wins[np.ix_(~inside, inside)].any():  # nobody outside ever beat or tied them
+            group = ", ".join(repr(models[i]) for i in np.flatnonzero(inside))
+            return (
+                "no finite maximum-likelihood Bradley–Terry ratings: "
+                f"[{group}] never lost to (nor tied with) any other model, or were never compared "
+                "with them; pass reg > 0 (or reg=None for the automatic fallback)"
+            )
+    return "no finite maximum-likelihood Bradley–Terry ratings; pass reg > 0"  # pragma: no cover
+
+
+def _bt_objective(x: np.ndarray, wins: np.ndarray, reg: np.ndarray, alpha: float):
+    """Batched BT objective and gradient.
+
+    x: (R·n,) natural-scale ratings of R independent problems; wins: (R, n, n) averaged win matrices
+    (each sums to 1); reg: (R,) L2 strengths on the same averaged scale. Per problem::
+
+        f(θ) = −Σ_ij W_ij log σ(α(θ_i − θ_j)) + ½·reg·Σθ² + ½·(Σθ)²
+
+    The last term fixes the additive gauge (the likelihood is shift-invariant) and is 0 at the
+    optimum, so it changes no rating difference. The sum over problems is returned; they share no
+    variable, so its minimum is every problem's minimum.
+    """
+    r, n = wins.shape[0], wins.shape[1]
+    theta = x.reshape(r, n)
+    z = alpha * (theta[:, :, None] - theta[:, None, :])
+    total = theta.sum(axis=1)
+    loss = float(
+        (wins * np.logaddexp(0.0, -z)).sum()
+        + 0.5 * (reg * (theta * theta).sum(axis=1)).sum()
+        + 0.5 * (total * total).sum()
+    )
+    g = wins * expit(-z)
+    grad = -alpha * (g.sum(axis=2) - g.sum(axis=1)) + reg[:, None] * theta + total[:, None]
+    return loss, grad.ravel()
+
+
+def _fit_bt_batch(wins: np.ndarray, reg: np.ndarray, alpha: float) -> np.ndarray:
+    """Fit R BT problems at once (L-BFGS-B); returns (R, n) natural-scale ratings with mean 0.
+
+    `wins` are raw win matrices; each is divided by its total so the objective is a per-battle
+    average (well-scaled for the tolerances) and `reg` is divided likewise. Problems with no
+    battles get all-zero ratings.
+    """
+    r, n = wins.shape[0], wins.shape[1]
+    totals = wins.sum(axis=(1, 2))
+    safe = np.where(totals > 0, totals, 1.0)
+    averaged = wins / safe[:, None, None]
+    result = minimize(
+        _bt_objective,
+        np.zeros(r * n),
+        args=(averaged, np.asarray(reg, dtype=float) / safe, alpha),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 10_000, "maxfun": 20_000, "gtol": _GTOL, "ftol": 1e-15, "maxcor": 20},
+    )
+    theta = result.x.reshape(r, n)
+    return theta - theta.mean(axis=1, keepdims=True)
+
+
+def _resolve_reg(wins: np.ndarray, reg: float | None, models: Sequence[str]) -> float:
+    if reg is None:
+        return 0.0 if _mle_exists(wins) else FALLBACK_REG
+    if reg < 0:
+        raise ValueError(f"reg must be >= 0, got {reg}")
+    if reg == 0 and not _mle_exists(wins):
+        raise ValueError(_no_mle_message(wins, models))
+    return float(reg)
+
+
+def compute_bt(
+    battles: Battles | Iterable[Mapping[str, Any]],
+    scale: float = 400,
+    base: float = 10,
+    init: float = 1000,
+    reg: float | None = None,
+) -> dict[str, float]:
+    """Bradley–Terry ratings by maximum likelihood, ties counted as half a win each way.
+
+    Maximises Σ_{i≠j} W_ij · log P(i beats j) (paper eq. 5) over the aggregated win matrix
+    (`pairwise_wins`) with L-BFGS (scipy), P(i beats j) = 1/(1 + base^((R_j − R_i)/scale)).
+
+    Anchor: the likelihood fixes only differences; the ratings returned have **mean exactly `init`**
+    (the average model sits at `init`, whatever the set of models).
+
+    Regularisation: `reg` is the coefficient of ½·reg·Σθ² (θ = (R − init)/scale) added to the summed
+    negative log-likelihood. ``reg=None`` (default) means none when the MLE exists and `FALLBACK_REG`
+    when it does not (a model or group never lost nor tied against the rest, or groups never
+    compared); ``reg=0`` forces the pure MLE and raises ValueError when it does not exist.
+    """
+    battles = _as_battles(battles)
+    if not len(battles):
+        return {}
+    wins = pairwise_wins(battles)
+    strength = _resolve_reg(wins, reg, battles.models)
+    theta = _fit_bt_batch(wins[None], np.array([strength]), math.log(base))[0]
+    return {m: float(scale * t + init) for m, t in zip(battles.models, theta)}
+
+
+def _bootstrap_win_matrices(battles: Battles, rounds: int, rng: np.random.Generator) -> np.ndarray:
+    """(rounds, n, n) win matrices of bootstrap resamples, drawn as multinomial counts over the
+    aggregated (model_a, model_b, outcome) cells — distributionally identical to resampling rows."""
+    n = len(battles.models)
+    total = len(battles)
+    outcome3 = np.minimum(battles.outcome, 2).astype(np.int64)  # merge the two tie kinds
+    cell_ids = (battles.model_a * n + battles.model_b) * 3 + outcome3
+    counts = np.bincount(cell_ids, minlength=n * n * 3)
+    cells = np.flatnonzero(counts)
+    draws = rng.multinomial(total, counts[cells] / total, size=rounds).astype(np.float64)
+    pair, outcome = np.divmod(cells, 3)
+    a, b = np.divmod(pair, n)
+    s = np.array([1.0, 0.0, 0.5])[outcome]
+    # Each cell adds s·count to W[a, b] and (1 − s)·count to W[b, a]: a sparse (cells × n²) map.
+    rows = np.concatenate([np.arange(cells.size), np.arange(cells.size)])
+    cols = np.concatenate([a * n + b, b * n + a])
+    vals = np.concatenate([s, 1.0 - s])
+    keep = vals != 0
+    mapping = csr_matrix((vals[keep], (rows[keep], cols[keep])), shape=(cells.size, n * n))
+    flat = np.asarray((mapping.T @ draws.T).T)
+    return flat.reshape(rounds, n, n)
+
+
+def bootstrap_bt_samples(
+    battles: Battles | Iterable[Mapping[str, Any]],
+    rounds: int = 1000,
+    seed: int = 0,
+    scale: float = 400,
+    base: float = 10,
+    init: float = 1000,
+    reg: float | None = None,
+) -> np.ndarray:
+    """BT ratings of `rounds` bootstrap resamples: a (rounds, n) array, columns in
+    `battles.models` order, each row anchored to mean `init`. Seeded (`numpy.random.default_rng`).
+
+    `reg` as in `compute_bt`, decided per resample (``None``: fallback only where that resample
+    has no finite MLE; ``0``: ValueError if any resample has none).
+    """
+    battles = _as_battles(battles)
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    n = len(battles.models)
+    if not len(battles):
+        return np.zeros((rounds, 0))
+    rng = np.random.default_rng(seed)
+    wins = _bootstrap_win_matrices(battles, rounds, rng)
+    strengths = np.array([_resolve_reg(w, reg, battles.models) for w in wins])
+    chunk = max(1, _CHUNK_CELLS // (n * n))
+    theta = np.concatenate(
+        [
+            _fit_bt_batch(wins[i : i + chunk], strengths[i : i + chunk], math.log(base))
+            for i in range(0, rounds, chunk)
+        ]
+    )
+    return scale * theta + init
+
+
+def bootstrap_bt(
+    battles: Battles | Iterable[Mapping[str, Any]],
+    rounds: int = 1000,
+    seed: int = 0,
+    scale: float = 400,
+    base: float = 10,
+    init: float = 1000,
+    reg: float | None = None,
+    level: float = 0.95,
+) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
+    """Percentile bootstrap of the BT ratings: (median rating per model, {model: (lo, hi)}) where
+    (lo, hi) are the (1 − level)/2 and (1 + level)/2 quantiles over `rounds` resamples (95% by
+    default). Reproducible: the same `seed` gives the same numbers."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    battles = _as_battles(battles)
+    samples = bootstrap_bt_samples(battles, rounds, seed, scale, base, init, reg)
+    median = np.median(samples, axis=0)
+    lo, hi = np.quantile(samples, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return (
+        {m: float(v) for m, v in zip(battles.models, median)},
+        {m: (float(x), float(y)) for m, x, y in zip(battles.models, lo, hi)},
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Descriptive statistics
+# --------------------------------------------------------------------------------------------------
+
+
+def battle_counts(battles: Battles | Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Number of battles each model took part in (as model_a or model_b)."""
+    battles = _as_battles(battles)
+    n = len(battles.models)
+    counts = np.bincount(battles.model_a, minlength=n) + np.bincount(battles.model_b, minlength=n)
+    return {m: int(c) for m, c in zip(battles.models, counts)}
+
+
+def win_rates(battles: Battles | Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """(wins + ½·ties) / battles for each model, ties of either kind counting half."""
+    battles = _as_battles(battles)
+    n = len(battles.models)
+    s = battles.score_a
+    points = np.bincount(battles.model_a, weights=s, minlength=n) + np.bincount(
+        battles.model_b, weights=1.0 - s, minlength=n
+    )
+    counts = np.bincount(battles.model_a, minlength=n) + np.bincount(battles.model_b, minlength=n)
+    return {m: float(p / c) for m, p, c in zip(battles.models, points, counts)}
+
+
+def predicted_win_matrix(
+    ratings: Mapping[str, float], scale: float = 400, base: float = 10
+) -> dict[str, dict[str, float]]:
+    """P(row beats column) = 1/(1 + base^((R_col − R_row)/scale)) for every pair of rated models
+    (0.5 on the diagonal, as the formula gives)."""
+    names = list(ratings)
+    values = np.array([ratings[m] for m in names], dtype=float)
+    probs = expit(math.log(base) * (values[:, None] - values[None, :]) / scale)
+    return {a: {b: float(probs[i, j]) for j, b in enumerate(names)} for i, a in enumerate(names)}
+
+
+# --------------------------------------------------------------------------------------------------
+# Report rows
+# --------------------------------------------------------------------------------------------------
+
+
+def rank_table(
+    battles: Battles | Iterable[Mapping[str, Any]],
+    k: float = 4.0,
+    bootstrap_rounds: int = 1000,
+    seed: int = 0,
+    scale: float = 400,
+    base: float = 10,
+    init: float = 1000,
+) -> list[dict[str, Any]]:
+    """One row per model, ``{model, elo, bt, bt_ci: [lo, hi], win_rate, battles}``, sorted by `bt`
+    descending (name ascending on equal ratings).
+
+    `elo` is the online Elo in table order (K = `k`); `bt` is the maximum-likelihood BT rating (not
+    the bootstrap median); `bt_ci` is the 95% percentile-bootstrap interval over `bootstrap_rounds`
+    resamples, or None when `bootstrap_rounds` is 0.
+    """
+    battles = _as_battles(battles)
+    if not len(battles):
+        return []
+    elo = compute_online_elo(battles, k=k, scale=scale, base=base, init=init)
+    bt = compute_bt(battles, scale=scale, base=base, init=init)
+    ci: dict[str, tuple[float, float]] | None = None
+    if bootstrap_rounds:
+        _, ci = bootstrap_bt(battles, bootstrap_rounds, seed, scale=scale, base=base, init=init)
+    rates = win_rates(battles)
+    counts = battle_counts(battles)
+    rows = [
+        {
+            "model": m,
+            "elo": elo[m],
+            "bt": bt[m],
+            "bt_ci": None if ci is None else [ci[m][0], ci[m][1]],
+            "win_rate": rates[m],
+            "battles": counts[m],
+        }
+        for m in battles.models
+    ]
+    rows.sort(key=lambda row: (-row["bt"], row["model"]))
+    return rows
+
+
+def rank_by(
+    battles: Battles | Iterable[Mapping[str, Any]],
+    field: str,
+    k: float = 4.0,
+    bootstrap_rounds: int = 1000,
+    seed: int = 0,
+    **kwargs: Any,
+) -> dict[str, list[dict[str, Any]]]:
+    """`rank_table` of each group of battles sharing a value of `field` ("dimension" or "judge"),
+    in order of first appearance. Battles without a value are left out."""
+    battles = _as_battles(battles)
+    if field not in ("dimension", "judge"):
+        raise ValueError(f"field must be 'dimension' or 'judge', got {field!r}")
+    column = getattr(battles, field)
+    if column is None:
+        return {}
+    keys = list(dict.fromkeys(v for v in column.tolist() if v is not None))
+    return {
+        key: rank_table(battles.select(column == key), k, bootstrap_rounds, seed, **kwargs)
+        for key in keys
+    }
+
+
+def rank_by_dimension(
+    battles: Battles | Iterable[Mapping[str, Any]],
+    k: float = 4.0,
+    bootstrap_rounds: int = 1000,
+    seed: int = 0,
+    **kwargs: Any,
+) -> dict[str, list[dict[str, Any]]]:
+    """`rank_table` per ``dimension`` value (battles without one are left out)."""
+    return rank_by(battles, "dimension", k, bootstrap_rounds, seed, **kwargs)
+
+
+# --------------------------------------------------------------------------------------------------
+# Battle files
+# --------------------------------------------------------------------------------------------------
+
+
+def _input_error(what: str, where: str, fix: str) -> Exception:
+    from memelens.types import InputError  # the contract module (pydantic) only when a file is bad
+
+    return InputError(what, where, fix)
+
+
+_FIX_RECORD = (
+    'each battle must be an object like {"model_a": "m1", "model_b": "m2", "winner": "model_a"} '
+    "with winner one of " + ", ".join(repr(x) for x in WINNERS)
+)
+
+
+def _read_battle_file(path: Path) -> tuple[list[Any], list[int]]:
+    """Parse a JSON array or JSONL battles file; returns the records and each one's 1-based line."""
+    if not path.is_file():
+        raise _input_error("battles file not found", str(path), "give the path of a .jsonl or .json file")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _input_error(f"cannot read battles file ({exc})", str(path), "save it as UTF-8 text") from exc
+    records: list[Any] = []
+    lines: list[int] = []
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        decoder = json.JSONDecoder()
+        pos = len(text) - len(stripped) + 1
+        try:
+            while True:
+                while pos < len(text) and text[pos] in " \t\r\n":
+                    pos += 1
+                if pos < len(text) and text[pos] == "]" and not records:
+                    pos += 1
+                    break
+                value, end = decoder.raw_decode(text, pos)
+                records.append(value)
+                lines.append(text.count("\n", 0, pos) + 1)
+                pos = end
+                while pos < len(text) and text[pos] in " \t\r\n":
+                    pos += 1
+                if pos < len(text) and text[pos] == ",":
+                    pos += 1
+                    continue
+                if pos < len(text) and text[pos] == "]":
+                    pos += 1
+                    break
+                raise json.JSONDecodeError("expected ',' or ']' in the JSON array", text, pos)
+            if text[pos:].strip():
+                raise json.JSONDecodeError("extra data after the JSON array", text, pos)
+        except json.JSONDecodeError as exc:
+            raise _input_error(
+                f"invalid JSON: {exc.msg}", f"{path}:{exc.lineno}", "fix the JSON syntax on that line"
+            ) from exc
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise _input_error(
+                    f"invalid JSON: {exc.msg} (column {exc.colno})",
+                    f"{path}:{number}",
+                    "write one JSON object per line (JSONL), or a single JSON array",
+                ) from exc
+            lines.append(number)
+    if not records:
+        raise _input_error("the battles file holds no battles", str(path), _FIX_RECORD)
+    return records, lines
+
+
+def _split_overall(battles: Battles) -> tuple[Battles, Battles | None]:
+    """Overall battles (no dimension, or a dimension in `OVERALL_DIMENSIONS`) and the rest.
+
+    When every battle has a non-overall dimension the overall ranking uses all of them."""
+    if battles.dimension is None:
+        return battles, None
+    overall = np.array(
+        [d is None or d.strip().lower() in OVERALL_DIMENSIONS for d in battles.dimension.tolist()],
+        dtype=bool,
+    )
+    if not overall.any():
+        return battles, battles
+    return battles.select(overall), battles.select(~overall)
+
+
+def _fmt_rating(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def _markdown_rows(rows: list[dict[str, Any]]) -> list[str]:
+    out = [
+        "| # | Model | BT | 95% CI | Elo | Win rate | Battles |",
+        "|---:|:---|---:|:---:|---:|---:|---:|",
+    ]
+    for rank, row in enumerate(rows, start=1):
+        ci = row["bt_ci"]
+        ci_text = "–" if ci is None else f"{_fmt_rating(ci[0])} – {_fmt_rating(ci[1])}"
+        name = row["model"].replace("|", "\\|")
+        out.append(
+            f"| {rank} | {name} | {_fmt_rating(row['bt'])} | {ci_text} | {_fmt_rating(row['elo'])} "
+            f"| {100 * row['win_rate']:.1f}% | {row['battles']} |"
+        )
+    return out
+
+
+def ranking_markdown(result: Mapping[str, Any], title: str = "MemeArena ranking") -> str:
+    """Markdown for a ``{"ranking": rows, "dimensions": {D: rows}}`` result."""
+    out = [f"# {title}", "", "## Overall", ""]
+    out += _markdown_rows(result["ranking"])
+    for dimension, rows in result.get("dimensions", {}).items():
+        out += ["", f"## {dimension}", ""]
+        out += _markdown_rows(rows)
+    out.append("")
+    out.append(
+        "BT: Bradley–Terry maximum-likelihood rating (mean = 1000; ties = half a win each way); "
+        "95% CI: percentile bootstrap; Elo: online, in file order; win rate counts ties as half."
+    )
+    return "\n".join(out) + "\n"
+
+
+def rank_battle_file(
+    path: str | Path,
+    fmt: str = "json",
+    bootstrap_rounds: int = 1000,
+    seed: int = 0,
+    k: float = 4.0,
+) -> str:
+    """Rank the battles of a Chatbot Arena format file (JSON array or JSONL; format by content).
+
+    Returns JSON text ``{"ranking": [rows], "dimensions": {D: [rows]}}`` (rows as `rank_table`) for
+    ``fmt="json"``, or a Markdown report for ``fmt="md"``. `ranking` uses the battles without a
+    dimension or with dimension "overall" (any case); `dimensions` ranks every other dimension. If
+    every battle names a non-overall dimension, `ranking` uses them all.
+
+    Raises `memelens.types.InputError` for a missing/unreadable file, bad JSON or a bad record,
+    naming ``path:line``.
+    """
+    path = Path(path)
+    if fmt not in ("json", "md"):
+        raise _input_error(f"unknown format {fmt!r}", "--format", "use json or md")
+    records, lines = _read_battle_file(path)
+    try:
+        battles = battles_from_records(records)
+    except BattleRecordError as exc:
+        raise _input_error(exc.reason, f"{path}:{lines[exc.index]}", _FIX_RECORD) from exc
+    overall, per_dimension = _split_overall(battles)
+    result = {
+        "ranking": rank_table(overall, k=k, bootstrap_rounds=bootstrap_rounds, seed=seed),
+        "dimensions": {}
+        if per_dimension is None
+        else rank_by_dimension(per_dimension, k=k, bootstrap_rounds=bootstrap_rounds, seed=seed),
+    }
+    if fmt == "md":
+        return ranking_markdown(result, title=f"MemeArena ranking — {path.name}")
+    return json.dumps(result, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,186 @@
+"""`memelens` command line (typer). Thin on purpose: parse options, load config, call the Python API.
+
+Exit codes (DESIGN §3): 0 success, 2 bad input or config, 1 failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from memelens import __version__
+from memelens.config import ENV_STORE, ModelRegistry, load_registry
+from memelens.types import InputError, MemeLensError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Measure how well multimodal LLMs understand memes.")
+console = Console(stderr=True)
+out = Console()
+
+
+@dataclass
+class Settings:
+    """Global options shared by every command."""
+
+    store_path: Path
+    models_path: Optional[Path]
+    verbose: int = 0
+    quiet: bool = False
+    _registry: Optional[ModelRegistry] = field(default=None, repr=False)
+
+    def registry(self) -> ModelRegistry:
+        if self._registry is None:
+            self._registry = load_registry(self.models_path)
+        return self._registry
+
+    def store(self):
+        from memelens.engine import Store
+
+        return Store(self.store_path)
+
+    @property
+    def progress(self) -> bool | None:
+        return False if self.quiet else None
+
+
+def settings(ctx: typer.Context) -> Settings:
+    return ctx.find_root().obj
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    store: Optional[Path] = typer.Option(None, "--store", help="Run store (default ./memelens.db "
+                                         "or $MEMELENS_STORE)."),
+    models: Optional[Path] = typer.Option(None, "--models", help="Model registry YAML."),
+    verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="More output."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bars; errors only."),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+) -> None:
+    if version:
+        out.print(__version__)
+        raise typer.Exit()
+    store_path = store or Path(os.environ.get(ENV_STORE) or "memelens.db")
+    ctx.obj = Settings(store_path=store_path, models_path=models, verbose=verbose, quiet=quiet)
+
+
+@app.command("runs")
+def runs_command(ctx: typer.Context,
+                 as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List runs in the store with status, calls, tokens and cost."""
+    cfg = settings(ctx)
+    if not cfg.store_path.exists():
+        raise InputError("no store here yet", where=str(cfg.store_path),
+                         fix="run a method first, or pass --store PATH")
+    rows = cfg.store().list_runs()
+    if as_json:
+        out.print_json(json.dumps(rows, default=str))
+        return
+    table = Table(title=f"runs in {cfg.store_path}")
+    for column in ("name", "method", "status", "calls", "made", "cached", "last rerun new",
+                   "failed", "tokens", "cost $"):
+        table.add_column(column)
+    for r in rows:
+        table.add_row(r["name"], r["method"], r["status"], str(r["calls"]), str(r["calls_made"]),
+                      str(r["cached"]), str(r["last_execution_new_calls"]), str(r["failed_calls"]),
+                      str(r["tokens"]), f"{r['cost']:.4f}")
+    out.print(table)
+
+
+@app.command("models")
+def models_command(ctx: typer.Context,
+                   check: bool = typer.Option(False, "--check", help="Send one tiny request each."),
+                   only: Optional[list[str]] = typer.Argument(None, help="Models to list/check.")
+                   ) -> None:
+    """List configured models; --check sends one tiny request to each."""
+    from memelens.models.check import check_models
+
+    registry = settings(ctx).registry()
+    names = only or registry.names()
+    specs = [registry.get(n) for n in names]
+    table = Table(title=f"models ({registry.source})")
+    for column in ("name", "backend", "model", "base_url", "vision", "conc.", "rpm", "key env"):
+        table.add_column(column)
+    for s in specs:
+        key_state = f"{s.api_key_env} ({'set' if os.environ.get(s.api_key_env) else 'unset'})" \
+            if s.api_key_env else "-"
+        table.add_row(s.name, s.backend, s.model, ", ".join(s.base_url) or "-", str(s.vision),
+                      str(s.max_concurrency), str(s.rpm or "-"), key_state)
+    out.print(table)
+    if check:
+        results = asyncio.run(check_models(registry, names))
+        for r in results:
+            mark = "[green]ok[/]" if r["ok"] else f"[red]{r['error_class']}[/]"
+            out.print(f"{escape(r['model'])}: {mark} {r['latency_s']:.2f}s {escape(r['detail'])}")
+        if not all(r["ok"] for r in results):
+            raise typer.Exit(1)
+
+
+@app.command("report")
+def report_command(
+    ctx: typer.Context, run: str = typer.Argument(..., help="Run name."),
+    fmt: str = typer.Option("json", "--format", help="json, csv, md or html."),
+    out_path: Optional[Path] = typer.Option(None, "--out", help="Write here instead of stdout."),
+) -> None:
+    """Report a run from the store."""
+    from memelens.report import render_report
+
+    cfg = settings(ctx)
+    if not cfg.store_path.exists():
+        raise InputError("no store here yet", where=str(cfg.store_path), fix="pass --store PATH")
+    text = render_report(cfg.store(), run, fmt)
+    if out_path:
+        _write_atomic(out_path, text)
+        console.print(f"report written to {out_path}")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+@app.command("demo")
+def demo_command(ctx: typer.Context,
+                 out_dir: Path = typer.Option(Path("demo-out"), "--out", help="Output folder."),
+                 model: str = typer.Option("embedded", "--model", help="Model for every role.")
+                 ) -> None:
+    """Run MemeLens on the bundled sample memes with the embedded offline model."""
+    from memelens.demo import run_demo
+
+    run_demo(settings(ctx), out_dir, model)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: maps MemeLens errors to exit codes and one clear message."""
+    try:
+        app(args=argv, prog_name="memelens")
+    except SystemExit as exc:  # typer's own exits: --help, usage errors (2), typer.Exit
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except InputError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        return 2
+    except MemeLensError as exc:
+        console.print(f"[red]failed:[/] {escape(str(exc))}", highlight=False)
+        return 1
+    except KeyboardInterrupt:
+        console.print("interrupted; rerun the same command to continue where it stopped")
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

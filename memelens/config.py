@@ -1,0 +1,194 @@
+"""Configuration: the model registry and method configs, as pydantic models with one YAML loader.
+
+Every validation error names the file, the key and the fix, and raises `InputError` (exit code 2).
+When no registry file is given, the built-in registry holds the embedded offline models, so MemeLens
+runs with no network and no key.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from memelens.types import InputError
+
+T = TypeVar("T", bound=BaseModel)
+
+ENV_STORE = "MEMELENS_STORE"
+ENV_MODELS = "MEMELENS_MODELS"
+
+
+class ModelSpec(BaseModel):
+    """One entry of the model registry (DESIGN §4)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(default="", description="Registry name; filled from the YAML key.")
+    backend: str = Field(description="Backend name: openai, embedded, scripted, hf.")
+    model: str = Field(default="", description="Provider's model id (e.g. 'Qwen/Qwen2.5-VL-7B').")
+    base_url: list[str] = Field(
+        default_factory=list,
+        description="Endpoint URL, or a list of replicas of one model (load-balanced, fail-over).",
+    )
+    api_key_env: str | None = Field(
+        default=None, description="Name of the environment variable holding the key; never the key."
+    )
+    max_concurrency: int = Field(default=8, ge=1, description="Calls in flight at once.")
+    rpm: float | None = Field(default=None, gt=0, description="Requests per minute cap.")
+    vision: bool = Field(default=False, description="Accepts images; else gets meme text+caption.")
+    price_in: float = Field(default=0.0, ge=0, description="USD per 1M prompt tokens.")
+    price_out: float = Field(default=0.0, ge=0, description="USD per 1M completion tokens.")
+    timeout_s: float = Field(default=120.0, gt=0, description="Per-attempt timeout.")
+    max_retries: int = Field(default=4, ge=0, description="Retries after the first attempt.")
+    content_retries: int = Field(
+        default=2, ge=0, description="Of those, retries of a refused or unparseable answer."
+    )
+    backoff_s: float = Field(default=1.0, gt=0, description="First backoff wait (jittered, doubling).")
+    backoff_max_s: float = Field(default=30.0, gt=0, description="Longest backoff wait.")
+    system_prompt: str | None = Field(
+        default=None, description="Prepended as a system message (e.g. to make one model two personas)."
+    )
+    structured_output: bool = Field(
+        default=True, description="Send response_format json_schema when a stage asks for JSON."
+    )
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="Backend-specific options (e.g. extra_body, n_ctx)."
+    )
+
+    @field_validator("base_url", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """What decides a model's answers, and so enters the cache key (replicas and limits don't)."""
+        return {
+            "backend": self.backend,
+            "model": self.model,
+            "system_prompt": self.system_prompt,
+            "extra": {k: v for k, v in self.extra.items() if k not in {"n_parallel", "n_threads"}},
+        }
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.price_in + completion_tokens * self.price_out) / 1e6
+
+
+BUILTIN_MODELS: dict[str, dict[str, Any]] = {
+    "embedded": {"backend": "embedded", "model": "qwen2.5-coder-1.5b-instruct-q4_k_m",
+                 "max_concurrency": 2},
+    "embedded-small": {"backend": "embedded", "model": "smollm2-135m-instruct-q4_1",
+                       "max_concurrency": 2},
+}
+
+
+class ModelRegistry:
+    """Named model specs: the built-in embedded models plus those of a registry YAML."""
+
+    def __init__(self, specs: dict[str, ModelSpec], source: str = "<built-in>") -> None:
+        self.specs = specs
+        self.source = source
+
+    def get(self, name: str) -> ModelSpec:
+        if name not in self.specs:
+            known = ", ".join(sorted(self.specs)) or "none"
+            raise InputError(
+                f"unknown model {name!r}",
+                where=self.source,
+                fix=f"use one of: {known}; or add {name!r} to the registry YAML (--models FILE)",
+            )
+        return self.specs[name]
+
+    def add(self, spec: ModelSpec) -> None:
+        self.specs[spec.name] = spec
+
+    def names(self) -> list[str]:
+        return list(self.specs)
+
+
+def _builtin_specs() -> dict[str, ModelSpec]:
+    return {name: ModelSpec(name=name, **fields) for name, fields in BUILTIN_MODELS.items()}
+
+
+def read_yaml(path: Path) -> Any:
+    """Read a YAML file, turning every way it can be unreadable into one clear InputError."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("file not found", where=str(path), fix="check the path")
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", where=str(path),
+                         fix="save the file as UTF-8") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise InputError(f"invalid YAML ({getattr(exc, 'problem', exc)})", where=where,
+                         fix="fix the YAML syntax at that line") from None
+
+
+def validation_error(exc: ValidationError, where: str, prefix: str = "") -> InputError:
+    """Turn the first pydantic error into an InputError naming file, key and fix."""
+    first = exc.errors()[0]
+    key = ".".join(str(p) for p in (prefix, *first["loc"]) if p != "")
+    fix = {
+        "missing": f"add the key {key!r}",
+        "extra_forbidden": f"remove {key!r} (unknown key; check its spelling)",
+    }.get(first["type"], f"give {key!r} a valid value ({first['msg']})")
+    return InputError(f"{key or 'document'}: {first['msg']}", where=where, fix=fix)
+
+
+def load_registry(path: Path | str | None) -> ModelRegistry:
+    """Load a registry YAML (`{name: {backend, model, ...}}`) on top of the built-in models."""
+    specs = _builtin_specs()
+    if path is None:
+        path = os.environ.get(ENV_MODELS) or None
+    if path is None:
+        return ModelRegistry(specs)
+    data = read_yaml(Path(path))
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InputError("the registry must be a mapping of model names to specs", where=str(path),
+                         fix="write `name: {backend: openai, model: ..., base_url: ...}` entries")
+    for name, fields in data.items():
+        if not isinstance(fields, dict):
+            raise InputError(f"{name}: expected a mapping, got {type(fields).__name__}",
+                             where=str(path), fix=f"give {name!r} keys such as backend and model")
+        try:
+            spec = ModelSpec(name=str(name), **fields)
+        except ValidationError as exc:
+            raise validation_error(exc, str(path), prefix=str(name)) from None
+        except TypeError as exc:
+            raise InputError(f"{name}: {exc}", where=str(path), fix="check the keys") from None
+        _check_backend(spec, str(path))
+        specs[spec.name] = spec
+    return ModelRegistry(specs, source=str(path))
+
+
+def _check_backend(spec: ModelSpec, where: str) -> None:
+    from memelens.models import BACKENDS
+
+    if spec.backend not in BACKENDS:
+        raise InputError(f"{spec.name}.backend: unknown backend {spec.backend!r}", where=where,
+                         fix=f"use one of: {', '.join(sorted(BACKENDS))}")
+    if spec.backend == "openai" and not spec.base_url:
+        raise InputError(f"{spec.name}.base_url: missing for an openai backend", where=where,
+                         fix="add e.g. base_url: http://127.0.0.1:8000/v1")
+
+
+def load_config(path: Path | str, model: type[T]) -> T:
+    """Load a method config YAML into its pydantic model; relative paths resolve from the file."""
+    path = Path(path)
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise InputError("the config must be a YAML mapping", where=str(path),
+                         fix="see the example configs in the README")
+    try:
+        return model.model_validate(data, context={"base_dir": path.resolve().parent})
+    except ValidationError as exc:
+        raise validation_error(exc, str(path)) from None

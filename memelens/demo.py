@@ -1,0 +1,93 @@
+"""`memelens demo`: every stage that has landed, on the bundled sample memes, with one model.
+
+The demo is a functional tour, not an evaluation: the embedded model is a small offline model whose
+figures say nothing about real models; everything it prints says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+
+from memelens.engine import open_run
+from memelens.memes import load_memes
+from memelens.parse import parse_json
+from memelens.prompts import render_prompt
+from memelens.samples import sample_memes_path
+from memelens.types import (ChatRequest, ImagePart, Meme, Message, OutputKind, OutputSpec,
+                            SamplingParams)
+
+if TYPE_CHECKING:
+    from memelens.cli import Settings
+
+console = Console(stderr=True)
+SEED_CATEGORIES = ["race", "gender", "religion", "nationality", "disability", "animal"]
+WARNING = ("The embedded model is a small offline model: its figures show that the pipeline works, "
+           "not how well any real model understands memes.")
+
+
+def screen_schema() -> dict[str, Any]:
+    return {"type": "object", "properties": {
+        "harmful": {"type": "boolean"},
+        "category": {"type": "string", "enum": [*SEED_CATEGORIES, "none"]},
+        "explanation": {"type": "string", "maxLength": 200}},
+        "required": ["harmful", "category", "explanation"]}
+
+
+def screen_request(meme: Meme, model: str) -> ChatRequest:
+    prompt = render_prompt("demo_screen", meme=meme.as_text(), categories=SEED_CATEGORIES)
+    parts: list[Any] = [prompt]
+    if meme.image:
+        parts.insert(0, ImagePart.of(meme.image, alt_text=""))
+    return ChatRequest(model=model, messages=[Message.user(*parts)], stage="demo.screen",
+                       params=SamplingParams(temperature=0, max_tokens=120),
+                       output=OutputSpec(kind=OutputKind.JSON, json_schema=screen_schema(),
+                                         schema_name="screen"))
+
+
+async def screen_memes(memes: list[Meme], model: str, settings: "Settings") -> str:
+    """The engine demo stage: each meme screened once; results stored as `screen` records."""
+    store = settings.store()
+    config = {"method": "demo", "model": model, "memes": [m.id for m in memes]}
+    name = f"demo-screen-{model}"
+    async with open_run(store, settings.registry(), name=name, method="demo", config=config,
+                        progress=settings.progress) as (run, engine):
+        outcomes = await engine.chat_many([screen_request(m, model) for m in memes], parse=parse_json)
+        run.put_many("screen", [(m.id, {"meme": m.id, "labels": m.labels, "ok": o.ok,
+                                         "answer": o.value, "error": o.record.error})
+                                for m, o in zip(memes, outcomes)])
+    return name
+
+
+def run_demo(settings: "Settings", out_dir: Path, model: str = "embedded") -> None:
+    started = time.monotonic()
+    memes = load_memes(sample_memes_path())
+    out_dir.mkdir(parents=True, exist_ok=True)
+    console.print(f"[bold]MemeLens demo[/] — {len(memes)} sample memes, model {model!r}, "
+                  f"store {settings.store_path}")
+    console.print(f"[yellow]note:[/] {WARNING}")
+    name = asyncio.run(screen_memes(memes, model, settings))
+    _print_screen(settings, name)
+    summary = settings.store().run_summary(name)
+    console.print(f"run {name!r}: {summary['calls']} calls ({summary['calls_made']} made, "
+                  f"{summary['cached']} from cache, {summary['failed_calls']} failed), "
+                  f"{summary['tokens']} tokens, {time.monotonic() - started:.0f} s")
+
+
+def _print_screen(settings: "Settings", name: str) -> None:
+    store = settings.store()
+    rows = store.records(store.run_row(name)["id"], "screen")
+    table = Table(title="harmfulness screen (embedded model)")
+    for column in ("meme", "labels", "harmful", "category", "explanation"):
+        table.add_column(column)
+    for row in rows:
+        answer = row["answer"] or {}
+        table.add_row(row["meme"], ",".join(row["labels"]), str(answer.get("harmful", "-")),
+                      str(answer.get("category", row["error"][:40])),
+                      str(answer.get("explanation", ""))[:80])
+    Console().print(table)

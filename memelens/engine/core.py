@@ -1,0 +1,293 @@
+"""The call engine: every model call of every stage goes through `Engine.chat`.
+
+Per call: cache lookup → (in-process de-duplication) → per-model gate (concurrency, rpm) → one
+backend attempt → refusal / parse check → classified, bounded, jittered retries (tenacity) → the
+result committed to the store → only then returned to the stage. Failures come back as a failed
+`CallOutcome` with their class; they are never turned into a value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, TypeVar
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
+
+from memelens.config import ModelRegistry, ModelSpec
+from memelens.engine.limits import ModelGate
+from memelens.engine.progress import CallProgress
+from memelens.engine.store import Store, canonical_json
+from memelens.models import create_backend
+from memelens.types import (
+    CallRecord,
+    CallStatus,
+    ChatRequest,
+    ChatResult,
+    ErrorClass,
+    ImagePart,
+    ModelBackend,
+    ModelCallError,
+    ParseFailure,
+    Usage,
+)
+
+T = TypeVar("T")
+Parser = Callable[[str], Any]
+CONTENT_ERRORS = (ErrorClass.REFUSAL, ErrorClass.UNPARSEABLE)
+
+
+@dataclass
+class CallOutcome(Generic[T]):
+    """What a stage gets back: the stored record, the parsed value (None on failure), and whether
+    it came from the cache."""
+
+    record: CallRecord
+    value: T | None
+    cached: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.record.status is CallStatus.OK and self.value is not None
+
+    @property
+    def text(self) -> str | None:
+        return self.record.text
+
+    @property
+    def error_class(self) -> ErrorClass | None:
+        return self.record.error_class
+
+
+def request_for_store(spec: ModelSpec, request: ChatRequest) -> dict[str, Any]:
+    """The request as stored and hashed: images by sha256 (and path, outside the key)."""
+    messages = []
+    for message in request.messages:
+        parts = []
+        for part in message.content:
+            if isinstance(part, ImagePart):
+                image = {"type": "image", "sha256": part.sha256}
+                if not spec.vision:
+                    image["alt_text"] = part.alt_text  # what a text-only model actually reads
+                parts.append(image)
+            else:
+                parts.append({"type": "text", "text": part.text})
+        messages.append({"role": message.role, "content": parts})
+    return {
+        "model": spec.identity,
+        "params": request.params.model_dump(mode="json"),
+        "output": request.output.model_dump(mode="json"),
+        "messages": messages,
+        "sample_index": request.sample_index,
+    }
+
+
+def cache_key(spec: ModelSpec, request: ChatRequest) -> str:
+    return hashlib.sha256(canonical_json(request_for_store(spec, request)).encode()).hexdigest()
+
+
+def _image_paths(request: ChatRequest) -> list[str]:
+    return [str(p.path) for m in request.messages for p in m.content if isinstance(p, ImagePart)]
+
+
+class Engine:
+    """Runs model calls for one run (or for none, e.g. `memelens models --check`)."""
+
+    def __init__(self, store: Store, registry: ModelRegistry, *, run_id: int | None = None,
+                 execution_id: int | None = None, progress: CallProgress | None = None,
+                 retry_failed: bool = False, refusal_detector: Callable[[str], bool] | None = None):
+        self.store = store
+        self.registry = registry
+        self.run_id = run_id
+        self.execution_id = execution_id
+        self.progress = progress or CallProgress(enabled=False)
+        self.retry_failed = retry_failed
+        self.refusal_detector = refusal_detector or _default_refusal_detector()
+        self.backends: dict[str, ModelBackend] = {}
+        self.gates: dict[str, ModelGate] = {}
+        self.inflight: dict[str, asyncio.Future[CallRecord]] = {}
+        self.calls_made = 0
+
+    # ---- public ---------------------------------------------------------------------------------
+
+    async def chat(self, request: ChatRequest, parse: Parser | None = None,
+                   detect_refusal: bool = True) -> CallOutcome:
+        """One logical call: from the cache when possible, else from the model, stored first."""
+        spec = self.registry.get(request.model)
+        key = cache_key(spec, request)
+        self.progress.submitted(request.stage)
+        cached = self.store.get_call(key)
+        if cached and (cached.status is CallStatus.OK or not self.retry_failed):
+            self.store.link_cached(self.run_id, key, request.stage, self.execution_id)
+            return self._outcome(cached, parse, cached=True)
+        if key in self.inflight:  # same request asked twice at once: one call serves both
+            record = await asyncio.shield(self.inflight[key])
+            self.store.link_cached(self.run_id, key, request.stage, self.execution_id)
+            return self._outcome(record, parse, cached=True)
+        future: asyncio.Future[CallRecord] = asyncio.get_running_loop().create_future()
+        self.inflight[key] = future
+        try:
+            record = await self._call(spec, request, key, parse, detect_refusal)
+            self.store.put_call(record, self.run_id, self.execution_id, fresh=True)
+            self.calls_made += 1
+            future.set_result(record)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: waiters re-raise it themselves
+            raise
+        finally:
+            del self.inflight[key]
+        return self._outcome(record, parse, cached=False)
+
+    async def chat_many(self, requests: list[ChatRequest], parse: Parser | None = None,
+                        detect_refusal: bool = True) -> list[CallOutcome]:
+        """Run requests concurrently (limits still apply per model); results in input order."""
+        return list(await asyncio.gather(*(self.chat(r, parse, detect_refusal) for r in requests)))
+
+    def backend(self, name: str) -> ModelBackend:
+        if name not in self.backends:
+            self.backends[name] = create_backend(self.registry.get(name))
+        return self.backends[name]
+
+    async def aclose(self) -> None:
+        for backend in self.backends.values():
+            await backend.aclose()
+        self.backends.clear()
+
+    # ---- internals ------------------------------------------------------------------------------
+
+    def _outcome(self, record: CallRecord, parse: Parser | None, cached: bool) -> CallOutcome:
+        self.progress.finished(record.status is CallStatus.OK, cached)
+        if record.status is not CallStatus.OK or record.text is None:
+            return CallOutcome(record, None, cached)
+        value = parse(record.text) if parse else record.text
+        if isinstance(value, ParseFailure):  # parser changed since the call was cached
+            failed = record.model_copy(update={"status": CallStatus.FAILED,
+                                               "error_class": ErrorClass.UNPARSEABLE,
+                                               "error": value.reason})
+            return CallOutcome(failed, None, cached)
+        return CallOutcome(record, value, cached)
+
+    def _gate(self, spec: ModelSpec) -> ModelGate:
+        if spec.name not in self.gates:
+            self.gates[spec.name] = ModelGate(spec.max_concurrency, spec.rpm)
+        return self.gates[spec.name]
+
+    async def _call(self, spec: ModelSpec, request: ChatRequest, key: str, parse: Parser | None,
+                    detect_refusal: bool) -> CallRecord:
+        backend = self.backend(spec.name)
+        state = _CallState()
+        retrying = AsyncRetrying(stop=_stop_rule(spec, state), wait=_wait_rule(spec),
+                                 retry=retry_if_exception(_is_retryable), reraise=True,
+                                 before_sleep=lambda _: self.progress.retry_started())
+        started = time.monotonic()
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    if state.attempts:
+                        self.progress.retry_ended()
+                    await self._attempt(spec, backend, request, key, parse, detect_refusal, state)
+        except ModelCallError as exc:
+            return self._record(spec, request, key, state, time.monotonic() - started, error=exc)
+        return self._record(spec, request, key, state, time.monotonic() - started)
+
+    async def _attempt(self, spec: ModelSpec, backend: ModelBackend, request: ChatRequest, key: str,
+                       parse: Parser | None, detect_refusal: bool, state: "_CallState") -> None:
+        state.attempts += 1
+        t0 = time.monotonic()
+        try:
+            async with self._gate(spec):
+                result = await asyncio.wait_for(backend.complete(request), timeout=spec.timeout_s)
+            state.add_usage(result)
+            _check_content(result, parse, detect_refusal and self.refusal_detector)
+            state.text = result.text
+        except asyncio.TimeoutError:
+            error = ModelCallError(ErrorClass.TIMEOUT, f"no answer within {spec.timeout_s:g} s")
+            self._note_failure(spec, key, state, error, time.monotonic() - t0)
+            raise error from None
+        except ModelCallError as error:
+            self._note_failure(spec, key, state, error, time.monotonic() - t0)
+            raise
+
+    def _note_failure(self, spec: ModelSpec, key: str, state: "_CallState", error: ModelCallError,
+                      latency: float) -> None:
+        if error.error_class in CONTENT_ERRORS:
+            state.content_failures += 1
+        self.store.put_attempt(key, spec.name, self.run_id, state.attempts, error.error_class,
+                               str(error)[:2000], latency)
+
+    def _record(self, spec: ModelSpec, request: ChatRequest, key: str, state: "_CallState",
+                latency: float, error: ModelCallError | None = None) -> CallRecord:
+        stored = request_for_store(spec, request)
+        stored["image_paths"] = _image_paths(request)
+        return CallRecord(
+            key=key, model=spec.name, stage=request.stage, request=stored,
+            status=CallStatus.FAILED if error else CallStatus.OK,
+            text=None if error else state.text,
+            error_class=error.error_class if error else None,
+            error=str(error)[:2000] if error else "",
+            attempts=state.attempts, usage=state.usage,
+            cost=spec.cost(state.usage.prompt_tokens, state.usage.completion_tokens),
+            latency_s=latency, created=time.time())
+
+
+class _CallState:
+    """Mutable per-call bookkeeping shared by the attempts of one call."""
+
+    def __init__(self) -> None:
+        self.attempts = 0
+        self.content_failures = 0
+        self.text: str | None = None
+        self.usage = Usage()
+
+    def add_usage(self, result: ChatResult) -> None:
+        self.usage = Usage(prompt_tokens=self.usage.prompt_tokens + result.usage.prompt_tokens,
+                           completion_tokens=self.usage.completion_tokens
+                           + result.usage.completion_tokens)
+
+
+def _check_content(result: ChatResult, parse: Parser | None,
+                   refusal_detector: Callable[[str], bool] | None | bool) -> None:
+    if result.finish_reason == "content_filter":
+        raise ModelCallError(ErrorClass.REFUSAL, "stopped by the provider's content filter")
+    if refusal_detector and refusal_detector(result.text):
+        raise ModelCallError(ErrorClass.REFUSAL, f"model refused: {result.text[:200]!r}")
+    if parse is not None:
+        value = parse(result.text)
+        if isinstance(value, ParseFailure):
+            truncated = " (cut at max_tokens)" if result.finish_reason == "length" else ""
+            raise ModelCallError(ErrorClass.UNPARSEABLE, f"{value.reason}{truncated}")
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    return isinstance(exc, ModelCallError) and exc.error_class.retryable
+
+
+def _stop_rule(spec: ModelSpec, state: _CallState) -> Callable[[RetryCallState], bool]:
+    def stop(retry_state: RetryCallState) -> bool:
+        if retry_state.attempt_number > spec.max_retries:
+            return True
+        return state.content_failures > min(spec.content_retries, spec.max_retries)
+
+    return stop
+
+
+def _wait_rule(spec: ModelSpec) -> Callable[[RetryCallState], float]:
+    jitter = wait_exponential_jitter(multiplier=spec.backoff_s, max=spec.backoff_max_s,
+                                     jitter=spec.backoff_s)
+
+    def wait(retry_state: RetryCallState) -> float:
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        hint = getattr(exc, "retry_after", None)
+        base = jitter(retry_state)
+        return max(base, min(hint, spec.backoff_max_s)) if hint else base
+
+    return wait
+
+
+def _default_refusal_detector() -> Callable[[str], bool]:
+    from memelens.parse import looks_like_refusal
+
+    return looks_like_refusal

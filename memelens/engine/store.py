@@ -1,0 +1,276 @@
+"""The run store and response cache: one SQLite file (WAL).
+
+Crash-safety design
+-------------------
+* One writer: the asyncio process owns one connection; every write is a short explicit transaction.
+* A model call's result (the `calls` row, its failed attempts and the `run_calls` link) is committed
+  in ONE transaction before the engine hands the answer to the stage that asked. A kill -9 can
+  therefore lose only calls that had not finished; they are repeated on rerun, finished ones never.
+* Failed attempts (429, 5xx, timeouts …) are committed as they happen, so the record of faults
+  survives a crash even when the call itself had not finished.
+* Stage outputs (`records`) are upserts keyed by (run, kind, key): recomputing them on resume from
+  cached calls writes the same rows again, so a resumed run ends bit-for-bit where an uninterrupted
+  one would. Seeded draws never depend on timing, only on the config and the seed.
+* `journal_mode=WAL` + `synchronous=NORMAL`: a committed transaction survives the process dying at
+  any instant (the WAL is in the OS page cache); only a power loss may drop the last commits, which
+  a rerun repeats. `busy_timeout` lets a second process (e.g. `memelens runs`) read while one writes.
+* The cache key covers model identity, sampling params, messages (images by sha256), the expected
+  output shape and the sample index, so identical requests replay and `--repeat K` draws afresh.
+  The cache is global: a second run of the same config with another name also makes 0 calls.
+* API keys never reach the store: requests are stored as the engine built them, which holds none.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from memelens.types import CallRecord, CallStatus, ErrorClass, InputError, Usage
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, method TEXT NOT NULL,
+  status TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
+  config_json TEXT NOT NULL, config_hash TEXT NOT NULL, seed INTEGER, version TEXT, error TEXT
+);
+CREATE TABLE IF NOT EXISTS executions (
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, started REAL NOT NULL, ended REAL,
+  status TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS calls (
+  key TEXT PRIMARY KEY, model TEXT NOT NULL, stage TEXT, request_json TEXT NOT NULL,
+  status TEXT NOT NULL, text TEXT, error_class TEXT, error TEXT, attempts INTEGER NOT NULL,
+  prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, cost REAL NOT NULL,
+  latency_s REAL NOT NULL, created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS attempts (
+  id INTEGER PRIMARY KEY, key TEXT NOT NULL, model TEXT NOT NULL, run_id INTEGER,
+  attempt INTEGER NOT NULL, error_class TEXT NOT NULL, error TEXT, latency_s REAL, created REAL
+);
+CREATE TABLE IF NOT EXISTS run_calls (
+  run_id INTEGER NOT NULL, key TEXT NOT NULL, stage TEXT, execution_id INTEGER NOT NULL,
+  fresh INTEGER NOT NULL, PRIMARY KEY (run_id, key)
+);
+CREATE TABLE IF NOT EXISTS records (
+  run_id INTEGER NOT NULL, kind TEXT NOT NULL, rkey TEXT NOT NULL, data TEXT NOT NULL,
+  seq INTEGER NOT NULL, PRIMARY KEY (run_id, kind, rkey)
+);
+CREATE INDEX IF NOT EXISTS attempts_key ON attempts(key);
+CREATE INDEX IF NOT EXISTS records_kind ON records(run_id, kind, seq);
+"""
+
+
+def canonical_json(value: Any) -> str:
+    """The one serialisation used for keys and stored JSON: sorted keys, no whitespace."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+class Store:
+    """SQLite run store + response cache. See the module docstring for the crash-safety design."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        if self.path.exists() and not self.path.is_file():
+            raise InputError("the store path is not a file", where=str(self.path),
+                             fix="pass --store FILE or set MEMELENS_STORE to a file path")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                      timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA busy_timeout=30000")
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"not a MemeLens store ({exc})", where=str(self.path),
+                             fix="point --store at a MemeLens .db file or a new path") from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ---- runs -----------------------------------------------------------------------------------
+
+    def open_run(self, name: str, method: str, config: dict[str, Any], config_hash: str,
+                 seed: int | None, version: str) -> tuple[int, int]:
+        """Create the run (or resume it when the same name and config exist); start an execution.
+
+        Returns (run_id, execution_id). Resuming a run whose config differs is refused: results of
+        two configs must not mix under one name.
+        """
+        now = time.time()
+        row = self.db.execute("SELECT id, config_hash, method FROM runs WHERE name=?",
+                              (name,)).fetchone()
+        with self.db:
+            if row is None:
+                cur = self.db.execute(
+                    "INSERT INTO runs(name, method, status, created, updated, config_json,"
+                    " config_hash, seed, version) VALUES (?,?,?,?,?,?,?,?,?)",
+                    (name, method, "running", now, now, canonical_json(config), config_hash, seed,
+                     version))
+                run_id = cur.lastrowid
+            else:
+                run_id, old_hash, old_method = row
+                if old_hash != config_hash or old_method != method:
+                    raise InputError(
+                        f"run {name!r} exists with a different {'method' if old_method != method else 'config'}",
+                        where=str(self.path),
+                        fix="choose another --run NAME, or rerun with the original config to resume")
+                self.db.execute("UPDATE runs SET status='running', updated=?, error=NULL WHERE id=?",
+                                (now, run_id))
+            cur = self.db.execute("INSERT INTO executions(run_id, started, status) VALUES (?,?,?)",
+                                  (run_id, now, "running"))
+        return run_id, cur.lastrowid
+
+    def finish_run(self, run_id: int, execution_id: int, status: str, error: str = "") -> None:
+        now = time.time()
+        with self.db:
+            self.db.execute("UPDATE runs SET status=?, updated=?, error=? WHERE id=?",
+                            (status, now, error or None, run_id))
+            self.db.execute("UPDATE executions SET status=?, ended=? WHERE id=?",
+                            (status, now, execution_id))
+
+    def run_row(self, name: str) -> dict[str, Any]:
+        row = self.db.execute("SELECT * FROM runs WHERE name=?", (name,)).fetchone()
+        if row is None:
+            known = [r[0] for r in self.db.execute("SELECT name FROM runs ORDER BY id DESC LIMIT 5")]
+            raise InputError(f"no run named {name!r}", where=str(self.path),
+                             fix=f"list runs with `memelens runs`; recent: {', '.join(known) or 'none'}")
+        return self._row_dict(row, "runs")
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        rows = self.db.execute("SELECT name FROM runs ORDER BY id").fetchall()
+        return [self.run_summary(name) for (name,) in rows]
+
+    def run_summary(self, name: str) -> dict[str, Any]:
+        """Run metadata plus call accounting: calls made, cached, failed, tokens and cost."""
+        run = self.run_row(name)
+        rid = run["id"]
+        made, tokens, cost = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(c.prompt_tokens + c.completion_tokens), 0),"
+            " COALESCE(SUM(c.cost), 0) FROM run_calls r JOIN calls c ON c.key = r.key"
+            " WHERE r.run_id=? AND r.fresh=1", (rid,)).fetchone()
+        total, failed = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(c.status='failed'), 0) FROM run_calls r"
+            " JOIN calls c ON c.key = r.key WHERE r.run_id=?", (rid,)).fetchone()
+        last = self.db.execute("SELECT MAX(id) FROM executions WHERE run_id=?", (rid,)).fetchone()[0]
+        last_new = self.db.execute(
+            "SELECT COUNT(*) FROM run_calls WHERE run_id=? AND execution_id=? AND fresh=1",
+            (rid, last)).fetchone()[0]
+        retries = self.db.execute(
+            "SELECT COUNT(*) FROM attempts WHERE run_id=?", (rid,)).fetchone()[0]
+        executions = self.db.execute("SELECT COUNT(*) FROM executions WHERE run_id=?",
+                                     (rid,)).fetchone()[0]
+        run.update(calls=total, calls_made=made, cached=total - made, failed_calls=failed,
+                   tokens=tokens, cost=round(cost, 6), last_execution_new_calls=last_new,
+                   failed_attempts=retries, executions=executions)
+        return run
+
+    # ---- calls ----------------------------------------------------------------------------------
+
+    def get_call(self, key: str) -> CallRecord | None:
+        row = self.db.execute("SELECT * FROM calls WHERE key=?", (key,)).fetchone()
+        if row is None:
+            return None
+        d = self._row_dict(row, "calls")
+        return CallRecord(
+            key=d["key"], model=d["model"], stage=d["stage"] or "",
+            request=json.loads(d["request_json"]), status=CallStatus(d["status"]), text=d["text"],
+            error_class=ErrorClass(d["error_class"]) if d["error_class"] else None,
+            error=d["error"] or "", attempts=d["attempts"],
+            usage=Usage(prompt_tokens=d["prompt_tokens"], completion_tokens=d["completion_tokens"]),
+            cost=d["cost"], latency_s=d["latency_s"], created=d["created"])
+
+    def put_call(self, record: CallRecord, run_id: int | None, execution_id: int | None,
+                 fresh: bool) -> None:
+        """Commit a finished call and link it to the run, atomically."""
+        with self.db:
+            if fresh:
+                self.db.execute(
+                    "INSERT OR REPLACE INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (record.key, record.model, record.stage, canonical_json(record.request),
+                     record.status.value, record.text,
+                     record.error_class.value if record.error_class else None, record.error,
+                     record.attempts, record.usage.prompt_tokens, record.usage.completion_tokens,
+                     record.cost, record.latency_s, record.created or time.time()))
+            if run_id is not None:
+                self._link(run_id, record.key, record.stage, execution_id, fresh)
+
+    def link_cached(self, run_id: int | None, key: str, stage: str, execution_id: int | None) -> None:
+        if run_id is not None:
+            with self.db:
+                self._link(run_id, key, stage, execution_id, False)
+
+    def _link(self, run_id: int, key: str, stage: str, execution_id: int | None, fresh: bool) -> None:
+        # A call already linked keeps its first link: the execution that made it stays on record.
+        self.db.execute("INSERT OR IGNORE INTO run_calls VALUES (?,?,?,?,?)",
+                        (run_id, key, stage, execution_id or 0, int(fresh)))
+
+    def put_attempt(self, key: str, model: str, run_id: int | None, attempt: int,
+                    error_class: ErrorClass, error: str, latency_s: float) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT INTO attempts(key, model, run_id, attempt, error_class, error, latency_s,"
+                " created) VALUES (?,?,?,?,?,?,?,?)",
+                (key, model, run_id, attempt, error_class.value, error, latency_s, time.time()))
+
+    def run_calls(self, run_id: int) -> list[CallRecord]:
+        keys = [k for (k,) in self.db.execute(
+            "SELECT key FROM run_calls WHERE run_id=? ORDER BY rowid", (run_id,))]
+        return [c for c in (self.get_call(k) for k in keys) if c is not None]
+
+    def attempt_counts(self, run_id: int) -> dict[str, int]:
+        return dict(self.db.execute(
+            "SELECT error_class, COUNT(*) FROM attempts WHERE run_id=? GROUP BY error_class",
+            (run_id,)).fetchall())
+
+    def failed_call_counts(self, run_id: int) -> dict[str, int]:
+        return dict(self.db.execute(
+            "SELECT c.error_class, COUNT(*) FROM run_calls r JOIN calls c ON c.key=r.key"
+            " WHERE r.run_id=? AND c.status='failed' GROUP BY c.error_class", (run_id,)).fetchall())
+
+    # ---- stage records --------------------------------------------------------------------------
+
+    def put_record(self, run_id: int, kind: str, key: str, data: Any) -> None:
+        """Upsert one stage output; `seq` keeps first-insertion order for stable reports."""
+        with self.db:
+            self.db.execute(
+                "INSERT INTO records VALUES (?,?,?,?, COALESCE((SELECT MAX(seq)+1 FROM records"
+                " WHERE run_id=?), 0)) ON CONFLICT(run_id, kind, rkey) DO UPDATE SET data=excluded.data",
+                (run_id, kind, key, canonical_json(data), run_id))
+
+    def put_records(self, run_id: int, kind: str, items: list[tuple[str, Any]]) -> None:
+        """Upsert many stage outputs in one transaction (all or none)."""
+        with self.db:
+            seq = self.db.execute("SELECT COALESCE(MAX(seq)+1, 0) FROM records WHERE run_id=?",
+                                  (run_id,)).fetchone()[0]
+            for offset, (key, data) in enumerate(items):
+                self.db.execute(
+                    "INSERT INTO records VALUES (?,?,?,?,?) ON CONFLICT(run_id, kind, rkey)"
+                    " DO UPDATE SET data=excluded.data",
+                    (run_id, kind, key, canonical_json(data), seq + offset))
+
+    def get_record(self, run_id: int, kind: str, key: str) -> Any | None:
+        row = self.db.execute("SELECT data FROM records WHERE run_id=? AND kind=? AND rkey=?",
+                              (run_id, kind, key)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def records(self, run_id: int, kind: str) -> list[Any]:
+        return [json.loads(d) for (d,) in self.db.execute(
+            "SELECT data FROM records WHERE run_id=? AND kind=? ORDER BY seq", (run_id, kind))]
+
+    def record_items(self, run_id: int, kind: str) -> Iterator[tuple[str, Any]]:
+        for key, data in self.db.execute(
+                "SELECT rkey, data FROM records WHERE run_id=? AND kind=? ORDER BY seq",
+                (run_id, kind)):
+            yield key, json.loads(data)
+
+    def record_kinds(self, run_id: int) -> dict[str, int]:
+        return dict(self.db.execute(
+            "SELECT kind, COUNT(*) FROM records WHERE run_id=? GROUP BY kind", (run_id,)).fetchall())
+
+    def _row_dict(self, row: tuple, table: str) -> dict[str, Any]:
+        names = [d[1] for d in self.db.execute(f"PRAGMA table_info({table})")]
+        return dict(zip(names, row))

@@ -1,0 +1,566 @@
+"""Text erasure: find the words written on a meme (tesseract OCR) and paint them out (OpenCV inpainting).
+
+AdamMeme scores a meme on its picture with the text erased and the meme text in the prompt (DESIGN §1),
+so an original and a rewritten text are judged against the same picture. The pipeline is:
+
+1. `find_text_boxes` runs `pytesseract.image_to_data` on a few views of the image (grayscale, inverted,
+   and a "white text" view that turns white-with-black-outline meme lettering into dark-on-light print),
+   keeps the confident words and merges their slightly padded boxes.
+2. `erase_text` builds a mask from the boxes, refined inside each box to the text pixels (near-white
+   letters plus their dark outline, or the minority Otsu class for other text), dilates it and fills it
+   with `cv2.inpaint` (Telea or Navier-Stokes). The result is written as PNG, atomically.
+3. `erase_dir` / `iter_erase_dir` do a folder, resumably; `erased_image_for` is the content-addressed
+   cache the scoring stage uses so each image is erased once.
+
+Images are handled as RGB uint8 arrays (never BGR): numpy arrays passed in are read as RGB / gray.
+OpenCV and pytesseract are imported lazily, so `import memelens` works without them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image, ImageOps
+
+from memelens.types import InputError, file_sha256
+
+Box = tuple[int, int, int, int]  # (x, y, w, h) in pixels of the original image
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+METHODS = ("telea", "ns")
+
+_WHERE = "text erasure"
+_NO_TESSERACT_FIX = (
+    "run `apt-get install tesseract-ocr` (the project's setup script does this) "
+    "or score on original images with --no-erase"
+)
+_OCR_TARGET_SIDE = 1400  # images whose longer side is smaller are upscaled for OCR (small print)
+_OCR_MAX_SCALE = 3.0
+
+
+@dataclass(frozen=True)
+class EraseResult:
+    """What erasing one image did.
+
+    `boxes_found` is the number of (merged) text boxes painted out; it is None when the image was
+    skipped because its output was already up to date (`skipped=True`)."""
+
+    boxes_found: int | None
+    out_path: Path
+    source: Path | None = None
+    skipped: bool = False
+
+
+# --------------------------------------------------------------------------------------------------
+# Dependencies
+# --------------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _tesseract_version() -> str | None:
+    try:
+        import pytesseract
+    except ImportError:
+        return None
+    cmd = pytesseract.pytesseract.tesseract_cmd
+    if not (os.path.isfile(cmd) or shutil.which(cmd)):
+        return None
+    try:
+        return str(pytesseract.get_tesseract_version())
+    except Exception:  # TesseractNotFoundError, OSError, a broken install
+        return None
+
+
+def tesseract_available() -> bool:
+    """True when pytesseract is importable and the `tesseract` binary runs."""
+    return _tesseract_version() is not None
+
+
+def _require_tesseract() -> Any:
+    if not tesseract_available():
+        raise InputError("tesseract is not installed", where=_WHERE, fix=_NO_TESSERACT_FIX)
+    import pytesseract
+
+    return pytesseract
+
+
+def _cv2() -> Any:
+    try:
+        import cv2
+    except ImportError as exc:
+        raise InputError(
+            f"OpenCV is not installed ({exc})",
+            where=_WHERE,
+            fix="pip install opencv-python-headless==5.0.0.93, or score on original images with --no-erase",
+        ) from None
+    return cv2
+
+
+# --------------------------------------------------------------------------------------------------
+# Loading and saving
+# --------------------------------------------------------------------------------------------------
+
+
+def load_rgb(path: str | os.PathLike[str]) -> np.ndarray:
+    """Read an image file as an RGB uint8 array (EXIF orientation applied, alpha dropped).
+
+    Raises InputError naming the file when it is missing or not a readable image. The format is
+    sniffed from the bytes, so a JPEG named `.png` (common in meme corpora) reads fine."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(
+            f"image file {path} does not exist",
+            where=_WHERE,
+            fix="check the path (image paths in a meme set are relative to the meme-set file)",
+        )
+    try:
+        with Image.open(path) as img:
+            img.load()
+            img = ImageOps.exif_transpose(img)
+            if img.mode in ("RGBA", "LA") or (img.mode == "P" and "transparency" in img.info):
+                rgba = img.convert("RGBA")
+                canvas = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+                img = Image.alpha_composite(canvas, rgba)
+            rgb = img.convert("RGB")
+    except Exception as exc:  # UnidentifiedImageError, truncated files, decompression bombs, ...
+        raise InputError(
+            f"{path} is not a readable image ({type(exc).__name__}: {exc})",
+            where=_WHERE,
+            fix=f"replace {path.name} with a valid PNG/JPEG/WebP file or remove it from the meme set",
+        ) from None
+    return np.asarray(rgb, dtype=np.uint8).copy()
+
+
+def _as_rgb_array(image: Image.Image | np.ndarray) -> np.ndarray:
+    if isinstance(image, Image.Image):
+        return np.asarray(image.convert("RGB"), dtype=np.uint8)
+    arr = np.asarray(image)
+    if arr.dtype != np.uint8:
+        if np.issubdtype(arr.dtype, np.floating) and arr.size and arr.max() <= 1.0:
+            arr = arr * 255.0
+        arr = np.clip(arr, 0, 255).astype(np.uint8)
+    if arr.ndim == 2:
+        return np.stack([arr] * 3, axis=-1)
+    if arr.ndim == 3 and arr.shape[2] in (3, 4):
+        return arr[:, :, :3]
+    if arr.ndim == 3 and arr.shape[2] == 1:
+        return np.repeat(arr, 3, axis=2)
+    raise InputError(
+        f"expected an RGB/gray image array, got shape {arr.shape}",
+        where=_WHERE,
+        fix="pass a PIL image or an (H, W), (H, W, 3) or (H, W, 4) uint8 array",
+    )
+
+
+def _write_png_atomic(rgb: np.ndarray, out_path: Path) -> None:
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            Image.fromarray(rgb, mode="RGB").save(handle, format="PNG")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, out_path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+# --------------------------------------------------------------------------------------------------
+# Finding text
+# --------------------------------------------------------------------------------------------------
+
+
+def _white_mask(rgb: np.ndarray, min_value: int = 170, max_chroma: int = 60) -> np.ndarray:
+    """Near-white, low-saturation pixels (meme lettering), as a bool array."""
+    lo = rgb.min(axis=2).astype(np.int16)
+    hi = rgb.max(axis=2).astype(np.int16)
+    return (lo >= min_value) & ((hi - lo) <= max_chroma)
+
+
+def _ocr_views(rgb: np.ndarray) -> list[np.ndarray]:
+    """Grayscale, inverted grayscale and a white-text view (white lettering → black on white)."""
+    gray = (0.299 * rgb[..., 0] + 0.587 * rgb[..., 1] + 0.114 * rgb[..., 2]).astype(np.uint8)
+    white_text = np.where(_white_mask(rgb), 0, 255).astype(np.uint8)
+    return [gray, 255 - gray, white_text]
+
+
+def _ocr_scale(h: int, w: int) -> float:
+    side = max(h, w)
+    if side <= 0 or side >= _OCR_TARGET_SIDE:
+        return 1.0
+    return min(_OCR_MAX_SCALE, _OCR_TARGET_SIDE / side)
+
+
+@dataclass(frozen=True)
+class _Word:
+    text: str
+    conf: float
+    box: Box
+
+    @property
+    def n_alnum(self) -> int:
+        return sum(ch.isalnum() for ch in self.text)
+
+
+def _run_ocr(view: np.ndarray, scale: float, lang: str, psm: int) -> list[_Word]:
+    """Every non-empty word tesseract reports on one view, with boxes in original-image pixels."""
+    pytesseract = _require_tesseract()
+    img = Image.fromarray(view)
+    if scale != 1.0:
+        img = img.resize((round(img.width * scale), round(img.height * scale)), Image.Resampling.LANCZOS)
+    data = pytesseract.image_to_data(
+        img, lang=lang, config=f"--psm {psm}", output_type=pytesseract.Output.DICT
+    )
+    words: list[_Word] = []
+    for text, conf, x, y, w, h in zip(
+        data["text"], data["conf"], data["left"], data["top"], data["width"], data["height"]
+    ):
+        text = (text or "").strip()
+        try:
+            conf_value = float(conf)
+        except (TypeError, ValueError):
+            continue
+        if not text or conf_value < 0:
+            continue
+        box = (int(x / scale), int(y / scale), max(1, round(w / scale)), max(1, round(h / scale)))
+        words.append(_Word(text, conf_value, box))
+    return words
+
+
+def _same_line(a: Box, b: Box) -> bool:
+    """b sits on a's text line, next to it: similar height, vertical overlap, small gap."""
+    ax, ay, aw, ah = a
+    bx, by, bw, bh = b
+    if not (0.6 <= bh / ah <= 1.6):
+        return False
+    overlap = min(ay + ah, by + bh) - max(ay, by)
+    if overlap < 0.5 * min(ah, bh):
+        return False
+    gap = max(bx - (ax + aw), ax - (bx + bw), 0)
+    return gap <= 1.5 * ah
+
+
+def _select_words(words: Sequence[_Word], min_conf: float, width: int, height: int) -> list[_Word]:
+    """Keep what is text, drop what OCR hallucinates on photographs.
+
+    - words with 3+ letters/digits: confidence >= min_conf; with 4+ (mostly alphanumeric) also
+      >= min_conf - 20 (long garbage words are rare, and meme lettering touching a drawing — an X,
+      an arrow — lowers tesseract's confidence);
+    - words with 1-2 letters/digits ("I", "OF", but also "2" read off a face): confidence >= 90, or
+      >= min_conf when on the line of a kept longer word (similar height, close by).
+    """
+    def plausible(w: _Word) -> bool:
+        x, y, bw, bh = w.box
+        if bh < 4 or (bw >= 0.9 * width and bh >= 0.5 * height):
+            return False
+        return w.n_alnum >= 1
+
+    candidates = [w for w in words if plausible(w)]
+    long_kept = [
+        w
+        for w in candidates
+        if w.n_alnum >= 3
+        and (
+            w.conf >= min_conf
+            or (w.n_alnum >= 4 and w.n_alnum >= 0.6 * len(w.text) and w.conf >= min_conf - 20)
+        )
+    ]
+    short_kept = [
+        w
+        for w in candidates
+        if w.n_alnum <= 2
+        and (w.conf >= 90 or (w.conf >= min_conf and any(_same_line(k.box, w.box) for k in long_kept)))
+    ]
+    return long_kept + short_kept
+
+
+def _pad(box: Box, width: int, height: int, pad_ratio: float) -> list[int]:
+    x, y, w, h = box
+    pad = max(2, round(pad_ratio * h))
+    return [max(0, x - pad), max(0, y - pad), min(width, x + w + pad), min(height, y + h + pad)]
+
+
+def _merge_boxes(
+    boxes: Sequence[Box], width: int, height: int, pad_ratio: float = 0.15, min_overlap: float = 0.3
+) -> list[Box]:
+    """Pad every box by a fraction of its height, then merge boxes that overlap substantially
+    (the same word seen in two views, or a word split in two) until none do. Neighbouring words
+    are not merged into lines, so a box stays about one text-line high."""
+    rects = [_pad(b, width, height, pad_ratio) for b in boxes]
+
+    def overlaps(a: list[int], b: list[int]) -> bool:
+        iw = min(a[2], b[2]) - max(a[0], b[0])
+        ih = min(a[3], b[3]) - max(a[1], b[1])
+        if iw <= 0 or ih <= 0:
+            return False
+        smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+        return iw * ih >= min_overlap * smaller
+
+    changed = True
+    while changed:
+        changed = False
+        merged: list[list[int]] = []
+        for r in rects:
+            for m in merged:
+                if overlaps(r, m):
+                    m[0], m[1] = min(m[0], r[0]), min(m[1], r[1])
+                    m[2], m[3] = max(m[2], r[2]), max(m[3], r[3])
+                    changed = True
+                    break
+            else:
+                merged.append(list(r))
+        rects = merged
+    out = [(x0, y0, x1 - x0, y1 - y0) for x0, y0, x1, y1 in rects if x1 > x0 and y1 > y0]
+    return sorted(out, key=lambda b: (b[1], b[0]))
+
+
+def _find_words(
+    image: Image.Image | np.ndarray, min_conf: float, lang: str, psm: int
+) -> tuple[np.ndarray, list[_Word]]:
+    rgb = _as_rgb_array(image)
+    height, width = rgb.shape[:2]
+    scale = _ocr_scale(height, width)
+    words: list[_Word] = []
+    for view in _ocr_views(rgb):
+        words.extend(_run_ocr(view, scale, lang, psm))
+    return rgb, _select_words(words, min_conf, width, height)
+
+
+def find_text_boxes(
+    image: Image.Image | np.ndarray, min_conf: float = 50, *, lang: str = "eng", psm: int = 11
+) -> list[Box]:
+    """Boxes `(x, y, w, h)` around the words of an image, slightly padded, duplicates merged.
+
+    OCR runs on a grayscale, an inverted and a white-text view (meme lettering is white with a black
+    outline); words with tesseract confidence >= `min_conf` count (short words need more, see
+    `_select_words`). `psm` 11 = sparse text. A numpy array is read as RGB (or gray). Raises
+    InputError when tesseract is not installed."""
+    _require_tesseract()
+    rgb, words = _find_words(image, min_conf, lang, psm)
+    return _merge_boxes([w.box for w in words], rgb.shape[1], rgb.shape[0])
+
+
+def ocr_words(
+    image: Image.Image | np.ndarray | str | os.PathLike[str],
+    min_conf: float = 50,
+    *,
+    lang: str = "eng",
+    psm: int = 11,
+) -> list[str]:
+    """The confident words (3+ letters/digits, or short ones on their line) tesseract reads on the
+    plain grayscale view of an image, in reading order.
+
+    Used to check an erasure (few words should survive) and to read text off a folder of images."""
+    _require_tesseract()
+    rgb = load_rgb(image) if isinstance(image, (str, os.PathLike)) else _as_rgb_array(image)
+    height, width = rgb.shape[:2]
+    words = _run_ocr(_ocr_views(rgb)[0], _ocr_scale(height, width), lang, psm)
+    kept = {id(w) for w in _select_words([w for w in words if w.conf >= min_conf], min_conf, width, height)}
+    return [w.text for w in words if id(w) in kept]
+
+
+# --------------------------------------------------------------------------------------------------
+# Erasing
+# --------------------------------------------------------------------------------------------------
+
+
+def _otsu_minority(cv2: Any, gray: np.ndarray) -> np.ndarray:
+    """The less frequent class of an Otsu split: the ink of text on a plainer background."""
+    _, binary = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    bright = binary > 0
+    return bright if bright.mean() <= 0.5 else ~bright
+
+
+def _box_text_mask(cv2: Any, patch: np.ndarray) -> np.ndarray:
+    """Text pixels inside one box: white lettering plus its outline, else the Otsu minority class."""
+    h, w = patch.shape[:2]
+    white = _white_mask(patch)
+    frac = float(white.mean()) if white.size else 0.0
+    if 0.03 <= frac <= 0.65:
+        # white letters; grow them over the dark outline (a few % of the text height thick)
+        grow = max(2, round(0.1 * h))
+        kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1))
+        grown = cv2.dilate(white.astype(np.uint8), kernel) > 0
+        gray = cv2.cvtColor(patch, cv2.COLOR_RGB2GRAY)
+        outline = grown & (gray < 110)
+        mask = white | outline
+    else:
+        mask = _otsu_minority(cv2, cv2.cvtColor(patch, cv2.COLOR_RGB2GRAY))
+    if mask.mean() < 0.02:  # refinement found nothing usable: paint out the whole box
+        mask = np.ones((h, w), dtype=bool)
+    return mask
+
+
+def build_mask(rgb: np.ndarray, boxes: Sequence[Box], dilate: int = 5) -> np.ndarray:
+    """The inpainting mask (uint8, 255 = erase) for the given boxes, refined to the text pixels
+    and dilated by `dilate` pixels (kept within each box grown by `dilate`)."""
+    cv2 = _cv2()
+    height, width = rgb.shape[:2]
+    mask = np.zeros((height, width), dtype=np.uint8)
+    dilate = max(0, int(dilate))
+    kernel = (
+        cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * dilate + 1, 2 * dilate + 1)) if dilate else None
+    )
+    for box in boxes:
+        x, y, w, h = (int(round(v)) for v in box)
+        x0, y0, x1, y1 = max(0, x), max(0, y), min(width, x + w), min(height, y + h)
+        if x1 <= x0 or y1 <= y0:
+            continue
+        local = _box_text_mask(cv2, rgb[y0:y1, x0:x1]).astype(np.uint8) * 255
+        # dilate inside a window grown by `dilate` so the text edge (and JPEG halo) is covered
+        gx0, gy0 = max(0, x0 - dilate), max(0, y0 - dilate)
+        gx1, gy1 = min(width, x1 + dilate), min(height, y1 + dilate)
+        window = np.zeros((gy1 - gy0, gx1 - gx0), dtype=np.uint8)
+        window[y0 - gy0 : y1 - gy0, x0 - gx0 : x1 - gx0] = local
+        if kernel is not None:
+            window = cv2.dilate(window, kernel)
+        region = mask[gy0:gy1, gx0:gx1]
+        np.maximum(region, window, out=region)
+    return mask
+
+
+def inpaint(rgb: np.ndarray, mask: np.ndarray, method: str = "telea", radius: int = 5) -> np.ndarray:
+    """Fill the masked pixels (mask > 0) from their surroundings; unmasked pixels are unchanged."""
+    cv2 = _cv2()
+    if method not in METHODS:
+        raise InputError(
+            f"unknown inpainting method {method!r}", where=_WHERE, fix=f"use one of {', '.join(METHODS)}"
+        )
+    if not mask.any():
+        return rgb.copy()
+    flag = cv2.INPAINT_TELEA if method == "telea" else cv2.INPAINT_NS
+    bgr = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR)
+    out = cv2.inpaint(bgr, (mask > 0).astype(np.uint8) * 255, radius, flag)
+    out = cv2.cvtColor(out, cv2.COLOR_BGR2RGB)
+    out[mask == 0] = rgb[mask == 0]  # guarantee: only masked pixels change
+    return out
+
+
+def erase_text(
+    image_path: str | os.PathLike[str],
+    out_path: str | os.PathLike[str],
+    *,
+    boxes: Sequence[Box] | None = None,
+    method: str = "telea",
+    dilate: int = 5,
+    min_conf: float = 50,
+) -> EraseResult:
+    """Erase the text of one image and write the result to `out_path` as PNG (atomically).
+
+    With `boxes=None` the text is found by OCR (`find_text_boxes`), which needs tesseract; with
+    explicit boxes no OCR runs. An image without text is written unchanged (as PNG)."""
+    image_path, out_path = Path(image_path), Path(out_path)
+    if method not in METHODS:
+        raise InputError(
+            f"unknown inpainting method {method!r}", where=_WHERE, fix=f"use one of {', '.join(METHODS)}"
+        )
+    if boxes is None:
+        _require_tesseract()
+    cv2 = _cv2()  # fail before reading when OpenCV is missing
+    del cv2
+    rgb = load_rgb(image_path)
+    if boxes is None:
+        boxes = find_text_boxes(rgb, min_conf=min_conf)
+    boxes = list(boxes)
+    result = inpaint(rgb, build_mask(rgb, boxes, dilate=dilate), method=method) if boxes else rgb
+    _write_png_atomic(result, out_path)
+    return EraseResult(boxes_found=len(boxes), out_path=out_path, source=image_path)
+
+
+# --------------------------------------------------------------------------------------------------
+# Folders and the cache
+# --------------------------------------------------------------------------------------------------
+
+
+def list_images(in_dir: str | os.PathLike[str]) -> list[Path]:
+    """The png/jpg/jpeg/webp files directly in `in_dir`, sorted by name."""
+    in_dir = Path(in_dir)
+    if not in_dir.is_dir():
+        raise InputError(
+            f"image folder {in_dir} does not exist", where=_WHERE, fix="pass a folder of meme images"
+        )
+    return sorted(
+        p for p in in_dir.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES and not p.name.startswith(".")
+    )
+
+
+def _output_names(images: Sequence[Path]) -> dict[Path, str]:
+    """`<stem>.png`, or `<name>.png` where two inputs share a stem (a.jpg and a.png)."""
+    stems: dict[str, int] = {}
+    for p in images:
+        stems[p.stem] = stems.get(p.stem, 0) + 1
+    return {p: (f"{p.stem}.png" if stems[p.stem] == 1 else f"{p.name}.png") for p in images}
+
+
+def iter_erase_dir(
+    in_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    method: str = "telea",
+    dilate: int = 5,
+    min_conf: float = 50,
+) -> Iterator[EraseResult]:
+    """Erase every image of `in_dir` into `out_dir/<stem>.png`, yielding one result per image.
+
+    Resumable: an output newer than its input is skipped (`skipped=True`). Use `len(list_images(d))`
+    for a progress total, e.g. `for r in track(iter_erase_dir(a, b), total=n)`."""
+    images = list_images(in_dir)
+    if images:
+        _require_tesseract()
+    out_dir = Path(out_dir)
+    names = _output_names(images)
+    for src in images:
+        dst = out_dir / names[src]
+        try:
+            if dst.stat().st_mtime_ns >= src.stat().st_mtime_ns:
+                yield EraseResult(boxes_found=None, out_path=dst, source=src, skipped=True)
+                continue
+        except FileNotFoundError:
+            pass
+        yield erase_text(src, dst, method=method, dilate=dilate, min_conf=min_conf)
+
+
+def erase_dir(
+    in_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    method: str = "telea",
+    dilate: int = 5,
+    min_conf: float = 50,
+) -> list[EraseResult]:
+    """`iter_erase_dir` run to the end."""
+    return list(iter_erase_dir(in_dir, out_dir, method=method, dilate=dilate, min_conf=min_conf))
+
+
+def erased_image_for(
+    image_path: str | os.PathLike[str],
+    cache_dir: str | os.PathLike[str],
+    *,
+    method: str = "telea",
+    dilate: int = 5,
+) -> Path:
+    """The text-erased version of an image, from `cache_dir/<sha256>.png` (erased once, then reused).
+
+    Keyed by the image's sha256, so the same picture under two names is erased once; non-default
+    settings get their own file (`<sha256>-<method>-d<dilate>.png`)."""
+    image_path = Path(image_path)
+    if not image_path.is_file():
+        load_rgb(image_path)  # raises the InputError naming the file
+    digest = file_sha256(image_path)
+    suffix = "" if (method, dilate) == ("telea", 5) else f"-{method}-d{dilate}"
+    out = Path(cache_dir) / f"{digest}{suffix}.png"
+    if not out.is_file():
+        erase_text(image_path, out, method=method, dilate=dilate)
+    return out

@@ -1,0 +1,35 @@
+"""Model backends, registered by name and imported lazily.
+
+A backend module is imported only when a model using it is first called, so `memelens runs` never
+loads llama.cpp and a machine without the `train` extra never imports torch. Add a backend with
+`register_backend("name", "package.module:Class")`; the class is built as `Class(spec)` and must
+satisfy `memelens.types.ModelBackend`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memelens.config import ModelSpec
+    from memelens.types import ModelBackend
+
+BACKENDS: dict[str, str] = {
+    "openai": "memelens.models.openai_backend:OpenAIBackend",
+    "embedded": "memelens.models.embedded:EmbeddedBackend",
+    "scripted": "memelens.models.scripted:ScriptedBackend",
+    "hf": "memelens.models.hf:HFBackend",
+}
+
+
+def register_backend(name: str, target: str) -> None:
+    """Register a backend class by dotted path (`module:Class`)."""
+    BACKENDS[name] = target
+
+
+def create_backend(spec: "ModelSpec") -> "ModelBackend":
+    """Import the spec's backend module and build the backend."""
+    module_name, _, class_name = BACKENDS[spec.backend].partition(":")
+    backend_class = getattr(importlib.import_module(module_name), class_name)
+    return backend_class(spec)

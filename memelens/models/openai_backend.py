@@ -1,0 +1,182 @@
+"""Any OpenAI-compatible endpoint (OpenAI, vLLM, SGLang, llama.cpp server, Ollama …).
+
+Uses the official `openai` async client with its own retries off: retrying is the engine's job, so
+every attempt is classified and recorded once. Several `base_url`s are replicas of one model: each
+attempt goes to the healthy replica with the fewest requests in flight, and a replica that fails
+with a server error, a timeout or a refused connection is benched for a short cool-down while the
+same attempt fails over to the next one.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from memelens.config import ModelSpec
+from memelens.types import (
+    ChatRequest,
+    ChatResult,
+    ErrorClass,
+    ImagePart,
+    ModelCallError,
+    OutputKind,
+    Usage,
+)
+
+COOL_DOWN_S = 5.0
+FAILOVER_CLASSES = (ErrorClass.SERVER, ErrorClass.TIMEOUT)
+
+
+@dataclass
+class Replica:
+    """One base_url and its client; `outstanding` counts requests in flight."""
+
+    url: str
+    client: openai.AsyncOpenAI
+    outstanding: int = 0
+    benched_until: float = 0.0
+    served: int = field(default=0)
+
+
+class OpenAIBackend:
+    """`backend: openai` models of the registry."""
+
+    def __init__(self, spec: ModelSpec) -> None:
+        self.spec = spec
+        self.vision = spec.vision
+        self._key = os.environ.get(spec.api_key_env, "") if spec.api_key_env else ""
+        self.replicas = [Replica(url, self._client(url)) for url in spec.base_url]
+        self._turn = 0
+
+    def _client(self, url: str) -> openai.AsyncOpenAI:
+        # Local servers need no key, but the client insists on one; "EMPTY" is vLLM's convention.
+        return openai.AsyncOpenAI(base_url=url, api_key=self._key or "EMPTY", max_retries=0,
+                                  timeout=self.spec.timeout_s)
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        body = self._body(request)
+        tried: set[str] = set()
+        while True:
+            replica = self._pick(tried)
+            tried.add(replica.url)
+            try:
+                return await self._send(replica, body)
+            except ModelCallError as error:
+                if error.error_class not in FAILOVER_CLASSES:
+                    raise
+                replica.benched_until = time.monotonic() + COOL_DOWN_S
+                if len(tried) == len(self.replicas):
+                    raise
+
+    async def aclose(self) -> None:
+        for replica in self.replicas:
+            await replica.client.close()
+
+    # ---- internals ------------------------------------------------------------------------------
+
+    def _pick(self, tried: set[str]) -> Replica:
+        """Least outstanding requests among healthy untried replicas; round-robin on ties."""
+        now = time.monotonic()
+        candidates = [r for r in self.replicas if r.url not in tried]
+        healthy = [r for r in candidates if r.benched_until <= now] or candidates
+        self._turn += 1
+        order = {r.url: (i - self._turn) % len(self.replicas) for i, r in enumerate(self.replicas)}
+        return min(healthy, key=lambda r: (r.outstanding, order[r.url]))
+
+    async def _send(self, replica: Replica, body: dict[str, Any]) -> ChatResult:
+        started = time.monotonic()
+        replica.outstanding += 1
+        try:
+            response = await replica.client.chat.completions.create(**body)
+        except openai.APIError as exc:
+            raise self._classify(exc) from None
+        finally:
+            replica.outstanding -= 1
+        replica.served += 1
+        return self._result(response, replica.url, time.monotonic() - started)
+
+    def _result(self, response: Any, url: str, latency: float) -> ChatResult:
+        if not getattr(response, "choices", None):
+            raise ModelCallError(ErrorClass.SERVER, "response without choices")
+        choice = response.choices[0]
+        text = choice.message.content if choice.message else None
+        refusal = getattr(choice.message, "refusal", None) if choice.message else None
+        if refusal:
+            raise ModelCallError(ErrorClass.REFUSAL, f"model refused: {refusal[:200]!r}")
+        usage = response.usage
+        return ChatResult(
+            text=text or "",
+            usage=Usage(prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                        completion_tokens=getattr(usage, "completion_tokens", 0) or 0),
+            finish_reason=choice.finish_reason or "stop",
+            served_model=getattr(response, "model", "") or "", replica=url, latency_s=latency)
+
+    def _body(self, request: ChatRequest) -> dict[str, Any]:
+        messages = [self._message(m.role, m.content) for m in request.messages]
+        if self.spec.system_prompt:
+            messages.insert(0, {"role": "system", "content": self.spec.system_prompt})
+        p = request.params
+        body: dict[str, Any] = {"model": self.spec.model, "messages": messages,
+                                "temperature": p.temperature, "max_tokens": p.max_tokens,
+                                "top_p": p.top_p}
+        seed = p.seed if p.seed is not None else (request.sample_index if p.temperature else None)
+        if seed is not None:
+            body["seed"] = seed
+        out = request.output
+        if out.kind is OutputKind.JSON and out.json_schema and self.spec.structured_output:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": out.schema_name, "schema": out.json_schema}}
+        if self.spec.extra.get("extra_body"):
+            body["extra_body"] = dict(self.spec.extra["extra_body"])
+        return body
+
+    def _message(self, role: str, parts: list[Any]) -> dict[str, Any]:
+        if not any(isinstance(p, ImagePart) for p in parts) or not self.vision:
+            return {"role": role, "content": "\n".join(
+                p.alt_text if isinstance(p, ImagePart) else p.text for p in parts)}
+        content = [{"type": "image_url", "image_url": {"url": _data_url(p)}}
+                   if isinstance(p, ImagePart) else {"type": "text", "text": p.text} for p in parts]
+        return {"role": role, "content": content}
+
+    def _classify(self, exc: openai.APIError) -> ModelCallError:
+        message = self._scrub(str(getattr(exc, "message", None) or exc))
+        if isinstance(exc, openai.APITimeoutError):
+            return ModelCallError(ErrorClass.TIMEOUT, message)
+        if isinstance(exc, openai.APIConnectionError):
+            return ModelCallError(ErrorClass.SERVER, f"cannot connect: {message}")
+        status = getattr(exc, "status_code", None)
+        if status == 429:
+            return ModelCallError(ErrorClass.RATE_LIMIT, message, _retry_after(exc))
+        if status is not None and status >= 500:
+            return ModelCallError(ErrorClass.SERVER, f"HTTP {status}: {message}")
+        if status is not None:
+            return ModelCallError(ErrorClass.BAD_REQUEST, f"HTTP {status}: {message}")
+        return ModelCallError(ErrorClass.SERVER, message)
+
+    def _scrub(self, text: str) -> str:
+        """Never let a key reach a log, an exception or the store, even if a server echoes it."""
+        return text.replace(self._key, "***") if self._key else text
+
+
+def _retry_after(exc: openai.APIError) -> float | None:
+    response = getattr(exc, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _data_url(part: ImagePart) -> str:
+    mime = mimetypes.guess_type(str(part.path))[0] or "image/png"
+    try:
+        data = part.path.read_bytes()
+    except OSError as exc:
+        raise ModelCallError(ErrorClass.BAD_REQUEST, f"cannot read image {part.path}: {exc}") from None
+    return f"data:{mime};base64,{base64.b64encode(data).decode()}"

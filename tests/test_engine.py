@@ -1,0 +1,230 @@
+"""Call engine + store: caching, classified bounded retries, limits, de-duplication, accounting."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from memelens.config import ModelRegistry, ModelSpec
+from memelens.engine import Engine, Store, cache_key, open_run
+from memelens.models.scripted import register_script
+from memelens.parse import parse_rating
+from memelens.types import (ChatRequest, ChatResult, ErrorClass, ImagePart, Message,
+                            ModelCallError, SamplingParams, Usage)
+
+
+def registry(**overrides) -> ModelRegistry:
+    fields = {"backend": "scripted", "backoff_s": 0.001, "backoff_max_s": 0.01, **overrides}
+    specs = {name: ModelSpec(name=name, model=name, **fields)
+             for name in ("m", "flaky", "bad", "slow", "refuser", "garbled")}
+    return ModelRegistry(specs)
+
+
+def request(text: str = "Rate this. End with Rating: [[n]]", model: str = "m", **kw) -> ChatRequest:
+    return ChatRequest(model=model, messages=[Message.user(text)], **{"stage": "test", **kw})
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "store.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture(autouse=True)
+def scripts():
+    counter = {"flaky": 0, "m": 0}
+
+    def m(req: ChatRequest) -> str:
+        counter["m"] += 1
+        return f"Fine answer #{req.sample_index}. Rating: [[7]]"
+
+    def flaky(req: ChatRequest) -> str:
+        counter["flaky"] += 1
+        if counter["flaky"] % 3:
+            raise ModelCallError(ErrorClass.RATE_LIMIT, "slow down", retry_after=0.001)
+        return "Rating: [[5]]"
+
+    def bad(req: ChatRequest) -> str:
+        raise ModelCallError(ErrorClass.BAD_REQUEST, "context too long")
+
+    async_slow_started = []
+
+    def refuser(req: ChatRequest) -> str:
+        return "I'm sorry, but I can't help with that."
+
+    def garbled(req: ChatRequest) -> str:
+        return "no number here"
+
+    for name, fn in {"m": m, "flaky": flaky, "bad": bad, "refuser": refuser,
+                     "garbled": garbled}.items():
+        register_script(name, fn)
+    yield counter
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_cache_replays_with_zero_calls(store, scripts):
+    async def go(name):
+        async with open_run(store, registry(), name=name, method="t", config={"a": 1},
+                            progress=False) as (_, engine):
+            outs = await engine.chat_many([request(sample_index=i) for i in range(5)],
+                                          parse=parse_rating)
+            return [o.value for o in outs], engine.calls_made
+
+    values, made = run(go("first"))
+    assert values == [7] * 5 and made == 5 and scripts["m"] == 5
+    values2, made2 = run(go("first"))  # same run name: resume
+    values3, made3 = run(go("second"))  # another run, same config: global cache
+    assert values2 == values3 == values and made2 == made3 == 0 and scripts["m"] == 5
+    summary = store.run_summary("first")
+    assert summary["calls"] == 5 and summary["calls_made"] == 5
+    assert summary["last_execution_new_calls"] == 0 and summary["executions"] == 2
+    assert store.run_summary("second")["cached"] == 5
+
+
+def test_rate_limits_are_retried_and_recorded(store, scripts):
+    async def go():
+        async with open_run(store, registry(), name="r", method="t", config={},
+                            progress=False) as (run_, engine):
+            return await engine.chat(request(model="flaky"), parse=parse_rating)
+
+    outcome = run(go())
+    assert outcome.ok and outcome.value == 5 and outcome.record.attempts == 3
+    run_id = store.run_row("r")["id"]
+    assert store.attempt_counts(run_id) == {"rate_limit": 2}
+
+
+def test_bad_request_is_not_retried_and_never_a_value(store):
+    async def go():
+        async with open_run(store, registry(), name="b", method="t", config={},
+                            progress=False) as (_, engine):
+            return await engine.chat(request(model="bad"), parse=parse_rating)
+
+    outcome = run(go())
+    assert not outcome.ok and outcome.value is None
+    assert outcome.error_class is ErrorClass.BAD_REQUEST and outcome.record.attempts == 1
+    assert store.run_summary("b")["failed_calls"] == 1
+
+
+@pytest.mark.parametrize("model,error_class", [("refuser", ErrorClass.REFUSAL),
+                                               ("garbled", ErrorClass.UNPARSEABLE)])
+def test_content_failures_retry_within_bound_then_record(store, model, error_class):
+    reg = registry(content_retries=1, max_retries=5)
+
+    async def go():
+        async with open_run(store, reg, name=model, method="t", config={},
+                            progress=False) as (_, engine):
+            return await engine.chat(request(model=model), parse=parse_rating)
+
+    outcome = run(go())
+    assert not outcome.ok and outcome.value is None and outcome.error_class is error_class
+    assert outcome.record.attempts == 2  # first try + content_retries
+    # a failed call replays as failed from the cache: never silently turned into a value
+    again = run(go())
+    assert again.cached and not again.ok and again.error_class is error_class
+
+
+def test_retry_failed_option_calls_again(store):
+    reg = registry(content_retries=0)
+
+    async def go(retry_failed):
+        async with open_run(store, reg, name="rf", method="t", config={}, progress=False,
+                            retry_failed=retry_failed) as (_, engine):
+            await engine.chat(request(model="garbled"), parse=parse_rating)
+            return engine.calls_made
+
+    assert run(go(False)) == 1
+    assert run(go(False)) == 0
+    assert run(go(True)) == 1
+
+
+def test_identical_concurrent_requests_share_one_call(store, scripts):
+    async def go():
+        async with open_run(store, registry(), name="d", method="t", config={},
+                            progress=False) as (_, engine):
+            outs = await engine.chat_many([request()] * 4, parse=parse_rating)
+            return outs, engine.calls_made
+
+    outs, made = run(go())
+    assert made == 1 and scripts["m"] == 1 and all(o.value == 7 for o in outs)
+
+
+def test_concurrency_cap_and_rpm(store):
+    in_flight, peak = [0], [0]
+
+    class Slow:
+        vision = False
+
+        async def complete(self, req):
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+            await asyncio.sleep(0.02)
+            in_flight[0] -= 1
+            return ChatResult(text="Rating: [[3]]", usage=Usage(prompt_tokens=2,
+                                                                completion_tokens=3))
+
+        async def aclose(self):
+            pass
+
+    reg = registry(max_concurrency=3, price_in=1.0, price_out=2.0)
+    engine = Engine(store, reg)
+    engine.backends["slow"] = Slow()
+    run(engine.chat_many([request(model="slow", sample_index=i) for i in range(12)]))
+    assert peak[0] == 3
+
+    paced = Engine(store, registry(rpm=600))  # 0.1 s apart
+    paced.backends["slow"] = Slow()
+    t0 = time.monotonic()
+    run(paced.chat_many([request(model="slow", sample_index=100 + i) for i in range(4)]))
+    assert time.monotonic() - t0 >= 0.3
+    record = store.get_call(cache_key(reg.get("slow"), request(model="slow", sample_index=0)))
+    assert record.usage.total == 5 and record.cost == pytest.approx((2 * 1 + 3 * 2) / 1e6)
+
+
+def test_cache_key_covers_params_sample_and_image_hash(tmp_path):
+    spec = registry().get("m")
+    img1, img2 = tmp_path / "a.png", tmp_path / "b.png"
+    img1.write_bytes(b"one")
+    img2.write_bytes(b"two")
+    base = request()
+    keys = {
+        cache_key(spec, base),
+        cache_key(spec, request(sample_index=1)),
+        cache_key(spec, request(params=SamplingParams(temperature=1.0))),
+        cache_key(spec, ChatRequest(model="m", messages=[Message.user(ImagePart.of(img1), "x")])),
+        cache_key(spec, ChatRequest(model="m", messages=[Message.user(ImagePart.of(img2), "x")])),
+    }
+    assert len(keys) == 5
+    copy = tmp_path / "copy.png"
+    copy.write_bytes(b"one")  # same bytes elsewhere: same key (the path is not part of it)
+    assert cache_key(spec, ChatRequest(model="m", messages=[Message.user(ImagePart.of(copy), "x")])) \
+        == cache_key(spec, ChatRequest(model="m", messages=[Message.user(ImagePart.of(img1), "x")]))
+    assert cache_key(spec, request(stage="other")) == cache_key(spec, base)  # stage: accounting only
+
+
+def test_same_name_other_config_is_refused(store):
+    from memelens.types import InputError
+
+    async def go(cfg):
+        async with open_run(store, registry(), name="x", method="t", config=cfg, progress=False):
+            pass
+
+    run(go({"a": 1}))
+    with pytest.raises(InputError, match="different config"):
+        run(go({"a": 2}))
+
+
+def test_records_upsert_in_first_insertion_order(store):
+    async def go():
+        async with open_run(store, registry(), name="rec", method="t", config={},
+                            progress=False) as (r, _):
+            r.put("k", "b", {"v": 1})
+            r.put_many("k", [("a", {"v": 2}), ("b", {"v": 3})])
+            return r.items("k")
+
+    assert run(go()) == [("b", {"v": 3}), ("a", {"v": 2})]
