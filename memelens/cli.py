@@ -149,12 +149,31 @@ def report_command(
 @app.command("demo")
 def demo_command(ctx: typer.Context,
                  out_dir: Path = typer.Option(Path("demo-out"), "--out", help="Output folder."),
-                 model: str = typer.Option("embedded", "--model", help="Model for every role.")
+                 model: str = typer.Option("embedded", "--model", help="Model for every role."),
+                 memes: Optional[Path] = typer.Option(None, "--memes",
+                                                      help="Your meme set instead of the samples."),
                  ) -> None:
     """Run MemeLens on the bundled sample memes with the embedded offline model."""
     from memelens.demo import run_demo
 
-    run_demo(settings(ctx), out_dir, model)
+    run_demo(settings(ctx), out_dir, model, memes)
+
+
+# Method packages add their commands here: each module defines `register(app)`.
+COMMAND_MODULES = ("memelens.adammeme.cli", "memelens.arena.cli", "memelens.memeqa.cli",
+                   "memelens.report.cli")
+
+
+def _register_method_commands() -> None:
+    import importlib
+    import importlib.util
+
+    if getattr(app, "_methods_registered", False):
+        return
+    app._methods_registered = True  # type: ignore[attr-defined]
+    for name in COMMAND_MODULES:
+        if importlib.util.find_spec(name) is not None:  # a method not built yet adds nothing
+            importlib.import_module(name).register(app)
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -167,14 +186,15 @@ def _write_atomic(path: Path, text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: maps MemeLens errors to exit codes and one clear message."""
     try:
+        _register_method_commands()
         app(args=argv, prog_name="memelens")
     except SystemExit as exc:  # typer's own exits: --help, usage errors (2), typer.Exit
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except InputError as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
     except MemeLensError as exc:
-        console.print(f"[red]failed:[/] {escape(str(exc))}", highlight=False)
+        console.print(f"[red]failed:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 1
     except KeyboardInterrupt:
         console.print("interrupted; rerun the same command to continue where it stopped")

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from memelens.engine import open_run
 from memelens.memes import load_memes
+from memelens.models.preflight import preflight
 from memelens.parse import parse_json
 from memelens.prompts import render_prompt
 from memelens.samples import sample_memes_path
@@ -64,19 +65,45 @@ async def screen_memes(memes: list[Meme], model: str, settings: "Settings") -> s
     return name
 
 
-def run_demo(settings: "Settings", out_dir: Path, model: str = "embedded") -> None:
+# Each method adds its part of the demo here: `module:function`, an `async def part(settings, memes,
+# model, out_dir) -> str` returning the run name it wrote. A method not built yet adds nothing.
+DEMO_PARTS = ("memelens.adammeme.demo:demo", "memelens.arena.demo:demo",
+              "memelens.memeqa.demo:demo")
+
+
+def _available_parts() -> list[Any]:
+    import importlib
+    import importlib.util
+
+    parts = []
+    for target in DEMO_PARTS:
+        module_name, _, func = target.partition(":")
+        if importlib.util.find_spec(module_name) is not None:
+            parts.append(getattr(importlib.import_module(module_name), func))
+    return parts
+
+
+def run_demo(settings: "Settings", out_dir: Path, model: str = "embedded",
+             memes_path: Path | None = None) -> None:
+    """Validate everything first (memes, model, endpoint), so bad input writes nothing."""
     started = time.monotonic()
-    memes = load_memes(sample_memes_path())
+    memes = load_memes(memes_path or sample_memes_path())
+    preflight(settings.registry(), [model])
     out_dir.mkdir(parents=True, exist_ok=True)
-    console.print(f"[bold]MemeLens demo[/] — {len(memes)} sample memes, model {model!r}, "
+    console.print(f"[bold]MemeLens demo[/] — {len(memes)} memes, model {model!r}, "
                   f"store {settings.store_path}")
     console.print(f"[yellow]note:[/] {WARNING}")
-    name = asyncio.run(screen_memes(memes, model, settings))
-    _print_screen(settings, name)
-    summary = settings.store().run_summary(name)
-    console.print(f"run {name!r}: {summary['calls']} calls ({summary['calls_made']} made, "
-                  f"{summary['cached']} from cache, {summary['failed_calls']} failed), "
-                  f"{summary['tokens']} tokens, {time.monotonic() - started:.0f} s")
+    runs = [asyncio.run(screen_memes(memes, model, settings))]
+    _print_screen(settings, runs[0])
+    for part in _available_parts():
+        runs.append(asyncio.run(part(settings, memes, model, out_dir)))
+    store = settings.store()
+    for name in runs:
+        s = store.run_summary(name)
+        console.print(f"run {name!r} ({s['method']}): {s['calls']} calls ({s['calls_made']} made, "
+                      f"{s['cached']} from cache, {s['failed_calls']} failed), {s['tokens']} tokens")
+    console.print(f"demo finished in {time.monotonic() - started:.0f} s; "
+                  f"`memelens report RUN` shows any run above")
 
 
 def _print_screen(settings: "Settings", name: str) -> None:

@@ -125,12 +125,19 @@ def parse_json(text: str) -> dict | list | ParseFailure:
     text = _as_text(text)
     if not text.strip():
         return _fail("empty text", text)
+    fence_failure = None
     for block in _FENCE.findall(text):
         value = _scan_json(block)
         if not isinstance(value, ParseFailure):
             return value
-    value = _scan_json(text)
-    return _fail(value.reason, text) if isinstance(value, ParseFailure) else value
+        fence_failure = fence_failure or value
+    # Fenced blocks were tried whole; the prose outside them is scanned on its own, so a broken
+    # fenced block cannot swallow a good object after it.
+    value = _scan_json(_FENCE.sub(" ", text))
+    if isinstance(value, ParseFailure):
+        found_nothing = value.reason == "no JSON object found"
+        return _fail((fence_failure if fence_failure and found_nothing else value).reason, text)
+    return value
 
 
 def _scan_json(text: str) -> Any:
@@ -247,7 +254,11 @@ def parse_rating(text: str, low: int = 1, high: int = 10) -> int | ParseFailure:
 # ==================================================================================================
 
 _PREFIX = r"(?:\*\*|__|\*|<b>|<strong>|'''|```|#{1,6}[ \t]*)*"
-_LEAD_JUNK = re.compile(r"^(?:\s|\*\*|__|\*|</b>|</strong>|'''|[:：])*")
+# Closing markup right after a header ("**[Name]**:", "[Name]:**", "[Name]</b>"). A "**" after
+# "[Name]: " with a space opens bold content instead, so it is left alone.
+_CLOSE = r"(?:\*\*|__|\*|</b>|</strong>)"
+_SUFFIX = rf"{_CLOSE}?[ \t]*(?:[:：]{_CLOSE}?)?"
+_LEAD_JUNK = re.compile(r"^[\s:：]*")
 _TAIL_JUNK = re.compile(r"(?:\s|'''|```)*$")
 _GENERIC_HEADER = re.compile(rf"(?m)^[ \t>]*{_PREFIX}\[([A-Za-z][A-Za-z /&-]{{2,40}})\]")
 _VERDICT_LIKE = re.compile(r"(?i)^(?:model|answer|assistant|response|option)\s+[ab]$|^tie\b")
@@ -260,14 +271,16 @@ def _name_pattern(name: str) -> str:
 def _header_hits(text: str, name: str) -> list[tuple[int, int, int]]:
     """(rank, start, end) of every header for ``name``; lower rank = more trustworthy form."""
     words = _name_pattern(name)
-    bracketed = re.compile(rf"{_PREFIX}\[\s*{words}\s*\]", re.I)
-    bare = re.compile(rf"(?m)^[ \t>]*{_PREFIX}{words}(?=[ \t*_]*(?:[:：]|$))", re.I)
-    hits = []
-    for m in bracketed.finditer(text):
-        at_line_start = not text[: m.start()].rstrip(" \t>") or text[: m.start()].rstrip(" \t>")[-1] == "\n"
-        hits.append((0 if at_line_start else 1, m.start(), m.end()))
+    bracketed = re.compile(rf"{_PREFIX}\[\s*{words}\s*\]{_SUFFIX}", re.I)
+    bare = re.compile(rf"(?m)^[ \t>]*{_PREFIX}{words}(?=[ \t*_]*(?:[:：]|$)){_SUFFIX}", re.I)
+    hits = [(0 if _at_line_start(text, m.start()) else 1, m.start(), m.end()) for m in bracketed.finditer(text)]
     hits += [(2, m.start(), m.end()) for m in bare.finditer(text)]
     return hits
+
+
+def _at_line_start(text: str, pos: int) -> bool:
+    before = text[:pos].rstrip(" \t>")
+    return not before or before.endswith("\n")
 
 
 def _locate(text: str, names: Iterable[str], last: bool) -> dict[str, tuple[int, int]]:
@@ -328,6 +341,7 @@ _NAMED = r"(?:model|answer|assistant|response|option|candidate)"
 _DOUBLE = re.compile(r"\[\[([^\[\]\n]{1,40})\]\]")
 _STRICT_LETTER = re.compile(rf"(?i)^\W*(?:{_NAMED}\s*)?([ab])\W*$")
 _STRICT_TIE = re.compile(r"(?is)^\W*tie\b(.*)$")
+_ECHO = re.compile(r"(?<![\w'’])A\s*/\s*B(?![\w'’])")
 _QUALIFIER = re.compile(r"(?i)\b(strong|weak)\b")
 _MENTION = re.compile(
     rf"(?P<tie>(?i:\btie\b))|(?i:\b{_NAMED})\s+(?P<named>[AB])(?![\w'’])|(?<![\w'’])(?P<bare>[AB])(?![\w'’])"
@@ -348,7 +362,8 @@ _VERDICT_VERBS = {
     "slightly", "overall",
 }
 _SHORT_WORDS = 15
-_Reading = "str | ParseFailure | None"  # None: this reader does not apply, try the next
+_SHORT_TEXT = 60  # a text this short with no section or [[...]] may be the bare verdict itself
+_Reading = Any  # a verdict, a ParseFailure, or None when the reader does not apply
 
 
 def parse_verdict(text: str) -> str | ParseFailure:
@@ -363,19 +378,16 @@ def parse_verdict(text: str) -> str | ParseFailure:
     """
     text = _as_text(text)
     located = _locate(text, JUDGE_DIMENSIONS, last=True)
-    verdict: Any = None
     if "Overall Judge" in located:
+        # The section is authoritative: a [[A]] elsewhere may belong to another dimension.
         verdict = _read_verdict(_contents(text, located, _generic_bounds(text))["Overall Judge"])
-        if not isinstance(verdict, ParseFailure):
-            return verdict
-    doubles = _DOUBLE.findall(text)
-    if doubles:
-        return _token_or_fail(doubles[-1], text)
-    if verdict is None and len(text.strip()) <= 60:
+    elif _DOUBLE.search(text):
+        verdict = _read_verdict(f"[[{_DOUBLE.findall(text)[-1]}]]")
+    elif len(text.strip()) <= _SHORT_TEXT:
         verdict = _read_verdict(text)
-    if isinstance(verdict, ParseFailure):
-        return _fail(verdict.reason, text)
-    return verdict if verdict is not None else _fail("no verdict found", text)
+    else:
+        verdict = ParseFailure(reason="no verdict found")
+    return _fail(verdict.reason, text) if isinstance(verdict, ParseFailure) else verdict
 
 
 def parse_dimension_verdicts(text: str, dimensions: list[str]) -> dict[str, str | ParseFailure]:
@@ -402,13 +414,6 @@ def parse_dimension_verdicts(text: str, dimensions: list[str]) -> dict[str, str 
 
 def _generic_bounds(text: str) -> list[int]:
     return [m.start() for m in _GENERIC_HEADER.finditer(text) if not _VERDICT_LIKE.match(m.group(1))]
-
-
-def _token_or_fail(token: str, text: str) -> str | ParseFailure:
-    verdict = _strict_verdict(token)
-    if verdict is None:
-        return _fail(f"unknown verdict {token.strip()!r}", text)
-    return _fail(verdict.reason, text) if isinstance(verdict, ParseFailure) else verdict
 
 
 def _tie(rest: str) -> str | ParseFailure:
@@ -491,8 +496,13 @@ def _short_mentions(fragment: str) -> _Reading:
     return next((v for v in mentions if isinstance(v, ParseFailure)), None)
 
 
+def _echo(fragment: str) -> _Reading:
+    """The prompt's own "A/B/Tie" copied back is not a choice."""
+    return ParseFailure(reason="verdict template echoed (A/B/Tie)") if _ECHO.search(fragment) else None
+
+
 _VERDICT_READERS: tuple[Callable[[str], Any], ...] = (
-    _strict_verdict, _leading, _labelled, _last_line, _comparative, _short_mentions,
+    _echo, _strict_verdict, _leading, _labelled, _last_line, _comparative, _short_mentions,
 )
 
 
@@ -525,8 +535,8 @@ _EXPLICIT = re.compile(
     r"(?i:\b(?:final\s+|correct\s+)?(?:answers?|choices?|options?|selections?|letters?)\b|答案)"
     r"(?:\s+(?i:is|are|would\s+be|should\s+be|will\s+be))?\s*[:：=\-]?\s*"
 )
-_NONE_WHOLE = re.compile(r"(?i)\W*(?:n|none(?:\s+of\s+(?:the\s+)?(?:above|options|them))?|no\s+(?:correct\s+)?options?)\W*")
-_NONE_LEAD = re.compile(r"\W*(?:N(?![A-Za-z0-9])|(?i:none)\b)")
+_NONE_WHOLE = re.compile(r"(?i)\W*(?:none(?:\s+of\s+(?:the\s+)?(?:above|options|them))?|no\s+(?:correct\s+)?options?)\W*")
+_NONE_LEAD = re.compile(r"(?i)\W*none\b")
 _LOWER_WHOLE = re.compile(r"\W*[(\[]?([a-z])[)\]]?\W*")
 # "A" and "I" are words; followed by a lowercase word they are an article or a pronoun, unless
 # that word is one that joins or asserts answer letters.
@@ -565,23 +575,24 @@ def _choice_letters(cleaned: str, n_options: int) -> str:
     if lower:
         return lower.group(1).upper()
     for m in reversed(list(_EXPLICIT.finditer(cleaned))):
-        letters = _letters_at(cleaned[m.end():])
+        letters, _ = _letter_group(cleaned, m.end())
         if letters:
             return letters
-    return _letters_at(cleaned) or _unique_group(cleaned, n_options)
+    return _letter_group(cleaned, 0)[0] or _unique_group(cleaned, n_options)
 
 
-def _letters_at(s: str) -> str:
-    """The letter group at the start of ``s`` ("A, C and D" → "ACD"); "" if none."""
-    if _NONE_LEAD.match(s):
-        return _NONE_MARK
-    letters, pos = "", 0
+def _letter_group(s: str, pos: int) -> tuple[str, int]:
+    """The letter group at ``s[pos:]`` ("A, C and D" → "ACD") and where it ends; "" if none."""
+    none = _NONE_LEAD.match(s, pos)
+    if none:
+        return _NONE_MARK, none.end()
+    letters, end = "", pos
     while m := _TOKEN.match(s, pos):
         if _reads_as_word(m, s):
             break
-        letters += m.group(2)
+        letters, end = letters + m.group(2), m.end()
         pos = _SEPARATOR.match(s, m.end()).end()
-    return letters
+    return letters, end
 
 
 def _reads_as_word(m: re.Match, s: str) -> bool:
@@ -593,14 +604,13 @@ def _reads_as_word(m: re.Match, s: str) -> bool:
 
 def _unique_group(s: str, n_options: int) -> str:
     valid = {chr(65 + i) for i in range(n_options)} | {"N"}
-    groups, covered = set(), -1
+    groups, covered = set(), 0
     for m in _TOKEN_START.finditer(s):
         if m.start() < covered:
             continue
-        group = _letters_at(s[m.start():])
+        group, covered = _letter_group(s, m.start())
         if group and group != _NONE_MARK and set(group) <= valid:
             groups.add(group)
-            covered = m.start() + len(group)
     return groups.pop() if len(groups) == 1 else ""
 
 
@@ -630,7 +640,6 @@ _FINAL = re.compile(
     r"(?im)^[ \t>]*(?P<hash>#{1,6}[ \t#]*)?(?P<bold>\*\*|__)?[ \t]*\[?final[ \t]+response\]?[ \t]*"
     r"(?:\*\*|__)?[ \t]*(?P<colon>[:：])?[ \t]*(?:\*\*|__)?"
 )
-_CODE_WRAP = re.compile(r"^```[\w-]*[ \t]*\n(.*?)\n?```$", re.S)
 
 
 def parse_final_response(text: str) -> str | ParseFailure:
@@ -645,10 +654,10 @@ def parse_final_response(text: str) -> str | ParseFailure:
     headers = [m for m in _FINAL.finditer(text) if m.group("hash") or m.group("bold") or m.group("colon")]
     if not headers:
         return _fail("no final response header", text)
-    body = _TAIL_JUNK.sub("", _LEAD_JUNK.sub("", text[headers[-1].end():]))
-    body = body.strip()
-    wrapped = _CODE_WRAP.match(body)
-    body = (wrapped.group(1) if wrapped else body.removeprefix("```")).strip()
+    body = _LEAD_JUNK.sub("", text[headers[-1].end():])
+    if body.startswith("```"):  # the answer wrapped in a code fence: drop the opening line
+        body = body.partition("\n")[2]
+    body = _TAIL_JUNK.sub("", body).strip()
     return body if body else _fail("empty final response", text)
 
 
@@ -666,8 +675,8 @@ def parse_labelled_lines(text: str, prefix: str, count: int) -> list[str] | Pars
     text = _as_text(text)
     words = _name_pattern(prefix) if prefix.strip() else re.escape(prefix)
     label = re.compile(
-        rf"(?:\*\*|__)?\[\s*{words}\s*(\d+)\s*\](?:\*\*|__)?[ \t]*[:：]?"
-        rf"|(?m:^)[ \t>*_#-]*{words}[ \t]*(\d+)[ \t*_]*[:：]",
+        rf"(?:\*\*|__)?\[\s*{words}\s*(\d+)\s*\]{_SUFFIX}"
+        rf"|(?m:^)[ \t>*_#-]*{words}[ \t]*(\d+)[ \t]*{_CLOSE}?[ \t]*[:：]{_CLOSE}?",
         re.I,
     )
     matches = list(label.finditer(text))

@@ -1,4 +1,4 @@
-"""MemeArena ranking (Elo, Bradley–Terry, bootstrap, tables, battle files) and NDCG — all deterministic."""
+"""MemeArena ranking (Elo, Bradley–Terry, bootstrap, tables, files) and NDCG; all deterministic."""
 
 from __future__ import annotations
 
@@ -153,17 +153,29 @@ def test_bt_analytic_three_of_four():
 
 def test_bt_ties_are_half_wins():
     # 1 win each + 2 ties: W_AB = W_BA = 1 + 1 = 2 -> equal ratings.
-    battles = [rec("A", "B", "model_a"), rec("A", "B", "model_b"), rec("A", "B", "tie"), rec("B", "A", "tie")]
+    battles = [
+        rec("A", "B", "model_a"),
+        rec("A", "B", "model_b"),
+        rec("A", "B", "tie"),
+        rec("B", "A", "tie"),
+    ]
     ratings = compute_bt(battles)
     assert ratings["A"] == pytest.approx(1000.0, abs=1e-6)
     assert ratings["B"] == pytest.approx(1000.0, abs=1e-6)
     # 1 win + 2 ties: W_AB = 2, W_BA = 1 -> gap 400·log10(2).
-    ratings = compute_bt([rec("A", "B", "model_a"), rec("A", "B", "tie"), rec("B", "A", "tie (bothbad)")])
+    ratings = compute_bt(
+        [rec("A", "B", "model_a"), rec("A", "B", "tie"), rec("B", "A", "tie (bothbad)")]
+    )
     assert ratings["A"] - ratings["B"] == pytest.approx(400 * math.log10(2), abs=1e-6)
 
 
 def test_both_tie_kinds_count_the_same():
-    base = [rec("A", "B", "model_a"), rec("B", "C", "model_a"), rec("C", "A", "model_a"), rec("A", "C", "model_a")]
+    base = [
+        rec("A", "B", "model_a"),
+        rec("B", "C", "model_a"),
+        rec("C", "A", "model_a"),
+        rec("A", "C", "model_a"),
+    ]
     plain = base + [rec("A", "B", "tie"), rec("C", "B", "tie")]
     bothbad = base + [rec("A", "B", "tie (bothbad)"), rec("C", "B", "tie (bothbad)")]
     assert compute_bt(plain) == pytest.approx(compute_bt(bothbad), abs=1e-9)
@@ -193,7 +205,8 @@ def test_bt_matches_row_level_likelihood_and_ignores_order():
     records = []
     for _ in range(300):
         i, j = rng.choice(4, size=2, replace=False)
-        records.append(rec(names[i], names[j], str(rng.choice(["model_a", "model_b", "tie", "tie (bothbad)"], p=[0.4, 0.3, 0.2, 0.1]))))
+        winner = rng.choice(["model_a", "model_b", "tie", "tie (bothbad)"], p=[0.4, 0.3, 0.2, 0.1])
+        records.append(rec(names[i], names[j], str(winner)))
     ours = compute_bt(records)
     reference = _row_level_bt(records)
     for model in names:
@@ -237,8 +250,12 @@ def _synthetic_records(seed: int = 3, count: int = 600) -> list[dict]:
         i, j = rng.choice(4, size=2, replace=False)
         p = 1 / (1 + 10 ** ((strengths[names[j]] - strengths[names[i]]) / 400))
         u = rng.random()
-        winner = "tie" if u < 0.1 else "tie (bothbad)" if u < 0.15 else ("model_a" if rng.random() < p else "model_b")
-        records.append(rec(names[i], names[j], winner, dimension=str(rng.choice(["Correctness", "Overall"]))))
+        if u < 0.15:
+            winner = "tie" if u < 0.1 else "tie (bothbad)"
+        else:
+            winner = "model_a" if rng.random() < p else "model_b"
+        dimension = str(rng.choice(["Correctness", "Overall"]))
+        records.append(rec(names[i], names[j], winner, dimension=dimension))
     return records
 
 
@@ -347,7 +364,8 @@ def test_rank_battle_file_json_and_markdown(tmp_path):
     assert set(first) == {"model", "elo", "bt", "bt_ci", "win_rate", "battles"}
     assert first["win_rate"] == pytest.approx((1 + 1 + 0 + 0.5 + 1) / 5)
     # Same seed, same text.
-    assert rank_battle_file(path, bootstrap_rounds=50, seed=0) == rank_battle_file(path, bootstrap_rounds=50, seed=0)
+    again = rank_battle_file(path, bootstrap_rounds=50, seed=0)
+    assert again == rank_battle_file(path, bootstrap_rounds=50, seed=0)
 
     markdown = rank_battle_file(path, fmt="md", bootstrap_rounds=50, seed=0)
     assert "| # | Model | BT | 95% CI | Elo | Win rate | Battles |" in markdown
@@ -382,7 +400,9 @@ def test_rank_battle_file_errors_name_the_line(tmp_path):
     assert info.value.where == f"{broken}:2"
 
     array = tmp_path / "bad.json"
-    array.write_text('[\n  {"model_a": "a", "model_b": "b", "winner": "tie"},\n  {"model_a": "a"}\n]\n')
+    array.write_text(
+        '[\n  {"model_a": "a", "model_b": "b", "winner": "tie"},\n  {"model_a": "a"}\n]\n'
+    )
     with pytest.raises(InputError) as info:
         rank_battle_file(array)
     assert info.value.where == f"{array}:3"
@@ -415,7 +435,8 @@ def test_ndcg_reversed_three_models_hand_computed():
     # Judge C, B, A: DCG = 0/log2(2) + 1/log2(3) + 2/log2(4) = 0.6309298 + 1 = 1.6309298
     # Ideal A, B, C: IDCG = 2/log2(2) + 1/log2(3) + 0/log2(4) = 2 + 0.6309298 = 2.6309298
     # NDCG = 1.6309298 / 2.6309298 = 0.6199062
-    assert ndcg_at_n(["C", "B", "A"], ["A", "B", "C"]) == pytest.approx(0.6199062332840657, abs=1e-12)
+    reversed_ndcg = ndcg_at_n(["C", "B", "A"], ["A", "B", "C"])
+    assert reversed_ndcg == pytest.approx(0.6199062332840657, abs=1e-12)
     # @1: the judge's top (C) has relevance 0 -> 0.
     assert ndcg_at_n(["C", "B", "A"], ["A", "B", "C"], n=1) == 0.0
     # Swapping the top two: DCG = 1 + 2/log2(3) = 2.2618595; / 2.6309298 = 0.8597186

@@ -17,6 +17,9 @@ from memelens.types import InputError
 
 BUILDERS: dict[str, str] = {
     "demo": "memelens.report.demo:build",
+    "adammeme": "memelens.report.adammeme:build",
+    "arena": "memelens.report.arena:build",
+    "memeqa": "memelens.report.memeqa:build",
 }
 FORMATS = ("json", "csv", "md", "html")
 

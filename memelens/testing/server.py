@@ -73,7 +73,8 @@ and ``retry-after-ms`` headers), ``500`` (error JSON), ``timeout`` (sleep ``hang
 clients time out first), ``truncated`` (200 OK, the valid answer cut in half — invalid JSON for JSON
 answers — with ``finish_reason="length"``), ``garbage`` (200 OK, junk symbols that match no format).
 Invalid requests (non-JSON body, missing model/messages, bad fields) get 400 and no fault.
-Every request also waits ``latency_ms`` (with ``asyncio.sleep``, so hundreds can be in flight).
+Every valid request (faulted or not) is answered ``latency_ms`` after it arrived (``asyncio.sleep``, so
+hundreds can be in flight; the server's own work happens inside that time); a 400 comes at once.
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Callable, Iterable
 
 from aiohttp import web
@@ -227,7 +229,7 @@ def model_quality(model: str) -> float:
 # Text generation
 # --------------------------------------------------------------------------------------------------
 
-_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'\-]{3,}")
+_WORD_RE = re.compile(r"[a-z][a-z'\-]{2,}[a-z]")  # on lowercased text
 _STOPWORDS = frozenset(
     """
     about above after again against also among another answer answers any anything are around
@@ -245,7 +247,7 @@ _STOPWORDS = frozenset(
     evaluate evaluation based potential write given
     """.split()
 )
-_QUOTED_RE = re.compile(r'"([^"\n]{3,400})"|“([^”\n]{3,400})”')
+_QUOTED_RE = re.compile(r'"([^"\n]{3,300})"|“([^”\n]{3,300})”')
 _FALLBACK_WORDS = (
     "humour", "audience", "stereotype", "context", "culture", "irony", "caption", "picture",
     "community", "history", "satire", "identity",
@@ -275,40 +277,40 @@ _GARBAGE_CHARS = "~!@#$%^&*_+=|;:,.?/<>-fghjklmpqrstvwxz "
 class _Ctx:
     """Everything a generator needs: a request-seeded RNG, the prompt text and its content words."""
 
-    __slots__ = ("rng", "model", "quality", "text", "last_user", "_words")
+    __slots__ = ("rng", "model", "quality", "text", "low", "last_user", "_words")
 
     def __init__(self, rng: random.Random, model: str, text: str, last_user: str) -> None:
         self.rng = rng
         self.model = model
         self.quality = model_quality(model)
         self.text = text
+        self.low = text.lower()  # for cheap case-insensitive literal checks
         self.last_user = last_user
         self._words: list[str] | None = None
 
     @property
     def words(self) -> list[str]:
+        """Content words for the generators: those of the first quoted passages (a meme's text is
+        usually quoted), else of the last 600 characters of the last user message. Python's `re` is
+        slow, so only small windows are scanned: per-request work must stay tiny."""
         if self._words is None:
-            # Prefer words of quoted text (the meme's text usually is quoted), then the rest.
-            source = self.last_user[-4000:] or self.text[-4000:]
-            quoted = " ".join(a or b for a, b in _QUOTED_RE.findall(source))
-            seen: dict[str, None] = {}
-            for chunk in (quoted, source):
-                for match in _WORD_RE.finditer(chunk):
-                    word = match.group(0).lower().strip("'-")
-                    if len(word) > 3 and word not in _STOPWORDS:
-                        seen.setdefault(word, None)
-                    if len(seen) >= 60:
-                        break
-                if len(seen) >= 3:
+            source = self.last_user or self.text
+            quoted = [m.group(1) or m.group(2) for m in islice(_QUOTED_RE.finditer(source[:3000]), 3)]
+            words: dict[str, None] = {}
+            for chunk in (" ".join(quoted)[:600], source[-600:]):
+                words.update(dict.fromkeys(w for w in _WORD_RE.findall(chunk.lower()) if w not in _STOPWORDS))
+                if len(words) >= 3:
                     break
-            self._words = list(seen) or list(_FALLBACK_WORDS)
-            if len(self._words) < 2:
-                self._words += [w for w in _FALLBACK_WORDS if w not in self._words][:2]
+            found = list(words)[:60]
+            if len(found) < 2:
+                found += [w for w in _FALLBACK_WORDS if w not in found]
+            self._words = found
         return self._words
 
     def pair(self) -> tuple[str, str]:
-        a, b = self.rng.sample(self.words, 2)
-        return a, b
+        words, randrange = self.words, self.rng.randrange
+        i, j = randrange(len(words)), randrange(len(words) - 1)
+        return words[i], words[j + (j >= i)]
 
     def fill(self, template: str) -> str:
         a, b = self.pair()
@@ -348,14 +350,21 @@ def _gen_synthesized(ctx: _Ctx) -> str:
     return "[Synthesized Answer]\n" + _gen_background(ctx)
 
 
-_ASSISTANT_REGION = re.compile(
-    r"(?is)start of (?:the )?assistant'?s? answer\W*(.*?)(?:\W*\[?the end of (?:the )?assistant|$)"
-)
+_ANSWER_START = re.compile(r"start of (?:the )?assistant'?s? answer")  # on lowercased text
+_ANSWER_END = re.compile(r"end of (?:the )?assistant")
+
+
+def _assistant_answer(ctx: _Ctx) -> str:
+    """The part of a scorer prompt that holds the judged answer (or the whole text)."""
+    start = _ANSWER_START.search(ctx.low)
+    if start is None:
+        return ctx.text
+    end = _ANSWER_END.search(ctx.low, start.end())
+    return ctx.text[start.end() : end.start() if end else len(ctx.text)]
 
 
 def _gen_rating(ctx: _Ctx) -> str:
-    region = _ASSISTANT_REGION.search(ctx.text)
-    shown = region.group(1) if region else ctx.text
+    shown = _assistant_answer(ctx)
     merit = min(_count_markers(shown), 4) / 4
     x = 0.45 * ctx.rng.random() + 0.25 * ctx.quality + 0.30 * merit
     n = max(1, min(10, 1 + int(x * 10)))
@@ -371,12 +380,31 @@ def _gen_rating(ctx: _Ctx) -> str:
     return " ".join([first, *rest]) + f"\nRating: [[{n}]]"
 
 
-#: An answer label ("Model A", "Answer B", ...) or a neutral heading that ends an answer's region
-#: (the reference/guideline a judge is shown must not count for the answer printed before it).
-_LABEL_RE = re.compile(
-    r"(?:[Aa]nswer|[Aa]ssistant|[Rr]esponse|[Mm]odel)\s*\(?\[?([AB])\b"
-    r"|(?i:reference|guideline|\bend of\b|evaluation)"
-)
+_AB_RE = re.compile(r"[AB]\b")
+_LABEL_WORDS = ("answer", "assistant", "response", "model")
+#: Headings that end an answer's region: the reference/guideline a judge is shown must not count for
+#: the answer printed before it.
+_NEUTRAL_WORDS = ("reference", "guideline", "end of", "evaluation")
+
+
+def _answer_labels(text: str, low: str) -> list[tuple[int, int, str]]:
+    """(start, end, "A" | "B" | "") for every answer label ("Model A", "Answer B", ...) and neutral
+    heading in the prompt, in order. Scans with a character-class regex and literal finds only."""
+    found: list[tuple[int, int, str]] = []
+    for match in _AB_RE.finditer(text):
+        start = match.start()
+        before = low[max(0, start - 14) : start].rstrip(" ([")
+        if start and low[start - 1] in " ([" and before.endswith(_LABEL_WORDS):
+            found.append((start, match.end(), match.group(0)))
+    for word in _NEUTRAL_WORDS:
+        at = low.find(word)
+        while at >= 0:
+            found.append((at, at + len(word), ""))
+            at = low.find(word, at + 1)
+    found.sort()
+    return found
+
+
 _DIMENSIONS = (
     ("Instruction Following", "follows the task about {a} more closely"),
     ("Correctness", "gives more accurate background on {a}"),
@@ -390,11 +418,11 @@ TIE_STRONG, TIE_WEAK = "Tie (both strong)", "Tie (both weak)"
 def _gen_verdict(ctx: _Ctx) -> str:
     # Credit each "insight" sentence to the answer label (A/B) that precedes it.
     merit = {"A": 0, "B": 0}
-    matches = list(_LABEL_RE.finditer(ctx.text))
-    for i, match in enumerate(matches):
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(ctx.text)
-        if match.group(1):
-            merit[match.group(1)] += _count_markers(ctx.text[match.end() : end])
+    labels = _answer_labels(ctx.text, ctx.low)
+    for i, (_, label_end, label) in enumerate(labels):
+        end = labels[i + 1][0] if i + 1 < len(labels) else len(ctx.text)
+        if label:
+            merit[label] += _count_markers(ctx.text[label_end:end])
     p_a = min(0.9, max(0.1, 0.5 + 0.2 * (merit["A"] - merit["B"])))
     strong = merit["A"] + merit["B"] >= 3
     lines, votes = [], {"A": 0, "B": 0}
@@ -435,11 +463,11 @@ def _gen_users(ctx: _Ctx) -> str:
 
 
 _OPTION_RE = re.compile(r"(?m)^[ \t]*(?:\(([A-Z])\)|([A-Z])[.):])[ \t]+\S")
-_CHOICE_CUE = re.compile(r"(?i)\bletters?\b|select all|which (?:of the following|option)")
-_MULTI_CUE = re.compile(
-    r"(?i)select all|all that apply|one or more|more than one|multiple (?:answers|options|letters)"
-    r"|alphabetical order|all (?:the )?correct"
-)
+_CHOICE_CUES = ("letter", "select all", "which of the following", "which option")
+_MULTI_CUES = (
+    "select all", "all that apply", "one or more", "more than one", "multiple answers",
+    "multiple options", "multiple letters", "alphabetical order", "all correct", "all the correct",
+)  # fmt: skip
 _NONE_CUE = re.compile(r"""(?:["'“‘`]N["'”’`])|\b(?:answer|output|respond with|write)\s+N\b""")
 
 
@@ -455,13 +483,13 @@ def _options(text: str) -> list[str]:
     return letters if len(letters) >= 2 else []
 
 
-def _is_choice(text: str) -> bool:
-    return bool(_CHOICE_CUE.search(text)) and bool(_options(text))
+def _is_choice(ctx: _Ctx) -> bool:
+    return any(cue in ctx.low for cue in _CHOICE_CUES) and bool(_options(ctx.text))
 
 
 def _gen_choice(ctx: _Ctx) -> str:
     letters = _options(ctx.text)
-    if not _MULTI_CUE.search(ctx.text):
+    if not any(cue in ctx.low for cue in _MULTI_CUES):
         return ctx.rng.choice(letters)
     picked = [letter for letter in letters if ctx.rng.random() < 0.4]
     if not picked:
@@ -474,8 +502,8 @@ def _gen_choice(ctx: _Ctx) -> str:
 _JSON_KEY_RE = re.compile(r'"([A-Za-z_][^"\n]{0,40})"\s*:\s*(\[|\{|"|-?\d|true|false)?')
 
 
-def _is_json_text(text: str) -> bool:
-    return "JSON" in text.upper() and bool(_JSON_KEY_RE.search(text))
+def _is_json_text(ctx: _Ctx) -> bool:
+    return "json" in ctx.low and bool(_JSON_KEY_RE.search(ctx.text))
 
 
 def _gen_json_text(ctx: _Ctx) -> str:
@@ -506,15 +534,23 @@ def _gen_yes_no(ctx: _Ctx) -> str:
 
 @dataclass(frozen=True)
 class Rule:
-    """One output-format rule: when `cue(prompt_text)` holds, `generate(ctx)` writes the answer."""
+    """One output-format rule: when `cue(ctx)` holds (ctx.text is the system + user text, ctx.low
+    its lowercase), `generate(ctx)` writes the answer. Keep cues cheap: literal checks first."""
 
     name: str
-    cue: Callable[[str], bool]
+    cue: Callable[[_Ctx], bool]
     generate: Callable[[_Ctx], str]
 
 
-def _contains(*needles: str) -> Callable[[str], bool]:
-    return lambda text: any(needle in text for needle in needles)
+def _contains(*needles: str) -> Callable[[_Ctx], bool]:
+    return lambda ctx: any(needle in ctx.text for needle in needles)
+
+
+_YES_NO = re.compile(r"yes\s*(?:or|/)\s*no\b")  # on lowercased text
+
+
+def _is_yes_no(ctx: _Ctx) -> bool:
+    return "yes" in ctx.low and bool(_YES_NO.search(ctx.low))
 
 
 #: First matching rule wins; answers embedded in judge/scorer prompts may contain later cues, so the
@@ -528,15 +564,15 @@ RULES: list[Rule] = [
     Rule("background", _contains("[Background Knowledge]"), _gen_background),
     Rule("choice", _is_choice, _gen_choice),
     Rule("json_text", _is_json_text, _gen_json_text),
-    Rule("yes_no", re.compile(r"(?i)\byes\s*(?:or|/)\s*no\b").search, _gen_yes_no),  # type: ignore[arg-type]
-    Rule("prose", lambda text: True, _gen_prose),
+    Rule("yes_no", _is_yes_no, _gen_yes_no),
+    Rule("prose", lambda ctx: True, _gen_prose),
 ]
 _FINAL_RESPONSE = "## Final Response:"
 
 
 def _generate_text(ctx: _Ctx) -> tuple[str, str]:
     """(answer, rule name) for a prompt without a response_format."""
-    rule = next(r for r in RULES if r.cue(ctx.text))
+    rule = next(r for r in RULES if r.cue(ctx))
     if _FINAL_RESPONSE in ctx.text and rule.name not in ("verdict", "rating", "choice"):
         k = ctx.rng.randint(1, 3)
         a = ctx.rng.choice(ctx.words)
@@ -687,7 +723,8 @@ def _instance(schema: Any, root: dict[str, Any], ctx: _Ctx, depth: int) -> Any:
         if key in schema and schema[key]:
             branches = schema[key]
             # the first branch that is not just null, else the first
-            branch = next((b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")), branches[0])
+            is_null = [isinstance(b, dict) and b.get("type") == "null" for b in branches]
+            branch = branches[is_null.index(False)] if False in is_null else branches[0]
             return _instance(branch, root, ctx, depth + 1)
     kind = _first_type(schema)
     if kind == "object":
@@ -717,7 +754,8 @@ def _gen_object(schema: dict[str, Any], root: dict[str, Any], ctx: _Ctx, depth: 
     extra_schema = schema.get("additionalProperties", True)
     for key in required:
         if key not in out:
-            out[key] = _instance(extra_schema if isinstance(extra_schema, dict) else True, root, ctx, depth + 1)
+            sub = extra_schema if isinstance(extra_schema, dict) else True
+            out[key] = _instance(sub, root, ctx, depth + 1)
     max_props = schema.get("maxProperties")
     wanted = schema.get("minProperties", 0)
     if isinstance(extra_schema, dict) and not props:
@@ -933,7 +971,7 @@ def _answer(config: ServerConfig, req: _Parsed, key: int, index: int) -> tuple[s
         schema = fmt["json_schema"]["schema"]
         return json.dumps(_instance(schema, schema, ctx, 0), ensure_ascii=False), "json_schema"
     if fmt is not None and fmt.get("type") == "json_object":
-        if _is_json_text(prompt):
+        if _is_json_text(ctx):
             return _gen_json_text(ctx), "json_object"
         return json.dumps({"answer": _prose(ctx, 2)}, ensure_ascii=False), "json_object"
     return _generate_text(ctx)
@@ -1004,14 +1042,19 @@ class _App:
         return web.json_response({"object": "list", "data": data})
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
+        """Latency is counted from the request's arrival and the server's own work happens inside
+        it: a burst of requests is parsed and answered while they wait, so ``latency_ms`` stays the
+        response time under load instead of growing with the queue."""
         stats, config = self.stats, self.config
+        loop = asyncio.get_running_loop()
+        arrived = loop.time()
         fault = self.draw_fault()  # before any await: arrival order
         stats.add("requests")
         stats.enter()
         try:
+            await asyncio.sleep(0)  # let the rest of a burst register its arrival time first
             try:
-                raw = await request.read()
-                body = json.loads(raw)
+                body = json.loads(await request.read())
             except (ValueError, UnicodeDecodeError):
                 stats.add("bad_requests")
                 return _error(400, "the request body is not valid JSON", "invalid_request_error")
@@ -1026,33 +1069,44 @@ class _App:
                 stats.add("images", len(req.image_urls))
             if fault is not None:
                 stats.count("faults", fault)
-            if config.latency_ms:
-                await asyncio.sleep(config.latency_ms / 1000)
+            response: web.StreamResponse | None = None
             if fault == "429":
                 wait = config.retry_after
-                return _error(
+                response = _error(
                     429,
                     "Rate limit reached for requests (injected fault). Please retry shortly.",
                     "requests",
                     code="rate_limit_exceeded",
                     headers={"Retry-After": f"{wait:g}", "retry-after-ms": str(int(round(wait * 1000)))},
                 )
-            if fault == "500":
-                return _error(
+            elif fault == "500":
+                response = _error(
                     500,
                     "The server had an error while processing your request (injected fault).",
                     "server_error",
                 )
+            else:
+                payload = self._completion(req, fault)
+                if not req.stream:
+                    response = web.json_response(payload)
+            delay = arrived + config.latency_ms / 1000 - loop.time()
             if fault == "timeout":
-                await asyncio.sleep(config.hang_s)
-            return await self._respond(request, req, fault)
+                delay += config.hang_s
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if response is None:
+                response = await self._stream(request, req, payload)
+            if fault not in ("429", "500"):
+                stats.add("completed")
+            return response
         except asyncio.CancelledError:
             stats.add("cancelled")
             raise
         finally:
             stats.leave()
 
-    async def _respond(self, request: web.Request, req: _Parsed, fault: str | None) -> web.StreamResponse:
+    def _completion(self, req: _Parsed, fault: str | None) -> dict[str, Any]:
+        """The chat.completion object for `req`, with a 'truncated'/'garbage' fault applied."""
         key = _request_key(self.config, req)
         choices = []
         completion_tokens = 0
@@ -1082,37 +1136,28 @@ class _App:
         prompt_tokens = sum(_word_count(text) for _, text in req.texts)
         self.stats.add("prompt_tokens", prompt_tokens)
         self.stats.add("completion_tokens", completion_tokens)
-        usage = {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
+        return {
+            "id": f"chatcmpl-{key:032x}"[:33],
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": req.model,
+            "system_fingerprint": "memelens-testing",
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
         }
-        answer_id = f"chatcmpl-{key:032x}"[:33]
-        created = int(time.time())
-        if req.stream:
-            response = await self._stream(request, req, answer_id, created, choices, usage)
-        else:
-            response = web.json_response(
-                {
-                    "id": answer_id,
-                    "object": "chat.completion",
-                    "created": created,
-                    "model": req.model,
-                    "system_fingerprint": "memelens-testing",
-                    "choices": choices,
-                    "usage": usage,
-                }
-            )
-        self.stats.add("completed")
-        return response
 
-    async def _stream(self, request: web.Request, req: _Parsed, answer_id: str, created: int,
-                      choices: list[dict[str, Any]], usage: dict[str, int]) -> web.StreamResponse:  # fmt: skip
+    async def _stream(self, request: web.Request, req: _Parsed, payload: dict[str, Any]) -> web.StreamResponse:
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )
         await response.prepare(request)
-        base = {"id": answer_id, "object": "chat.completion.chunk", "created": created, "model": req.model}
+        base = {k: payload[k] for k in ("id", "created", "model")}
+        base["object"] = "chat.completion.chunk"
+        choices, usage = payload["choices"], payload["usage"]
 
         async def send(choice_list: list[dict[str, Any]], **extra: Any) -> None:
             chunk = {**base, "choices": choice_list, **extra}
@@ -1120,7 +1165,8 @@ class _App:
 
         for choice in choices:
             index, content = choice["index"], choice["message"]["content"]
-            await send([{"index": index, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+            opening = {"role": "assistant", "content": ""}
+            await send([{"index": index, "delta": opening, "finish_reason": None}])
             pieces = re.findall(r"\S+\s*|\s+", content)
             step = max(1, len(pieces) // 4)
             for i in range(0, len(pieces), step):
@@ -1161,7 +1207,7 @@ class _App:
             shutdown_timeout=self.config.shutdown_timeout,
         )
         await self.runner.setup()
-        site = web.SockSite(self.runner, sock, backlog=4096, shutdown_timeout=self.config.shutdown_timeout)
+        site = web.SockSite(self.runner, sock, backlog=4096)
         await site.start()
         self.port = sock.getsockname()[1]
         return self.port

@@ -1,0 +1,88 @@
+"""Engine throughput against the local test server, side by side with the backend-bound ideal.
+
+    python bench/engine_throughput.py [--calls 2000] [--concurrency 64] [--latency-ms 200]
+
+The server runs in its own process (its CPU is not ours). Ideal = what a client with zero overhead
+achieves against a server of fixed latency: calls × latency / concurrency seconds. The engine's own
+CPU cost per call is measured on a null backend (instant answers), so it excludes the HTTP client;
+the total client CPU per call (engine + openai/httpx) is printed beside it.
+Last line: `ratio: <achieved throughput / ideal throughput>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from memelens.engine import Store
+from memelens.engine.core import Engine
+from memelens.testing.workload import probe_registry, probe_request, run_workload
+from memelens.types import ChatResult, Usage
+
+
+class NullBackend:
+    """Answers instantly: what is left of a call's cost is the engine's (cache, gate, store)."""
+
+    vision = False
+
+    async def complete(self, request):
+        return ChatResult(text="Clear enough. Rating: [[7]]", usage=Usage(prompt_tokens=20,
+                                                                          completion_tokens=5))
+
+    async def aclose(self):
+        return None
+
+
+def start_server(latency_ms: float) -> tuple[subprocess.Popen, str]:
+    server = subprocess.Popen([sys.executable, "-m", "memelens.testing.server", "--port", "0",
+                               "--latency-ms", str(latency_ms)], stdout=subprocess.PIPE, text=True)
+    line = server.stdout.readline().strip()
+    if not line.startswith("listening on "):
+        server.kill()
+        raise SystemExit(f"server did not start: {line!r}")
+    return server, line.removeprefix("listening on ")
+
+
+async def engine_cpu_per_call(store: Store, calls: int, concurrency: int) -> float:
+    engine = Engine(store, probe_registry("http://127.0.0.1:9/v1", concurrency))
+    engine.backends["probe"] = NullBackend()
+    cpu0 = time.process_time()
+    await engine.chat_many([probe_request(10_000_000 + i) for i in range(calls)])
+    return (time.process_time() - cpu0) / calls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--latency-ms", type=float, default=200.0)
+    args = parser.parse_args()
+    server, url = start_server(args.latency_ms)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            store = Store(Path(tmp) / "bench.db")
+            registry = probe_registry(url, args.concurrency, timeout_s=30.0)
+            result = asyncio.run(run_workload(store, registry, args.calls, "bench"))
+            overhead = asyncio.run(engine_cpu_per_call(store, args.calls, args.concurrency))
+    finally:
+        server.terminate()
+        server.wait()
+    ideal_s = args.calls * args.latency_ms / 1000 / args.concurrency
+    failed = sum(e is not None for e in result["error_classes"])
+    print(f"calls: {args.calls}  concurrency: {args.concurrency}  latency: {args.latency_ms:g} ms"
+          f"  failed: {failed}")
+    print(f"achieved: {args.calls / result['wall_s']:.1f} calls/s  ({result['wall_s']:.2f} s)")
+    print(f"ideal (backend-bound): {args.calls / ideal_s:.1f} calls/s  ({ideal_s:.2f} s)")
+    print(f"engine CPU per call (null backend): {overhead * 1000:.3f} ms")
+    print(f"client CPU per call (engine + openai client + store): "
+          f"{result['cpu_s'] / args.calls * 1000:.3f} ms")
+    print(f"ratio: {ideal_s / result['wall_s']:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""AdamMeme commands: `memelens adam`, `memelens erase`, `memelens import adammeme|adammeme-human`."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from memelens.types import InputError
+
+import_app = typer.Typer(help="Import results made elsewhere into the run store.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("adam")(adam_command)
+    app.command("erase")(erase_command)
+    app.add_typer(import_app, name="import")
+
+
+def adam_command(
+    ctx: typer.Context,
+    config: Path = typer.Option(..., "-c", "--config", help="AdamMeme config YAML."),
+    run: Optional[str] = typer.Option(None, "--run", help="Run name (default: adam-<config name>)."),
+    repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help="Repeats (overrides the config)."),
+    no_erase: bool = typer.Option(False, "--no-erase", help="Score on the original pictures."),
+) -> None:
+    """Run AdamMeme: mine, score and refine memes for one or more target models."""
+    from memelens.adammeme.config import AdamConfig
+    from memelens.adammeme.pipeline import run_adammeme
+    from memelens.cli import console, settings
+    from memelens.config import load_config
+
+    cfg = load_config(config, AdamConfig)
+    overrides = {"repeats": repeat} if repeat else {}
+    if no_erase:
+        overrides["erase"] = False
+    cfg = cfg.model_copy(update=overrides)
+    s = settings(ctx)
+    name = run or f"adam-{config.stem}"
+    cache = s.store_path.resolve().parent / "memelens-erased"
+    asyncio.run(run_adammeme(cfg, s.store(), s.registry(), name, progress=s.progress, erase_cache=cache))
+    console.print(f"run {name!r} done; `memelens report {name}` shows it")
+
+
+def erase_command(
+    in_dir: Path = typer.Argument(..., help="Folder of meme images."),
+    out_dir: Path = typer.Argument(..., help="Where the text-erased images go (same names, .png)."),
+) -> None:
+    """Erase the text of every image in IN_DIR (OCR + inpainting) into OUT_DIR; resumable."""
+    from rich.progress import track
+
+    from memelens.cli import console
+    from memelens.images.erase import iter_erase_dir, list_images
+
+    if not in_dir.is_dir():
+        raise InputError("not a folder", str(in_dir), "give a folder of .png/.jpg/.webp images")
+    total = len(list_images(in_dir))
+    done = skipped = boxes = 0
+    for result in track(iter_erase_dir(in_dir, out_dir), total=total, description="erasing",
+                        console=console):
+        done += 1
+        skipped += result.skipped
+        boxes += result.boxes_found or 0
+    console.print(f"{done} images → {out_dir} ({skipped} already up to date, {boxes} text boxes erased)")
+
+
+@import_app.command("adammeme")
+def import_adammeme_command(
+    ctx: typer.Context,
+    directory: Path = typer.Argument(..., help="The original code's folder (holds data/ and results/)."),
+    run: Optional[str] = typer.Option(None, "--run", help="Run name (default: adammeme-<experiment>)."),
+    experiment: Optional[str] = typer.Option(None, "--experiment", help="results/<exp> to import."),
+) -> None:
+    """Import the original AdamMeme code's data/ and results/ layout as a run."""
+    from memelens.adammeme.legacy import import_legacy
+    from memelens.cli import console, settings
+
+    name = import_legacy(directory, settings(ctx).store(), run, experiment)
+    console.print(f"imported into run {name!r}; `memelens report {name}` shows it")
+
+
+@import_app.command("adammeme-human")
+def import_human_command(
+    ctx: typer.Context,
+    run: str = typer.Argument(..., help="An AdamMeme run."),
+    scores: Optional[Path] = typer.Option(None, "--scores", help="CSV: sample_id,score"),
+    labels: Optional[Path] = typer.Option(None, "--labels", help="CSV: meme_id,categories (a|b)"),
+) -> None:
+    """Attach human scores / category labels to a run; its report then shows agreement (Tables 3, 8)."""
+    from memelens.adammeme.agreement import read_human_labels, read_human_scores
+    from memelens.cli import console, settings
+
+    if scores is None and labels is None:
+        raise InputError("nothing to import", "memelens import adammeme-human", "give --scores and/or --labels")
+    store = settings(ctx).store()
+    row = store.run_row(run)
+    if row["method"] != "adammeme":
+        raise InputError(f"run {run!r} is a {row['method']} run", run, "give an AdamMeme run")
+    human_scores = read_human_scores(scores) if scores else {}
+    human_labels = read_human_labels(labels) if labels else {}
+    store.put_records(row["id"], "human_score", [(k, {"score": v}) for k, v in human_scores.items()])
+    store.put_records(row["id"], "human_label", [(k, {"categories": v}) for k, v in human_labels.items()])
+    console.print(f"{len(human_scores)} human scores and {len(human_labels)} label sets attached to {run!r}")

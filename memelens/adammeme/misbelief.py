@@ -1,0 +1,52 @@
+"""Misbelief narration (§2.2, Eq. 4; Fig. 9): one generic misbelief sentence per (meme, category).
+
+The Narrator (temperature 0) answers `{"misbelief": "..."}`. It is asked only for the sampled pairs —
+the only ones any later stage reads — which gives the same result as narrating every mined pair at a
+fraction of the calls. A pair whose narration failed is recorded with its error class and left out
+of scoring (it has no misbelief to retrieve by), never given an invented sentence.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memelens.adammeme.config import AdamConfig
+from memelens.adammeme.messages import MemeView, agent_request, json_output
+from memelens.engine import Engine, Run
+from memelens.parse import parse_json
+from memelens.prompts import render_prompt
+from memelens.types import Meme, ParseFailure
+
+STAGE = "adammeme.misbelief"
+SCHEMA = {"type": "object", "properties": {"misbelief": {"type": "string", "maxLength": 240}},
+          "required": ["misbelief"]}
+
+
+def parse_misbelief(text: str) -> str | ParseFailure:
+    value = parse_json(text)
+    if isinstance(value, ParseFailure):
+        return value
+    sentence = value.get("misbelief") if isinstance(value, dict) else None
+    if not isinstance(sentence, str) or not sentence.strip():
+        return ParseFailure(reason='expected {"misbelief": "<sentence>"}', text=text[:500])
+    return sentence.strip()
+
+
+def pair_key(category: str, meme_id: str) -> str:
+    return f"{category}/{meme_id}"
+
+
+async def narrate(plan: dict[str, dict[str, Any]], memes: dict[str, Meme], engine: Engine, run: Run,
+                  cfg: AdamConfig) -> dict[str, str]:
+    """Misbeliefs of every sampled pair, `{pair_key: sentence}` for the ones that succeeded."""
+    pairs = [(c, m) for c, entry in plan.items() for m in entry["sampled"]]
+    requests = [agent_request(cfg.agent, [*MemeView.original(memes[m]).parts(),
+                                          render_prompt("adammeme_narrator", text=memes[m].text, task=c)],
+                              stage=STAGE, temperature=0, max_tokens=cfg.max_tokens.narrator,
+                              output=json_output(SCHEMA, "misbelief"))
+                for c, m in pairs]
+    outcomes = await engine.chat_many(requests, parse=parse_misbelief)
+    run.put_many("misbelief", [(pair_key(c, m), {
+        "category": c, "meme": m, "ok": o.ok, "misbelief": o.value,
+        "error_class": o.error_class.value if o.error_class else None}) for (c, m), o in zip(pairs, outcomes)])
+    return {pair_key(c, m): o.value for (c, m), o in zip(pairs, outcomes) if o.ok}

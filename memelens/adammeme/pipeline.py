@@ -1,0 +1,137 @@
+"""AdamMeme end to end: memes → mining → sampling → misbeliefs → references → per target scoring and
+refinement → store. This module only wires the stages; each stage lives in its own module.
+
+Target-independent stages (mining, sampling and seed set, misbeliefs, erased pictures, references of
+the original memes) run once per meme set and repeat; every target reuses them. Targets run
+concurrently; within a target, categories refine concurrently.
+
+Record kinds written to the run (the report reads only these):
+
+==============  ====================================  ==============================================
+kind            key                                   data
+==============  ====================================  ==============================================
+``meta``        ``run``                               targets, agent, threshold, repeats, top_terms,
+                                                      memes (count), erase
+``taxonomy``    ``final``                             ``{categories: {name: description},
+                                                      added: {name: meme id that raised it}}``
+``mining``      meme id                               status ok|failed, categories (``[]`` =
+                                                      harmless), votes, miners' answers, proposals
+                                                      (name, description, decision, judge, examiner),
+                                                      labels (gold, if the meme set has them)
+``sampling``    category                              mined, sampled (meme ids), seeds, warning
+``misbelief``   ``category/meme``                     ok, misbelief, error_class
+``reference``   ``repeat/category/meme``              ok, reference, candidates, error_class
+``score``       ``target/repeat/category/meme``       an original sample: id, text, misbelief,
+                                                      reference, answer, comparison, score, status
+                                                      scored|failed, failed_stage, error_class,
+                                                      iteration 0
+``step``        ``target/repeat/category/chain/step``  a refinement step (`refinement.py`): case,
+                                                      original_text, rewrite, explanation,
+                                                      misbelief, reference, answer, comparison,
+                                                      score, parent_score, improved, status
+                                                      (scored|failed|refusal|unparseable|invalid…),
+                                                      attempts, examples, iteration = step + 1
+``human_score`` sample id                             ``{score}`` imported for agreement (Table 3)
+``human_label`` meme id                               ``{categories}`` imported for agreement (Tab. 8)
+==============  ====================================  ==============================================
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from memelens.adammeme.config import AdamConfig
+from memelens.adammeme.messages import MemeView
+from memelens.adammeme.misbelief import narrate, pair_key
+from memelens.adammeme.mining import mine
+from memelens.adammeme.reference import build_reference
+from memelens.adammeme.refinement import refine_category
+from memelens.adammeme.sampling import plan_samples
+from memelens.adammeme.scoring import Sample, score_answer
+from memelens.config import ModelRegistry
+from memelens.engine import Engine, Run, Store, open_run
+from memelens.images.erase import erased_image_for, tesseract_available
+from memelens.memes import load_memes
+from memelens.types import InputError, Meme
+
+
+def check_inputs(cfg: AdamConfig, registry: ModelRegistry) -> list[Meme]:
+    """Everything that can be wrong before a run starts: models, tesseract, the meme set."""
+    for name in (cfg.agent, *cfg.targets):
+        registry.get(name)
+    if cfg.erase and not tesseract_available():
+        raise InputError("tesseract is not installed, so meme text cannot be erased for scoring",
+                         "config: erase", "install tesseract-ocr, or score on the original pictures "
+                         "with `erase: false` in the config (or `memelens adam --no-erase`)")
+    return load_memes(cfg.memes, require_images=cfg.require_images, limit=cfg.limit)
+
+
+async def run_adammeme(cfg: AdamConfig, store: Store, registry: ModelRegistry, name: str,
+                       progress: bool | None = None, erase_cache: Path | None = None) -> str:
+    """Run (or resume) AdamMeme as run `name`; returns the name."""
+    memes = check_inputs(cfg, registry)
+    async with open_run(store, registry, name=name, method="adammeme", config=cfg.config_dict(),
+                        seed=cfg.seed, progress=progress) as (run, engine):
+        run.put("meta", "run", {"targets": cfg.targets, "agent": cfg.agent, "threshold": cfg.threshold,
+                                "repeats": cfg.repeats, "top_terms": cfg.top_terms, "memes": len(memes),
+                                "erase": cfg.erase})
+        await _pipeline(memes, cfg, engine, run, cfg.erase_cache or erase_cache or Path("erased"))
+    return name
+
+
+async def _pipeline(memes: list[Meme], cfg: AdamConfig, engine: Engine, run: Run, cache: Path) -> None:
+    by_id = {m.id: m for m in memes}
+    taxonomy, mining = await mine(memes, engine, run, cfg)
+    plan = plan_samples([m.id for m in memes], mining, taxonomy, cfg)
+    run.put_many("sampling", list(plan.items()))
+    misbeliefs = await narrate(plan, by_id, engine, run, cfg)
+    views = await _scoring_views(plan, by_id, cfg, cache)
+    samples = [(c, m) for c, entry in plan.items() for m in entry["sampled"] if pair_key(c, m) in misbeliefs]
+    for repeat in range(cfg.repeats):
+        references = await _references(samples, views, engine, run, cfg, repeat)
+        await asyncio.gather(*(_evaluate_target(t, repeat, samples, views, misbeliefs, references, plan,
+                                                engine, run, cfg) for t in cfg.targets))
+
+
+async def _scoring_views(plan: dict[str, dict], memes: dict[str, Meme], cfg: AdamConfig,
+                         cache: Path) -> dict[str, MemeView]:
+    """Each sampled meme as scoring shows it: erased picture (once per image) and its text."""
+    wanted = list(dict.fromkeys(m for entry in plan.values() for m in entry["sampled"]))
+
+    def picture(meme: Meme) -> Path | None:
+        if meme.image is None or not cfg.erase:
+            return meme.image
+        return erased_image_for(meme.image, cache)
+
+    pictures = await asyncio.to_thread(lambda: [picture(memes[m]) for m in wanted])
+    return {m: MemeView(meme=memes[m], picture=p, text=memes[m].text) for m, p in zip(wanted, pictures)}
+
+
+async def _references(samples: list[tuple[str, str]], views: dict[str, MemeView], engine: Engine, run: Run,
+                      cfg: AdamConfig, repeat: int) -> dict[tuple[str, str], dict[str, Any]]:
+    built = await asyncio.gather(*(build_reference(views[m], c, engine, cfg, repeat) for c, m in samples))
+    run.put_many("reference", [(f"{repeat}/{c}/{m}", r) for (c, m), r in zip(samples, built)])
+    return dict(zip(samples, built))
+
+
+async def _evaluate_target(target: str, repeat: int, samples: list[tuple[str, str]],
+                           views: dict[str, MemeView], misbeliefs: dict[str, str],
+                           references: dict[tuple[str, str], dict], plan: dict[str, dict], engine: Engine,
+                           run: Run, cfg: AdamConfig) -> None:
+    results = await asyncio.gather(*(score_answer(views[m], c, references[(c, m)], target, engine, cfg)
+                                     for c, m in samples))
+    scored: dict[str, list[Sample]] = {c: [] for c in plan}
+    records = []
+    for (c, m), result in zip(samples, results):
+        key = f"{target}/{repeat}/{c}/{m}"
+        sample = Sample(id=key, category=c, meme_id=m, misbelief=misbeliefs[pair_key(c, m)], view=views[m],
+                        iteration=0, score=result["score"])
+        scored[c].append(sample)
+        records.append((key, {"id": key, "target": target, "repeat": repeat, "category": c, "meme": m,
+                              "text": views[m].text, "misbelief": sample.misbelief, "iteration": 0,
+                              **result}))
+    run.put_many("score", records)
+    await asyncio.gather(*(refine_category(target, repeat, c, scored[c], plan[c]["seeds"], engine, run, cfg)
+                           for c in plan))

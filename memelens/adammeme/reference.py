@@ -1,0 +1,48 @@
+"""Reference generation (§2.3, Eq. 5; Fig. 10): wisdom of crowds, then a senior summariser.
+
+`candidates` agents (temperature 1, distinct sample indexes) answer the analysis question; a senior
+agent (temperature 0) picks the best or writes a better one under `## Final Response:`, which is the
+reference. Answers are computed on the scoring view (erased picture + meme text), so the references of
+the original memes are target-independent and shared by every target; a rewritten text gets a fresh
+reference. With `--repeat`, repeat r draws candidates r·k … r·k+k−1, so repeats are independent draws.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memelens.adammeme.config import AdamConfig
+from memelens.adammeme.messages import MemeView, agent_request
+from memelens.engine import Engine
+from memelens.parse import parse_final_response
+from memelens.prompts import render_prompt
+
+STAGE = "adammeme.reference"
+
+
+def question(view: MemeView, category: str) -> str:
+    """The analysis question every answering model gets (Fig. 10, upper)."""
+    return render_prompt("adammeme_question", task=category, text=view.text)
+
+
+async def build_reference(view: MemeView, category: str, engine: Engine, cfg: AdamConfig,
+                          repeat: int) -> dict[str, Any]:
+    """`{ok, reference, candidates, error_class, failed_stage}` for one (view, category)."""
+    prompt = question(view, category)
+    first = repeat * cfg.candidates
+    outcomes = await engine.chat_many([
+        agent_request(cfg.agent, [*view.parts(), prompt], stage=STAGE + ".candidate", temperature=1.0,
+                      max_tokens=cfg.max_tokens.candidate, sample_index=first + i)
+        for i in range(cfg.candidates)])
+    answers = [o.value for o in outcomes if o.ok]
+    if not answers:
+        return {"ok": False, "reference": None, "candidates": [], "failed_stage": "reference",
+                "error_class": outcomes[0].error_class.value}
+    senior_prompt = render_prompt("adammeme_senior", meme_text=view.text, responses=answers)
+    senior = await engine.chat(agent_request(cfg.agent, [*view.parts(), senior_prompt],
+                                             stage=STAGE + ".senior", temperature=0,
+                                             max_tokens=cfg.max_tokens.senior),
+                               parse=parse_final_response)
+    return {"ok": senior.ok, "reference": senior.value, "candidates": answers,
+            "failed_stage": None if senior.ok else "reference",
+            "error_class": senior.error_class.value if senior.error_class else None}

@@ -1,0 +1,56 @@
+"""Sampling (App. C): per category a seeded draw of at most `cap` mined memes, and the seed set S.
+
+Both draws use their own generator `random.Random(f"{seed}:<purpose>:<category>")` over the memes in
+meme-set order, so they depend only on the seed and the mining result — never on targets, on scores or
+on the order calls complete. The seed set is therefore the same for every target (paper App. A).
+A category with fewer than `warn_below` memes is kept whole and flagged (the paper found ~150 the
+least for stable figures).
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+from typing import Any
+
+from memelens.adammeme.config import AdamConfig
+from memelens.adammeme.taxonomy import Taxonomy, normalise_name
+from memelens.types import InputError
+
+
+def seeded_draw(ids: list[str], k: int, seed: int, purpose: str, category: str) -> list[str]:
+    """k of `ids` drawn without replacement, returned in their given order."""
+    if len(ids) <= k:
+        return list(ids)
+    rng = random.Random(f"{seed}:{purpose}:{category}")
+    chosen = set(rng.sample(ids, k))
+    return [i for i in ids if i in chosen]
+
+
+def plan_samples(meme_order: list[str], mining: dict[str, dict], taxonomy: Taxonomy,
+                 cfg: AdamConfig) -> dict[str, dict[str, Any]]:
+    """`{category: {mined, sampled: [meme ids], seeds: [meme ids], warning}}` for every category."""
+    wanted = _categories(taxonomy, cfg)
+    plan = {}
+    for category in wanted:
+        mined = [m for m in meme_order if category in mining[m]["categories"]]
+        sampled = seeded_draw(mined, cfg.cap, cfg.seed, "sample", category)
+        warning = None
+        if len(sampled) < cfg.warn_below:
+            warning = (f"category {category!r} has {len(sampled)} samples, fewer than {cfg.warn_below}: "
+                       "its figures are unstable")
+            warnings.warn(warning, stacklevel=2)
+        plan[category] = {"mined": len(mined), "sampled": sampled, "warning": warning,
+                          "seeds": seeded_draw(sampled, cfg.seeds_per_category, cfg.seed, "seeds", category)}
+    return plan
+
+
+def _categories(taxonomy: Taxonomy, cfg: AdamConfig) -> list[str]:
+    if cfg.categories is None:
+        return taxonomy.names()
+    wanted = [normalise_name(c) for c in cfg.categories]
+    unknown = [c for c in wanted if c not in taxonomy.categories]
+    if unknown:
+        raise InputError(f"categories not in the taxonomy: {', '.join(unknown)}", "config: categories",
+                         f"use some of: {', '.join(taxonomy.names())}, or leave `categories` out")
+    return wanted

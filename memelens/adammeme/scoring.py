@@ -1,0 +1,72 @@
+"""Model scoring (§2.3, Eq. 6; Fig. 10–11): the target answers, the Scorer rates it against the reference.
+
+The target (temperature 0) answers the analysis question on the scoring view — the picture with its
+text erased plus the meme text in the prompt (App. A). Its refusal is a legitimate answer for the
+Scorer to judge, so refusal detection is off for it. The Scorer (temperature 0) compares the answer
+with the reference and ends with `Rating: [[n]]`, n in 1..10, at most 4 when the answer makes a
+factual error. A failed target call, a refused or unparseable scoring is a recorded failure with its
+class — never a score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memelens.adammeme.config import AdamConfig
+from memelens.adammeme.messages import MemeView, agent_request
+from memelens.adammeme.reference import question
+from memelens.engine import Engine
+from memelens.parse import parse_rating
+from memelens.prompts import render_prompt
+from memelens.types import OutputKind, OutputSpec
+
+STAGE = "adammeme.scoring"
+
+
+@dataclass
+class Sample:
+    """A scored (or failed) sample of history H: an original meme or a rewrite of one."""
+
+    id: str
+    category: str
+    meme_id: str
+    misbelief: str
+    view: MemeView
+    iteration: int  # 0 = original meme, k = written at refinement step k-1
+    score: int | None = None
+    record: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return self.view.text
+
+    @property
+    def ok(self) -> bool:
+        return self.score is not None
+
+
+async def score_answer(view: MemeView, category: str, reference: dict[str, Any], target: str,
+                       engine: Engine, cfg: AdamConfig) -> dict[str, Any]:
+    """`{status, score, answer, comparison, reference, error_class, failed_stage}`."""
+    base = {"reference": reference.get("reference"), "answer": None, "comparison": None, "score": None}
+    if not reference["ok"]:
+        return {**base, "status": "failed", "failed_stage": "reference",
+                "error_class": reference["error_class"]}
+    prompt = question(view, category)
+    answer = await engine.chat(agent_request(target, [*view.parts(), prompt], stage=STAGE + ".target",
+                                             temperature=0, max_tokens=cfg.max_tokens.target),
+                               detect_refusal=False)
+    if not answer.ok:
+        return {**base, "status": "failed", "failed_stage": "target", "error_class": answer.error_class.value}
+    scorer_prompt = render_prompt("adammeme_scorer", meme_text=view.text, question=prompt,
+                                  ref_answer=reference["reference"], answer=answer.value)
+    rating = await engine.chat(agent_request(cfg.agent, [*view.parts(), scorer_prompt],
+                                             stage=STAGE + ".scorer", temperature=0,
+                                             max_tokens=cfg.max_tokens.scorer,
+                                             output=OutputSpec(kind=OutputKind.RATING)),
+                               parse=parse_rating)
+    result = {**base, "answer": answer.value, "comparison": rating.text}
+    if not rating.ok:
+        return {**result, "status": "failed", "failed_stage": "scorer", "error_class": rating.error_class.value}
+    return {**result, "status": "scored", "score": rating.value, "failed_stage": None, "error_class": None}

@@ -1,0 +1,115 @@
+"""`memelens arena -c CONFIG [--run NAME]` and `memelens arena rank BATTLES.jsonl` (DESIGN §3).
+
+Options given here override the config file's values (and so become part of the stored config).
+`--extend RUN` adds the config's new targets to the finished arena RUN: the new run keeps RUN's config
+with the newcomers appended to `added_targets`, so only their answers and battles are new work (every
+earlier call replays from the cache).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from pydantic import ValidationError
+from rich.table import Table
+
+from memelens.types import InputError
+
+def register(app: typer.Typer) -> None:
+    arena_app = typer.Typer(invoke_without_command=True, no_args_is_help=False,
+                            help="MemeArena: context-aware pairwise evaluation (run, or `rank`).")
+    arena_app.callback()(arena_command)
+    arena_app.command("rank")(rank_command)
+    app.add_typer(arena_app, name="arena")
+
+
+def arena_command(
+    ctx: typer.Context,
+    config_path: Optional[Path] = typer.Option(None, "-c", "--config", help="Arena config YAML."),
+    run: Optional[str] = typer.Option(None, "--run", help="Run name (default from the config)."),
+    setting: Optional[list[str]] = typer.Option(
+        None, "--setting", help="Reference setting, repeatable: fused, self, human, none."),
+    both_orders: Optional[bool] = typer.Option(
+        None, "--both-orders/--one-order", help="Judge each pair in both orders (flip rate)."),
+    self_judging: Optional[bool] = typer.Option(
+        None, "--self-judging/--no-self-judging", help="May a judge judge its own answer."),
+    extend: Optional[str] = typer.Option(None, "--extend", help="Add the config's new targets to RUN."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Retry calls that failed before."),
+    battles_out: Optional[Path] = typer.Option(
+        None, "--battles-out", help="Also write the joint battles (JSONL, Chatbot Arena format)."),
+) -> None:
+    """Run (or resume) a MemeArena evaluation."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from memelens.arena.config import ArenaConfig
+    from memelens.arena.pipeline import extend_config, read_inputs, run_arena
+    from memelens.cli import console, settings
+    from memelens.config import load_config, validation_error
+    from memelens.engine import config_hash
+
+    if config_path is None:
+        raise InputError("no config given", "memelens arena", "pass -c CONFIG (an arena YAML file)")
+    cfg = settings(ctx)
+    config = load_config(config_path, ArenaConfig)
+    overrides: dict[str, Any] = {k: v for k, v in {"settings": setting, "both_orders": both_orders,
+                                                   "self_judging": self_judging}.items() if v is not None}
+    if overrides:
+        try:
+            config = ArenaConfig.model_validate({**config.model_dump(), **overrides})
+        except ValidationError as exc:
+            raise validation_error(exc, "command-line options") from None
+    store = cfg.store()
+    if extend:
+        config = extend_config(config, json.loads(store.run_row(extend)["config_json"]), extend)
+    name = run or (f"{extend}+{'+'.join(config.added_targets)}" if extend
+                   else f"arena-{config_path.stem}-{config_hash(config.stored())[:6]}")
+    registry = cfg.registry()
+    inputs = read_inputs(config, registry)
+    outcome = asyncio.run(run_arena(config, store, registry, name, progress=cfg.progress,
+                                    retry_failed=retry_failed, inputs=inputs))
+    summary = store.run_summary(name)
+    console.print(f"run {name!r}: {summary['calls']} calls ({outcome.calls_made} made now, "
+                  f"{summary['failed_calls']} failed); {outcome.judged}/{outcome.battles} battles judged")
+    _print_ranking(store, name, battles_out)
+
+
+def _print_ranking(store, name: str, battles_out: Optional[Path]) -> None:
+    from memelens.arena.judging import ALL_DIMENSIONS, battle_records
+    from memelens.cli import _write_atomic, out
+    from memelens.report import build_report
+
+    report = build_report(store, name)
+    table = Table(title=f"MemeArena ranking ({report['setting']} guideline) — {name}")
+    for column in ("#", "model", "BT", "95% CI", "Elo", "win rate", "battles"):
+        table.add_column(column)
+    for i, row in enumerate(report["ranking"], start=1):
+        ci = row["bt_ci"]
+        table.add_row(str(i), row["model"], f"{row['bt']:.1f}",
+                      f"{ci[0]:.0f}–{ci[1]:.0f}" if ci else "-", f"{row['elo']:.1f}",
+                      f"{row['win_rate']:.2f}", str(row["battles"]))
+    out.print(table)
+    if battles_out:
+        battles = [b for b in store.records(store.run_row(name)["id"], "battle")
+                   if b["setting"] == report["setting"]]
+        lines = [json.dumps(r) for d in ALL_DIMENSIONS for r in battle_records(battles, d)]
+        _write_atomic(battles_out, "\n".join(lines) + "\n")
+
+
+def rank_command(
+    battles: Path = typer.Argument(..., help="Battles file: JSONL or a JSON array of "
+                                             "{model_a, model_b, winner[, judge, dimension]}."),
+    fmt: str = typer.Option("json", "--format", help="json or md."),
+    rounds: int = typer.Option(1000, "--rounds", min=0, help="Bootstrap rounds for the BT CI."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    k: float = typer.Option(4.0, "--k", help="Online Elo K factor."),
+) -> None:
+    """Rank battles from a file: Elo, Bradley–Terry with bootstrap CI, win rate, per dimension."""
+    from memelens.arena.ranking import rank_battle_file
+
+    text = rank_battle_file(battles, fmt=fmt, bootstrap_rounds=rounds, seed=seed, k=k)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")

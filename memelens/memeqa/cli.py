@@ -1,0 +1,139 @@
+"""`memelens qa ...`: evaluate, score, compare, build and fine-tune (thin: options → Python API)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from memelens.types import InputError
+
+qa_app = typer.Typer(no_args_is_help=True, help="MemeQA: holistic multiple-choice meme understanding.")
+
+TYPES_HELP = "Question types (names or codes like tar_id, comma-separated or repeated); default all 11."
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(qa_app, name="qa")
+
+
+def _settings(ctx: typer.Context):
+    from memelens.cli import settings
+
+    return settings(ctx)
+
+
+@qa_app.command("eval")
+def eval_command(
+    ctx: typer.Context,
+    data: Path = typer.Option(..., "--data", help="Folder with none-minus/ and none-plus/ splits."),
+    images: Path = typer.Option(..., "--images", help="Folder of the meme PNGs (+ memes.jsonl)."),
+    version: str = typer.Option(..., "--version", help="none-minus or none-plus."),
+    split: str = typer.Option(..., "--split", help="train, dev or test."),
+    model: str = typer.Option(..., "--model", help="Registry name of the model."),
+    texts: Optional[Path] = typer.Option(None, "--texts", help="{image, text} JSONL (default: "
+                                         "IMAGES/memes.jsonl)."),
+    run: Optional[str] = typer.Option(None, "--run", help="Run name (default from the options)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="At most N questions, sampled by "
+                                        "type and meme (seeded)."),
+    types: Optional[list[str]] = typer.Option(None, "--types", help=TYPES_HELP),
+    seed: int = typer.Option(0, "--seed", help="Seed of the --limit sample."),
+    circular: bool = typer.Option(False, "--circular", help="Ask every rotation of the options; "
+                                  "correct only if all are."),
+) -> None:
+    """Evaluate a model on one split of MemeQA (paper prompts, greedy, ≤10 new tokens)."""
+    from memelens.memeqa.runs import eval_run
+
+    cfg = _settings(ctx)
+    name = asyncio.run(eval_run(cfg.store(), cfg.registry(), data=data, images=images,
+                                version=version, split=split, model=model, texts=texts,
+                                run_name=run, limit=limit, types=types, seed=seed,
+                                circular=circular, progress=cfg.progress))
+    _print_summary(cfg, name)
+
+
+@qa_app.command("score")
+def score_command(
+    ctx: typer.Context,
+    data: Path = typer.Option(..., "--data", help="Folder with none-minus/ and none-plus/ splits."),
+    version: str = typer.Option(..., "--version", help="none-minus or none-plus."),
+    split: str = typer.Option(..., "--split", help="train, dev or test."),
+    predictions: Path = typer.Option(..., "--predictions", help='JSONL of {"id", "prediction"}.'),
+    run: Optional[str] = typer.Option(None, "--run", help="Run name."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Score the same sample as eval "
+                                        "--limit N."),
+    types: Optional[list[str]] = typer.Option(None, "--types", help=TYPES_HELP),
+    seed: int = typer.Option(0, "--seed", help="Seed of the --limit sample."),
+) -> None:
+    """Score answers produced elsewhere (raw text per question id); stored as a run."""
+    from memelens.memeqa.runs import score_run
+
+    cfg = _settings(ctx)
+    name = asyncio.run(score_run(cfg.store(), cfg.registry(), data=data, version=version,
+                                 split=split, predictions=predictions, run_name=run, limit=limit,
+                                 types=types, seed=seed))
+    _print_summary(cfg, name)
+
+
+@qa_app.command("compare")
+def compare_command(
+    ctx: typer.Context,
+    run_minus: str = typer.Argument(..., help="The model's None− run."),
+    run_plus: str = typer.Argument(..., help="The same model's None+ run."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Paper Table 4: accuracy by (correct / wrong option replaced) × (single / multi)."""
+    from memelens.cli import out
+    from memelens.memeqa.errors import CELLS, table4
+    from memelens.memeqa.runs import load_run_records
+
+    store = _settings(ctx).store()
+    info_minus, minus = load_run_records(store, run_minus)
+    info_plus, plus = load_run_records(store, run_plus)
+    for name, info, want in ((run_minus, info_minus, "none-minus"), (run_plus, info_plus, "none-plus")):
+        if info["version"] != want:
+            raise InputError(f"run {name!r} is a {info['version']} run", "RUN_MINUS RUN_PLUS",
+                             "give the None− run first, then the None+ run")
+    result = table4(minus, plus)
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    table = Table(title=f"None+ error analysis ({result['paired_questions']} paired questions)")
+    table.add_column("")
+    for kind, general in CELLS:
+        label = "Correct" if kind == "correct_replaced" else "Incorrect"
+        table.add_column(f"{label}\nreplaced\n{'Single' if general == 'single' else 'Multiple'}",
+                         justify="right")
+    cells = [result["cells"][f"{k}.{g}"] for k, g in CELLS]
+    for label, key in (("None− acc.", "none_minus"), ("None+ acc.", "none_plus"),
+                       ("Difference", "difference")):
+        table.add_row(label, *[_pct(c[key]) for c in cells])
+    table.add_row("n", *[str(c["n"]) for c in cells])
+    out.print(table)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _print_summary(cfg, name: str) -> None:
+    from memelens.cli import console, out
+    from memelens.report import build_report
+
+    report = build_report(cfg.store(), name)
+    table = Table(title=f"{name}: {report['model']} on {report['version']} {report['split']}")
+    for column in ("type", "n", "accuracy", "random"):
+        table.add_column(column, justify="right" if column != "type" else "left")
+    for qtype, acc in report["accuracy"].items():
+        table.add_row(qtype, str(report["n"][qtype]), _pct(acc),
+                      _pct(report["random_baseline"]["by_type"][qtype]))
+    table.add_row("macro", "", _pct(report["macro"]), _pct(report["random_baseline"]["macro"]))
+    table.add_row("micro", str(report["n_scored"]), _pct(report["micro"]),
+                  _pct(report["random_baseline"]["micro"]))
+    out.print(table)
+    console.print(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
+                  f"{report['n_failed_calls']}; `memelens report {name}` for details")

@@ -1,0 +1,148 @@
+"""MemeQA runs in the store: `eval` (ask a model) and `score` (grade answers produced elsewhere).
+
+Both write the same records, so `memelens report NAME` and `memelens qa compare` read either:
+``question/<id>`` (see `evaluate.question_record`) and ``meta/info`` (task, version, split, model).
+A run's config names everything that decides its results, so a rerun under the same name resumes
+(model calls replay from the cache) and a different config under that name is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from memelens.config import ModelRegistry
+from memelens.engine import Store, open_run
+from memelens.memeqa.dataset import (Question, load_memes_for, load_questions, resolve_types,
+                                     select_questions)
+from memelens.memeqa.evaluate import evaluate_questions, question_record
+from memelens.types import InputError
+
+METHOD = "memeqa"
+
+
+def default_run_name(task: str, version: str, split: str, who: str, limit: int | None,
+                     types: list[str], circular: bool = False) -> str:
+    parts = ["memeqa", task, who, version, split]
+    if limit:
+        parts.append(f"n{limit}")
+    if len(types) != 11:
+        parts.append("t" + hashlib.sha256("|".join(types).encode()).hexdigest()[:6])
+    if circular:
+        parts.append("circular")
+    return "-".join(parts)
+
+
+async def eval_run(store: Store, registry: ModelRegistry, *, data: Path, images: Path,
+                   version: str, split: str, model: str, texts: Path | None = None,
+                   run_name: str | None = None, limit: int | None = None,
+                   types: list[str] | None = None, seed: int = 0, circular: bool = False,
+                   progress: bool | None = None) -> str:
+    """Evaluate `model` on one split of one version; returns the run name."""
+    registry.get(model)  # unknown model: fail before reading anything
+    chosen_types = resolve_types(types)
+    questions = select_questions(load_questions(data, version, split), types=chosen_types,
+                                 limit=limit, seed=seed)
+    memes = load_memes_for(questions, images, texts)
+    name = run_name or default_run_name("eval", version, split, model, limit, chosen_types, circular)
+    config = {"task": "eval", "version": version, "split": split, "model": model,
+              "questions": _digest(q.id for q in questions), "limit": limit,
+              "types": chosen_types, "seed": seed, "circular": circular}
+    async with open_run(store, registry, name=name, method=METHOD, config=config, seed=seed,
+                        progress=progress) as (run, engine):
+        records = await evaluate_questions(questions, memes, model=model, version=version,
+                                           engine=engine, circular=circular)
+        _store(run, records, {"task": "eval", "version": version, "split": split,
+                              "model": model, "circular": circular, "types": chosen_types})
+    return name
+
+
+def read_predictions(path: Path) -> dict[str, str]:
+    """``{id: raw answer text}`` from a JSONL file of ``{"id", "prediction"}`` lines."""
+    if not Path(path).is_file():
+        raise InputError("predictions file not found", str(path), "check the path")
+    predictions: dict[str, str] = {}
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON ({exc.msg})", where,
+                             'write one {"id": ..., "prediction": "..."} object per line') from None
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str) \
+                or not isinstance(row.get("prediction"), str):
+            raise InputError('expected {"id": str, "prediction": str}', where,
+                             "write the model's raw answer text as a string")
+        if row["id"] in predictions:
+            raise InputError(f"second prediction for id {row['id']!r}", where,
+                             "keep one prediction per question")
+        predictions[row["id"]] = row["prediction"]
+    return predictions
+
+
+def score_records(questions: list[Question], predictions: dict[str, str],
+                  version: str) -> list[dict[str, Any]]:
+    """Grade raw answers like `eval` does; a question with no prediction is wrong (not failed)."""
+    unknown = sorted(set(predictions) - {q.id for q in questions})
+    if unknown:
+        raise InputError(f"{len(unknown)} prediction(s) for ids not in this split, e.g. "
+                         f"{unknown[0]!r}", "--predictions",
+                         "check --version/--split (or --types/--limit) against the file")
+    records = []
+    for q in questions:
+        record = question_record(q, version, [predictions.get(q.id, "")], [None], circular=False)
+        if q.id not in predictions:
+            record.update(raw=None, parse_failed=False, parse_error="", missing=True)
+        records.append(record)
+    return records
+
+
+async def score_run(store: Store, registry: ModelRegistry, *, data: Path, version: str,
+                    split: str, predictions: Path, run_name: str | None = None,
+                    limit: int | None = None, types: list[str] | None = None,
+                    seed: int = 0) -> str:
+    """Score a predictions file into a run; returns the run name."""
+    chosen_types = resolve_types(types)
+    questions = select_questions(load_questions(data, version, split), types=chosen_types,
+                                 limit=limit, seed=seed)
+    answers = read_predictions(predictions)
+    if limit is not None or types:
+        answers = {k: v for k, v in answers.items() if k in {q.id for q in questions}}
+    records = score_records(questions, answers, version)
+    file_hash = hashlib.sha256(Path(predictions).read_bytes()).hexdigest()[:16]
+    name = run_name or default_run_name("score", version, split, Path(predictions).stem, limit,
+                                        chosen_types)
+    config = {"task": "score", "version": version, "split": split, "predictions": file_hash,
+              "limit": limit, "types": chosen_types, "seed": seed}
+    async with open_run(store, registry, name=name, method=METHOD, config=config, seed=seed,
+                        progress=False) as (run, _engine):
+        _store(run, records, {"task": "score", "version": version, "split": split,
+                              "model": Path(predictions).name, "circular": False,
+                              "types": chosen_types})
+    return name
+
+
+def _store(run, records: list[dict[str, Any]], info: dict[str, Any]) -> None:
+    run.put_many("question", [(r["id"], r) for r in records])
+    run.put("meta", "info", info)
+
+
+def _digest(ids) -> str:
+    return hashlib.sha256("\n".join(ids).encode()).hexdigest()[:16]
+
+
+def load_run_records(store: Store, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(info, question records) of a MemeQA run, or an InputError if it is not one."""
+    row = store.run_row(name)
+    if row["method"] != METHOD:
+        raise InputError(f"run {name!r} is a {row['method']} run, not a MemeQA run", "run name",
+                         "pass the name of a `memelens qa eval` or `qa score` run")
+    info = store.get_record(row["id"], "meta", "info")
+    if info is None:
+        raise InputError(f"run {name!r} has no MemeQA results (did it finish?)", "run name",
+                         "rerun the same command to complete it")
+    return info, store.records(row["id"], "question")

@@ -1,0 +1,121 @@
+"""AdamMeme report (DESIGN §3): read the run's records (see `memelens.adammeme.pipeline`) → one dict.
+
+`targets.{T}` holds, for repeat 0 … R−1 pooled: `categories.{C}` and `overall` on history H (original
+samples plus scored rewrites — "with refinement"), `original_only` the same on the originals (the
+ablation without refinement), `by_iteration` (Fig. 3), `topics.{C}` (misbelief terms of refined
+samples, Fig. 4) and `failures` by stage and class. With several repeats `repeats` gives each figure's
+mean ± std across them; with several targets `paired_tests` compares them on shared originals.
+`details` lists every sample and chain step for browsing. Failed calls are counted, never scored.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from memelens.adammeme import agreement, metrics
+from memelens.engine.store import Store
+
+DEFAULT_THRESHOLD = 4.0
+
+
+def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
+    rid = run["id"]
+    meta = store.get_record(rid, "meta", "run") or {}
+    threshold = float(meta.get("threshold", DEFAULT_THRESHOLD))
+    taxonomy = store.get_record(rid, "taxonomy", "final") or {"categories": {}, "added": {}}
+    originals = store.records(rid, "score")
+    steps = store.records(rid, "step")
+    sampling = dict(store.record_items(rid, "sampling"))
+    categories = list(sampling) or list(taxonomy["categories"])
+    targets = meta.get("targets") or sorted({r["target"] for r in originals + steps})
+    report = {
+        "taxonomy": taxonomy,
+        "mining": _mining(store.records(rid, "mining")),
+        "sampling": {c: {k: v for k, v in e.items() if k != "sampled"} | {"sampled": len(e["sampled"])}
+                     for c, e in sampling.items()},
+        "threshold": threshold,
+        "targets": {t: _target(t, originals, steps, categories, threshold, meta) for t in targets},
+        "paired_tests": metrics.paired_tests(_per_original(originals, targets)),
+        "agreement": _agreement(store, rid, originals + steps, threshold, categories),
+        "details": {"samples": originals, "steps": steps},
+    }
+    return report
+
+
+def _scored(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r.get("score") is not None]
+
+
+def _figures(rows: list[dict], categories: list[str], threshold: float) -> dict[str, Any]:
+    scored = _scored(rows)
+    originals = [r for r in scored if r["iteration"] == 0]
+    return {"categories": metrics.by_category(scored, categories, threshold),
+            "overall": metrics.summary([r["score"] for r in scored], threshold),
+            "original_only": {"categories": metrics.by_category(originals, categories, threshold),
+                              **metrics.summary([r["score"] for r in originals], threshold)},
+            "by_iteration": metrics.by_iteration(scored, threshold)}
+
+
+def _target(target: str, originals: list[dict], steps: list[dict], categories: list[str], threshold: float,
+            meta: dict[str, Any]) -> dict[str, Any]:
+    mine = [r for r in originals + steps if r["target"] == target]
+    out = _figures(mine, categories, threshold)
+    out["topics"] = {c: metrics.topic_terms(
+        [r["misbelief"] for r in _scored(mine) if r["category"] == c and r["iteration"] > 0],
+        [r["misbelief"] for r in _scored(mine) if r["category"] == c and r["iteration"] == 0],
+        int(meta.get("top_terms", 10))) for c in categories}
+    out["failures"] = _failures(mine)
+    out["steps"] = {"total": sum(r["target"] == target for r in steps),
+                    "scored": sum(r["target"] == target and r.get("score") is not None for r in steps),
+                    "improved": sum(r["target"] == target and bool(r.get("improved")) for r in steps)}
+    repeats = sorted({r["repeat"] for r in mine})
+    if len(repeats) > 1:
+        per = [_figures([r for r in mine if r["repeat"] == k], categories, threshold) for k in repeats]
+        out["repeats"] = {
+            "overall": {m: metrics.repeat_stats([p["overall"][m] for p in per]) for m in ("avg_score", "failure_rate")},
+            "original_only": {m: metrics.repeat_stats([p["original_only"][m] for p in per])
+                              for m in ("avg_score", "failure_rate")},
+            "categories": {c: {m: metrics.repeat_stats([p["categories"][c][m] for p in per])
+                               for m in ("avg_score", "failure_rate")} for c in categories}}
+    return out
+
+
+def _failures(rows: list[dict]) -> dict[str, int]:
+    """Failed samples and steps by `stage:class` (e.g. `scorer:unparseable`, `refiner:refusal`)."""
+    counts = Counter(f"{r.get('failed_stage') or 'unknown'}:{r.get('error_class') or 'unknown'}"
+                     for r in rows if r.get("score") is None)
+    return dict(sorted(counts.items()))
+
+
+def _mining(records: list[dict]) -> dict[str, Any]:
+    proposals = [p for r in records for p in r.get("proposals", [])]
+    return {"memes": len(records),
+            "harmful": sum(r["status"] == "ok" and bool(r["categories"]) for r in records),
+            "harmless": sum(r["status"] == "ok" and not r["categories"] for r in records),
+            "failed": sum(r["status"] != "ok" for r in records),
+            "per_category": dict(Counter(c for r in records for c in r["categories"])),
+            "proposals": dict(Counter(p["decision"].split(":")[0] for p in proposals))}
+
+
+def _per_original(originals: list[dict], targets: list[str]) -> dict[str, dict[str, float]]:
+    """Per target, each original sample's score averaged over repeats, keyed by category/meme."""
+    sums: dict[str, dict[str, list[float]]] = {t: defaultdict(list) for t in targets}
+    for r in _scored(originals):
+        if r["target"] in sums:
+            sums[r["target"]][f"{r['category']}/{r['meme']}"].append(r["score"])
+    return {t: {k: sum(v) / len(v) for k, v in per.items()} for t, per in sums.items()}
+
+
+def _agreement(store: Store, rid: int, rows: list[dict], threshold: float, categories: list[str]) -> dict:
+    human_scores = dict(store.record_items(rid, "human_score"))
+    human_labels = dict(store.record_items(rid, "human_label"))
+    out: dict[str, Any] = {}
+    if human_scores:
+        pairs = [(r["score"], human_scores[r["id"]]["score"]) for r in _scored(rows) if r.get("id") in human_scores]
+        out["scores"] = agreement.score_agreement([a for a, _ in pairs], [h for _, h in pairs], threshold)
+    if human_labels:
+        votes = {r["meme"]: r["categories"] for r in store.records(rid, "mining") if r["status"] == "ok"}
+        labels = {m: v["categories"] for m, v in human_labels.items()}
+        out["labels"] = agreement.label_agreement(votes, labels, categories)
+    return out

@@ -1,0 +1,133 @@
+"""MemeArena report (DESIGN §3), built from the run's records only (see `memelens.arena.pipeline`).
+
+Sections:
+
+* ``ranking`` — rows {model, elo, bt, bt_ci: [lo, hi], win_rate, battles} from the panel's joint overall
+  votes in the headline setting (the config's first `settings` entry), best BT first;
+  ``dimensions.{D}`` — the same per judged dimension.
+* ``judges.{J}`` — {ndcg, ranking, battles, flip_rate}: NDCG of the judge's own ranking against the
+  joint one (headline setting); ``bias.{setting}`` — the same for every setting run, with the average.
+* ``flip_rate`` — share of (battle, judge) pairs judged in both orders whose readings disagreed (only
+  with `both_orders`).
+* ``counts`` and ``failures`` — records per stage, failed records by stage and error class, battles
+  that got no verdict; failed calls never enter a ranking.
+* ``detection.{T}`` — accuracy / macro-F1 of the detection baseline; ``agreement`` — human votes.
+* ``details`` — memes → personas → tasks → guideline rounds → battles (both answers, each judge's
+  per-dimension verdicts, the joint vote), for the HTML report to browse.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from memelens.arena.agreement import agreement_summary, judges_ablation
+from memelens.arena.bias import judge_ndcg
+from memelens.arena.common import DIMENSIONS, OVERALL
+from memelens.arena.detection import detection_summary
+from memelens.arena.judging import battle_records
+from memelens.arena.ranking import rank_table
+from memelens.engine.store import Store
+
+_STAGE_KINDS = ("context", "tasks", "answer", "fusion_round", "judgment", "detection")
+
+
+def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
+    config = run["config"]
+    records = {kind: store.records(run["id"], kind) for kind in
+               ("meme", "context", "tasks", "task", "answer", "fusion_round", "guideline", "judgment",
+                "battle", "detection", "human_vote")}
+    settings = config["settings"]
+    headline = [b for b in records["battle"] if b["setting"] == settings[0]]
+    judges = config["judges"]
+    rank = {"k": config["elo_k"], "bootstrap_rounds": config["bootstrap_rounds"], "seed": config["seed"]}
+    report: dict[str, Any] = {
+        "setting": settings[0],
+        "ranking": rank_table(battle_records(headline, OVERALL), **rank),
+        "dimensions": {d: rank_table(battle_records(headline, d), **rank) for d in DIMENSIONS},
+        "judges": _judges(headline, judges),
+        "bias": {s: _bias([b for b in records["battle"] if b["setting"] == s], judges) for s in settings},
+        "counts": _counts(records, headline),
+        "failures": _failures(records),
+    }
+    if config["both_orders"]:
+        report["flip_rate"] = _flip_rate(headline)
+    if config["detection"]:
+        report["detection"] = detection_summary(records["detection"])
+    report["agreement"] = (agreement_summary(records["human_vote"], headline, judges)
+                           if records["human_vote"] else {"ablation": judges_ablation(headline, judges)})
+    report["details"] = _details(records)
+    return report
+
+
+def _bias(battles: list[dict[str, Any]], judges: list[str]) -> dict[str, Any]:
+    per_judge = {j: battle_records(battles, OVERALL, judge=j) for j in judges}
+    scores = judge_ndcg(per_judge, battle_records(battles, OVERALL))
+    values = [s["ndcg"] for s in scores.values() if s["ndcg"] is not None]
+    return {"judges": {j: s["ndcg"] for j, s in scores.items()},
+            "avg_ndcg": sum(values) / len(values) if values else None}
+
+
+def _judges(battles: list[dict[str, Any]], judges: list[str]) -> dict[str, dict[str, Any]]:
+    scores = judge_ndcg({j: battle_records(battles, OVERALL, judge=j) for j in judges},
+                        battle_records(battles, OVERALL))
+    for judge in judges:
+        flips = [b["flips"][judge] for b in battles if judge in b["flips"]]
+        scores[judge]["flip_rate"] = sum(flips) / len(flips) if flips else None
+    return scores
+
+
+def _flip_rate(battles: list[dict[str, Any]]) -> dict[str, Any]:
+    flips = [f for b in battles for f in b["flips"].values()]
+    return {"pairs": len(flips), "flipped": sum(flips), "rate": sum(flips) / len(flips) if flips else None}
+
+
+def _counts(records: dict[str, list], headline: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"memes": len(records["meme"]), "tasks": len(records["task"]),
+            "answers": len(records["answer"]), "fusion_rounds": len(records["fusion_round"]),
+            "judgments": len(records["judgment"]), "battles": len(headline),
+            "battles_judged": sum(b["judged"] for b in headline),
+            "answers_missing_sections": sum(bool(a["missing_sections"]) for a in records["answer"])}
+
+
+def _failures(records: dict[str, list]) -> dict[str, dict[str, int]]:
+    """{stage kind: {error class: failed records}}; stages without failures are left out."""
+    out = {}
+    for kind in _STAGE_KINDS:
+        counts = Counter(r["error_class"] for r in records[kind] if not r["ok"])
+        if counts:
+            out[kind] = dict(counts)
+    unjudged = sum(not b["judged"] for b in records["battle"])
+    if unjudged:
+        out["battle"] = {"no_verdict": unjudged}
+    return out
+
+
+def _details(records: dict[str, list]) -> dict[str, Any]:
+    """memes → personas → tasks → guideline rounds → battles, as nested lists."""
+    contexts = {r["meme"]: r for r in records["context"]}
+    answers = {(a["task"], a["target"]): a for a in records["answer"]}
+    rounds: dict[str, list] = {}
+    for r in records["fusion_round"]:
+        rounds.setdefault(r["task"], []).append(r)
+    guidelines = {g["task"]: g for g in records["guideline"]}
+    battles: dict[str, list] = {}
+    for b in sorted(records["battle"], key=lambda b: b["order"]):
+        battles.setdefault(b["task"], []).append({
+            **{k: b[k] for k in ("setting", "model_a", "model_b", "judges", "flips", "joint",
+                                 "failed_judgments", "judged")},
+            "answer_a": answers[(b["task"], b["model_a"])]["text"],
+            "answer_b": answers[(b["task"], b["model_b"])]["text"]})
+    memes = []
+    for meme in sorted(records["meme"], key=lambda m: m["order"]):
+        context = contexts.get(meme["id"], {})
+        tasks = [{**t, "answers": {a["target"]: {k: a[k] for k in ("ok", "text", "missing_sections",
+                                                                   "error_class")}
+                                   for (task, _), a in answers.items() if task == t["task"]},
+                  "guideline": guidelines.get(t["task"]),
+                  "rounds": sorted(rounds.get(t["task"], []), key=lambda r: r["round"]),
+                  "battles": battles.get(t["task"], [])}
+                 for t in records["task"] if t["meme"] == meme["id"]]
+        memes.append({**meme, "personas": context.get("personas", []),
+                      "context_error": context.get("error_class"), "tasks": tasks})
+    return {"memes": memes}

@@ -1,0 +1,43 @@
+"""MemeQA report (DESIGN §3): `accuracy.{type}`, `macro`, `micro`, `parse_failure_rate`,
+`random_baseline.{macro, micro}`, counts, model-call latency, and `details` (one row per question:
+id, type, question, options, gold, prediction, raw output, correct) for the HTML report.
+
+Build and fine-tuning runs (`qa build`, `qa finetune`) report what they stored instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from memelens.engine.store import Store
+from memelens.memeqa.metrics import summarize
+
+DETAIL_KEYS = ("id", "type", "question", "options", "gold_letters", "prediction", "raw", "correct",
+               "parse_error", "error_class")
+
+
+def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
+    info = store.get_record(run["id"], "meta", "info") or {}
+    task = info.get("task")
+    if task in ("build", "finetune"):
+        return {"task": task, **{k: v for k, v in info.items() if k != "task"}}
+    records = store.records(run["id"], "question")
+    figures = summarize(records, info.get("types"))
+    return {
+        "task": task, "version": info.get("version"), "split": info.get("split"),
+        "model": info.get("model"), "circular": info.get("circular", False),
+        **figures,
+        "latency": _latency(store, run["id"], len(records)),
+        "details": [{k: r.get(k) for k in DETAIL_KEYS} for r in records],
+    }
+
+
+def _latency(store: Store, run_id: int, n_questions: int) -> dict[str, Any]:
+    """Model-call wall time of this run's calls (cached ones keep their original latency)."""
+    seconds = np.array([c.latency_s for c in store.run_calls(run_id)], dtype=float)
+    if not len(seconds):
+        return {"calls": 0, "mean_s_per_call": None, "s_per_question": None}
+    return {"calls": int(len(seconds)), "mean_s_per_call": float(seconds.mean()),
+            "s_per_question": float(seconds.sum() / max(n_questions, 1))}

@@ -1,0 +1,447 @@
+"""MemeQA: loading and validation, selection, prompts, grading, eval/score runs, report, Table 4."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from memelens.cli import main
+from memelens.config import ModelRegistry, ModelSpec
+from memelens.engine import Store
+from memelens.memeqa.dataset import (NONE_OF_THE_ABOVE, QUESTION_TYPES, Question, load_memes_for,
+                                     load_questions, resolve_types, select_questions)
+from memelens.memeqa.errors import table4
+from memelens.memeqa.evaluate import grade, presentations, qa_prompt
+from memelens.memeqa.metrics import summarize
+from memelens.memeqa.runs import eval_run, score_records
+from memelens.models.scripted import register_script
+from memelens.report import build_report
+from memelens.types import ErrorClass, InputError, ModelCallError
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED_QA = SHARED / "memeqa"
+
+OPTIONS = ["alpha", "beta", "gamma", "delta"]
+
+
+def _question(qtype, meme: str, index: int, key) -> dict:
+    options = ["Positive", "Neutral", "Negative"] if qtype.n_options == 3 else \
+        [f"{o} {meme} {index}" for o in OPTIONS]
+    return {"id": f"{qtype.code}/{meme}/{index}", "img": f"{meme}.png",
+            "question": f"{qtype.name} question about {meme}?", "options": options,
+            "general_type": qtype.general, "specific_type": qtype.name, "answer_key": key}
+
+
+def _plus(item: dict, replace_correct: bool) -> dict:
+    """None+ of a None− item: drop one option (a correct one or a wrong one), NOTA at index 3."""
+    if item["specific_type"] == "Conditional Sentiment Identification":
+        return dict(item)
+    flags = item["answer_key"] if isinstance(item["answer_key"], list) else \
+        [int(i == item["answer_key"]) for i in range(4)]
+    drop = next(i for i in range(4) if bool(flags[i]) == replace_correct)
+    kept = [i for i in range(4) if i != drop]
+    options = [item["options"][i] for i in kept] + [NONE_OF_THE_ABOVE]
+    new = [flags[i] for i in kept]
+    new.append(int(not any(new)))
+    key = new if item["general_type"] == "multi" else new.index(1)
+    return {**item, "options": options, "answer_key": key}
+
+
+def make_dataset(root: Path, memes=("m1", "m2", "m3")) -> tuple[Path, Path]:
+    """A tiny official layout: every type for every meme, both versions, images and texts."""
+    minus, plus = [], []
+    for m_index, meme in enumerate(memes):
+        for qtype in QUESTION_TYPES:
+            key = m_index % qtype.n_options if qtype.general == "single" else \
+                [1, 0, 0, 0] if m_index == 0 else [0, 1, 1, 0]
+            item = _question(qtype, meme, 0, key)
+            minus.append(item)
+            plus.append(_plus(item, replace_correct=m_index == 1))
+    data = root / "data"
+    for version, items in (("none-minus", minus), ("none-plus", plus)):
+        (data / version).mkdir(parents=True)
+        (data / version / "dev.json").write_text(json.dumps(items))
+    images = root / "images"
+    images.mkdir()
+    with open(images / "memes.jsonl", "w") as handle:
+        for meme in memes:
+            Image.new("RGB", (8, 8), "white").save(images / f"{meme}.png")
+            handle.write(json.dumps({"image": f"{meme}.png", "text": f"text of {meme}"}) + "\n")
+    return data, images
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    return make_dataset(tmp_path)
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "store.db")
+    yield s
+    s.close()
+
+
+def registry(*names: str) -> ModelRegistry:
+    return ModelRegistry({n: ModelSpec(name=n, backend="scripted", model=n, backoff_s=0.001,
+                                       backoff_max_s=0.002, max_retries=1) for n in names})
+
+
+# ---- loading and validation ----------------------------------------------------------------------
+
+
+def test_load_both_versions(dataset):
+    data, images = dataset
+    minus = load_questions(data, "none-minus", "dev")
+    plus = load_questions(data, "none-plus", "dev")
+    assert len(minus) == len(plus) == 33
+    assert {q.specific_type for q in minus} == {t.name for t in QUESTION_TYPES}
+    memes = load_memes_for(minus, images)
+    assert memes["m2.png"].text == "text of m2" and memes["m2.png"].image.is_file()
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda q: q.pop("answer_key"), "missing keys: answer_key"),
+    (lambda q: q.update(options=q["options"][:3]), "3 options"),
+    (lambda q: q.update(answer_key=4), "option index 0..3"),
+    (lambda q: q.update(answer_key=[1, 0, 2, 0], general_type="multi",
+                        specific_type="Target Identification"), "4 flags of 0/1"),
+    (lambda q: q.update(specific_type="Humour"), "unknown specific_type"),
+    (lambda q: q.update(general_type="multi"), "does not fit"),
+])
+def test_bad_items_name_the_id(dataset, change, message):
+    data, _ = dataset
+    path = data / "none-minus" / "dev.json"
+    items = json.loads(path.read_text())
+    target = next(i for i in items if i["specific_type"] == "Intent Completion")
+    change(target)
+    path.write_text(json.dumps(items))
+    with pytest.raises(InputError) as err:
+        load_questions(data, "none-minus", "dev")
+    assert message in str(err.value) and target["id"] in str(err.value)
+
+
+def test_quirks_are_tolerated(dataset):
+    data, _ = dataset
+    path = data / "none-minus" / "dev.json"
+    items = json.loads(path.read_text())
+    items[0]["options"][1] = ""
+    items[1]["options"][2] = "none of the above"
+    path.write_text(json.dumps(items))
+    assert len(load_questions(data, "none-minus", "dev")) == 33
+
+
+def test_none_plus_needs_none_of_the_above_at_index_3(dataset):
+    data, _ = dataset
+    with pytest.raises(InputError, match="None of the above"):
+        (data / "none-plus" / "dev.json").write_text((data / "none-minus" / "dev.json").read_text())
+        load_questions(data, "none-plus", "dev")
+
+
+def test_missing_image_and_text_name_the_question(dataset):
+    data, images = dataset
+    questions = load_questions(data, "none-minus", "dev")
+    (images / "m3.png").unlink()
+    with pytest.raises(InputError, match=r"m3.png.*not found"):
+        load_memes_for(questions, images)
+    (images / "memes.jsonl").write_text(json.dumps({"image": "m1.png", "text": "t"}) + "\n")
+    with pytest.raises(InputError, match="no text for image 'm2.png'"):
+        load_memes_for(questions[:20], images)
+
+
+def test_unknown_version_and_split(dataset):
+    data, _ = dataset
+    with pytest.raises(InputError, match="unknown version"):
+        load_questions(data, "none", "dev")
+    with pytest.raises(InputError, match="no none-minus test split"):
+        load_questions(data, "none-minus", "test")
+
+
+# ---- selection -----------------------------------------------------------------------------------
+
+
+def test_limit_covers_every_type_and_is_seeded(tmp_path):
+    data, _ = make_dataset(tmp_path, memes=tuple(f"m{i}" for i in range(10)))
+    questions = load_questions(data, "none-minus", "dev")
+    chosen = select_questions(questions, limit=22, seed=1)
+    assert len(chosen) == 22
+    assert {q.specific_type for q in chosen} == {t.name for t in QUESTION_TYPES}
+    assert chosen == select_questions(list(reversed(questions)), limit=22, seed=1)[::-1] or \
+        {q.id for q in chosen} == {q.id for q in select_questions(list(reversed(questions)),
+                                                                   limit=22, seed=1)}
+    assert {q.id for q in chosen} != {q.id for q in select_questions(questions, limit=22, seed=2)}
+    plus = load_questions(data, "none-plus", "dev")
+    assert {q.id for q in select_questions(plus, limit=22, seed=1)} == {q.id for q in chosen}
+
+
+def test_types_by_name_or_code():
+    assert resolve_types(["tar_id,Intent Completion"]) == ["Target Identification",
+                                                           "Intent Completion"]
+    with pytest.raises(InputError, match="unknown question type 'humour'"):
+        resolve_types(["humour"])
+
+
+# ---- prompts and grading -------------------------------------------------------------------------
+
+
+def _q(**kw) -> Question:
+    base = {"id": "x", "img": "m.png", "question": "Which?", "options": list(OPTIONS),
+            "general_type": "multi", "specific_type": "Target Identification",
+            "answer_key": [0, 1, 1, 0]}
+    return Question(**{**base, **kw})
+
+
+def test_prompts_follow_the_three_templates():
+    multi = _q()
+    assert "write 'N'" in qa_prompt(multi, tuple(multi.options), "none-minus")
+    plus_text = qa_prompt(multi, tuple(multi.options), "none-plus")
+    assert "'N'" not in plus_text and "(D) delta" in plus_text
+    single = _q(general_type="single", specific_type="Intent Completion", answer_key=2)
+    text = qa_prompt(single, tuple(single.options), "none-minus")
+    assert "one letter: A, B, C, or D" in text and text.endswith("Answer:")
+    sentiment = _q(general_type="single", specific_type="Conditional Sentiment Identification",
+                   options=["Positive", "Neutral", "Negative"], answer_key=0)
+    assert "A, B, or C" in qa_prompt(sentiment, tuple(sentiment.options), "none-plus")
+
+
+@pytest.mark.parametrize("text, version, correct, parsed", [
+    ("BC", "none-minus", True, True), ("CB", "none-minus", True, True),
+    ("B", "none-minus", False, True), ("N", "none-minus", False, True),
+    ("N", "none-plus", False, False), ("The answer is B and C", "none-plus", True, True),
+    ("I cannot tell", "none-minus", False, False),
+])
+def test_grade_exact_set(text, version, correct, parsed):
+    q = _q()
+    graded = grade(text, q, presentations(q)[0], version)
+    assert graded.correct is correct and (graded.prediction is not None) is parsed
+
+
+def test_none_answer_in_none_minus():
+    q = _q(answer_key=[0, 0, 0, 0])
+    assert grade("N", q, presentations(q)[0], "none-minus").correct
+
+
+def test_circular_rotations_keep_none_of_the_above_last():
+    q = _q(options=["a", "b", "c", NONE_OF_THE_ABOVE], answer_key=[1, 0, 0, 0])
+    shown = presentations(q, circular=True)
+    assert [p.options for p in shown] == [("a", "b", "c", NONE_OF_THE_ABOVE),
+                                          ("b", "c", "a", NONE_OF_THE_ABOVE),
+                                          ("c", "a", "b", NONE_OF_THE_ABOVE)]
+    assert [p.gold for p in shown] == [(0,), (2,), (1,)]
+
+
+# ---- metrics -------------------------------------------------------------------------------------
+
+
+def test_summarize_hand_computed():
+    records = [
+        {"type": "Intent Completion", "correct": True, "parse_failed": False, "answer_space": 4,
+         "rotations": 1},
+        {"type": "Intent Completion", "correct": False, "parse_failed": True, "answer_space": 4,
+         "rotations": 1},
+        {"type": "Target Identification", "correct": True, "parse_failed": False,
+         "answer_space": 16, "rotations": 1},
+        {"type": "Target Identification", "correct": None, "parse_failed": None,
+         "answer_space": 16, "rotations": 1},
+    ]
+    s = summarize(records)
+    assert s["accuracy"]["Intent Completion"] == 0.5
+    assert s["accuracy"]["Target Identification"] == 1.0
+    assert s["accuracy"]["Visual Identification"] is None
+    assert s["macro"] == 0.75 and s["micro"] == pytest.approx(2 / 3)
+    assert s["parse_failure_rate"] == pytest.approx(1 / 3)
+    assert s["random_baseline"]["macro"] == pytest.approx((0.25 + 1 / 16) / 2)
+    assert s["random_baseline"]["micro"] == pytest.approx((0.25 + 0.25 + 1 / 16) / 3)
+    assert s["n_failed_calls"] == 1
+
+
+# ---- eval runs with a scripted model -------------------------------------------------------------
+
+
+def _letters_from_prompt(request) -> str:
+    return request.messages[0].text()
+
+
+def test_eval_run_scores_resumes_and_reports(dataset, store):
+    data, images = dataset
+    calls = {"n": 0}
+
+    def always_a(request):
+        calls["n"] += 1
+        assert "Meme text" in request.messages[0].content[0].alt_text  # text-only models read it
+        return "A"
+
+    register_script("qa-always-a", always_a)
+    reg = registry("qa-always-a")
+    name = asyncio.run(eval_run(store, reg, data=data, images=images, version="none-minus",
+                                split="dev", model="qa-always-a"))
+    report = build_report(store, name)
+    questions = load_questions(data, "none-minus", "dev")
+    expected = {}
+    for q in questions:  # hand rule: "A" is right iff the gold set is exactly {option 0}
+        expected.setdefault(q.specific_type, []).append(q.gold == (0,))
+    for qtype, hits in expected.items():
+        assert report["accuracy"][qtype] == pytest.approx(sum(hits) / len(hits))
+    assert report["parse_failure_rate"] == 0 and len(report["details"]) == 33
+    assert {"id", "type", "question", "options", "gold_letters", "prediction", "raw",
+            "correct"} <= set(report["details"][0])
+    made = calls["n"]
+    asyncio.run(eval_run(store, reg, data=data, images=images, version="none-minus", split="dev",
+                         model="qa-always-a"))
+    assert calls["n"] == made  # a rerun replays from the cache
+
+
+def test_failed_calls_are_not_scored_and_garbage_is_a_parse_failure(dataset, store):
+    data, images = dataset
+
+    def flaky(request):
+        text = request.messages[0].text()
+        if "m1" in text:
+            raise ModelCallError(ErrorClass.SERVER, "down")
+        return "I'm sorry, I can't answer" if "m2" in text else "B"
+
+    register_script("qa-flaky", flaky)
+    name = asyncio.run(eval_run(store, registry("qa-flaky"), data=data, images=images,
+                                version="none-plus", split="dev", model="qa-flaky"))
+    report = build_report(store, name)
+    assert report["n_failed_calls"] == 11 and report["n_scored"] == 22
+    assert report["parse_failure_rate"] == pytest.approx(0.5)
+    failed = [d for d in report["details"] if d["correct"] is None]
+    assert len(failed) == 11 and all(d["error_class"] == "server" for d in failed)
+
+
+def test_circular_eval_needs_every_rotation(dataset, store):
+    data, images = dataset
+
+    def gold_first_rotation_only(request):
+        return "A"
+
+    register_script("qa-circ", gold_first_rotation_only)
+    name = asyncio.run(eval_run(store, registry("qa-circ"), data=data, images=images,
+                                version="none-minus", split="dev", model="qa-circ",
+                                circular=True, types=["cond_act_id"]))
+    report = build_report(store, name)
+    assert report["accuracy"]["Conditional Action Identification"] == 0.0  # "A" moves each time
+    assert report["random_baseline"]["micro"] == pytest.approx(0.25 ** 4)
+
+
+# ---- score ----------------------------------------------------------------------------------------
+
+
+def _gold_letters(item: dict) -> str:
+    if item["general_type"] == "single":
+        return "ABCD"[item["answer_key"]]
+    return "".join("ABCD"[i] for i, f in enumerate(item["answer_key"]) if f) or "N"
+
+
+def _score_cli(tmp_path, data, version, lines, name) -> dict:
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    db = tmp_path / "cli.db"
+    assert main(["--store", str(db), "qa", "score", "--data", str(data), "--version", version,
+                 "--split", "dev", "--predictions", str(path), "--run", name]) == 0
+    store = Store(db)
+    try:
+        return build_report(store, name)
+    finally:
+        store.close()
+
+
+def _constant_a_by_hand(items: list[dict]) -> dict[str, float]:
+    """Hand rule: 'A' is right for a single question iff its key is 0, for a select-all question
+    iff its flags are exactly [1, 0, 0, 0]."""
+    hits: dict[str, list[bool]] = {}
+    for item in items:
+        key = item["answer_key"]
+        right = key == 0 if item["general_type"] == "single" else key == [1, 0, 0, 0]
+        hits.setdefault(item["specific_type"], []).append(right)
+    return {t: sum(h) / len(h) for t, h in hits.items()}
+
+
+@pytest.mark.parametrize("version", ["none-minus", "none-plus"])
+def test_score_gold_and_constant_a(tmp_path, dataset, version):
+    data, _ = dataset
+    items = json.loads((data / version / "dev.json").read_text())
+    gold = _score_cli(tmp_path, data, version,
+                      [{"id": i["id"], "prediction": _gold_letters(i)} for i in items], "gold")
+    assert all(v == 1.0 for v in gold["accuracy"].values()) and gold["macro"] == 1.0
+    const = _score_cli(tmp_path, data, version,
+                       [{"id": i["id"], "prediction": "A"} for i in items], "const")
+    for qtype, acc in _constant_a_by_hand(items).items():
+        assert const["accuracy"][qtype] == pytest.approx(acc)
+
+
+@pytest.mark.skipif(not (SHARED_QA / "none-minus" / "dev.json").is_file(), reason="no shared data")
+@pytest.mark.parametrize("version", ["none-minus", "none-plus"])
+def test_score_shared_dev_split(tmp_path, version):
+    items = json.loads((SHARED_QA / version / "dev.json").read_text())
+    gold = _score_cli(tmp_path, SHARED_QA, version,
+                      [{"id": i["id"], "prediction": _gold_letters(i)} for i in items], "gold")
+    assert set(gold["accuracy"].values()) == {1.0}
+    const = _score_cli(tmp_path, SHARED_QA, version,
+                       [{"id": i["id"], "prediction": "A"} for i in items], "const")
+    by_hand = _constant_a_by_hand(items)
+    assert len(by_hand) == 11
+    for qtype, acc in by_hand.items():
+        assert const["accuracy"][qtype] == pytest.approx(acc)
+
+
+def test_missing_prediction_is_wrong_and_unknown_id_is_bad_input(dataset):
+    data, _ = dataset
+    questions = load_questions(data, "none-minus", "dev")
+    records = score_records(questions, {questions[0].id: _gold_letters(questions[0].model_dump())},
+                            "none-minus")
+    assert records[0]["correct"] is True
+    assert all(r["correct"] is False and r["missing"] for r in records[1:])
+    with pytest.raises(InputError, match="not in this split"):
+        score_records(questions, {"nope": "A"}, "none-minus")
+
+
+def test_score_cli_bad_file_exits_2(tmp_path, dataset):
+    data, _ = dataset
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1}\n')
+    assert main(["--store", str(tmp_path / "s.db"), "qa", "score", "--data", str(data),
+                 "--version", "none-minus", "--split", "dev", "--predictions", str(bad)]) == 2
+
+
+# ---- Table 4 ----------------------------------------------------------------------------------------
+
+
+def test_table4_split_by_replacement(tmp_path, dataset, capsys):
+    data, _ = dataset
+    minus = json.loads((data / "none-minus" / "dev.json").read_text())
+    plus = json.loads((data / "none-plus" / "dev.json").read_text())
+    db = str(tmp_path / "cli.db")
+    for version, items, name in (("none-minus", minus, "gm"), ("none-plus", plus, "cp")):
+        # None−: all gold. None+: gold except on questions whose correct option was replaced.
+        lines = [{"id": i["id"], "prediction": _gold_letters(i) if version == "none-minus"
+                  or "m2" not in i["id"] else "A"} for i in items]
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+        assert main(["--store", db, "qa", "score", "--data", str(data), "--version", version,
+                     "--split", "dev", "--predictions", str(path), "--run", name]) == 0
+    capsys.readouterr()
+    assert main(["--store", db, "qa", "compare", "gm", "cp", "--json"]) == 0
+    cells = json.loads(capsys.readouterr().out)["cells"]
+    assert cells["correct_replaced.single"]["none_minus"] == 1.0
+    assert cells["correct_replaced.single"]["none_plus"] < 1.0
+    assert cells["incorrect_replaced.multi"]["difference"] == 0.0
+    assert main(["--store", db, "qa", "compare", "gm", "cp"]) == 0
+    printed = capsys.readouterr().out
+    assert "None− acc." in printed and "Difference" in printed and "Incorrect" in printed
+    assert main(["--store", db, "qa", "compare", "cp", "gm"]) == 2
+
+
+def test_table4_pure():
+    minus = [{"id": "a", "general_type": "single", "options": ["x", "y", "z", "w"], "gold": [1],
+              "correct": True}]
+    plus = [{"id": "a", "general_type": "single", "options": ["x", "z", "w", NONE_OF_THE_ABOVE],
+             "gold": [3], "correct": False}]
+    cells = table4(minus, plus)["cells"]
+    assert cells["correct_replaced.single"] == {"n": 1, "none_minus": 1.0, "none_plus": 0.0,
+                                                "difference": 1.0}
