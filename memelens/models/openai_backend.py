@@ -5,6 +5,11 @@ every attempt is classified and recorded once. Several `base_url`s are replicas 
 attempt goes to the healthy replica with the fewest requests in flight, and a replica that fails
 with a server error, a timeout or a refused connection is benched for a short cool-down while the
 same attempt fails over to the next one.
+
+Requests go through the client's documented raw `post` (its "undocumented endpoints" path) with a
+plain JSON body and the JSON answer read directly: the typed `chat.completions.create` spends ~3 ms
+of CPU per call re-walking the body through TypedDict annotations and building pydantic models,
+which alone caps a 2-core client below the throughput of a local vLLM server.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
 import openai
 
 from memelens.config import ModelSpec
@@ -97,29 +103,33 @@ class OpenAIBackend:
         started = time.monotonic()
         replica.outstanding += 1
         try:
-            response = await replica.client.chat.completions.create(**body)
+            response = await replica.client.post("/chat/completions", body=body,
+                                                 cast_to=httpx2.Response)
+            data = response.json()
         except openai.APIError as exc:
             raise self._classify(exc) from None
+        except ValueError as exc:  # 200 with a body that is not JSON
+            raise ModelCallError(ErrorClass.SERVER, f"invalid JSON from server: {exc}") from None
         finally:
             replica.outstanding -= 1
         replica.served += 1
-        return self._result(response, replica.url, time.monotonic() - started)
+        return self._result(data, replica.url, time.monotonic() - started)
 
-    def _result(self, response: Any, url: str, latency: float) -> ChatResult:
-        if not getattr(response, "choices", None):
+    def _result(self, data: Any, url: str, latency: float) -> ChatResult:
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not choices:
             raise ModelCallError(ErrorClass.SERVER, "response without choices")
-        choice = response.choices[0]
-        text = choice.message.content if choice.message else None
-        refusal = getattr(choice.message, "refusal", None) if choice.message else None
-        if refusal:
-            raise ModelCallError(ErrorClass.REFUSAL, f"model refused: {refusal[:200]!r}")
-        usage = response.usage
+        choice = choices[0]
+        message = choice.get("message") or {}
+        if message.get("refusal"):
+            raise ModelCallError(ErrorClass.REFUSAL, f"model refused: {message['refusal'][:200]!r}")
+        usage = data.get("usage") or {}
         return ChatResult(
-            text=text or "",
-            usage=Usage(prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                        completion_tokens=getattr(usage, "completion_tokens", 0) or 0),
-            finish_reason=choice.finish_reason or "stop",
-            served_model=getattr(response, "model", "") or "", replica=url, latency_s=latency)
+            text=message.get("content") or "",
+            usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
+                        completion_tokens=usage.get("completion_tokens") or 0),
+            finish_reason=choice.get("finish_reason") or "stop",
+            served_model=data.get("model") or "", replica=url, latency_s=latency)
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         messages = [self._message(m.role, m.content) for m in request.messages]
@@ -136,8 +146,7 @@ class OpenAIBackend:
         if out.kind is OutputKind.JSON and out.json_schema and self.spec.structured_output:
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": out.schema_name, "schema": out.json_schema}}
-        if self.spec.extra.get("extra_body"):
-            body["extra_body"] = dict(self.spec.extra["extra_body"])
+        body.update(self.spec.extra.get("extra_body") or {})
         return body
 
     def _message(self, role: str, parts: list[Any]) -> dict[str, Any]:
