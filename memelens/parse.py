@@ -130,13 +130,15 @@ def parse_json(text: str) -> dict | list | ParseFailure:
         value = _scan_json(block)
         if not isinstance(value, ParseFailure):
             return value
-        fence_failure = fence_failure or value
+        fence_failure = value if fence_failure is None else fence_failure
     # Fenced blocks were tried whole; the prose outside them is scanned on its own, so a broken
     # fenced block cannot swallow a good object after it.
     value = _scan_json(_FENCE.sub(" ", text))
     if isinstance(value, ParseFailure):
         found_nothing = value.reason == "no JSON object found"
-        return _fail((fence_failure if fence_failure and found_nothing else value).reason, text)
+        # ParseFailure is falsy, hence the explicit None test.
+        chosen = fence_failure if fence_failure is not None and found_nothing else value
+        return _fail(chosen.reason, text)
     return value
 
 
@@ -253,7 +255,9 @@ def parse_rating(text: str, low: int = 1, high: int = 10) -> int | ParseFailure:
 # Sections (shared by verdicts, sections)
 # ==================================================================================================
 
-_PREFIX = r"(?:\*\*|__|\*|<b>|<strong>|'''|```|#{1,6}[ \t]*)*"
+# Possessive: "**" and "*" both match a run of stars, and backtracking over every split of a
+# long run is exponential.
+_PREFIX = r"(?:\*\*|__|\*|<b>|<strong>|'''|```|#{1,6}[ \t]*)*+"
 # Closing markup right after a header ("**[Name]**:", "[Name]:**", "[Name]</b>"). A "**" after
 # "[Name]: " with a space opens bold content instead, so it is left alone.
 _CLOSE = r"(?:\*\*|__|\*|</b>|</strong>)"
@@ -361,6 +365,7 @@ _VERDICT_VERBS = {
     "offers", "has", "gives", "shows", "demonstrates", "edges", "takes", "should", "clearly",
     "slightly", "overall",
 }
+_ALTERNATIVE = re.compile(rf"(?i:{_NAMED}\s+)?[AB]\s+(?i:or|and|vs\.?|versus)\s+(?i:{_NAMED}\s+)?[AB](?![\w'’])")
 _SHORT_WORDS = 15
 _SHORT_TEXT = 60  # a text this short with no section or [[...]] may be the bare verdict itself
 _Reading = Any  # a verdict, a ParseFailure, or None when the reader does not apply
@@ -377,6 +382,8 @@ def parse_verdict(text: str) -> str | ParseFailure:
     any other token (``[[C]]``), or a text naming both A and B without saying which wins.
     """
     text = _as_text(text)
+    if not text.strip():
+        return _fail("no verdict found (empty text)", text)
     located = _locate(text, JUDGE_DIMENSIONS, last=True)
     if "Overall Judge" in located:
         # The section is authoritative: a [[A]] elsewhere may belong to another dimension.
@@ -453,10 +460,23 @@ def _bare_letter_ok(fragment: str, end: int) -> bool:
 
 
 def _leading(fragment: str) -> _Reading:
-    """A verdict that opens the fragment: "B.", "Model A wins", "Tie (both weak) because ..."."""
+    """A verdict that opens the fragment: "B.", "Model A wins", "Tie (both weak) because ...".
+
+    Not when the opening is half of an alternative ("Model A or Model B") or the text goes on to
+    favour the other answer ("A is better at X, but B is better at Y").
+    """
     fragment = fragment.lstrip(" \t\r\n:-–—.>(\"'")
     mentions = _mentions(fragment)
-    return mentions[0][1] if mentions and mentions[0][0] == 0 else None
+    if not mentions or mentions[0][0] != 0:
+        return None
+    first = mentions[0][1]
+    if first in (A, B):
+        if _ALTERNATIVE.match(fragment):
+            return ParseFailure(reason="ambiguous verdict (A or B)")
+        compared = _comparative(fragment)
+        if isinstance(compared, ParseFailure) or (compared is not None and compared != first):
+            return ParseFailure(reason="conflicting verdicts (A and B both favoured)")
+    return first
 
 
 def _labelled(fragment: str) -> _Reading:
@@ -465,6 +485,12 @@ def _labelled(fragment: str) -> _Reading:
         if verdict is not None:
             return verdict
     return None
+
+
+def _last_line_strict(fragment: str) -> _Reading:
+    """Analysis followed by a line that is only the verdict: that line decides."""
+    lines = [line for line in fragment.splitlines() if line.strip()]
+    return _strict_verdict(lines[-1]) if len(lines) >= 2 else None
 
 
 def _last_line(fragment: str) -> _Reading:
@@ -502,7 +528,7 @@ def _echo(fragment: str) -> _Reading:
 
 
 _VERDICT_READERS: tuple[Callable[[str], Any], ...] = (
-    _echo, _strict_verdict, _leading, _labelled, _last_line, _comparative, _short_mentions,
+    _echo, _strict_verdict, _last_line_strict, _leading, _labelled, _last_line, _comparative, _short_mentions,
 )
 
 

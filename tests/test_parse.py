@@ -335,14 +335,14 @@ CHOICE_BAD = [
     ("The meme is offensive.", False, 4, False, "no answer letter"),
     ("E", False, 4, False, "out of range"),
     ("Answer: F", False, 4, False, "out of range"),
-    ("C", False, 3, False, "out of range"),
+    ("D", False, 3, False, "out of range"),
     ("AC", False, 4, False, "several options"),
     ("A, C", False, 4, False, "several options"),
     ("N", True, 4, False, "not allowed"),
     ("None of the above", False, 4, False, "not allowed"),
     ("AN", True, 4, True, "combined"),
     ("acd", True, 4, False, "no answer letter"),
-    ("Either B or D might fit, hard to say", False, 4, False, "no answer letter"),
+    ("Either B or D might fit, hard to say", False, 4, False, "several options"),
 ]
 
 
