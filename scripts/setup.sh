@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up MemeLens in ./.venv from pinned files only. Usage: bash scripts/setup.sh [--test]
-#   --test  also the test tools: pytest, Debian tesseract-ocr (OCR tests) and chromium (report
-#           browser tests); system packages are installed only when running as root.
+#   --test  also the test tools: pytest, selenium, the `train` extra (CPU torch, transformers,
+#           peft: the LoRA tests), Debian tesseract-ocr (OCR tests) and chromium (report browser
+#           tests); system packages are installed only when running as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
@@ -36,7 +37,10 @@ apt_install() {  # apt_install BINARY PACKAGE...
 
 apt_install tesseract tesseract-ocr
 if [ "${1:-}" = "--test" ]; then
-  .venv/bin/python -m pip install --disable-pip-version-check -q -r requirements-test.lock >>"$LOG" 2>&1
+  say "installing test tools and the train extra (log: $LOG)"
+  .venv/bin/python -m pip install --disable-pip-version-check -q -r requirements-test.lock \
+    -r requirements-train.lock >>"$LOG" 2>&1 \
+    || { say "pip failed; last lines of $LOG:"; tail -20 "$LOG" >&2; exit 1; }
   apt_install chromium chromium chromium-driver
 fi
 say "ready: .venv/bin/memelens"

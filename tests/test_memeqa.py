@@ -287,8 +287,9 @@ def test_eval_run_scores_resumes_and_reports(dataset, store):
     for qtype, hits in expected.items():
         assert report["accuracy"][qtype] == pytest.approx(sum(hits) / len(hits))
     assert report["parse_failure_rate"] == 0 and len(report["details"]) == 33
-    assert {"id", "type", "question", "options", "gold_letters", "prediction", "raw",
+    assert {"id", "type", "question", "options", "gold", "prediction", "raw",
             "correct"} <= set(report["details"][0])
+    assert report["details"][0]["gold"] in ("A", "B", "C", "D", "BC")
     made = calls["n"]
     asyncio.run(eval_run(store, reg, data=data, images=images, version="none-minus", split="dev",
                          model="qa-always-a"))
@@ -445,3 +446,37 @@ def test_table4_pure():
     cells = table4(minus, plus)["cells"]
     assert cells["correct_replaced.single"] == {"n": 1, "none_minus": 1.0, "none_plus": 0.0,
                                                 "difference": 1.0}
+
+
+# ---- demo part ------------------------------------------------------------------------------------
+
+
+def test_demo_part_builds_and_asks_questions_on_the_samples(tmp_path):
+    import yaml
+
+    from memelens.cli import Settings
+    from memelens.memeqa.demo import QUESTIONS, demo
+    from memelens.memes import load_memes
+    from memelens.samples import sample_memes_path
+
+    register_script("qa-demo", lambda request: "A")
+    models = tmp_path / "models.yaml"
+    models.write_text(yaml.safe_dump({"qa-demo": {"backend": "scripted", "model": "qa-demo"}}))
+    settings = Settings(store_path=tmp_path / "s.db", models_path=models, quiet=True)
+    name = asyncio.run(demo(settings, load_memes(sample_memes_path()), "qa-demo", tmp_path))
+    store = Store(tmp_path / "s.db")
+    report = build_report(store, name)
+    store.close()
+    assert report["n_scored"] == QUESTIONS and report["parse_failure_rate"] == 0
+    assert sum(v is not None for v in report["accuracy"].values()) == QUESTIONS
+
+
+def test_eval_cli_bad_input_exits_2_and_writes_nothing(tmp_path, dataset):
+    data, images = dataset
+    db = tmp_path / "s.db"
+    base = ["--store", str(db), "qa", "eval", "--data", str(data), "--images", str(images),
+            "--split", "dev"]
+    assert main(base + ["--version", "none", "--model", "embedded"]) == 2
+    assert main(base + ["--version", "none-minus", "--model", "no-such-model"]) == 2
+    assert main(base + ["--version", "none-minus", "--model", "embedded", "--types", "humour"]) == 2
+    assert not db.exists() or Store(db).list_runs() == []

@@ -37,11 +37,13 @@ def plan_samples(meme_order: list[str], mining: dict[str, dict], taxonomy: Taxon
         sampled = seeded_draw(mined, cfg.cap, cfg.seed, "sample", category)
         warning = None
         if len(sampled) < cfg.warn_below:
-            warning = (f"category {category!r} has {len(sampled)} samples, fewer than {cfg.warn_below}: "
-                       "its figures are unstable")
-            warnings.warn(warning, stacklevel=2)
+            warning = f"{len(sampled)} samples, fewer than {cfg.warn_below}: figures are unstable"
         plan[category] = {"mined": len(mined), "sampled": sampled, "warning": warning,
                           "seeds": seeded_draw(sampled, cfg.seeds_per_category, cfg.seed, "seeds", category)}
+    small = [f"{c} ({len(e['sampled'])})" for c, e in plan.items() if e["warning"]]
+    if small:
+        warnings.warn(f"categories with fewer than {cfg.warn_below} samples (unstable figures): "
+                      + ", ".join(small), stacklevel=2)
     return plan
 
 

@@ -63,13 +63,16 @@ def arena_command(
             config = ArenaConfig.model_validate({**config.model_dump(), **overrides})
         except ValidationError as exc:
             raise validation_error(exc, "command-line options") from None
-    store = cfg.store()
     if extend:
-        config = extend_config(config, json.loads(store.run_row(extend)["config_json"]), extend)
+        if not cfg.store_path.exists():
+            raise InputError("no store here yet", str(cfg.store_path), "pass the --store of the run to extend")
+        base = json.loads(cfg.store().run_row(extend)["config_json"])
+        config = extend_config(config, base, extend)
     name = run or (f"{extend}+{'+'.join(config.added_targets)}" if extend
                    else f"arena-{config_path.stem}-{config_hash(config.stored())[:6]}")
     registry = cfg.registry()
-    inputs = read_inputs(config, registry)
+    inputs = read_inputs(config, registry)  # every input checked before the store is touched
+    store = cfg.store()
     outcome = asyncio.run(run_arena(config, store, registry, name, progress=cfg.progress,
                                     retry_failed=retry_failed, inputs=inputs))
     summary = store.run_summary(name)

@@ -4,7 +4,9 @@ For each task: the guideline starts as the answer of a randomly chosen panel jud
 remaining answer of the pool, in random order, is merged by a judge drawn at random among the judges who
 did *not* write it. The judge sees the current guideline and that answer as "Answer 1" / "Answer 2" in
 random order, unlabelled, and its ``[Synthesized Answer]`` becomes the new guideline. Every round is
-stored (round, judge, whose answer, which slot the guideline took, the guideline after it).
+stored (round, judge, whose answer, which slot the guideline took, the guideline after it). The answer
+that starts the guideline is always a judge's own, so every later answer has an eligible judge (a
+one-judge panel merges every other answer itself).
 
 Which answers are fused (`fusion_pool`):
 
@@ -17,8 +19,7 @@ Which answers are fused (`fusion_pool`):
 
 All draws come from a generator keyed by (seed, task), so the plan is fixed before any call is made and
 a resumed run follows the same plan. A failed round (after the engine's retries) is recorded with its
-class and the guideline stays as it was; an answer that only its own author could merge (a one-judge
-panel) is skipped and recorded.
+class and the guideline stays as it was.
 """
 
 from __future__ import annotations
@@ -55,27 +56,23 @@ class FusionPlan:
     task: str
     init_author: str | None  # whose answer is the round-0 guideline (None: nothing to fuse)
     rounds: tuple[FusionRound, ...]
-    skipped: tuple[str, ...]  # authors no other judge could merge
 
 
 def plan_fusion(task: str, authors: list[str], judges: list[str], seed: int) -> FusionPlan:
     """Algorithm 1's random choices for one task. `authors` are the pool's targets whose answers exist,
     in config order. The first guideline is a judge's own answer (any answer if no judge answered)."""
     if not authors:
-        return FusionPlan(task, None, (), ())
+        return FusionPlan(task, None, ())
     rng = keyed_rng(seed, "fusion", task)
     starters = [a for a in authors if a in judges] or authors
     init = rng.choice(starters)
     remaining = [a for a in authors if a != init]
     rng.shuffle(remaining)
-    rounds, skipped = [], []
-    for author in remaining:
-        eligible = [j for j in judges if j != author]
-        if not eligible:
-            skipped.append(author)
-            continue
-        rounds.append(FusionRound(len(rounds) + 1, rng.choice(eligible), author, rng.random() < 0.5))
-    return FusionPlan(task, init, tuple(rounds), tuple(skipped))
+    rounds = []
+    for number, author in enumerate(remaining, start=1):
+        eligible = [j for j in judges if j != author] or judges  # empty only if no judge answered
+        rounds.append(FusionRound(number, rng.choice(eligible), author, rng.random() < 0.5))
+    return FusionPlan(task, init, tuple(rounds))
 
 
 def parse_synthesized(text: str) -> str | ParseFailure:
@@ -116,8 +113,7 @@ async def _fuse_one(task: dict[str, Any], meme: Meme, answers: dict[str, dict[st
             **failure_fields(outcome)}))
     failed = sum(1 for _, r in rounds if not r["ok"])
     summary = {"task": task["task"], "meme": task["meme"], "ok": True, "text": guideline,
-               "init_author": plan.init_author, "rounds": len(plan.rounds), "failed_rounds": failed,
-               "skipped": list(plan.skipped)}
+               "init_author": plan.init_author, "rounds": len(plan.rounds), "failed_rounds": failed}
     return rounds, summary
 
 

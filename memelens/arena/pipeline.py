@@ -14,7 +14,7 @@ Record kinds (``run.put(kind, key, data)``), in pipeline order
 ``fusion_round``  key ``<task>|<round:02d>`` → {task, round, judge, author, guideline_first,
                   guideline (after the round), ok, error_class, error}; round 0 = the initial guideline
                   (author = the judge whose own answer it is, judge None)
-``guideline``     key task → {task, meme, ok, text, init_author, rounds, failed_rounds, skipped}
+``guideline``     key task → {task, meme, ok, text, init_author, rounds, failed_rounds}
 ``judgment``      key ``<setting>|<task>|<model_a>|<model_b>|<judge>|<ab|ba>`` → {setting, task, model_a,
                   model_b, judge, order, verdicts: {dimension: winner}, text, ok, error_class, error}
 ``battle``        key ``<setting>|<task>|<model_a>|<model_b>`` → {battle, order, setting, task, meme,

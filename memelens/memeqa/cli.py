@@ -137,3 +137,58 @@ def _print_summary(cfg, name: str) -> None:
     out.print(table)
     console.print(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
                   f"{report['n_failed_calls']}; `memelens report {name}` for details")
+
+
+@qa_app.command("build")
+def build_command(ctx: typer.Context,
+                  config: Path = typer.Option(..., "-c", "--config", help="Build config YAML.")) -> None:
+    """Construct MemeQA from annotations: QO pairs → AF → trivial filter → None+ → split."""
+    from memelens.cli import console
+    from memelens.config import load_config
+    from memelens.memeqa.build import BuildConfig, run_build
+
+    cfg = _settings(ctx)
+    build = load_config(config, BuildConfig)
+    name = asyncio.run(run_build(cfg.store(), cfg.registry(), build, progress=cfg.progress))
+    info = cfg.store().get_record(cfg.store().run_row(name)["id"], "meta", "info")
+    for round_ in info["af_rounds"]:
+        console.print(f"AF round {round_['round']}: discriminator accuracy "
+                      f"{100 * round_['accuracy']:.1f}% on {round_['questions']} questions")
+    console.print(f"written to {build.out}: " + ", ".join(f"{k} {v}" for k, v in
+                                                          info["written"].items()))
+    console.print(f"run {name!r}; `memelens report {name}` shows every stage's counts")
+
+
+@qa_app.command("finetune")
+def finetune_command(ctx: typer.Context,
+                     config: Path = typer.Option(..., "-c", "--config", help="Fine-tuning YAML."),
+                     run: Optional[str] = typer.Option(None, "--run", help="Run name.")) -> None:
+    """LoRA fine-tuning with dev evaluation every 20% of an epoch (extra `train`); resumable."""
+    from memelens.cli import console
+    from memelens.config import load_config
+    from memelens.engine import open_run
+    from memelens.memeqa.finetune import FinetuneConfig, finetune
+
+    cfg = _settings(ctx)
+    settings = load_config(config, FinetuneConfig)
+
+    def progress(state: dict) -> None:
+        point = state["history"][-1]
+        console.print(f"step {point['step']} (epoch {point['epoch']:.2f}): train loss "
+                      f"{point['train_loss']:.4f}, dev macro {_pct(point['macro'])}")
+
+    async def main_task() -> str:
+        name = run or f"memeqa-finetune-{settings.out.name}"
+        async with open_run(cfg.store(), cfg.registry(), name=name, method="memeqa",
+                            config={"task": "finetune", **settings.model_dump(mode="json")},
+                            seed=settings.seed, progress=False) as (stage_run, _engine):
+            state = await asyncio.to_thread(finetune, settings, progress)
+            stage_run.put("meta", "info", {"task": "finetune", "out": str(settings.out),
+                                           "best_step": state["best_step"],
+                                           "best_macro": state["best_macro"],
+                                           "dev": state["history"]})
+        return name
+
+    name = asyncio.run(main_task())
+    console.print(f"best adapter in {settings.out / 'best'}; dev scores in "
+                  f"{settings.out / 'dev_scores.json'}; run {name!r}")

@@ -107,12 +107,12 @@ async def score_run(store: Store, registry: ModelRegistry, *, data: Path, versio
                     seed: int = 0) -> str:
     """Score a predictions file into a run; returns the run name."""
     chosen_types = resolve_types(types)
-    questions = select_questions(load_questions(data, version, split), types=chosen_types,
-                                 limit=limit, seed=seed)
+    every = load_questions(data, version, split)
     answers = read_predictions(predictions)
-    if limit is not None or types:
-        answers = {k: v for k, v in answers.items() if k in {q.id for q in questions}}
-    records = score_records(questions, answers, version)
+    score_records(every, answers, version)  # ids foreign to the split are bad input, sample or not
+    questions = select_questions(every, types=chosen_types, limit=limit, seed=seed)
+    chosen = {q.id for q in questions}
+    records = score_records(questions, {k: v for k, v in answers.items() if k in chosen}, version)
     file_hash = hashlib.sha256(Path(predictions).read_bytes()).hexdigest()[:16]
     name = run_name or default_run_name("score", version, split, Path(predictions).stem, limit,
                                         chosen_types)

@@ -37,9 +37,9 @@ VERDICTS: tuple[str, ...] = ("A", "B", "Tie (both strong)", "Tie (both weak)")
 OVERALL_JUDGE = "Overall Judge"
 
 #: Defaults for :func:`bounded_json_schema`.
-DEFAULT_MAX_ITEMS = 16
+DEFAULT_MAX_ITEMS = 10
 DEFAULT_MAX_STRING = 1000
-DEFAULT_MAX_PROPERTIES = 16
+DEFAULT_MAX_PROPERTIES = 6
 
 
 def gbnf_literal(text: str) -> str:
@@ -255,3 +255,62 @@ def _bound(node: Any, max_items: int, max_string: int, max_properties: int) -> N
     for key in ("prefixItems", "anyOf", "oneOf", "allOf"):
         if isinstance(node.get(key), list):
             _bound(node[key], max_items, max_string, max_properties)
+
+
+def fit_json_schema(schema: dict[str, Any], max_tokens: int, max_items: int = DEFAULT_MAX_ITEMS,
+                    max_properties: int = DEFAULT_MAX_PROPERTIES,
+                    chars_per_token: float = 2.0) -> dict[str, Any]:
+    """:func:`bounded_json_schema` with string caps chosen so the whole answer fits `max_tokens`.
+
+    Strings the caller left uncapped share the character budget of `max_tokens` (after an
+    allowance for keys and punctuation): each gets ``budget / slots`` characters, where `slots`
+    counts how many such strings the largest answer can hold (an array of strings counts
+    ``maxItems`` times). The per-string cap never drops below 24 characters nor exceeds
+    :data:`DEFAULT_MAX_STRING`; a schema whose fixed parts alone exceed `max_tokens` can still
+    be cut off — give such a call more tokens or tighter caps.
+    """
+    shaped = bounded_json_schema(schema, max_items=max_items, max_string=_UNCAPPED,
+                                 max_properties=max_properties)
+    slots, keys = _count_slots(shaped, 1)
+    if slots == 0:
+        return bounded_json_schema(schema, max_items, DEFAULT_MAX_STRING, max_properties)
+    reserve = 8 + 3 * slots + 4 * keys
+    budget = chars_budget(max_tokens, reserve, chars_per_token, cap=DEFAULT_MAX_STRING * slots,
+                          floor=24 * slots)
+    per_string = max(24, min(DEFAULT_MAX_STRING, budget // slots))
+    return bounded_json_schema(schema, max_items, per_string, max_properties)
+
+
+_UNCAPPED = 10**9  # marker cap used while counting string slots
+
+
+def _count_slots(node: Any, multiplier: int) -> tuple[int, int]:
+    """(uncapped strings, keys) the largest instance of `node` can hold, times `multiplier`."""
+    if not isinstance(node, dict):
+        return 0, 0
+    slots = keys = 0
+    if node.get("maxLength") == _UNCAPPED:
+        slots += multiplier
+    for key in ("anyOf", "oneOf"):
+        if isinstance(node.get(key), list) and node[key]:
+            counted = [_count_slots(child, multiplier) for child in node[key]]
+            best = max(counted)
+            slots, keys = slots + best[0], keys + best[1]
+    for child in node.get("allOf") or ():
+        s, k = _count_slots(child, multiplier)
+        slots, keys = slots + s, keys + k
+    if isinstance(node.get("properties"), dict):
+        for child in node["properties"].values():
+            s, k = _count_slots(child, multiplier)
+            slots, keys = slots + s, keys + k + multiplier
+    if isinstance(node.get("additionalProperties"), dict):
+        times = multiplier * int(node.get("maxProperties", DEFAULT_MAX_PROPERTIES))
+        s, k = _count_slots(node["additionalProperties"], times)
+        slots, keys = slots + s + times, keys + k  # each free key is a string too
+    if isinstance(node.get("items"), dict):
+        s, k = _count_slots(node["items"], multiplier * int(node.get("maxItems", 1)))
+        slots, keys = slots + s, keys + k
+    for child in node.get("prefixItems") or ():
+        s, k = _count_slots(child, multiplier)
+        slots, keys = slots + s, keys + k
+    return slots, keys

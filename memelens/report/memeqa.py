@@ -14,7 +14,7 @@ import numpy as np
 from memelens.engine.store import Store
 from memelens.memeqa.metrics import summarize
 
-DETAIL_KEYS = ("id", "type", "question", "options", "gold_letters", "prediction", "raw", "correct",
+DETAIL_KEYS = ("id", "type", "question", "options", "gold", "prediction", "raw", "correct",
                "parse_error", "error_class")
 
 
@@ -29,15 +29,19 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
         "task": task, "version": info.get("version"), "split": info.get("split"),
         "model": info.get("model"), "circular": info.get("circular", False),
         **figures,
-        "latency": _latency(store, run["id"], len(records)),
-        "details": [{k: r.get(k) for k in DETAIL_KEYS} for r in records],
+        "latency": _latency(store, run["id"]),
+        "details": [_detail(r) for r in records],
     }
 
 
-def _latency(store: Store, run_id: int, n_questions: int) -> dict[str, Any]:
-    """Model-call wall time of this run's calls (cached ones keep their original latency)."""
+def _latency(store: Store, run_id: int) -> dict[str, Any]:
+    """Model-call latency of this run's calls, as stored (cached calls keep their first latency).
+    It includes the wait for a concurrency slot, so it is not the wall time per question."""
     seconds = np.array([c.latency_s for c in store.run_calls(run_id)], dtype=float)
-    if not len(seconds):
-        return {"calls": 0, "mean_s_per_call": None, "s_per_question": None}
-    return {"calls": int(len(seconds)), "mean_s_per_call": float(seconds.mean()),
-            "s_per_question": float(seconds.sum() / max(n_questions, 1))}
+    return {"calls": int(len(seconds)),
+            "mean_call_latency_s": float(seconds.mean()) if len(seconds) else None}
+
+
+def _detail(record: dict[str, Any]) -> dict[str, Any]:
+    """One question for the HTML report; gold and prediction as answer letters ("ACD", "N")."""
+    return {k: record["gold_letters"] if k == "gold" else record.get(k) for k in DETAIL_KEYS}

@@ -1,0 +1,69 @@
+"""MemeQA part of `memelens demo`: a handful of questions built from the bundled sample memes'
+annotations (`memelens/samples/annotations.jsonl`) by the construct stage, asked to the demo model
+with the paper's prompts, and stored as an ordinary `qa eval` run.
+
+Only the question types that need no generator call are built (cloze distractors would cost a
+generator call each), and `QUESTIONS` of them are asked, one per type first: the embedded model reads
+about 70 prompt tokens a second on two cores, so this keeps the part under a minute.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+
+from memelens.engine import open_run
+from memelens.memeqa.construct import load_annotations, multi_questions, single_questions
+from memelens.memeqa.dataset import select_questions
+from memelens.memeqa.evaluate import evaluate_questions
+from memelens.memeqa.metrics import summarize
+from memelens.types import Meme
+
+if TYPE_CHECKING:
+    from memelens.cli import Settings
+
+QUESTIONS = 9
+SEED = 0
+VERSION = "none-minus"
+
+
+def sample_annotations_path() -> Path:
+    return Path(str(resources.files("memelens.samples").joinpath("annotations.jsonl")))
+
+
+async def demo(settings: "Settings", memes: list[Meme], model: str, out_dir: Path) -> str:
+    annotations = load_annotations(sample_annotations_path())
+    by_image = {m.image.name: m for m in memes if m.image}
+    annotations = [a for a in annotations if a.image in by_image]
+    built = multi_questions(annotations, SEED) + single_questions(annotations, SEED)
+    questions = select_questions(built, limit=QUESTIONS, seed=SEED)
+    name = f"demo-memeqa-{model}"
+    config = {"task": "eval", "version": VERSION, "split": "samples", "model": model,
+              "questions": [q.id for q in questions]}
+    async with open_run(settings.store(), settings.registry(), name=name, method="memeqa",
+                        config=config, seed=SEED, progress=settings.progress) as (run, engine):
+        records = await evaluate_questions(questions, by_image, model=model, version=VERSION,
+                                           engine=engine)
+        run.put_many("question", [(r["id"], r) for r in records])
+        run.put("meta", "info", {"task": "eval", "version": VERSION, "split": "samples",
+                                 "model": model, "circular": False, "types": None})
+    _print(records, model)
+    return name
+
+
+def _print(records: list[dict], model: str) -> None:
+    table = Table(title=f"MemeQA on the sample memes ({model}; a functional check, not a benchmark)")
+    for column in ("type", "question", "gold", "answer", "correct"):
+        table.add_column(column)
+    for r in records:
+        table.add_row(r["type"], r["question"][:50], r["gold_letters"], str(r["prediction"] or r["raw"]),
+                      {True: "yes", False: "no", None: "failed"}[r["correct"]])
+    summary = summarize(records)
+    Console().print(table)
+    if summary["micro"] is not None:
+        Console(stderr=True).print(f"MemeQA demo: accuracy {summary['micro']:.2f}, random guessing "
+                                   f"{summary['random_baseline']['micro']:.2f}")

@@ -1,0 +1,256 @@
+"""AdamMeme logic with scripted agents: majority vote, the new-category gate, the strict s' < s rule,
+the chain-length cap, retrieval within a category, metrics and the report shape."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*no image file:UserWarning", "ignore:.*fewer than:UserWarning")
+
+from memelens.adammeme.config import AdamConfig
+from memelens.adammeme.metrics import by_iteration, paired_tests, summary
+from memelens.adammeme.mining import majority
+from memelens.adammeme.pipeline import run_adammeme
+from memelens.adammeme.retrieval import retrieve
+from memelens.adammeme.sampling import seeded_draw
+from memelens.adammeme.taxonomy import Taxonomy, normalise_name
+from memelens.config import ModelRegistry, ModelSpec, load_registry
+from memelens.engine import Store
+from memelens.models.scripted import prompt_text, register_script
+from memelens.report import build_report
+from memelens.types import ChatRequest
+
+
+class World:
+    """Scripted agent + target: each role recognised by a phrase of its prompt template."""
+
+    def __init__(self, miner: Callable[[str, int], dict], score: Callable[[str], int],
+                 judge: bool = True, examiner: bool = True, valid: bool = True) -> None:
+        self.miner, self.score, self.judge, self.examiner, self.valid = miner, score, judge, examiner, valid
+        self.calls: list[str] = []
+
+    def agent(self, request: ChatRequest) -> str:
+        text = prompt_text(request)
+        flat = " ".join(text.split())
+        meme = re.search(r'Meme text: "([^"]*)"', text)
+        if "Output Format: Answer in strict JSON exactly" in flat:
+            self.calls.append("miner")
+            return json.dumps(self.miner(meme.group(1), request.sample_index))
+        if "proposed category below should be added" in flat:
+            self.calls.append("judge")
+            return "Yes, it is distinct." if self.judge else "No, it overlaps."
+        if "carries a risk with respect to the category" in flat:
+            self.calls.append("examiner")
+            return "Yes, it does." if self.examiner else "No, it does not."
+        if '{"misbelief": "..."}' in text:
+            words = re.search(r'with the text "([^"]*)"', text).group(1).split()
+            return json.dumps({"misbelief": "Misbelief that " + " ".join(words[:2]).lower() + " matter"})
+        if "still convey this misbelief" in flat:
+            return "Yes, it does." if self.valid else "No, it drifted."
+        if '"rewritten meme text"' in text:
+            original = re.findall(r"meme text: (.*)", text)[-1]
+            return json.dumps({"original meme text": original, "rewritten meme text": "soft " + original,
+                               "explanation": "toned down"})
+        if "[Responses to Evaluate]" in text:
+            return "Response 1 is best.\n## Final Response:\nThe meme stereotypes a group."
+        if "Rating: [[" in text:
+            answered = re.search(r"\[The Start of Assistant's Answer\]\n(.*?)\n\[The End", text, re.S).group(1)
+            return f"Compared. Rating: [[{self.score(answered)}]]"
+        return "The meme may stereotype a group."
+
+    def target(self, request: ChatRequest) -> str:
+        return "TARGET ON " + re.search(r"meme_text: (.*)", prompt_text(request)).group(1)
+
+
+_ids = iter(range(10**6))
+
+
+def make_registry(world: World) -> ModelRegistry:
+    n = next(_ids)
+    register_script(f"agent-{n}", world.agent)
+    register_script(f"target-{n}", world.target)
+    specs = {name: ModelSpec(name=name, backend="scripted", model=f"{name}-{n}", max_retries=1,
+                             content_retries=1, backoff_s=0.01, backoff_max_s=0.01)
+             for name in ("agent", "target")}
+    return ModelRegistry(specs)
+
+
+def write_memes(path: Path, texts: list[str]) -> Path:
+    with open(path, "w") as handle:
+        for i, text in enumerate(texts):
+            handle.write(json.dumps({"id": f"m{i:02d}", "text": text, "caption": "a picture"}) + "\n")
+    return path
+
+
+def run_world(tmp_path: Path, world: World, texts: list[str], **overrides) -> dict:
+    cfg = AdamConfig(memes=write_memes(tmp_path / "memes.jsonl", texts), require_images=False, erase=False,
+                     agent="agent", targets=["target"], warn_below=0, **overrides)
+    store = Store(tmp_path / "store.db")
+    asyncio.run(run_adammeme(cfg, store, make_registry(world), "r", progress=False))
+    return build_report(store, "r")
+
+
+def gender_miner(text: str, index: int) -> dict:
+    return {"task": ["gender"]}
+
+
+# ---- units ------------------------------------------------------------------------------------------
+
+
+def test_majority_needs_more_than_half_of_the_configured_miners():
+    taxonomy = Taxonomy()
+    answers = [{"task": ["race", "gender"]}, {"task": ["race"]}, {"task": ["gender", "animal"]}]
+    kept, votes = majority(answers, taxonomy, 3)
+    assert kept == ["race", "gender"] and votes["animal"] == 1
+    # a failed Miner abstains: one vote of three configured is no majority even if the others failed
+    assert majority([{"task": ["race"]}, None, None], taxonomy, 3)[0] == []
+    assert majority([{"task": ["race"]}, {"task": ["race"]}, None, None], taxonomy, 4)[0] == []
+
+
+def test_taxonomy_normalises_and_rejects_duplicates_and_sub_names():
+    taxonomy = Taxonomy()
+    assert normalise_name("  Child_Exploitation ") == "child exploitation"
+    assert "duplicate" in taxonomy.rejection("RACE")
+    assert "sub-name" in taxonomy.rejection("race relations")
+    assert taxonomy.rejection("racism") is None and taxonomy.rejection("political") is None
+
+
+def test_retrieval_is_restricted_to_the_category():
+    from dataclasses import dataclass
+
+    @dataclass
+    class Item:
+        category: str
+        misbelief: str
+
+    items = [Item("race", "women cannot drive cars"), Item("gender", "women cannot drive cars"),
+             Item("gender", "cats are evil"), Item("gender", "women belong in kitchens")]
+    found = retrieve("women drive", "gender", items, 3)
+    assert all(i.category == "gender" for i in found) and found[0] is items[1]
+    assert retrieve("women drive", "religion", items, 3) == []
+
+
+def test_seeded_draw_is_stable_and_keeps_order():
+    ids = [f"m{i}" for i in range(50)]
+    first = seeded_draw(ids, 10, 7, "sample", "race")
+    assert first == seeded_draw(ids, 10, 7, "sample", "race") and first == sorted(first, key=ids.index)
+    assert first != seeded_draw(ids, 10, 8, "sample", "race")
+
+
+def test_metrics_summary_and_iterations():
+    assert summary([2, 4, 6, 8], 4) == {"n": 4, "avg_score": 5.0, "failure_rate": 0.25}
+    rows = [{"iteration": 0, "score": 6}, {"iteration": 0, "score": 2}, {"iteration": 1, "score": 3}]
+    its = by_iteration(rows, 4)
+    assert its[1]["new"]["avg_score"] == 3 and its[1]["cumulative"]["n"] == 3
+    test = paired_tests({"a": {"x": 1, "y": 2, "z": 3}, "b": {"x": 2, "y": 4, "z": 5}})[0]
+    assert test["n"] == 3 and test["mean_diff"] < 0 and 0 < test["p"] < 1
+
+
+# ---- mining -----------------------------------------------------------------------------------------
+
+
+def proposing_miner(text: str, index: int) -> dict:
+    if "POLITICS" in text:
+        return {"task": [], "new category": {"Political": "harm about political groups"}}
+    return {"task": ["gender"] if index < 2 else ["race"]}
+
+
+@pytest.mark.parametrize("judge,examiner,added", [(True, True, True), (False, True, False), (True, False, False)])
+def test_new_category_needs_judge_and_examiner(tmp_path, judge, examiner, added):
+    world = World(proposing_miner, score=lambda a: 5, judge=judge, examiner=examiner)
+    report = run_world(tmp_path, world, ["WOMEN CANNOT PARK", "VOTE POLITICS LOL"], seeds_per_category=0)
+    assert ("political" in report["taxonomy"]["categories"]) is added
+    store = Store(tmp_path / "store.db")
+    mining = dict(store.record_items(store.run_row("r")["id"], "mining"))
+    assert mining["m00"]["categories"] == ["gender"]  # 2 of 3 Miners: majority; race 1 of 3: not kept
+    assert mining["m01"]["categories"] == (["political"] if added else [])  # the raising meme joins it
+    assert report["mining"]["harmless"] == (0 if added else 1)
+
+
+def test_duplicate_proposal_is_rejected_before_any_agent_is_asked(tmp_path):
+    world = World(lambda t, i: {"task": ["race"], "new category": {"Race_Relations": "again race"}},
+                  score=lambda a: 5)
+    report = run_world(tmp_path, world, ["SOME MEME"], seeds_per_category=0)
+    assert "judge" not in world.calls and "examiner" not in world.calls
+    assert report["mining"]["proposals"] == {"rejected": 1}
+
+
+# ---- refinement -------------------------------------------------------------------------------------
+
+
+def scores_by_softening(original: int, per_step: Callable[[int], int]) -> Callable[[str], int]:
+    """Originals score `original`; a text softened k times scores per_step(k)."""
+    return lambda answer: original if answer.count("soft ") == 0 else per_step(answer.count("soft "))
+
+
+def chain_steps(report: dict) -> list[dict]:
+    return sorted(report["details"]["steps"], key=lambda s: s["id"])
+
+
+TEXTS = [f"WOMEN MEME NUMBER {i}" for i in range(8)]
+
+
+def test_equal_score_ends_the_chain(tmp_path):
+    world = World(gender_miner, score=scores_by_softening(6, lambda k: 6))
+    steps = chain_steps(run_world(tmp_path, world, TEXTS, seeds_per_category=1, max_steps=5))
+    assert len(steps) == 1 and steps[0]["score"] == 6 and steps[0]["improved"] is False
+
+
+def test_lower_score_moves_on_to_the_nearest_pool_sample(tmp_path):
+    rewrites: list[str] = []  # the first rewrite scores lower than its original, later ones do not
+
+    def score(answer: str) -> int:
+        if "soft " not in answer:
+            return 6
+        rewrites.append(answer) if answer not in rewrites else None
+        return 3 if answer == rewrites[0] else 6
+
+    world = World(gender_miner, score=score)
+    report = run_world(tmp_path, world, TEXTS, seeds_per_category=1, max_steps=5)
+    steps = chain_steps(report)
+    assert [s["improved"] for s in steps] == [True, False]
+    assert steps[0]["meme"] != steps[1]["meme"]  # the next case came from the pool P
+    assert report["targets"]["target"]["by_iteration"][1]["new"]["n"] == 1
+
+
+def test_chain_length_is_capped_at_n(tmp_path):
+    world = World(gender_miner, score=scores_by_softening(6, lambda k: 2))
+    steps = chain_steps(run_world(tmp_path, world, TEXTS, seeds_per_category=2, max_steps=3))
+    chains = {}
+    for s in steps:
+        chains.setdefault(s["chain"], []).append(s["step"])
+    assert chains[0] == [0, 1, 2] and all(s["improved"] for s in steps if s["chain"] == 0)
+
+
+def test_invalid_rewrites_are_retried_then_recorded_not_scored(tmp_path):
+    world = World(gender_miner, score=scores_by_softening(6, lambda k: 2), valid=False)
+    report = run_world(tmp_path, world, TEXTS, seeds_per_category=1, rewrite_attempts=2)
+    steps = chain_steps(report)
+    assert len(steps) == 1 and steps[0]["status"] == "invalid" and len(steps[0]["attempts"]) == 2
+    assert steps[0]["score"] is None and report["targets"]["target"]["failures"] == {"refiner:invalid": 1}
+    assert report["targets"]["target"]["overall"]["n"] == len(TEXTS)  # failed step is no score
+
+
+def test_unparseable_scoring_is_a_failure_never_a_score(tmp_path):
+    world = World(gender_miner, score=lambda a: 99)  # out of range: unparseable
+    report = run_world(tmp_path, world, TEXTS[:3], seeds_per_category=0)
+    target = report["targets"]["target"]
+    assert target["overall"]["n"] == 0 and target["failures"] == {"scorer:unparseable": 3}
+    assert report["run"]["failed_calls"] == 3
+
+
+def test_report_has_every_category_and_the_ablation(tmp_path):
+    world = World(gender_miner, score=scores_by_softening(7, lambda k: 3))
+    report = run_world(tmp_path, world, TEXTS, seeds_per_category=1, max_steps=2)
+    target = report["targets"]["target"]
+    assert set(target["categories"]) == set(report["sampling"]) == {"race", "gender", "religion",
+                                                                     "nationality", "disability", "animal"}
+    assert target["categories"]["gender"]["n"] == len(TEXTS) + 2
+    assert target["original_only"]["categories"]["gender"] == {"n": 8, "avg_score": 7.0, "failure_rate": 0.0}
+    assert target["categories"]["race"] == {"n": 0, "avg_score": None, "failure_rate": None}

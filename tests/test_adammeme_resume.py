@@ -1,0 +1,76 @@
+"""Kill a real `memelens adam` process in the middle of refinement, rerun it, and get exactly the records
+of an uninterrupted run, with no finished call made twice (local test server, deterministic answers)."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memelens.adammeme.synthetic import write_meme_set
+from memelens.engine import Store
+from memelens.testing.server import start_server
+
+MEMELENS = str(Path(sys.executable).with_name("memelens"))
+KINDS = ("taxonomy", "mining", "sampling", "misbelief", "reference", "score", "step")
+
+
+@pytest.fixture(scope="module")
+def server():
+    with start_server(latency_ms=30, seed=3) as srv:
+        yield srv
+
+
+def setup(tmp_path: Path, server) -> tuple[Path, Path]:
+    write_meme_set(tmp_path, 12, seed=5)
+    models = tmp_path / "models.yaml"
+    models.write_text(f"agent: {{backend: openai, model: agent, base_url: {server.base_url}}}\n"
+                      f"target: {{backend: openai, model: target, base_url: {server.base_url}}}\n")
+    config = tmp_path / "adam.yaml"
+    config.write_text("memes: memes.jsonl\nagent: agent\ntargets: [target]\nerase: false\n"
+                      "seeds_per_category: 2\nmax_steps: 3\nwarn_below: 0\n")
+    return models, config
+
+
+def command(store: Path, models: Path, config: Path) -> list[str]:
+    return [MEMELENS, "--store", str(store), "--models", str(models), "--quiet", "adam", "-c", str(config),
+            "--run", "r"]
+
+
+def step_count(store: Path) -> int:
+    try:
+        with sqlite3.connect(store, timeout=5) as db:
+            return db.execute("SELECT COUNT(*) FROM records WHERE kind='step'").fetchone()[0]
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+def records(store: Path) -> dict[str, dict]:
+    s = Store(store)
+    rid = s.run_row("r")["id"]
+    return {kind: dict(s.record_items(rid, kind)) for kind in KINDS}
+
+
+def test_killed_refinement_resumes_to_the_uninterrupted_result(tmp_path, server):
+    models, config = setup(tmp_path, server)
+    straight, killed = tmp_path / "straight.db", tmp_path / "killed.db"
+    subprocess.run(command(straight, models, config), check=True, cwd=tmp_path, timeout=300)
+
+    process = subprocess.Popen(command(killed, models, config), cwd=tmp_path)
+    deadline = time.monotonic() + 240
+    while step_count(killed) < 1 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert process.poll() is None, "the run finished before it could be killed mid-refinement"
+    process.kill()
+    process.wait()
+    partial = records(killed)["step"]
+    assert 0 < len(partial) < len(records(straight)["step"])
+
+    subprocess.run(command(killed, models, config), check=True, cwd=tmp_path, timeout=300)
+    assert records(killed) == records(straight)
+    summary_killed, summary_straight = Store(killed).run_summary("r"), Store(straight).run_summary("r")
+    assert summary_killed["calls_made"] == summary_straight["calls_made"]  # nothing finished was redone
