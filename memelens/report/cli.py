@@ -7,6 +7,7 @@ URL is all there is. Only the loopback interface is bound; port 0 lets the syste
 
 from __future__ import annotations
 
+import signal
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,18 +45,30 @@ def report_server(page: str, port: int = 0) -> ThreadingHTTPServer:
 
 
 def serve_report(page: str, port: int = 0, announce=print, stop: threading.Event | None = None) -> None:
-    """Serve until Ctrl-C (or `stop` is set, for tests); `announce` gets the URL once listening."""
+    """Serve until Ctrl-C (or `stop` is set, for tests); `announce` gets the URL once listening.
+
+    Ctrl-C sets the stop event through a SIGINT handler installed before the URL is announced, so an
+    interrupt at any moment (even mid-print) ends in a clean shutdown rather than a traceback."""
+    stop = stop or threading.Event()
     server = report_server(page, port)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
     thread.start()
-    announce(f"http://127.0.0.1:{server.server_address[1]}/")
+    previous = _on_sigint(stop)
     try:
-        (stop or threading.Event()).wait()
-    except KeyboardInterrupt:
-        pass
+        announce(f"http://127.0.0.1:{server.server_address[1]}/")
+        stop.wait()
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
         server.shutdown()
         server.server_close()
+
+
+def _on_sigint(stop: threading.Event):
+    """Route SIGINT to `stop`; returns the previous handler (None off the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, lambda *_: stop.set())
 
 
 def register(app: typer.Typer) -> None:
