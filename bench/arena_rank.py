@@ -3,14 +3,15 @@
     python bench/arena_rank.py [--battles 100000] [--rounds 1000] [--seed 0]
 
 1. Writes a seeded Chatbot Arena format JSONL file (8 models with known strengths, both tie
-   kinds) to a temporary directory and times `rank_battle_file` on it with 1,000 bootstrap rounds.
+   kinds) to a temporary directory and times the command `memelens arena rank FILE --rounds 1000`
+   (a fresh process: start-up and imports included) and `rank_battle_file` in-process on it.
 2. Fits Bradley–Terry the way FastChat's `compute_mle_elo` does — every battle duplicated into a
    design matrix X with +log(base) / −log(base) in the two models' columns, a tie labelled a win for
    model_a in one copy and for model_b in the other (so it weighs half a win each way), an
    unpenalised logistic regression without intercept, ratings = scale·coef + init — here with
    scipy's L-BFGS-B instead of scikit-learn, and the anchor difference removed by matching means.
-3. Prints both methods' ratings, times, and the largest rating difference; the last line is
-   ``max_abs_diff: X``. Exits 1 when X ≥ 0.01 rating points.
+3. Prints both methods' ratings, times, and the largest rating difference (the command's output
+   included); the last line is ``max_abs_diff: X``. Exits 1 when X ≥ 0.01 rating points.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import subprocess
 import sys
 import tempfile
 import time
@@ -110,6 +112,11 @@ def main() -> int:
         path = Path(tmp) / "battles.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
         size_mb = path.stat().st_size / 1e6
+        command = [sys.executable, "-m", "memelens.cli", "arena", "rank", str(path),
+                   "--rounds", str(args.rounds), "--seed", str(args.seed)]
+        start = time.perf_counter()
+        cli = subprocess.run(command, capture_output=True, text=True, check=True)
+        cli_s = time.perf_counter() - start
         start = time.perf_counter()
         text = rank_battle_file(path, fmt="json", bootstrap_rounds=args.rounds, seed=args.seed)
         file_s = time.perf_counter() - start
@@ -139,17 +146,20 @@ def main() -> int:
 
     ours = compute_bt(battles)
     file_bt = {row["model"]: row["bt"] for row in result["ranking"]}
+    cli_bt = {row["model"]: row["bt"] for row in json.loads(cli.stdout)["ranking"]}
     ci = {row["model"]: row["bt_ci"] for row in result["ranking"]}
     shift = np.mean(list(ours.values())) - np.mean(list(theirs.values()))  # anchors: match means
     theirs = {m: v + shift for m, v in theirs.items()}
     diff = {m: ours[m] - theirs[m] for m in ours}
     diff_file = max(abs(file_bt[m] - theirs[m]) for m in ours)
+    diff_cli = max(abs(cli_bt[m] - theirs[m]) for m in ours)
 
     true_mean = np.mean(list(STRENGTHS.values()))
     print(
         f"synthetic battles: {len(records):,}, {len(STRENGTHS)} models, ties {TIE_RATE:.0%} "
         f"({BOTHBAD_SHARE:.0%} of them 'tie (bothbad)'), seed {args.seed}, JSONL {size_mb:.1f} MB"
     )
+    print(f"memelens arena rank FILE --rounds {args.rounds} (new process): {cli_s:.2f} s")
     print(f"rank_battle_file(fmt='json', bootstrap_rounds={args.rounds}): {file_s:.2f} s")
     print(f"rank_battle_file(fmt='md',   bootstrap_rounds={args.rounds}): {md_s:.2f} s")
     print("parts (in memory):")
@@ -169,7 +179,8 @@ def main() -> int:
     worst = max(abs(v) for v in diff.values())
     print(f"max |compute_bt − LR|        = {worst:.3e} rating points")
     print(f"max |rank_battle_file bt − LR| = {diff_file:.3e} rating points")
-    worst = max(worst, diff_file)
+    print(f"max |memelens arena rank bt − LR| = {diff_cli:.3e} rating points")
+    worst = max(worst, diff_file, diff_cli)
     print(f"max_abs_diff: {worst:.3e}")
     return 0 if worst < 0.01 else 1
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
-from memelens.engine import open_run
+from memelens.engine import Store, open_run
 from memelens.memes import load_memes
 from memelens.models.preflight import preflight
 from memelens.parse import parse_json
@@ -104,6 +104,18 @@ def run_demo(settings: "Settings", out_dir: Path, model: str = "embedded",
                       f"{s['cached']} from cache, {s['failed_calls']} failed), {s['tokens']} tokens")
     console.print(f"demo finished in {time.monotonic() - started:.0f} s; "
                   f"`memelens report RUN` shows any run above")
+    _write_reports(store, runs, out_dir)
+
+
+def _write_reports(store: Store, runs: list[str], out_dir: Path) -> None:
+    """The demo's last step: one self-contained HTML report per run plus an index, paths on stdout."""
+    from memelens.report.html import write_html_reports
+
+    index, *reports = write_html_reports(store, runs, out_dir, index=True)
+    console.print("HTML reports (open in a browser; they work offline):")
+    for path in reports:
+        Console(soft_wrap=True).print(str(path.resolve()), highlight=False)
+    Console(soft_wrap=True).print(f"{index.resolve()}  (index of the reports above)", highlight=False)
 
 
 def _print_screen(settings: "Settings", name: str) -> None:

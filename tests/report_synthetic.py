@@ -66,7 +66,8 @@ def adammeme_run(store: Store, name: str, directory: Path, *, targets: tuple[str
                                      "score": rng.randint(1, 10), "status": "scored", "failed_stage": None,
                                      "error_class": None}))
             for chain in range(chains):
-                seed_meme, parent = chosen[chain % len(chosen)], rng.randint(4, 10)
+                seed_meme = chosen[chain % len(chosen)]
+                parent = next(r["score"] for k, r in scores if k == f"{target}/0/{c}/{seed_meme.id}")
                 for step in range(rng.randint(1, max_steps)):
                     failed = rng.random() < 0.08
                     score = None if failed else rng.randint(1, 10)

@@ -20,7 +20,7 @@ from memelens.adammeme.pipeline import run_adammeme
 from memelens.adammeme.retrieval import retrieve
 from memelens.adammeme.sampling import seeded_draw
 from memelens.adammeme.taxonomy import Taxonomy, normalise_name
-from memelens.config import ModelRegistry, ModelSpec, load_registry
+from memelens.config import ModelRegistry, ModelSpec
 from memelens.engine import Store
 from memelens.models.scripted import prompt_text, register_script
 from memelens.report import build_report
@@ -253,4 +253,85 @@ def test_report_has_every_category_and_the_ablation(tmp_path):
                                                                      "nationality", "disability", "animal"}
     assert target["categories"]["gender"]["n"] == len(TEXTS) + 2
     assert target["original_only"]["categories"]["gender"] == {"n": 8, "avg_score": 7.0, "failure_rate": 0.0}
-    assert target["categories"]["race"] == {"n": 0, "avg_score": None, "failure_rate": None}
+    assert target["categories"]["race"] == {"n": 0, "avg_score": None, "failure_rate": None, "failed": 0}
+
+
+# ---- repeats, paired t-test, agreement -------------------------------------------------------------
+
+
+class RepeatWorld(World):
+    """Reference candidates say which draw they are; the senior keeps the first, so repeat r's
+    references carry draw 3r and the Scorer rates target + r, target2 + r (scores move by repeat)."""
+
+    def agent(self, request: ChatRequest) -> str:
+        text = prompt_text(request)
+        if "[Responses to Evaluate]" in text:
+            return "Response 1 is best.\n## Final Response:\n" + re.search(r"1\. (.*)", text).group(1)
+        if "[The Start of Reference Answer]" in text:
+            repeat = int(re.search(r"draw (\d+)", text).group(1)) // 3
+            answered = re.search(r"\[The Start of Assistant's Answer\]\n(.*?)\n\[The End", text, re.S).group(1)
+            number = int(re.search(r"NUMBER (\d+)", answered).group(1))
+            base = 3 + number % 2 if answered.startswith("TARGET2") else 6
+            return f"Compared. Rating: [[{base + repeat}]]"
+        if "Evaluate the potential harmful impact" in text and request.params.temperature > 0:
+            return f"Analysis of draw {request.sample_index}."
+        return super().agent(request)
+
+
+def test_repeats_give_mean_and_std_and_targets_a_paired_t_test(tmp_path):
+    world = RepeatWorld(gender_miner, score=lambda a: 5)
+    registry = make_registry(world)
+    n = registry.get("agent").model.split("-")[-1]
+    register_script(f"target2-{n}", lambda r: "TARGET2 " + world.target(r))
+    registry.add(ModelSpec(name="target2", backend="scripted", model=f"target2-{n}", max_retries=1,
+                           content_retries=1, backoff_s=0.01, backoff_max_s=0.01))
+    cfg = AdamConfig(memes=write_memes(tmp_path / "memes.jsonl", TEXTS[:4]), require_images=False, erase=False,
+                     agent="agent", targets=["target", "target2"], warn_below=0, seeds_per_category=0,
+                     repeats=3)
+    store = Store(tmp_path / "store.db")
+    asyncio.run(run_adammeme(cfg, store, registry, "r", progress=False))
+    report = build_report(store, "r")
+    first, second = report["targets"]["target"], report["targets"]["target2"]
+    assert first["repeats"]["overall"]["avg_score"] == {"mean": 7.0, "std": 1.0, "repeats": 3}
+    assert first["repeats"]["original_only"]["failure_rate"] == {"mean": 0.0, "std": 0.0, "repeats": 3}
+    # target2 scores 3/4/3/4 (+ repeat): FR 1/2, 0, 0 → mean 1/6, sample std sqrt(1/12)
+    fr = second["repeats"]["overall"]["failure_rate"]
+    assert fr["mean"] == pytest.approx(1 / 6) and fr["std"] == pytest.approx((1 / 12) ** 0.5)
+    test = report["paired_tests"][0]
+    assert (test["a"], test["b"], test["n"], test["mean_diff"]) == ("target", "target2", 4, 2.5)
+    # differences 3, 2, 3, 2: mean 2.5, sample sd sqrt(1/3), so t = 2.5 / (sqrt(1/3) / sqrt(4))
+    assert test["t"] == pytest.approx(2.5 / ((1 / 3) ** 0.5 / 2)) and test["p"] < 0.01
+
+
+def test_icc_kappa_and_label_agreement_match_hand_computations():
+    from memelens.adammeme.agreement import cohen_kappa, icc_2_1, label_agreement, score_agreement
+
+    assert icc_2_1([[1, 1], [2, 2], [3, 3]]) == pytest.approx(1.0)
+    # rater 2 = rater 1 + 1: MS_rows 2, MS_cols 1.5, MS_err 0 → 2 / (2 + 2·1.5/3) = 2/3
+    assert icc_2_1([[1, 2], [2, 3], [3, 4]]) == pytest.approx(2 / 3)
+    assert cohen_kappa([1, 1, 0, 0], [1, 0, 0, 0]) == pytest.approx(0.5)  # (3/4 − 1/2) / (1 − 1/2)
+    labels = label_agreement({"m1": ["race"], "m2": [], "m3": ["gender", "race"]},
+                             {"m1": ["race"], "m2": ["gender"], "m3": ["race"]}, ["race", "gender"])
+    assert labels == {"n": 3, "accuracy": pytest.approx(1 / 3), "kappa": pytest.approx(1 / 3)}
+    scores = score_agreement([2, 5, 8, 3], [3, 5, 7, 5], threshold=4)
+    assert scores["fr_raw_agreement"] == 0.75 and scores["agent_failure_rate"] == 0.5
+    assert scores["human_failure_rate"] == 0.25 and 0 < scores["score_icc"] < 1
+
+
+def test_human_scores_and_labels_attach_to_a_run_and_reach_the_report(tmp_path, capsys):
+    from memelens.cli import main
+
+    world = World(gender_miner, score=scores_by_softening(6, lambda k: 2))
+    report = run_world(tmp_path, world, TEXTS[:4], seeds_per_category=0)
+    ids = [s["id"] for s in report["details"]["samples"]]
+    (tmp_path / "scores.csv").write_text("sample_id,score\n" + "".join(f"{i},{s}\n" for i, s in zip(ids, [6, 6, 3, 7])))
+    (tmp_path / "labels.csv").write_text("meme_id,categories\nm00,Gender\nm01,gender|race\nm02,\n")
+    args = ["--store", str(tmp_path / "store.db"), "--quiet", "import", "adammeme-human", "r"]
+    assert main([*args, "--scores", str(tmp_path / "scores.csv"), "--labels", str(tmp_path / "labels.csv")]) == 0
+    agreement = build_report(Store(tmp_path / "store.db"), "r")["agreement"]
+    assert agreement["scores"]["n"] == 4 and agreement["scores"]["fr_raw_agreement"] == 0.75
+    assert agreement["labels"]["n"] == 3 and agreement["labels"]["accuracy"] == pytest.approx(1 / 3)
+    (tmp_path / "bad.csv").write_text("sample_id,score\nx,eleven\n")
+    capsys.readouterr()
+    assert main([*args, "--scores", str(tmp_path / "bad.csv")]) == 2
+    assert "bad.csv:2" in capsys.readouterr().err

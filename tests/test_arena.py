@@ -17,14 +17,16 @@ from memelens.arena.bias import judge_ndcg
 from memelens.arena.common import OVERALL
 from memelens.arena.config import ArenaConfig
 from memelens.arena.detection import detection_metrics
-from memelens.arena.fusion import plan_fusion
-from memelens.arena.judging import (battle_records, combine_orders, joint_vote, plan_judgments,
-                                    sample_pairs, to_winner)
+from memelens.arena.fusion import guideline_at, plan_fusion
+from memelens.arena.judging import (battle_records, combine_orders, joint_vote, parse_judgment,
+                                    plan_judgments, sample_pairs, to_winner)
 from memelens.arena.pipeline import run_arena
+from memelens.arena.tasks import task_schema
 from memelens.arena.ranking import compute_bt, compute_online_elo
 from memelens.config import ModelRegistry, ModelSpec
 from memelens.engine import Store
 from memelens.models.scripted import prompt_text, register_script
+from memelens.prompts import render_prompt
 from memelens.report import build_report
 from memelens.types import ChatRequest, ErrorClass, InputError, ModelCallError
 
@@ -66,8 +68,9 @@ def responder(name: str, judge_bias: str | None = None, drop_reasoning: bool = F
         if "[Overall Judge]" in prompt:
             return _judge(prompt, judge_bias)
         if "[Synthesized Answer]" in prompt:
+            digest = zlib.crc32(prompt.encode()) % 10_000  # the merge depends on what it merged
             return (f"[Comparison]\n- fine\n[Synthesized Answer]\n[Background Knowledge] merged by {name}"
-                    f"\n[Reasoning] merged reasoning")
+                    f" #{digest}\n[Reasoning] merged reasoning")
         if "prompt_user1" in prompt:
             return '{"prompt_user1": "Explain the risks to user one.", "prompt_user2": "Explain the ' \
                    'risks to user two.", "prompt_user3": "Explain the risks to user three."}'
@@ -130,6 +133,15 @@ def records(store: Store, name: str, kind: str) -> list[dict]:
     return store.records(store.run_row(name)["id"], kind)
 
 
+def test_task_prompts_are_capped_to_fit_the_token_budget():
+    for budget, expected in ((60, 36), (110, 86), (500, 476), (4000, 600)):
+        schema = task_schema(budget)
+        assert {p["maxLength"] for p in schema["properties"].values()} == {expected}
+        # at 3 characters a token, three longest prompts plus the JSON around them fit the budget
+        assert 3 * expected / 3 + 24 <= budget or expected == 600
+    assert set(task_schema(16)["required"]) == {"prompt_user1", "prompt_user2", "prompt_user3"}
+
+
 # --------------------------------------------------------------------------------------------------
 # Fusion (Algorithm 1)
 # --------------------------------------------------------------------------------------------------
@@ -179,10 +191,30 @@ def test_fusion_rounds_stored_unlabelled_and_never_self_merged(tmp_path, store):
 
 
 def test_judges_only_pool_needs_k_minus_1_rounds(tmp_path, store):
-    run(config(tmp_path), store, make_registry())
+    run(config(tmp_path, fusion_pool="judges"), store, make_registry())
     rounds = records(store, "arena", "fusion_round")
     assert Counter(r["task"] for r in rounds if r["round"] > 0).most_common(1)[0][1] == 2
     assert {r["author"] for r in rounds} == {"t-best", "t-mid", "t-worst"}
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_added_targets_are_merged_after_the_unchanged_base_plan(seed):
+    judges, base = ["a", "b", "c"], ["a", "b", "c", "d", "e"]
+    before = plan_fusion(f"m{seed}#2", base, judges, seed)
+    arrivals = {"x": 1, "y": 2}
+    after = plan_fusion(f"m{seed}#2", [*base, "x", "y"], judges, seed, arrivals)
+    assert after.rounds[:len(before.rounds)] == before.rounds and after.init_author == before.init_author
+    extra = after.rounds[len(before.rounds):]
+    assert [(r.author, r.arrival, r.round) for r in extra] == [("x", 1, 5), ("y", 2, 6)]
+    assert all(r.judge in judges for r in extra)
+    # the newcomer's round does not depend on whether another target arrived after it
+    assert plan_fusion(f"m{seed}#2", [*base, "x"], judges, seed, arrivals).rounds == after.rounds[:-1]
+
+
+def test_guideline_versions_by_arrival_stage():
+    record = {"versions": {"0": "base", "2": "with y"}}
+    assert [guideline_at(record, s) for s in (0, 1, 2, 3)] == ["base", "base", "with y", "with y"]
+    assert guideline_at({"versions": {"1": "late"}}, 0) is None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -230,6 +262,21 @@ def test_combine_orders_counts_disagreement_as_tie():
     assert combine_orders("model_a", "tie (bothbad)") == ("tie (bothbad)", True)
     assert combine_orders("tie", "tie (bothbad)") == ("tie", True)
     assert combine_orders("model_b", None) == ("model_b", None)
+
+
+def test_judge_prompt_asks_a_decision_per_dimension_and_it_parses():
+    prompt = render_prompt("arena_judge", task="Explain.", answer_a="x", answer_b="y", reference="ref")
+    assert prompt.count("[Your Analysis]\nA/B/Tie (both strong)/Tie (both weak)\n") == 5
+    assert "[Reference Answer]" in prompt
+    assert "[Reference Answer]" not in render_prompt("arena_judge", task="Explain.", answer_a="x",
+                                                     answer_b="y", reference=None)
+    reply = "\n\n".join(f"'''[{d}]\nModel A is thorough, but Model B ties it to the meme better.\n"
+                        f"{v}\n'''" for d, v in zip(
+                            ("Instruction Following", "Correctness", "Redundancy", "Relevance", "Accuracy"),
+                            ("B", "A", "Tie (both weak)", "B", "Tie (both strong)")))
+    parsed = parse_judgment(reply + "\n\n'''[Overall Judge]\nB\n'''")
+    assert parsed == {"Instruction Following": "B", "Correctness": "A", "Redundancy": "Tie (both weak)",
+                      "Relevance": "B", "Accuracy": "Tie (both strong)", OVERALL: "B"}
 
 
 def test_joint_vote_majority_and_split_ties():
@@ -450,26 +497,68 @@ def test_rerun_replays_everything_from_cache(tmp_path, store):
     assert records(store, "one", "battle") == records(store, "two", "battle")
 
 
-def test_adding_a_target_issues_only_the_new_work(tmp_path, store):
-    cfg = config(tmp_path, n_memes=6)
+@pytest.mark.parametrize("pool", ["all", "judges"])
+def test_adding_a_target_issues_only_the_new_work(tmp_path, store, pool):
+    cfg = config(tmp_path, n_memes=6, fusion_pool=pool)
     run(cfg, store, make_registry(), "base")
     CALLS.clear()
     grown = cfg.model_copy(update={"added_targets": ["t-new"]})
     outcome = run(grown, store, make_registry(), "grown")
-    base_battles = {b["battle"]: b for b in records(store, "base", "battle")}
-    grown_battles = {b["battle"]: b for b in records(store, "grown", "battle")}
+
     def same(b):  # a battle's content, without its position in the (now longer) battle order
         return {k: v for k, v in b.items() if k != "order"}
 
+    base_battles = {b["battle"]: b for b in records(store, "base", "battle")}
+    grown_battles = {b["battle"]: b for b in records(store, "grown", "battle")}
     assert all(same(grown_battles[k]) == same(v) for k, v in base_battles.items())  # battles stay
     new = [b for k, b in grown_battles.items() if k not in base_battles]
     assert new and all("t-new" in (b["model_a"], b["model_b"]) for b in new)
     new_judgments = sum(len(b["judges"]) for b in new)
     tasks = 6 * 3
-    assert CALLS[("t-new", "arena.answers")] == tasks
+    # nothing target-independent, no old answer, no old fusion round, no old battle is asked again
+    answers = {m: v for (m, s), v in CALLS.items() if s == "arena.answers"}
+    assert answers == {"t-new": tasks}
     assert sum(v for (m, s), v in CALLS.items() if s == "arena.judging") == new_judgments
-    assert {s for (_, s) in CALLS} == {"arena.answers", "arena.judging", "arena.detection"}
-    assert outcome.calls_made == tasks + new_judgments + 4  # answers + judgments + detection
+    fused = sum(v for (m, s), v in CALLS.items() if s == "arena.fusion")
+    assert fused == (tasks if pool == "all" else 0)  # one round per task merges the newcomer
+    stages = {s for (_, s) in CALLS}
+    assert "arena.contexts" not in stages and "arena.tasks" not in stages
+    assert outcome.calls_made == tasks + fused + new_judgments + 4  # + detection of 4 labelled memes
+    # old rounds unchanged; the new round merges t-new's answer; old guideline version kept
+    old_rounds = {(r["task"], r["round"]): r for r in records(store, "base", "fusion_round")}
+    new_rounds = {(r["task"], r["round"]): r for r in records(store, "grown", "fusion_round")}
+    assert all(new_rounds[k] == v for k, v in old_rounds.items())
+    added = [r for k, r in new_rounds.items() if k not in old_rounds]
+    assert all(r["author"] == "t-new" and r["arrival"] == 1 and r["judge"] != "t-new" for r in added)
+    base_guides = {g["task"]: g for g in records(store, "base", "guideline")}
+    for g in records(store, "grown", "guideline"):
+        assert g["versions"]["0"] == base_guides[g["task"]]["text"]
+    # a fresh run of the grown config makes exactly the same battles
+    fresh = run(grown, Store(tmp_path / "fresh.db"), make_registry(), "fresh")
+    fresh_store = Store(tmp_path / "fresh.db")
+    fresh_battles = {b["battle"]: same(b) for b in records(fresh_store, "fresh", "battle")}
+    fresh_store.close()
+    assert fresh.calls_made > outcome.calls_made
+    assert fresh_battles == {k: same(b) for k, b in grown_battles.items()}
+
+
+def test_new_battles_are_judged_against_the_guideline_with_the_newcomer(tmp_path, store):
+    run(config(tmp_path, n_memes=3, added_targets=["t-new"]), store, make_registry())
+    guides = {g["task"]: g["versions"] for g in records(store, "arena", "guideline")}
+    assert all(v["0"] != v["1"] for v in guides.values())  # merging t-new changed every guideline
+    calls = [c for c in store.run_calls(store.run_row("arena")["id"]) if c.stage == "arena.judging"]
+    assert any("t-new" in _judged_models(c) for c in calls)
+    for call in calls:
+        text = "\n".join(p["text"] for p in call.request["messages"][0]["content"])
+        meme = re.search(r'Meme text: "meme text (\d+)"', text).group(1)
+        user = ("one", "two", "three").index(re.search(r"risks to user (\w+)", text).group(1)) + 1
+        version = "1" if "t-new" in _judged_models(call) else "0"
+        assert f"[Reference Answer]\n{guides[f'm{meme}#{user}'][version]}\n" in text
+
+
+def _judged_models(call) -> set[str]:
+    text = call.request["messages"][0]["content"][-1]["text"]
+    return set(re.findall(r"\[Background Knowledge\] (t-[\w-]+) on ", text))
 
 
 def test_bad_meme_file_fails_before_the_run_opens(tmp_path, store):

@@ -69,14 +69,14 @@ def test_full_run_report_is_complete(tmp_path, server, capsys):
                                     "Accuracy"}
     assert set(r["judges"]) == set(JUDGES) and all(0 < j["ndcg"] <= 1 for j in r["judges"].values())
     assert 0 <= r["flip_rate"]["rate"] <= 1 and r["flip_rate"]["pairs"] > 0
-    assert r["counts"] == {"memes": 6, "tasks": 18, "answers": 90, "fusion_rounds": 54,
+    assert r["counts"] == {"memes": 6, "tasks": 18, "answers": 90, "fusion_rounds": 90,
                            "judgments": r["counts"]["judgments"], "battles": 54, "battles_judged": 54,
                            "answers_missing_sections": 0}
     assert set(r["detection"]) == set(TARGETS) and r["failures"] == {}
     meme = r["details"]["memes"][0]
     assert len(meme["personas"]) == 3 and len(meme["tasks"]) == 3
     task = meme["tasks"][0]
-    assert task["rounds"][0]["round"] == 0 and len(task["rounds"]) == len(JUDGES)
+    assert task["rounds"][0]["round"] == 0 and len(task["rounds"]) == len(TARGETS)  # every answer fused
     battle = task["battles"][0]
     assert battle["answer_a"] and battle["answer_b"] and battle["joint"]["overall"]
     assert all(set(v) == {*r["dimensions"], "overall"} for v in battle["judges"].values())
@@ -102,7 +102,8 @@ def test_extending_with_a_sixth_target_makes_only_new_calls(tmp_path, server, ca
     new_battles = [b for m in r["details"]["memes"] for t in m["tasks"] for b in t["battles"]
                    if "step-x" in (b["model_a"], b["model_b"])]
     judgments = sum(len(b["judges"]) for b in new_battles)
-    assert made == 18 + 6 + judgments  # its answers, its detection (6 labelled memes), new judgments
+    # its answers, one fusion round per task merging them, its detection (6 labelled memes), new judgments
+    assert made == 18 + 18 + 6 + judgments
     assert r["counts"]["battles"] == base["counts"]["battles"] + len(new_battles)
     assert r["run"]["calls_made"] == made
 

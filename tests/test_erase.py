@@ -371,3 +371,40 @@ def test_erased_image_for_erases_each_image_once(tmp_path, fake_ocr):
     assert fake_ocr["n"] == 2
     with pytest.raises(InputError, match="does not exist"):
         erased_image_for(tmp_path / "missing.png", cache)
+
+
+# --------------------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------------------
+
+
+def test_erase_command_erases_a_folder_and_reruns_as_a_no_op(tmp_path, fake_ocr, capsys):
+    from memelens.cli import main
+
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    draw_meme(src / "a.png")
+    draw_meme(src / "b.png")
+    def said() -> str:
+        return " ".join(capsys.readouterr().err.split())
+
+    assert main(["--quiet", "erase", str(src), str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["a.png", "b.png"] and fake_ocr["n"] == 2
+    assert "(0 already up to date, 4 text boxes erased)" in said()  # two boxes per picture
+    assert main(["--quiet", "erase", str(src), str(out)]) == 0
+    assert fake_ocr["n"] == 2 and "(2 already up to date, 0 text boxes erased)" in said()
+    assert main(["--quiet", "erase", str(tmp_path / "missing"), str(out)]) == 2
+
+
+def test_adam_without_tesseract_says_how_to_score_on_the_originals(tmp_path, monkeypatch, capsys):
+    from memelens.cli import main
+
+    monkeypatch.setattr("memelens.adammeme.pipeline.tesseract_available", lambda: False)
+    draw_meme(tmp_path / "m.png")
+    (tmp_path / "memes.jsonl").write_text('{"id": "m", "image": "m.png", "text": "TOP TEXT"}\n')
+    (tmp_path / "adam.yaml").write_text("memes: memes.jsonl\nagent: embedded-small\ntargets: [embedded-small]\n")
+    store = tmp_path / "store.db"
+    assert main(["--store", str(store), "--quiet", "adam", "-c", str(tmp_path / "adam.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "tesseract is not installed" in err and "--no-erase" in err and "erase: false" in err
+    assert not store.exists()

@@ -19,7 +19,7 @@ pytest.importorskip("peft")
 
 from memelens.cli import main  # noqa: E402
 from memelens.engine import Store  # noqa: E402
-from memelens.memeqa.finetune import eval_steps  # noqa: E402
+from memelens.memeqa.finetune import _save_atomic, eval_steps, restore_interrupted  # noqa: E402
 from memelens.memeqa.tiny import build_tiny_model  # noqa: E402
 from memelens.report import build_report  # noqa: E402
 
@@ -48,6 +48,19 @@ def write_config(root: Path, base: Path, data: Path, images: Path, out: str) -> 
 def test_eval_points_every_fifth_of_an_epoch():
     assert eval_steps(10, 1, 0.2) == [2, 4, 6, 8, 10]
     assert eval_steps(9, 2, 0.2) == [2, 4, 6, 8, 9, 11, 13, 15, 17, 18]
+
+
+def test_kill_between_the_renames_of_a_save_keeps_the_previous_checkpoint(tmp_path):
+    last = tmp_path / "last"
+    _save_atomic(last, lambda d: (d / "state.json").write_text('{"step": 2}'))
+    _save_atomic(last, lambda d: (d / "state.json").write_text('{"step": 4}'))
+    assert json.loads((last / "state.json").read_text()) == {"step": 4}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["last"]
+    last.rename(tmp_path / "last.old")  # killed after `last` → `last.old`, before `.tmp` → `last`
+    restore_interrupted(last)
+    assert json.loads((last / "state.json").read_text()) == {"step": 4}
+    restore_interrupted(last)  # nothing to do now
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["last"]
 
 
 def test_one_epoch_writes_adapter_and_dev_scores(setup):

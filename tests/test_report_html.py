@@ -127,9 +127,11 @@ def test_arena_leaderboard_dimensions_judges_and_battles(store):
     assert [row[1][0] for row in board[1:]] == [r["model"] for r in report["ranking"]]
     assert board[1][4][0] == f"{report['ranking'][0]['elo']:.1f}"
     assert p.table_with("Instruction Following") and p.table_with("NDCG")
-    battles = [b for m in p.data()["memes"] for t in m["tasks"] for b in t["battles"]]
+    battles = [(b, t["answers"]) for m in p.data()["memes"] for t in m["tasks"] for b in t["battles"]]
     assert len(battles) == report["counts"]["battles"]
-    assert all(b["answer_a"] and b["answer_b"] and b["joint"] for b in battles)
+    assert all(b["joint"] and answers[b["model_a"]]["text"] and answers[b["model_b"]]["text"]
+               for b, answers in battles)
+    assert not [b for b, _ in battles if "answer_a" in b]  # the page keeps one copy of each answer
     assert "flip rate" in to_html(store, report)
 
 
@@ -292,3 +294,33 @@ def test_view_command_unknown_run_exits_2(store):
     result = subprocess.run([MEMELENS, "--store", str(store.path), "view", "nope"], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 2 and "no run named 'nope'" in result.stderr
+
+
+def test_warning_follows_calls_to_an_embedded_backend_whatever_its_name(tmp_path):
+    from memelens.config import ModelSpec
+    from memelens.engine.core import cache_key, request_for_store
+    from memelens.types import CallRecord, CallStatus, ChatRequest, Message
+
+    s = Store(tmp_path / "store.db")
+    memeqa_run(s, "local", model="local-qwen", questions=4)
+    assert 'id="embedded-warning"' not in to_html(s, build_report(s, "local"))
+    for backend, warned in (("openai", False), ("embedded", True)):
+        spec = ModelSpec(name="local-qwen", backend=backend, model="qwen2.5-coder-1.5b")
+        request = ChatRequest(model="local-qwen", messages=[Message.user("Answer: A or B?")], stage="qa")
+        record = CallRecord(key=cache_key(spec, request), model="local-qwen",
+                            request=request_for_store(spec, request), status=CallStatus.OK, text="A")
+        s.put_call(record, s.run_row("local")["id"], None, fresh=True)
+        assert ('id="embedded-warning"' in to_html(s, build_report(s, "local"))) is warned, backend
+    s.close()
+
+
+def test_index_links_reports_and_escapes_run_names(store, tmp_path):
+    index, *paths = write_html_reports(store, ["arena", PROBE_RUN], tmp_path / "out", index=True)
+    assert index.name == "index.html" and index.parent == tmp_path / "out"
+    html = index.read_text()
+    p = Page(html)
+    links = [v for tag, k, v in p.attributes if tag == "a" and k == "href"]
+    assert links == [path.name for path in paths]
+    assert "<img src=x" not in html and "&lt;img src=x onerror=" in html and p.scripts == []
+    assert 'id="embedded-warning"' in html  # the probe run's agent is the embedded model
+    assert "script-src" not in p.meta_csp and "default-src 'none'" in p.meta_csp

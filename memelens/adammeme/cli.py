@@ -28,7 +28,7 @@ def adam_command(
 ) -> None:
     """Run AdamMeme: mine, score and refine memes for one or more target models."""
     from memelens.adammeme.config import AdamConfig
-    from memelens.adammeme.pipeline import run_adammeme
+    from memelens.adammeme.pipeline import check_inputs, run_adammeme
     from memelens.cli import console, settings
     from memelens.config import load_config
 
@@ -40,7 +40,9 @@ def adam_command(
     s = settings(ctx)
     name = run or f"adam-{config.stem}"
     cache = s.store_path.resolve().parent / "memelens-erased"
-    asyncio.run(run_adammeme(cfg, s.store(), s.registry(), name, progress=s.progress, erase_cache=cache))
+    memes = check_inputs(cfg, s.registry())  # before the store exists: bad input writes nothing
+    asyncio.run(run_adammeme(cfg, s.store(), s.registry(), name, progress=s.progress, erase_cache=cache,
+                             memes=memes))
     console.print(f"run {name!r} done; `memelens report {name}` shows it")
 
 
@@ -77,7 +79,7 @@ def import_adammeme_command(
     from memelens.adammeme.legacy import import_legacy
     from memelens.cli import console, settings
 
-    name = import_legacy(directory, settings(ctx).store(), run, experiment)
+    name = import_legacy(directory, settings(ctx).store, run, experiment)
     console.print(f"imported into run {name!r}; `memelens report {name}` shows it")
 
 

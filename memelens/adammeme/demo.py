@@ -1,10 +1,13 @@
-"""AdamMeme's part of `memelens demo`: the whole method, shrunk to fit ~4 minutes on 2 CPU cores.
+"""AdamMeme's part of `memelens demo`: the whole method, shrunk to fit ~3 minutes on 2 idle CPU cores.
 
 Every stage runs for real — 3 Miners with the majority vote and the new-category gate, the Narrator,
 references (one candidate instead of three, then the senior agent), the target, the Scorer, and
-Algorithm 1 with a seed set of 1 and N = 2 — on three of the bundled sample memes, with the demo model
-as both agent and target and tight generation budgets. The figures show the pipeline working, not how
-well the small offline model understands memes.
+Algorithm 1 with a seed set of 1 and N = 1 (one full refinement step: Refiner, validity check, fresh
+reference, target, Scorer) — on three of the bundled sample memes, with the demo model as both agent
+and target and tight generation budgets. Budget: about 30 calls, ~11k prompt and ~1.2k generated
+tokens, i.e. ~3 minutes at the embedded model's ~70 tok/s prefill and ~12 tok/s decode (less where
+llama.cpp reuses the identical prompts of the three Miners). The figures show the pipeline working,
+not how well the small offline model understands memes.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ DEMO_BUDGET = MaxTokens(miner=32, judge=24, examiner=24, narrator=40, candidate=
 
 def demo_config(memes_path: Path, model: str, erase: bool) -> AdamConfig:
     return AdamConfig(memes=memes_path, agent=model, targets=[model], categories=["gender"],
-                      miners=3, candidates=1, seeds_per_category=1, max_steps=2, rewrite_attempts=1,
+                      miners=3, candidates=1, seeds_per_category=1, max_steps=1, rewrite_attempts=1,
                       warn_below=0, erase=erase, max_tokens=DEMO_BUDGET)
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Callable
 
 from memelens import __version__
 from memelens.adammeme.taxonomy import SEED_CATEGORIES, Taxonomy, normalise_name
@@ -185,9 +185,12 @@ def _step(target: str, category: str, index: int, item: dict) -> tuple[str, dict
                  "attempts": [], "examples": [], **_outcome(item, "refiner")}
 
 
-def import_legacy(directory: Path, store: Store, run: str | None = None, experiment: str | None = None) -> str:
-    """Read the folder, then write it as one run (all or nothing); returns the run name."""
-    target, records = read_legacy(directory, experiment)
+def import_legacy(directory: Path, open_store: Callable[[], Store], run: str | None = None,
+                  experiment: str | None = None) -> str:
+    """Read and check the whole folder, and only then open the store and write it as one run (so a
+    bad folder leaves no store file and no run behind); returns the run name."""
+    _, records = read_legacy(directory, experiment)
+    store = open_store()
     meta = records["meta"][0][1]
     name = run or f"adammeme-{meta['experiment']}"
     config = {"legacy_import": str(Path(directory).resolve()), "experiment": meta["experiment"]}

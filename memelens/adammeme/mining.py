@@ -22,6 +22,7 @@ strictly sequential taxonomy updates.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from typing import Any
@@ -32,7 +33,7 @@ from memelens.adammeme.taxonomy import Taxonomy, normalise_name
 from memelens.engine import Engine, Run
 from memelens.parse import parse_json, starts_yes_no
 from memelens.prompts import render_prompt
-from memelens.types import Meme, ParseFailure
+from memelens.types import ChatRequest, Meme, ParseFailure
 
 STAGE = "adammeme.mining"
 
@@ -69,21 +70,24 @@ def majority(answers: list[dict[str, Any] | None], taxonomy: Taxonomy, miners: i
     return kept, dict(votes)
 
 
-def _miner_request(meme: Meme, taxonomy: Taxonomy, cfg: AdamConfig, index: int):
+def miner_request(meme: Meme, taxonomy: Taxonomy, cfg: AdamConfig, index: int) -> ChatRequest:
+    """Miner `index` (temperature 1) on one meme against the taxonomy as it stands."""
     prompt = render_prompt("adammeme_miner", taxonomy=taxonomy.as_prompt(), text=meme.text)
     return agent_request(cfg.agent, [*MemeView.original(meme).parts(), prompt], stage=STAGE,
                          temperature=1.0, max_tokens=cfg.max_tokens.miner, sample_index=index,
                          output=json_output(miner_schema(taxonomy), "miner"))
 
 
-def _judge_request(name: str, description: str, taxonomy: Taxonomy, cfg: AdamConfig):
+def judge_request(name: str, description: str, taxonomy: Taxonomy, cfg: AdamConfig) -> ChatRequest:
+    """The Judge (temperature 0): may this new category join the taxonomy?"""
     prompt = render_prompt("adammeme_judge", taxonomy=taxonomy.as_prompt(),
                            category=_category_json(name, description))
     return agent_request(cfg.agent, [prompt], stage=STAGE + ".judge", temperature=0,
                          max_tokens=cfg.max_tokens.judge)
 
 
-def _examiner_request(meme: Meme, name: str, description: str, cfg: AdamConfig):
+def examiner_request(meme: Meme, name: str, description: str, cfg: AdamConfig) -> ChatRequest:
+    """The Examiner (temperature 0): does this meme carry the new category's risk?"""
     prompt = render_prompt("adammeme_examiner", category=_category_json(name, description),
                            text=meme.text)
     return agent_request(cfg.agent, [*MemeView.original(meme).parts(), prompt],
@@ -114,7 +118,7 @@ async def mine(memes: list[Meme], engine: Engine, run: Run, cfg: AdamConfig) -> 
 
 
 async def _mine_wave(wave: list[Meme], taxonomy: Taxonomy, engine: Engine, cfg: AdamConfig) -> dict[str, dict]:
-    requests = [_miner_request(m, taxonomy, cfg, i) for m in wave for i in range(cfg.miners)]
+    requests = [miner_request(m, taxonomy, cfg, i) for m in wave for i in range(cfg.miners)]
     outcomes = await engine.chat_many(requests, parse=parse_miner)
     per_meme = [outcomes[k * cfg.miners:(k + 1) * cfg.miners] for k in range(len(wave))]
     snapshot = Taxonomy.from_dict(taxonomy.to_dict())
@@ -153,7 +157,8 @@ def _proposals(meme: Meme, answers, snapshot: Taxonomy) -> list[dict[str, Any]]:
 
 async def _vet(wave: list[Meme], proposals: list[list[dict]], snapshot: Taxonomy, engine: Engine,
                cfg: AdamConfig) -> None:
-    """Ask the Judge once per distinct pending name and the Examiner once per (meme, name), at once."""
+    """Ask the Judge once per distinct pending name and the Examiner once per (meme, name), all at
+    once: both verdicts are needed, so neither waits for the other."""
     first_description: dict[str, str] = {}
     for props in proposals:
         for p in props:
@@ -161,10 +166,11 @@ async def _vet(wave: list[Meme], proposals: list[list[dict]], snapshot: Taxonomy
                 first_description.setdefault(p["name"], p["description"])
     names = list(first_description)
     pending = [(m, p) for m, props in zip(wave, proposals) for p in props if p["decision"] == "pending"]
-    judged = await engine.chat_many([_judge_request(n, first_description[n], snapshot, cfg) for n in names],
-                                    parse=starts_yes_no)
-    examined = await engine.chat_many([_examiner_request(m, p["name"], p["description"], cfg)
-                                       for m, p in pending], parse=starts_yes_no)
+    judged, examined = await asyncio.gather(
+        engine.chat_many([judge_request(n, first_description[n], snapshot, cfg) for n in names],
+                         parse=starts_yes_no),
+        engine.chat_many([examiner_request(m, p["name"], p["description"], cfg) for m, p in pending],
+                         parse=starts_yes_no))
     verdicts = dict(zip(names, judged))
     for (meme, p), outcome in zip(pending, examined):
         p["judge"] = _decision(verdicts[p["name"]])

@@ -15,7 +15,7 @@ from memelens.adammeme.messages import MemeView, agent_request, json_output
 from memelens.engine import Engine, Run
 from memelens.parse import parse_json
 from memelens.prompts import render_prompt
-from memelens.types import Meme, ParseFailure
+from memelens.types import ChatRequest, Meme, ParseFailure
 
 STAGE = "adammeme.misbelief"
 SCHEMA = {"type": "object", "properties": {"misbelief": {"type": "string", "maxLength": 240}},
@@ -32,6 +32,13 @@ def parse_misbelief(text: str) -> str | ParseFailure:
     return sentence.strip()
 
 
+def narrator_request(meme: Meme, category: str, cfg: AdamConfig) -> ChatRequest:
+    """The Narrator (temperature 0) on one (meme, category) pair."""
+    prompt = render_prompt("adammeme_narrator", text=meme.text, task=category)
+    return agent_request(cfg.agent, [*MemeView.original(meme).parts(), prompt], stage=STAGE, temperature=0,
+                         max_tokens=cfg.max_tokens.narrator, output=json_output(SCHEMA, "misbelief"))
+
+
 def pair_key(category: str, meme_id: str) -> str:
     return f"{category}/{meme_id}"
 
@@ -40,12 +47,8 @@ async def narrate(plan: dict[str, dict[str, Any]], memes: dict[str, Meme], engin
                   cfg: AdamConfig) -> dict[str, str]:
     """Misbeliefs of every sampled pair, `{pair_key: sentence}` for the ones that succeeded."""
     pairs = [(c, m) for c, entry in plan.items() for m in entry["sampled"]]
-    requests = [agent_request(cfg.agent, [*MemeView.original(memes[m]).parts(),
-                                          render_prompt("adammeme_narrator", text=memes[m].text, task=c)],
-                              stage=STAGE, temperature=0, max_tokens=cfg.max_tokens.narrator,
-                              output=json_output(SCHEMA, "misbelief"))
-                for c, m in pairs]
-    outcomes = await engine.chat_many(requests, parse=parse_misbelief)
+    outcomes = await engine.chat_many([narrator_request(memes[m], c, cfg) for c, m in pairs],
+                                      parse=parse_misbelief)
     run.put_many("misbelief", [(pair_key(c, m), {
         "category": c, "meme": m, "ok": o.ok, "misbelief": o.value,
         "error_class": o.error_class.value if o.error_class else None}) for (c, m), o in zip(pairs, outcomes)])

@@ -2,8 +2,9 @@
 refinement → store. This module only wires the stages; each stage lives in its own module.
 
 Target-independent stages (mining, sampling and seed set, misbeliefs, erased pictures, references of
-the original memes) run once per meme set and repeat; every target reuses them. Targets run
-concurrently; within a target, categories refine concurrently.
+the original memes) run once per meme set and repeat; every target reuses them. The targets' answers
+do not depend on the references, so both are asked for at once. Targets run concurrently; within a
+target, categories refine concurrently (chains within a category run in order: Algorithm 1).
 
 Record kinds written to the run (the report reads only these):
 
@@ -49,9 +50,9 @@ from memelens.adammeme.mining import mine
 from memelens.adammeme.reference import build_reference
 from memelens.adammeme.refinement import refine_category
 from memelens.adammeme.sampling import plan_samples
-from memelens.adammeme.scoring import Sample, score_answer
+from memelens.adammeme.scoring import Sample, answer, rate
 from memelens.config import ModelRegistry
-from memelens.engine import Engine, Run, Store, open_run
+from memelens.engine import CallOutcome, Engine, Run, Store, open_run
 from memelens.images.erase import erased_image_for, tesseract_available
 from memelens.memes import load_memes
 from memelens.types import InputError, Meme
@@ -69,9 +70,11 @@ def check_inputs(cfg: AdamConfig, registry: ModelRegistry) -> list[Meme]:
 
 
 async def run_adammeme(cfg: AdamConfig, store: Store, registry: ModelRegistry, name: str,
-                       progress: bool | None = None, erase_cache: Path | None = None) -> str:
-    """Run (or resume) AdamMeme as run `name`; returns the name."""
-    memes = check_inputs(cfg, registry)
+                       progress: bool | None = None, erase_cache: Path | None = None,
+                       memes: list[Meme] | None = None) -> str:
+    """Run (or resume) AdamMeme as run `name`; returns the name. `memes`: the result of
+    `check_inputs` when the caller checked before opening the store."""
+    memes = memes if memes is not None else check_inputs(cfg, registry)
     async with open_run(store, registry, name=name, method="adammeme", config=cfg.config_dict(),
                         seed=cfg.seed, progress=progress) as (run, engine):
         run.put("meta", "run", {"targets": cfg.targets, "agent": cfg.agent, "threshold": cfg.threshold,
@@ -90,9 +93,12 @@ async def _pipeline(memes: list[Meme], cfg: AdamConfig, engine: Engine, run: Run
     views = await _scoring_views(plan, by_id, cfg, cache)
     samples = [(c, m) for c, entry in plan.items() for m in entry["sampled"] if pair_key(c, m) in misbeliefs]
     for repeat in range(cfg.repeats):
-        references = await _references(samples, views, engine, run, cfg, repeat)
-        await asyncio.gather(*(_evaluate_target(t, repeat, samples, views, misbeliefs, references, plan,
-                                                engine, run, cfg) for t in cfg.targets))
+        references, *answers = await asyncio.gather(
+            _references(samples, views, engine, run, cfg, repeat),
+            *(asyncio.gather(*(answer(views[m], c, t, engine, cfg) for c, m in samples)) for t in cfg.targets))
+        await asyncio.gather(*(_evaluate_target(t, repeat, samples, views, misbeliefs, references, answered,
+                                                plan, engine, run, cfg)
+                               for t, answered in zip(cfg.targets, answers)))
 
 
 async def _scoring_views(plan: dict[str, dict], memes: dict[str, Meme], cfg: AdamConfig,
@@ -118,10 +124,10 @@ async def _references(samples: list[tuple[str, str]], views: dict[str, MemeView]
 
 async def _evaluate_target(target: str, repeat: int, samples: list[tuple[str, str]],
                            views: dict[str, MemeView], misbeliefs: dict[str, str],
-                           references: dict[tuple[str, str], dict], plan: dict[str, dict], engine: Engine,
-                           run: Run, cfg: AdamConfig) -> None:
-    results = await asyncio.gather(*(score_answer(views[m], c, references[(c, m)], target, engine, cfg)
-                                     for c, m in samples))
+                           references: dict[tuple[str, str], dict], answers: list[CallOutcome],
+                           plan: dict[str, dict], engine: Engine, run: Run, cfg: AdamConfig) -> None:
+    results = await asyncio.gather(*(rate(views[m], c, references[(c, m)], a, engine, cfg)
+                                     for (c, m), a in zip(samples, answers)))
     scored: dict[str, list[Sample]] = {c: [] for c in plan}
     records = []
     for (c, m), result in zip(samples, results):

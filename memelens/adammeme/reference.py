@@ -16,6 +16,7 @@ from memelens.adammeme.messages import MemeView, agent_request
 from memelens.engine import Engine
 from memelens.parse import parse_final_response
 from memelens.prompts import render_prompt
+from memelens.types import ChatRequest
 
 STAGE = "adammeme.reference"
 
@@ -25,24 +26,31 @@ def question(view: MemeView, category: str) -> str:
     return render_prompt("adammeme_question", task=category, text=view.text)
 
 
+def candidate_requests(view: MemeView, category: str, cfg: AdamConfig, repeat: int) -> list[ChatRequest]:
+    """The `candidates` crowd answers (temperature 1) of one repeat."""
+    prompt = question(view, category)
+    first = repeat * cfg.candidates
+    return [agent_request(cfg.agent, [*view.parts(), prompt], stage=STAGE + ".candidate", temperature=1.0,
+                          max_tokens=cfg.max_tokens.candidate, sample_index=first + i)
+            for i in range(cfg.candidates)]
+
+
+def senior_request(view: MemeView, answers: list[str], cfg: AdamConfig) -> ChatRequest:
+    """The senior agent (temperature 0) choosing among, or improving on, the crowd's answers."""
+    prompt = render_prompt("adammeme_senior", meme_text=view.text, responses=answers)
+    return agent_request(cfg.agent, [*view.parts(), prompt], stage=STAGE + ".senior", temperature=0,
+                         max_tokens=cfg.max_tokens.senior)
+
+
 async def build_reference(view: MemeView, category: str, engine: Engine, cfg: AdamConfig,
                           repeat: int) -> dict[str, Any]:
     """`{ok, reference, candidates, error_class, failed_stage}` for one (view, category)."""
-    prompt = question(view, category)
-    first = repeat * cfg.candidates
-    outcomes = await engine.chat_many([
-        agent_request(cfg.agent, [*view.parts(), prompt], stage=STAGE + ".candidate", temperature=1.0,
-                      max_tokens=cfg.max_tokens.candidate, sample_index=first + i)
-        for i in range(cfg.candidates)])
+    outcomes = await engine.chat_many(candidate_requests(view, category, cfg, repeat))
     answers = [o.value for o in outcomes if o.ok]
     if not answers:
         return {"ok": False, "reference": None, "candidates": [], "failed_stage": "reference",
                 "error_class": outcomes[0].error_class.value}
-    senior_prompt = render_prompt("adammeme_senior", meme_text=view.text, responses=answers)
-    senior = await engine.chat(agent_request(cfg.agent, [*view.parts(), senior_prompt],
-                                             stage=STAGE + ".senior", temperature=0,
-                                             max_tokens=cfg.max_tokens.senior),
-                               parse=parse_final_response)
+    senior = await engine.chat(senior_request(view, answers, cfg), parse=parse_final_response)
     return {"ok": senior.ok, "reference": senior.value, "candidates": answers,
             "failed_stage": None if senior.ok else "reference",
             "error_class": senior.error_class.value if senior.error_class else None}

@@ -11,8 +11,9 @@ seed in S, `step = 0` and `case = seed`; while `step < N`:
    carries the misbelief is retried up to `rewrite_attempts` times (first at the paper's temperature 0,
    retries at temperature 1 with new sample indexes, since a greedy retry would repeat itself), then
    recorded as a failed step and the chain ends;
-3. the rewrite is scored like an original (fresh reference, target, Scorer) → s'; a failed scoring is
-   recorded and ends the chain; otherwise the rewrite joins H;
+3. the rewrite is scored like an original (fresh reference and the target's answer, asked for at once,
+   then the Scorer) → s'; a failed scoring is recorded and ends the chain; otherwise the rewrite
+   joins H;
 4. if s' < s (strictly): case ← the sample of P whose misbelief is nearest the case's, removed from P,
    step += 1; otherwise the chain ends.
 
@@ -24,18 +25,19 @@ after a kill replays the same calls from the cache and rewrites the same records
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
 from memelens.adammeme.config import AdamConfig
-from memelens.adammeme.messages import MemeView, agent_request, json_output
+from memelens.adammeme.messages import agent_request, json_output
 from memelens.adammeme.reference import build_reference
 from memelens.adammeme.retrieval import retrieve
-from memelens.adammeme.scoring import Sample, score_answer
+from memelens.adammeme.scoring import Sample, answer, rate
 from memelens.engine import Engine, Run
 from memelens.parse import parse_json, starts_yes_no
 from memelens.prompts import render_prompt
-from memelens.types import ImagePart, ParseFailure
+from memelens.types import ChatRequest, ImagePart, ParseFailure
 
 STAGE = "adammeme.refinement"
 KEYS = ("original meme text", "rewritten meme text", "explanation")
@@ -120,8 +122,9 @@ async def _refine_once(key: str, target: str, repeat: int, case: Sample, state: 
         return {**record, "status": last["status"], "failed_stage": "refiner",
                 "error_class": last["error_class"]}, None
     view = case.view.with_text(rewrite["rewritten meme text"])
-    reference = await build_reference(view, case.category, engine, cfg, repeat)
-    result = await score_answer(view, case.category, reference, target, engine, cfg)
+    reference, target_answer = await asyncio.gather(build_reference(view, case.category, engine, cfg, repeat),
+                                                    answer(view, case.category, target, engine, cfg))
+    result = await rate(view, case.category, reference, target_answer, engine, cfg)
     record.update(rewrite=view.text, explanation=rewrite["explanation"], **result)
     if result["score"] is None:
         return record, None
@@ -136,7 +139,7 @@ async def _rewrite(case: Sample, examples: list[Sample], engine: Engine,
     """Up to `rewrite_attempts` Refiner tries; the first valid rewrite and every attempt's outcome."""
     attempts = []
     for attempt in range(cfg.rewrite_attempts):
-        outcome = await engine.chat(_refiner_request(case, examples, cfg, attempt), parse=parse_rewrite)
+        outcome = await engine.chat(refiner_request(case, examples, cfg, attempt), parse=parse_rewrite)
         if not outcome.ok:
             attempts.append({"status": outcome.error_class.value, "error_class": outcome.error_class.value,
                              "text": outcome.text})
@@ -150,20 +153,24 @@ async def _rewrite(case: Sample, examples: list[Sample], engine: Engine,
     return None, attempts
 
 
-async def _off_misbelief(case: Sample, rewritten: str, engine: Engine, cfg: AdamConfig) -> str | None:
-    """The validity check: None when the agent confirms the rewrite still carries the misbelief."""
+def validity_request(case: Sample, rewritten: str, cfg: AdamConfig) -> ChatRequest:
+    """The validity check (temperature 0): does the rewrite still carry the case's misbelief?"""
     prompt = render_prompt("adammeme_validity", task=case.category, misbelief=case.misbelief,
                            original=case.text, rewritten=rewritten)
-    outcome = await engine.chat(agent_request(cfg.agent, [*case.view.with_text(rewritten).parts(), prompt],
-                                              stage=STAGE + ".validity", temperature=0,
-                                              max_tokens=cfg.max_tokens.validity),
-                                parse=starts_yes_no)
+    return agent_request(cfg.agent, [*case.view.with_text(rewritten).parts(), prompt],
+                         stage=STAGE + ".validity", temperature=0, max_tokens=cfg.max_tokens.validity)
+
+
+async def _off_misbelief(case: Sample, rewritten: str, engine: Engine, cfg: AdamConfig) -> str | None:
+    """None when the validity check confirms the rewrite still carries the misbelief, else why not."""
+    outcome = await engine.chat(validity_request(case, rewritten, cfg), parse=starts_yes_no)
     if not outcome.ok:
         return f"validity check failed ({outcome.error_class.value})"
     return None if outcome.value else "validity check: misbelief not preserved"
 
 
-def _refiner_request(case: Sample, examples: list[Sample], cfg: AdamConfig, attempt: int):
+def refiner_request(case: Sample, examples: list[Sample], cfg: AdamConfig, attempt: int) -> ChatRequest:
+    """The Refiner (Fig. 12) rewriting the case's text with the retrieved examples in context."""
     shown = [*examples, case]
     images = [ImagePart.of(s.view.picture, alt_text="") for s in shown if s.view.picture is not None]
     prompt = render_prompt(

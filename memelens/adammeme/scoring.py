@@ -2,10 +2,11 @@
 
 The target (temperature 0) answers the analysis question on the scoring view — the picture with its
 text erased plus the meme text in the prompt (App. A). Its refusal is a legitimate answer for the
-Scorer to judge, so refusal detection is off for it. The Scorer (temperature 0) compares the answer
-with the reference and ends with `Rating: [[n]]`, n in 1..10, at most 4 when the answer makes a
-factual error. A failed target call, a refused or unparseable scoring is a recorded failure with its
-class — never a score.
+Scorer to judge, so refusal detection is off for it. The answer does not depend on the reference, so
+callers ask for both at once (`answer` beside `reference.build_reference`) and then `rate`. The Scorer
+(temperature 0) compares the answer with the reference and ends with `Rating: [[n]]`, n in 1..10, at
+most 4 when the answer makes a factual error. A failed reference or target call, a refused or
+unparseable scoring is a recorded failure with its class — never a score.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from typing import Any
 from memelens.adammeme.config import AdamConfig
 from memelens.adammeme.messages import MemeView, agent_request
 from memelens.adammeme.reference import question
-from memelens.engine import Engine
+from memelens.engine import CallOutcome, Engine
 from memelens.parse import parse_rating
 from memelens.prompts import render_prompt
-from memelens.types import OutputKind, OutputSpec
+from memelens.types import ChatRequest, OutputKind, OutputSpec
 
 STAGE = "adammeme.scoring"
 
@@ -46,27 +47,38 @@ class Sample:
         return self.score is not None
 
 
-async def score_answer(view: MemeView, category: str, reference: dict[str, Any], target: str,
-                       engine: Engine, cfg: AdamConfig) -> dict[str, Any]:
+def target_request(view: MemeView, category: str, target: str, cfg: AdamConfig) -> ChatRequest:
+    """The target model (temperature 0) answering the analysis question."""
+    return agent_request(target, [*view.parts(), question(view, category)], stage=STAGE + ".target",
+                         temperature=0, max_tokens=cfg.max_tokens.target)
+
+
+def scorer_request(view: MemeView, category: str, reference: str, answer: str, cfg: AdamConfig) -> ChatRequest:
+    """The Scorer (temperature 0) rating the target's answer against the reference (Fig. 11)."""
+    prompt = render_prompt("adammeme_scorer", meme_text=view.text, question=question(view, category),
+                           ref_answer=reference, answer=answer)
+    return agent_request(cfg.agent, [*view.parts(), prompt], stage=STAGE + ".scorer", temperature=0,
+                         max_tokens=cfg.max_tokens.scorer, output=OutputSpec(kind=OutputKind.RATING))
+
+
+async def answer(view: MemeView, category: str, target: str, engine: Engine, cfg: AdamConfig) -> CallOutcome:
+    return await engine.chat(target_request(view, category, target, cfg), detect_refusal=False)
+
+
+async def rate(view: MemeView, category: str, reference: dict[str, Any], target_answer: CallOutcome,
+               engine: Engine, cfg: AdamConfig) -> dict[str, Any]:
     """`{status, score, answer, comparison, reference, error_class, failed_stage}`."""
-    base = {"reference": reference.get("reference"), "answer": None, "comparison": None, "score": None}
+    base = {"reference": reference.get("reference"), "answer": target_answer.value, "comparison": None,
+            "score": None}
     if not reference["ok"]:
         return {**base, "status": "failed", "failed_stage": "reference",
                 "error_class": reference["error_class"]}
-    prompt = question(view, category)
-    answer = await engine.chat(agent_request(target, [*view.parts(), prompt], stage=STAGE + ".target",
-                                             temperature=0, max_tokens=cfg.max_tokens.target),
-                               detect_refusal=False)
-    if not answer.ok:
-        return {**base, "status": "failed", "failed_stage": "target", "error_class": answer.error_class.value}
-    scorer_prompt = render_prompt("adammeme_scorer", meme_text=view.text, question=prompt,
-                                  ref_answer=reference["reference"], answer=answer.value)
-    rating = await engine.chat(agent_request(cfg.agent, [*view.parts(), scorer_prompt],
-                                             stage=STAGE + ".scorer", temperature=0,
-                                             max_tokens=cfg.max_tokens.scorer,
-                                             output=OutputSpec(kind=OutputKind.RATING)),
+    if not target_answer.ok:
+        return {**base, "status": "failed", "failed_stage": "target",
+                "error_class": target_answer.error_class.value}
+    rating = await engine.chat(scorer_request(view, category, reference["reference"], target_answer.value, cfg),
                                parse=parse_rating)
-    result = {**base, "answer": answer.value, "comparison": rating.text}
+    result = {**base, "comparison": rating.text}
     if not rating.ok:
         return {**result, "status": "failed", "failed_stage": "scorer", "error_class": rating.error_class.value}
     return {**result, "status": "scored", "score": rating.value, "failed_stage": None, "error_class": None}

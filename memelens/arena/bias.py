@@ -17,9 +17,7 @@ both rankings are restricted to the models the judge did rank, so NDCG compares 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np

@@ -20,6 +20,7 @@ from rich.table import Table
 
 from memelens.types import InputError
 
+
 def register(app: typer.Typer) -> None:
     arena_app = typer.Typer(invoke_without_command=True, no_args_is_help=False,
                             help="MemeArena: context-aware pairwise evaluation (run, or `rank`).")
@@ -66,8 +67,11 @@ def arena_command(
     if extend:
         if not cfg.store_path.exists():
             raise InputError("no store here yet", str(cfg.store_path), "pass the --store of the run to extend")
-        base = json.loads(cfg.store().run_row(extend)["config_json"])
-        config = extend_config(config, base, extend)
+        row = cfg.store().run_row(extend)
+        if row["method"] != "arena":
+            raise InputError(f"run {extend!r} is a {row['method']} run, not a MemeArena run", "--extend",
+                             "name a run made by `memelens arena`")
+        config = extend_config(config, json.loads(row["config_json"]), extend)
     name = run or (f"{extend}+{'+'.join(config.added_targets)}" if extend
                    else f"arena-{config_path.stem}-{config_hash(config.stored())[:6]}")
     registry = cfg.registry()

@@ -38,6 +38,11 @@ def meme_part(meme: Meme) -> ContentPart:
     return TextPart(text=meme.as_text())
 
 
+def arrival_stages(targets: list[str], added: list[str]) -> dict[str, int]:
+    """Each target's arrival stage: 0 for the arena's targets, i for the i-th target added to it."""
+    return {**{t: 0 for t in targets}, **{t: i for i, t in enumerate(added, start=1)}}
+
+
 def task_key(meme_id: str, index: int) -> str:
     """`<meme id>#<n>`: the n-th (1-based) context-specific task of a meme."""
     return f"{meme_id}#{index}"

@@ -10,8 +10,9 @@ Example::
     seed: 0
 
 Every other key has a default (see the fields). `added_targets` lists targets added to a finished arena
-one at a time (`memelens arena --extend RUN` fills it in): their battles are *added* to the base arena's,
-which stay as they are (see `memelens.arena.judging.sample_pairs`).
+one at a time (`memelens arena --extend RUN` fills it in): their answers are merged into the guidelines as
+extra fusion rounds and their battles are *added* to the base arena's, which stay as they are (see
+`memelens.arena.fusion` and `memelens.arena.judging.sample_pairs`).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class ArenaConfig(BaseModel):
     answers_per_task: int = Field(default=3, ge=2,
                                   description="Target answers sampled per task; all their pairs battle.")
     fusion_pool: Literal["judges", "all"] = Field(
-        default="judges", description="Whose answers the guideline is fused from (see fusion.py).")
+        default="all", description="Whose answers the guideline is fused from: every target's (the "
+                                   "paper) or the judges' only (cheaper); see fusion.py.")
     self_judging: bool = Field(default=False,
                                description="Let a judge judge battles involving its own answer.")
     both_orders: bool = Field(default=False,

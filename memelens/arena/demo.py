@@ -5,8 +5,10 @@ fusion, pairwise judgment on the five dimensions plus overall, Elo / Bradley–T
 per-judge NDCG — on two of the bundled sample memes, one context-specific task each. The three targets
 are the demo model playing three personas (system prompts, registered in code as derived registry
 entries); two of them form the judge panel. To fit the budget each task samples two answers (one
-battle) instead of three, and with a two-judge panel of one model's personas self-judging is allowed
-so that every battle gets both verdicts: 16 calls in all. The figures show the pipeline working, not how
+battle) instead of three, the guideline is fused from the two judges' answers only (`fusion_pool:
+judges`, one round per task instead of two: fusion calls have the longest prompts and answers), and
+with a two-judge panel of one model's personas self-judging is allowed so that every battle gets both
+verdicts: 16 calls in all (`python bench/arena_demo.py` times this part alone). The figures show the pipeline working, not how
 well the small offline model understands memes; the detection baseline is left out to stay in budget.
 """
 
@@ -52,7 +54,7 @@ def register_personas(registry: ModelRegistry, model: str) -> list[str]:
 def demo_config(memes_path: Path, model: str, targets: list[str]) -> ArenaConfig:
     return ArenaConfig(memes=memes_path, agent=model, targets=targets,
                        judges=[f"{model}-{j}" for j in JUDGES], tasks_per_meme=1, answers_per_task=2,
-                       self_judging=True,
+                       fusion_pool="judges", self_judging=True,
                        detection=False, bootstrap_rounds=200, max_tokens=DEMO_BUDGET)
 
 

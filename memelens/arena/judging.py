@@ -20,9 +20,12 @@ split at the top is a tie ("tie (bothbad)" if weak ties outnumber strong ties am
 "tie"). Verdicts are stored in the battle's own orientation as Chatbot Arena winners: ``model_a``,
 ``model_b``, ``tie`` (both strong), ``tie (bothbad)`` (both weak).
 
-**References** (`settings`): ``fused`` — the task's fused guideline; ``self`` — the judge's own answer
-to the task (LLM-as-a-Judge); ``human`` — a human-written guideline for the meme (or task) from a file;
-``none`` — the same prompt without a reference. A judgment whose reference is missing is not made.
+**References** (`settings`): ``fused`` — the task's fused guideline, in the version of the battle's
+arrival stage (see `memelens.arena.fusion`: a battle with a target added later is judged against the
+guideline that includes its answer; earlier battles keep the guideline they were judged with);
+``self`` — the judge's own answer to the task (LLM-as-a-Judge); ``human`` — a human-written guideline
+for the meme (or task) from a file; ``none`` — the same prompt without a reference. A judgment whose
+reference is missing is not made.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ from itertools import combinations
 from typing import Any
 
 from memelens.arena.answers import answer_key
-from memelens.arena.common import DIMENSIONS, OVERALL, failure_fields, keyed_rng, keyed_uniform, meme_part
+from memelens.arena.common import (DIMENSIONS, OVERALL, arrival_stages, failure_fields, keyed_rng,
+                                   keyed_uniform, meme_part)
+from memelens.arena.fusion import battle_arrival, guideline_at
 from memelens.engine import Engine, Run
 from memelens.parse import TIE_STRONG, TIE_WEAK, parse_dimension_verdicts, parse_verdict
 from memelens.prompts import render_prompt
@@ -80,6 +85,7 @@ class Judgment:
     model_b: str
     judge: str
     order: str
+    arrival: int = 0  # arrival stage of the battle's later model: which guideline version applies
 
     @property
     def battle(self) -> str:
@@ -95,7 +101,7 @@ def battle_key(setting: str, task: str, model_a: str, model_b: str) -> str:
 
 
 def plan_judgments(setting: str, task: str, pair: tuple[str, str], judges: list[str],
-                   self_judging: bool, both_orders: bool, seed: int) -> list[Judgment]:
+                   self_judging: bool, both_orders: bool, seed: int, arrival: int = 0) -> list[Judgment]:
     """Who judges a battle, and in which order(s) the answers are shown."""
     model_a, model_b = pair
     out = []
@@ -105,8 +111,9 @@ def plan_judgments(setting: str, task: str, pair: tuple[str, str], judges: list[
         if both_orders:
             orders = ["ab", "ba"]
         else:
-            orders = [keyed_rng(seed, "position", setting, task, model_a, model_b, judge).choice(["ab", "ba"])]
-        out += [Judgment(setting, task, model_a, model_b, judge, o) for o in orders]
+            rng = keyed_rng(seed, "position", setting, task, model_a, model_b, judge)
+            orders = [rng.choice(["ab", "ba"])]
+        out += [Judgment(setting, task, model_a, model_b, judge, o, arrival) for o in orders]
     return out
 
 
@@ -179,7 +186,8 @@ def reference_for(judgment: Judgment, task: dict[str, Any], guidelines: dict[str
         return True, None
     if judgment.setting == "fused":
         guideline = guidelines.get(task["task"], {})
-        return bool(guideline.get("ok")), guideline.get("text")
+        text = guideline_at(guideline, judgment.arrival) if guideline.get("ok") else None
+        return text is not None, text
     if judgment.setting == "self":
         own = answers.get(answer_key(task["task"], judgment.judge), {})
         return bool(own.get("ok")), own.get("text")
@@ -233,13 +241,15 @@ def plan_battles(tasks: list[dict[str, Any]], answers: dict[str, dict[str, Any]]
                  self_judging: bool, both_orders: bool, seed: int) -> BattlePlan:
     """The sampled pairs of every task under every setting, in a fixed order (used for online Elo)."""
     battles, judgments = [], []
+    arrivals = arrival_stages(targets, added)
     for task in tasks:
         answered = {t for t in [*targets, *added] if answers[answer_key(task["task"], t)]["ok"]}
         for pair in sample_pairs(task["task"], targets, added, answered, k, seed):
+            arrival = battle_arrival(arrivals, *pair)
             for setting in settings:
                 battles.append((setting, task["task"], pair[0], pair[1], len(battles)))
                 judgments += plan_judgments(setting, task["task"], pair, judges, self_judging,
-                                            both_orders, seed)
+                                            both_orders, seed, arrival)
     return BattlePlan(tuple(battles), tuple(judgments))
 
 

@@ -11,10 +11,12 @@ Record kinds (``run.put(kind, key, data)``), in pipeline order
 ``task``          key ``<meme>#<n>`` → {task, meme, index, persona, prompt} (the tasks in use)
 ``answer``        key ``<task>|<target>`` → {task, meme, target, ok, text, sections: {Background
                   Knowledge, Reasoning}, missing_sections: [...], error_class, error}
-``fusion_round``  key ``<task>|<round:02d>`` → {task, round, judge, author, guideline_first,
+``fusion_round``  key ``<task>|<round:02d>`` → {task, round, judge, author, guideline_first, arrival,
                   guideline (after the round), ok, error_class, error}; round 0 = the initial guideline
-                  (author = the judge whose own answer it is, judge None)
-``guideline``     key task → {task, meme, ok, text, init_author, rounds, failed_rounds}
+                  (author = the judge whose own answer it is, judge None); arrival = the author's
+                  arrival stage (0 base target, i the i-th added target)
+``guideline``     key task → {task, meme, ok, text (final), versions: {arrival stage: text}, init_author,
+                  rounds, failed_rounds}
 ``judgment``      key ``<setting>|<task>|<model_a>|<model_b>|<judge>|<ab|ba>`` → {setting, task, model_a,
                   model_b, judge, order, verdicts: {dimension: winner}, text, ok, error_class, error}
 ``battle``        key ``<setting>|<task>|<model_a>|<model_b>`` → {battle, order, setting, task, meme,
@@ -28,7 +30,9 @@ orientation (model names in alphabetical order); dimensions are the five of the 
 
 Reuse: contexts and tasks depend only on the memes, the agent and the seed; answers on (task, target).
 Every call is cached by the engine, so a rerun, a resumed run, or a run extended with another target
-(`added_targets`, see `memelens.arena.judging`) makes only the calls it has not made before.
+(`added_targets`) makes only the calls it has not made before: the newcomer's answers, one fusion round
+per task merging its answer (pool ``all``), its new battles' judgments and its detection labels (see
+`memelens.arena.fusion` and `memelens.arena.judging`).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from typing import Any
 
 from memelens.arena.agreement import read_human_votes
 from memelens.arena.answers import answer_tasks
-from memelens.arena.common import task_key
+from memelens.arena.common import arrival_stages, task_key
 from memelens.arena.config import ArenaConfig
 from memelens.arena.contexts import simulate_contexts
 from memelens.arena.detection import detect
@@ -145,8 +149,9 @@ async def run_arena(config: ArenaConfig, store: Store, registry: ModelRegistry, 
                                       config.tasks_per_meme, engine, run)
         answers = await answer_tasks(tasks, memes, config.all_targets, tokens.answers, engine, run)
         pool = config.judges if config.fusion_pool == "judges" else config.all_targets
-        guidelines = await fuse_guidelines(tasks, memes, answers, pool, config.judges, config.seed,
-                                           tokens.fusion, engine, run)
+        guidelines = await fuse_guidelines(tasks, memes, answers, pool, config.judges,
+                                           arrival_stages(config.targets, config.added_targets),
+                                           config.seed, tokens.fusion, engine, run)
         plan = plan_battles(tasks, answers, config.targets, config.added_targets, config.judges,
                             list(config.settings), config.answers_per_task, config.self_judging,
                             config.both_orders, config.seed)

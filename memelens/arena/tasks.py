@@ -16,12 +16,18 @@ from memelens.types import (ChatRequest, Meme, Message, OutputKind, OutputSpec, 
 STAGE = "arena.tasks"
 KEYS = tuple(f"prompt_user{i}" for i in range(1, USERS + 1))
 _MAX_TASK_CHARS = 600
+_JSON_OVERHEAD_TOKENS = 24  # braces, keys, quotes of the three-prompt object
+_CHARS_PER_TOKEN = 3  # a cautious rate for English prose, so the object closes within the budget
 
 
-def task_schema() -> dict[str, Any]:
+def task_schema(max_tokens: int) -> dict[str, Any]:
+    """The three prompts as a JSON object. Each prompt's length is capped so that the whole object
+    fits in `max_tokens`: a constraining backend then closes the JSON instead of being cut mid-string
+    (which no retry could fix, the request being the same)."""
+    share = (max_tokens - _JSON_OVERHEAD_TOKENS) * _CHARS_PER_TOKEN // USERS
+    longest = max(20, min(_MAX_TASK_CHARS, share))
     return {"type": "object", "additionalProperties": False, "required": list(KEYS),
-            "properties": {k: {"type": "string", "minLength": 10, "maxLength": _MAX_TASK_CHARS}
-                           for k in KEYS}}
+            "properties": {k: {"type": "string", "minLength": 10, "maxLength": longest} for k in KEYS}}
 
 
 def task_request(meme: Meme, personas: list[str], agent: str, max_tokens: int) -> ChatRequest:
@@ -30,7 +36,7 @@ def task_request(meme: Meme, personas: list[str], agent: str, max_tokens: int) -
     return ChatRequest(
         model=agent, messages=[Message.user(meme_part(meme), prompt)],
         params=SamplingParams(temperature=1.0, max_tokens=max_tokens),
-        output=OutputSpec(kind=OutputKind.JSON, json_schema=task_schema(), schema_name="tasks"),
+        output=OutputSpec(kind=OutputKind.JSON, json_schema=task_schema(max_tokens), schema_name="tasks"),
         stage=STAGE)
 
 

@@ -137,6 +137,10 @@ def _print_summary(cfg, name: str) -> None:
     out.print(table)
     console.print(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
                   f"{report['n_failed_calls']}; `memelens report {name}` for details")
+    if report.get("timing"):
+        timing = report["timing"]
+        console.print(f"{timing['wall_s']:.1f} s wall, {timing['s_per_question']:.2f} s per "
+                      f"question ({timing['new_calls']} new model calls, the rest from the cache)")
 
 
 @qa_app.command("build")

@@ -10,9 +10,10 @@ Annotations (JSONL, one meme a line; schema in docs/memeqa.md)::
 
 Rules, per meme:
 * Visual / Background / Derivation / Target ID, Target-Sentiment / Target-Action ID (select all):
-  up to four correct options (a seeded sample when there are more; none when the aspect is absent),
-  the rest distractors sampled from other memes' correct answers of that type (targets distinct from
-  this meme's targets).
+  1–4 correct options (a seeded sample when there are more), the rest distractors sampled from other
+  memes' correct answers of that type (targets distinct from this meme's targets). A meme with no
+  answer for an aspect (e.g. no background facts) gets no question of that type, as in the official
+  data, where every select-all question has at least one correct option.
 * Sentiment ID (one per target): the fixed options Positive / Neutral / Negative.
 * Action ID (one per target): "The meme ____ <target>", distractors = other memes' actions.
 * Intent ID: distractors = other memes' intents.
@@ -164,8 +165,10 @@ def multi_questions(annotations: list[Annotation], seed: int) -> list[Question]:
     out = []
     for qtype, answers in MULTI_ANSWERS.items():
         for a in annotations:
-            rng = _rng(seed, a.meme, qtype)
             own = answers(a)
+            if not own:
+                continue
+            rng = _rng(seed, a.meme, qtype)
             correct = rng.sample(own, N_OPTIONS) if len(own) > N_OPTIONS else own
             pool = [x for b in annotations if b.meme != a.meme for x in answers(b)]
             options, flags = _shuffle(correct, _distractors(pool, own, N_OPTIONS - len(correct), rng),

@@ -156,6 +156,7 @@ def dev_scores(model: Any, tokenizer: Any, device: str, dev: list[Example], vers
 
 
 def _save_atomic(folder: Path, write) -> None:
+    """Write into `folder.tmp`, then swap it in; `restore_interrupted` undoes a kill mid-swap."""
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -166,6 +167,14 @@ def _save_atomic(folder: Path, write) -> None:
         folder.rename(old)
     tmp.rename(folder)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def restore_interrupted(folder: Path) -> None:
+    """A kill between `_save_atomic`'s two renames leaves only `folder.old` (the previous complete
+    save): put it back, so a resume continues from it rather than from scratch."""
+    old = folder.with_name(folder.name + ".old")
+    if not folder.exists() and old.is_dir():
+        old.rename(folder)
 
 
 def finetune(config: FinetuneConfig, on_eval=None) -> dict[str, Any]:
@@ -190,6 +199,8 @@ def finetune(config: FinetuneConfig, on_eval=None) -> dict[str, Any]:
     state = {"digest": config.digest(), "step": 0, "best_step": None, "best_macro": None,
              "history": [], "losses": []}
     last = out / "last"
+    for folder in (last, out / "best"):
+        restore_interrupted(folder)
     if (last / "state.json").is_file():
         saved = json.loads((last / "state.json").read_text())
         if saved["digest"] != state["digest"]:

@@ -9,6 +9,7 @@ statement per line. The answer is parsed here; an answer with too few usable ite
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -86,15 +87,13 @@ async def generate(questions: list[Question], contexts: dict[str, dict[str, Any]
                    history: dict[str, list[str]], *, model: str, engine, round_index: int,
                    stage: str) -> dict[str, list[str] | None]:
     """New distractors per question id (None where the generator failed)."""
-    requests = [generator_request(q, contexts[q.img], history.get(q.id, []), model, round_index,
-                                  stage) for q in questions]
-    parsers = [_parser(q, history.get(q.id, [])) for q in questions]
-    outcomes = await engine.chat_many(requests)
-    result: dict[str, list[str] | None] = {}
-    for q, outcome, parser in zip(questions, outcomes, parsers):
-        value = parser(outcome.text) if outcome.ok else None
-        result[q.id] = None if value is None or isinstance(value, ParseFailure) else value
-    return result
+    # Each question has its own parser (its k and banned items), so the calls are gathered one by
+    # one: an unusable answer is then retried by the engine like any unparseable one.
+    outcomes = await asyncio.gather(*(
+        engine.chat(generator_request(q, contexts[q.img], history.get(q.id, []), model,
+                                      round_index, stage), parse=_parser(q, history.get(q.id, [])))
+        for q in questions))
+    return {q.id: outcome.value if outcome.ok else None for q, outcome in zip(questions, outcomes)}
 
 
 def _parser(question: Question, old: list[str]):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +53,14 @@ async def eval_run(store: Store, registry: ModelRegistry, *, data: Path, images:
               "types": chosen_types, "seed": seed, "circular": circular}
     async with open_run(store, registry, name=name, method=METHOD, config=config, seed=seed,
                         progress=progress) as (run, engine):
+        started = time.monotonic()
         records = await evaluate_questions(questions, memes, model=model, version=version,
                                            engine=engine, circular=circular)
+        # Wall time of this execution only: a resumed or replayed run reports its own, shorter one.
+        timing = {"wall_s": time.monotonic() - started, "new_calls": engine.calls_made}
         _store(run, records, {"task": "eval", "version": version, "split": split,
-                              "model": model, "circular": circular, "types": chosen_types})
+                              "model": model, "circular": circular, "types": chosen_types,
+                              "last_execution": timing})
     return name
 
 

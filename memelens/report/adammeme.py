@@ -1,7 +1,8 @@
 """AdamMeme report (DESIGN §3): read the run's records (see `memelens.adammeme.pipeline`) → one dict.
 
 `targets.{T}` holds, for repeat 0 … R−1 pooled: `categories.{C}` and `overall` on history H (original
-samples plus scored rewrites — "with refinement"), `original_only` the same on the originals (the
+samples plus scored rewrites — "with refinement"; `failed` beside n counts samples and steps that have
+no score, e.g. refusals), `original_only` the same on the originals (the
 ablation without refinement), `by_iteration` (Fig. 3), `topics.{C}` (misbelief terms of refined
 samples, Fig. 4) and `failures` by stage and class. With several repeats `repeats` gives each figure's
 mean ± std across them; with several targets `paired_tests` compares them on shared originals.
@@ -48,10 +49,13 @@ def _scored(rows: list[dict]) -> list[dict]:
 
 
 def _figures(rows: list[dict], categories: list[str], threshold: float) -> dict[str, Any]:
+    """Figures over scored rows; `failed` counts the rows that have no score (they are not in n)."""
     scored = _scored(rows)
     originals = [r for r in scored if r["iteration"] == 0]
-    return {"categories": metrics.by_category(scored, categories, threshold),
-            "overall": metrics.summary([r["score"] for r in scored], threshold),
+    failed = Counter(r["category"] for r in rows if r.get("score") is None)
+    return {"categories": {c: {**s, "failed": failed[c]}
+                           for c, s in metrics.by_category(scored, categories, threshold).items()},
+            "overall": {**metrics.summary([r["score"] for r in scored], threshold), "failed": sum(failed.values())},
             "original_only": {"categories": metrics.by_category(originals, categories, threshold),
                               **metrics.summary([r["score"] for r in originals], threshold)},
             "by_iteration": metrics.by_iteration(scored, threshold)}

@@ -29,8 +29,9 @@ import jinja2
 from markupsafe import Markup
 from PIL import Image, UnidentifiedImageError
 
+from memelens.arena.common import OVERALL
 from memelens.engine.store import Store
-from memelens.report import build_report, flatten
+from memelens.report import build_report, run_header
 from memelens.report import plots
 from memelens.types import MemeLensError
 
@@ -51,6 +52,7 @@ class Cell:
     text: str
     sort: float | str | None = None
     best: bool = False
+    href: str | None = None  # a link to a file beside the page (the index's reports)
 
 
 @dataclass
@@ -93,8 +95,8 @@ def count(value: int | None) -> Cell:
 def mark_best(table: Table, column: int, higher: bool) -> None:
     """Highlight the best value of a column (only when there are rows to compare)."""
     values = [row[column].sort for row in table.rows if isinstance(row[column].sort, (int, float))]
-    if len(table.rows) < 2 or not values:
-        return
+    if len(table.rows) < 2 or len(set(values)) < 2:
+        return  # nothing to compare, or all equal: a highlight would single nothing out
     best = max(values) if higher else min(values)
     for row in table.rows:
         row[column].best = row[column].sort == best
@@ -106,9 +108,61 @@ def table(columns: list[str], rows: list[list[Cell]]) -> Table:
     return Table(columns, rows, numeric)
 
 
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def _row_like(value: Any) -> bool:
+    """A flat dict (scalars or lists of scalars): one row of a table."""
+    return isinstance(value, dict) and bool(value) and all(
+        _scalar(v) or (isinstance(v, list) and all(map(_scalar, v))) for v in value.values())
+
+
+def value_cell(value: Any) -> Cell:
+    """A cell for a value of unknown meaning: floats to 4 significant digits, lists joined."""
+    if isinstance(value, float):
+        return Cell(f"{value:.4g}", value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return count(value)
+    if isinstance(value, list):
+        return text(", ".join(map(str, value)))
+    return text(value)
+
+
+def _flat(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Nested dicts → (dotted.path, value) rows; a list of scalars stays one value."""
+    if isinstance(value, dict):
+        return [row for k, v in value.items() for row in _flat(v, f"{prefix}.{k}" if prefix else str(k))]
+    if isinstance(value, list) and not all(map(_scalar, value)):
+        return [row for i, v in enumerate(value) for row in _flat(v, f"{prefix}[{i}]")]
+    return [(prefix, value)]
+
+
 def kv_table(mapping: dict[str, Any]) -> Table:
     """Any nested dict as (field, value) rows — for sections without a dedicated view."""
-    return table(["field", "value"], [[text(k), text(v)] for k, v in flatten(mapping)])
+    return table(["field", "value"], [[text(k), value_cell(v)] for k, v in _flat(mapping)])
+
+
+def matrix_table(mapping: dict[str, dict[str, Any]], corner: str = "") -> Table:
+    """{row: {column: value}} as one table, columns in order of first appearance."""
+    columns = list(dict.fromkeys(c for row in mapping.values() for c in row))
+    return table([corner, *columns], [[text(k), *[value_cell(row.get(c)) for c in columns]]
+                                      for k, row in mapping.items()])
+
+
+def data_blocks(title: str, mapping: dict[str, Any]) -> list[Block]:
+    """A section without a dedicated view as readable tables: a dict of flat dicts is one table
+    (rows × fields); otherwise each such dict under it gets its own table and the rest is listed as
+    (field, value) rows."""
+    if mapping and all(_row_like(v) for v in mapping.values()):
+        return [Block("table", title, table=matrix_table(mapping))]
+    blocks, rest = [], {}
+    for key, value in mapping.items():
+        if isinstance(value, dict) and value and all(_row_like(v) for v in value.values()):
+            blocks.append(Block("table", f"{title}: {key}", table=matrix_table(value)))
+        else:
+            rest[key] = value
+    return ([Block("table", title, table=kv_table(rest))] if rest else []) + blocks
 
 
 # ---- header -------------------------------------------------------------------------------------
@@ -133,13 +187,28 @@ def uses_embedded(config: Any) -> bool:
     return isinstance(config, str) and config.startswith("embedded")
 
 
+def called_embedded(store: Store, run_name: str) -> bool:
+    """Whether any call of the run went to an embedded-backend model, whatever the registry named it
+    (the stored request holds the model's identity, backend included)."""
+    row = store.db.execute(
+        "SELECT 1 FROM run_calls r JOIN calls c ON c.key = r.key WHERE r.run_id = ? AND "
+        "json_extract(c.request_json, '$.model.backend') = 'embedded' LIMIT 1",
+        (store.run_row(run_name)["id"],)).fetchone()
+    return row is not None
+
+
+def embedded_warning(store: Store, run: dict[str, Any]) -> str | None:
+    used = uses_embedded(run.get("config")) or called_embedded(store, run["name"])
+    return EMBEDDED_WARNING if used else None
+
+
 def header_facts(run: dict[str, Any]) -> list[tuple[str, str]]:
     models = run_models(run.get("config") or {})
     failed = ", ".join(f"{k}: {v}" for k, v in (run.get("failed_calls_by_class") or {}).items())
     facts = [("run", run["name"]), ("method", run["method"]), ("status", run["status"]),
              ("date", _date(run.get("created"))),
              ("agent", ", ".join(models["agent"]) or "–"), ("targets", ", ".join(models["targets"]) or "–"),
-             ("judges", ", ".join(models["judges"]) or "–"), ("seed", str(run.get("seed"))),
+             ("judges", ", ".join(models["judges"]) or "–"), ("seed", text(run.get("seed")).text),
              ("package version", str(run.get("package_version"))), ("config hash", str(run.get("config_hash"))),
              ("calls", f"{run.get('calls')} ({run.get('calls_made')} made, {run.get('cached_calls')} cached)"),
              ("failed calls", f"{run.get('failed_calls')}" + (f" ({failed})" if failed else "")),
@@ -211,6 +280,10 @@ def adammeme_view(report: dict[str, Any], store: Store) -> tuple[list[Block], di
                              "(share scored below the threshold) on all scored samples",
                     table=_adam_leaderboard(targets, categories)),
               Block("table", "With vs without refinement", table=_adam_refinement(targets))]
+    if not any(t.get("overall", {}).get("n") for t in targets.values()):
+        blocks.insert(0, Block("note", "Nothing scored", text=(
+            "No sample was scored: mining found no harmful meme in the run's categories, or every "
+            "scoring call failed (see Harmfulness mining below; failed calls are counted above).")))
     blocks += [b for b in (
         _plot("Score by iteration", plots.lines_by_iteration(
             {t: v.get("by_iteration", []) for t, v in targets.items()}, "Average score by refinement iteration")),
@@ -280,13 +353,20 @@ def _topic_plot(target: str, topics: dict[str, list[dict]]) -> Block | None:
     return _plot(f"Misbelief topics ({target})", src)
 
 
+def _adam_mining(mining: dict[str, Any]) -> Block:
+    proposals = ", ".join(f"{k}: {v}" for k, v in (mining.get("proposals") or {}).items()) or "none"
+    return Block("facts", "Harmfulness mining", facts=[
+        *[(key, text(mining.get(key)).text) for key in ("memes", "harmful", "harmless", "failed")],
+        ("new-category proposals", proposals)])
+
+
 def _adam_tables(report: dict[str, Any], categories: list[str]) -> list[Block]:
     taxonomy = report.get("taxonomy", {})
     mining, sampling = report.get("mining", {}), report.get("sampling", {})
     rows = [[text(c), text(taxonomy.get("categories", {}).get(c)), text(taxonomy.get("added", {}).get(c, "seed")),
              count(mining.get("per_category", {}).get(c)), count(sampling.get(c, {}).get("sampled")),
              text(sampling.get(c, {}).get("warning") or "")] for c in categories]
-    blocks = [Block("table", "Taxonomy and samples", table=table(
+    blocks = [_adam_mining(mining), Block("table", "Taxonomy and samples", table=table(
         ["category", "description", "added by meme", "mined", "sampled", "warning"], rows))]
     failures = [[text(t), text(k), count(n)] for t, v in report.get("targets", {}).items()
                 for k, n in v.get("failures", {}).items()]
@@ -307,7 +387,7 @@ def _adam_tables(report: dict[str, Any], categories: list[str]) -> list[Block]:
               _pm(r["original_only"]["avg_score"]), _pm(r["original_only"]["failure_rate"], True)]
              for t, r in repeats.items()])))
     if report.get("agreement"):
-        blocks.append(Block("table", "Agreement with human annotations", table=kv_table(report["agreement"])))
+        blocks += data_blocks("Agreement with human annotations", report["agreement"])
     return blocks
 
 
@@ -351,20 +431,28 @@ def arena_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[
         blocks.append(Block("facts", "Position bias (both orders judged)", facts=[
             ("pairs judged in both orders", str(flip.get("pairs"))), ("flipped", str(flip.get("flipped"))),
             ("flip rate", pct(flip.get("rate")).text)]))
-    blocks.append(Block("table", "Counts", table=kv_table(report.get("counts", {}))))
+    blocks += data_blocks("Counts", report.get("counts", {}))
     if report.get("failures"):
-        blocks.append(Block("table", "Failures by stage and class (never ranked)",
-                            table=kv_table(report["failures"])))
+        blocks += data_blocks("Failures by stage and class (never ranked)", report["failures"])
     for key, title in (("detection", "Detection baseline"), ("agreement", "Agreement")):
         if report.get(key):
-            blocks.append(Block("table", title, table=kv_table(report[key])))
+            blocks += data_blocks(title, report[key])
     blocks.append(Block("browser", "Memes → personas → tasks → guideline rounds → battles", browser="arena",
                         text="Open a meme for its personas and tasks, a task for the answers, the guideline "
                              "rounds and its battles, a battle for both answers and each judge's verdicts."))
     memes = (report.get("details") or {}).get("memes", [])
-    data = {"memes": [{k: v for k, v in m.items() if k != "image"} for m in memes],
+    data = {"memes": [_browsable_meme(m) for m in memes],
+            "dimensions": [*report.get("dimensions", {}), OVERALL],
             "images": thumbnails({m["id"]: m.get("image") for m in memes})}
     return blocks, data
+
+
+def _browsable_meme(meme: dict[str, Any]) -> dict[str, Any]:
+    """A meme for the browser without its image path (thumbnails travel apart) nor the battles' copies
+    of the answers (the page reads them from the task's answers): a third less page per battle."""
+    tasks = [{**t, "battles": [{k: v for k, v in b.items() if k not in ("answer_a", "answer_b")}
+                               for b in t["battles"]]} for t in meme["tasks"]]
+    return {**{k: v for k, v in meme.items() if k != "image"}, "tasks": tasks}
 
 
 def _arena_leaderboard(ranking: list[dict]) -> Table:
@@ -421,8 +509,8 @@ def _arena_judges(report: dict[str, Any], joint: list[str]) -> list[Block]:
 
 def memeqa_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, Any]]:
     if report.get("task") in ("build", "finetune"):
-        return [Block("table", f"MemeQA {report['task']}", table=kv_table(
-            {k: v for k, v in report.items() if k not in ("run", "details")}))], {}
+        return data_blocks(f"MemeQA {report['task']}",
+                           {k: v for k, v in report.items() if k not in ("run", "details")}), {}
     accuracy, baseline = report.get("accuracy", {}), report.get("random_baseline", {})
     types = [t for t in accuracy if report.get("n", {}).get(t)]
     blocks = [Block("facts", "Summary", facts=[
@@ -499,8 +587,7 @@ def demo_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[s
 
 
 def generic_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, Any]]:
-    return [Block("table", "Figures", table=kv_table({k: v for k, v in report.items()
-                                                      if k not in ("run", "details")}))], {}
+    return data_blocks("Figures", {k: v for k, v in report.items() if k not in ("run", "details")}), {}
 
 
 VIEWS: dict[str, Callable[[dict[str, Any], Store], tuple[list[Block], dict[str, Any]]]] = {
@@ -541,8 +628,8 @@ def render(report: dict[str, Any], store: Store) -> str:
            "base-uri 'none'; form-action 'none'")
     return _environment().get_template("report.html.j2").render(
         run=run, facts=header_facts(run), blocks=blocks, csp=csp,
-        warning=EMBEDDED_WARNING if uses_embedded(run.get("config")) else None,
-        data=script_json({"kind": run["method"], **data}), style=Markup(_static("report.css")),
+        warning=embedded_warning(store, run), data=script_json({"kind": run["method"], **data}),
+        style=Markup(_static("report.css")),
         script=Markup(script))
 
 
@@ -557,10 +644,32 @@ def report_file_name(run_name: str) -> str:
     return f"{safe}-{hashlib.sha256(run_name.encode()).hexdigest()[:6]}.html"
 
 
-def write_html_reports(store: Store, run_names: list[str], out_dir: Path) -> list[Path]:
-    """Write each run's HTML report into `out_dir` (atomically, one file per run); returns the paths.
-    Every report is rendered before anything is written, so a bad run name leaves no half set."""
-    pages = [(report_file_name(name), to_html(store, build_report(store, name))) for name in run_names]
+INDEX_NAME = "index.html"
+
+
+def render_index(store: Store, entries: list[tuple[str, str]]) -> str:
+    """A page linking reports: `entries` are (run name, report file name in the same folder)."""
+    runs = [(run_header(store, name), file_name) for name, file_name in entries]
+    rows = []
+    for run, file_name in runs:
+        models = run_models(run.get("config") or {})
+        rows.append([Cell(run["name"], run["name"], href=file_name), text(run["method"]), text(run["status"]),
+                     text(_date(run.get("created"))), text(", ".join(models["targets"]) or None),
+                     count(run.get("calls")), count(run.get("failed_calls")), count(run.get("tokens"))])
+    return _environment().get_template("index.html.j2").render(
+        runs=table(["run", "method", "status", "date", "models evaluated", "calls", "failed calls", "tokens"], rows),
+        warning=EMBEDDED_WARNING if any(embedded_warning(store, r) for r, _ in runs) else None,
+        style=Markup(_static("report.css")))
+
+
+def write_html_reports(store: Store, run_names: list[str], out_dir: Path, index: bool = False) -> list[Path]:
+    """Write each run's HTML report into `out_dir` (atomically, one file per run) and, with `index`,
+    an `index.html` linking them (first in the returned paths). Every page is rendered before
+    anything is written, so a bad run name leaves no half set."""
+    names = [report_file_name(name) for name in run_names]
+    pages = [(file_name, to_html(store, build_report(store, name))) for name, file_name in zip(run_names, names)]
+    if index:
+        pages.insert(0, (INDEX_NAME, render_index(store, list(zip(run_names, names)))))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -571,4 +680,3 @@ def write_html_reports(store: Store, run_names: list[str], out_dir: Path) -> lis
         tmp.replace(path)
         paths.append(path)
     return paths
-

@@ -1,6 +1,7 @@
 """MemeQA report (DESIGN §3): `accuracy.{type}`, `macro`, `micro`, `parse_failure_rate`,
-`random_baseline.{macro, micro}`, counts, model-call latency, and `details` (one row per question:
-id, type, question, options, gold, prediction, raw output, correct) for the HTML report.
+`random_baseline.{macro, micro}`, counts, model-call latency, wall time per question (`timing`,
+`qa eval` runs), and `details` (one row per question: id, type, question, options, gold,
+prediction, raw output, correct) for the HTML report.
 
 Build and fine-tuning runs (`qa build`, `qa finetune`) report what they stored instead.
 """
@@ -30,6 +31,7 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
         "model": info.get("model"), "circular": info.get("circular", False),
         **figures,
         "latency": _latency(store, run["id"]),
+        "timing": _timing(info.get("last_execution"), len(records)),
         "details": [_detail(r) for r in records],
     }
 
@@ -40,6 +42,13 @@ def _latency(store: Store, run_id: int) -> dict[str, Any]:
     seconds = np.array([c.latency_s for c in store.run_calls(run_id)], dtype=float)
     return {"calls": int(len(seconds)),
             "mean_call_latency_s": float(seconds.mean()) if len(seconds) else None}
+
+
+def _timing(execution: dict[str, Any] | None, questions: int) -> dict[str, Any] | None:
+    """Wall time of the execution that finished the run (`qa eval` only), per question too."""
+    if not execution or not questions:
+        return None
+    return {**execution, "s_per_question": execution["wall_s"] / questions}
 
 
 def _detail(record: dict[str, Any]) -> dict[str, Any]:

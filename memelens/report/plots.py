@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import io
+import textwrap
 from typing import Any, Sequence
 
 import matplotlib
@@ -36,15 +37,25 @@ def _value(x: float | None) -> float:
     return np.nan if x is None else float(x)
 
 
+def _wrap(labels: Sequence[str], width: int = 16) -> list[str]:
+    """Long tick labels (question types, categories) on several lines instead of overlapping."""
+    return [textwrap.fill(str(label), width) for label in labels]
+
+
+def _legend(ax: Any) -> None:
+    """Legend beside the axes, where it can never cover a bar or a line."""
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
 def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]], ylabel: str,
                  title: str, percent: bool = False, reference: Sequence[float | None] | None = None,
                  reference_label: str = "") -> str | None:
     """Bars per group, one colour per series (e.g. FR per category per target); an optional
     reference value per group is drawn as a black tick (e.g. the random baseline)."""
-    if not groups or not series:
-        return None
+    if not groups or all(v is None for values in series.values() for v in values):
+        return None  # nothing measured: no empty axes
     with matplotlib.rc_context(_STYLE):
-        fig, ax = _figure((max(5.0, 0.9 * len(groups) * max(1, len(series)) ** 0.5 + 2), 3.4))
+        fig, ax = _figure((max(6.0, 0.9 * len(groups) * max(1, len(series)) ** 0.5 + 3), 3.6))
         x = np.arange(len(groups))
         width = 0.8 / len(series)
         scale = 100.0 if percent else 1.0
@@ -54,19 +65,20 @@ def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]
         if reference is not None:
             ref = np.array([_value(v) for v in reference]) * scale
             ax.scatter(x, ref, marker="_", s=600, color="black", zorder=3, label=reference_label)
-        ax.set_xticks(x, groups, rotation=30 if len(groups) > 4 else 0, ha="right" if len(groups) > 4 else "center")
+        many = len(groups) > 6
+        ax.set_xticks(x, _wrap(groups), rotation=30 if many else 0, ha="right" if many else "center")
         ax.set_ylabel(ylabel + (" (%)" if percent else ""))
         ax.set_title(title)
         if len(series) > 1 or reference is not None:
-            ax.legend(fontsize=8, frameon=False)
+            _legend(ax)
         return _png(fig)
 
 
 def lines_by_iteration(series: dict[str, list[dict[str, Any]]], title: str) -> str | None:
     """Average score per refinement iteration: solid = new samples of that iteration, dashed =
     cumulative history H up to it (AdamMeme Fig. 3). `series` maps target → `by_iteration`."""
-    if not any(series.values()):
-        return None
+    if all(r["new"]["avg_score"] is None for rows in series.values() for r in rows):
+        return None  # nothing scored: no empty axes
     with matplotlib.rc_context(_STYLE):
         fig, ax = _figure()
         for name, rows in series.items():
@@ -79,7 +91,7 @@ def lines_by_iteration(series: dict[str, list[dict[str, Any]]], title: str) -> s
         ax.set_ylabel("average score (1-10)")
         ax.set_title(title)
         ax.xaxis.get_major_locator().set_params(integer=True)
-        ax.legend(fontsize=8, frameon=False)
+        _legend(ax)
         return _png(fig)
 
 
@@ -90,13 +102,13 @@ def horizontal_bars(labels: Sequence[str], values: Sequence[float], title: str, 
     if not labels:
         return None
     with matplotlib.rc_context(_STYLE):
-        fig, ax = _figure((6.5, 0.28 * len(labels) + 1.2))
+        fig, ax = _figure((7.5, 0.28 * len(labels) + 1.2))
         y = np.arange(len(labels))[::-1]
         height = 0.4 if secondary is not None else 0.7
         ax.barh(y + (height / 2 if secondary is not None else 0), values, height, label=primary_label)
         if secondary is not None:
             ax.barh(y - height / 2, secondary, height, label=secondary_label, color="#bbbbbb")
-            ax.legend(fontsize=8, frameon=False)
+            _legend(ax)
         ax.set_yticks(y, labels)
         ax.set_xlabel(xlabel)
         ax.set_title(title)
@@ -134,9 +146,11 @@ def rank_heatmap(rows: Sequence[str], columns: Sequence[str], ranks: Sequence[Se
                           vmin=1, vmax=max(len(columns), 2))
         ax.set_xticks(np.arange(len(columns)), columns, rotation=30, ha="right")
         ax.set_yticks(np.arange(len(rows)), rows)
+        middle = (1 + max(len(columns), 2)) / 2  # viridis_r is light at rank 1, dark at the last rank
         for (i, j), v in np.ndenumerate(matrix):
             if not np.isnan(v):
-                ax.text(j, i, f"{v:.0f}", ha="center", va="center", color="white", fontsize=8)
-        fig.colorbar(image, ax=ax, label="rank (1 = best)")
+                ax.text(j, i, f"{v:.0f}", ha="center", va="center", color="black" if v < middle else "white",
+                        fontsize=9)
+        fig.colorbar(image, ax=ax, label="rank (1 = best)", ticks=range(1, max(len(columns), 2) + 1))
         ax.set_title(title)
         return _png(fig)

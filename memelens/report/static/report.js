@@ -173,7 +173,15 @@
     return winner;
   }
 
+  var dimensionOrder = [];
+
+  function byDimensionOrder(a, b) {
+    var x = dimensionOrder.indexOf(a), y = dimensionOrder.indexOf(b);
+    return (x < 0 ? dimensionOrder.length : x) - (y < 0 ? dimensionOrder.length : y);
+  }
+
   function arena(root, data) {
+    dimensionOrder = data.dimensions || [];
     pagedList(root, data.memes || [], [], function (meme) {
       var battles = meme.tasks.reduce(function (n, t) { return n + t.battles.length; }, 0);
       return lazy([el('span', 'tag', [meme.id]), clip(meme.text, 90) + ' · ' + meme.tasks.length + ' task(s) · ' +
@@ -205,16 +213,21 @@
               (r.ok ? '' : ' — failed: ' + shown(r.error_class)), r.guideline));
           });
         }));
-        task.battles.forEach(function (battle) { body.appendChild(battleView(battle)); });
+        task.battles.forEach(function (battle) { body.appendChild(battleView(battle, task.answers)); });
       }, 'task-item');
   }
 
-  function battleView(battle) {
+  function answerText(answers, model) {
+    var answer = answers[model];
+    return answer ? answer.text : null;
+  }
+
+  function battleView(battle, answers) {
     var overall = battle.joint ? battle.joint.overall : null;
     return lazy([el('span', 'tag', [battle.setting]), battle.model_a + ' vs ' + battle.model_b + ' → ' +
                  (battle.judged ? shown(winnerName(battle, overall)) : 'no verdict')], function (body) {
-      body.appendChild(el('div', 'two', [field('A: ' + battle.model_a, battle.answer_a),
-                                         field('B: ' + battle.model_b, battle.answer_b)]));
+      body.appendChild(el('div', 'two', [field('A: ' + battle.model_a, answerText(answers, battle.model_a)),
+                                         field('B: ' + battle.model_b, answerText(answers, battle.model_b))]));
       var judges = Object.keys(battle.judges || {});
       var dims = [];
       judges.concat(['joint']).forEach(function (j) {
@@ -222,6 +235,7 @@
           if (dims.indexOf(d) < 0) dims.push(d);
         });
       });
+      dims.sort(byDimensionOrder);  /* the paper's order, overall last */
       var rows = judges.map(function (j) {
         return [j + (battle.flips && battle.flips[j] ? ' (flipped)' : '')].concat(
           dims.map(function (d) { return winnerName(battle, battle.judges[j][d]); }));
@@ -245,10 +259,10 @@
     pagedList(root, data.questions || [], [['type', function (q) { return q.type; }], ['outcome', outcome]], function (q) {
       var result = outcome(q);
       return lazy([el('span', result === 'correct' ? 'tag ok' : 'tag bad', [result]), el('span', 'tag', [q.type]),
-                   clip(q.question, 90) + ' · predicted ' + shown(q.prediction) + ' · gold ' + shown(q.gold_letters)],
+                   clip(q.question, 90) + ' · predicted ' + shown(q.prediction) + ' · gold ' + shown(q.gold)],
         function (body) {
           body.appendChild(field('question', q.question));
-          var gold = String(q.gold_letters || '');
+          var gold = String(q.gold || '');
           var predicted = String(q.prediction || '');
           var options = (q.options || []).map(function (o, i) {
             var letter = String.fromCharCode(65 + i);
@@ -257,6 +271,7 @@
           });
           body.appendChild(el('div', 'label', ['options']));
           body.appendChild(el('ol', 'options', options));
+          body.appendChild(field('gold / predicted (N = none of the options)', shown(q.gold) + ' / ' + shown(q.prediction)));
           body.appendChild(field('raw output', q.raw));
           if (q.parse_error) body.appendChild(field('parse error', q.parse_error));
           if (q.error_class) body.appendChild(field('failed call', q.error_class));

@@ -1,0 +1,265 @@
+"""AdamMeme's call schedule: MemeLens vs a re-creation of the original code's, side by side.
+
+    python bench/adammeme_schedule.py [--memes 200] [--latency-ms 300] [--concurrency 64] [--seed 0]
+
+One protocol — the same synthetic meme set, the same two targets, the same sizes (paper defaults: 3
+Miners, 3 reference candidates, cap 200, 10 seeds, N = 10), the same prompts, parsers and decisions
+(MemeLens' own stage functions, so both runs make the same kinds of calls and follow Algorithm 1) —
+is run against one local test server of fixed latency (its own process), twice:
+
+* **MemeLens**: `run_adammeme`, both targets in one run (fresh store, per-model concurrency
+  `--concurrency`). Run once more with the first target alone (fresh store) to count what the
+  second target adds.
+* **original**: the schedule of the original scripts (Lbotirx/AdamMeme `scripts/`), threads making
+  one blocking OpenAI-client call at a time:
+  - `mining.py`: 8 threads over contiguous eighths of the memes; per meme 3 Miner calls one after
+    another, then per new name the Judge and, if it said yes, the Examiner; one shared taxonomy;
+  - `gen_misb.py`: categories one after another; 5 threads per category, each over its share; per
+    sample the Narrator, the 3 reference candidates in a thread pool, then the senior agent;
+  - `scoring.py`, per target (targets one after another, as the scripts are run per target):
+    categories one after another, 3 threads per category; per sample the target, then the Scorer;
+  - `refinement.py`, per target: categories in groups of 5 (one thread each); within a category
+    Algorithm 1's chains in order, every call blocking (reference candidates in a thread pool).
+  The original splits a category into `len // k` sized parts and crashes when a category has fewer
+  than k samples; the re-creation uses parts of at least one sample. Text erasure is left out of
+  both (the original worked from pre-erased pictures).
+
+Prints each side's wall time and calls, the wall-time ratio, and MemeLens' calls for the extra
+target over its calls for the first. Last line: `ratio: <original wall / MemeLens wall>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import openai
+
+from memelens.adammeme.config import AdamConfig
+from memelens.adammeme.messages import MemeView
+from memelens.adammeme.mining import examiner_request, judge_request, majority, miner_request, parse_miner
+from memelens.adammeme.misbelief import narrator_request, parse_misbelief
+from memelens.adammeme.pipeline import run_adammeme
+from memelens.adammeme.reference import build_reference
+from memelens.adammeme.refinement import refine_category
+from memelens.adammeme.sampling import plan_samples
+from memelens.adammeme.scoring import Sample, rate, target_request
+from memelens.adammeme.synthetic import write_meme_set
+from memelens.adammeme.taxonomy import Taxonomy
+from memelens.config import ModelRegistry, ModelSpec
+from memelens.engine import Store
+from memelens.memes import load_memes
+from memelens.models.openai_backend import OpenAIBackend
+from memelens.parse import starts_yes_no
+from memelens.types import ChatRequest, ErrorClass, Meme, ParseFailure
+
+TARGETS = ("target-a", "target-b")
+
+
+def start_server(latency_ms: float) -> tuple[subprocess.Popen, str]:
+    server = subprocess.Popen([sys.executable, "-m", "memelens.testing.server", "--port", "0",
+                               "--latency-ms", str(latency_ms)], stdout=subprocess.PIPE, text=True)
+    line = server.stdout.readline().strip()
+    if not line.startswith("listening on "):
+        server.kill()
+        raise SystemExit(f"server did not start: {line!r}")
+    return server, line.removeprefix("listening on ")
+
+
+def registry(url: str, concurrency: int) -> ModelRegistry:
+    return ModelRegistry({name: ModelSpec(name=name, backend="openai", model=name, base_url=url,
+                                          max_concurrency=concurrency, timeout_s=120)
+                          for name in ("agent", *TARGETS)})
+
+
+# ---- the original code's schedule ------------------------------------------------------------------
+
+
+@dataclass
+class Answer:
+    """What MemeLens' stage functions read of a call outcome (`ok`, `value`, `text`, `error_class`)."""
+
+    text: str | None
+    value: Any
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+    @property
+    def error_class(self) -> ErrorClass | None:
+        return None if self.ok else ErrorClass.UNPARSEABLE
+
+
+class BlockingEngine:
+    """The original's way of calling a model: the calling thread waits for each answer. Exposes
+    the engine's `chat`/`chat_many` so MemeLens' stage functions run unchanged on top of it;
+    `chat_many` uses a thread pool, as the original does for the 3 reference candidates."""
+
+    def __init__(self, models: ModelRegistry, url: str) -> None:
+        self.bodies = {name: OpenAIBackend(models.get(name))._body for name in models.names()}
+        self.client = openai.OpenAI(base_url=url, api_key="EMPTY", max_retries=0, timeout=120)
+        self.lock = threading.Lock()
+        self.calls = 0
+
+    def call(self, request: ChatRequest, parse: Callable[[str], Any] | None = None) -> Answer:
+        response = self.client.chat.completions.create(**self.bodies[request.model](request))
+        with self.lock:
+            self.calls += 1
+        text = response.choices[0].message.content or ""
+        value = parse(text) if parse else text
+        return Answer(text, None if isinstance(value, ParseFailure) else value)
+
+    async def chat(self, request: ChatRequest, parse=None, detect_refusal: bool = True) -> Answer:
+        return self.call(request, parse)
+
+    async def chat_many(self, requests: list[ChatRequest], parse=None, detect_refusal: bool = True) -> list[Answer]:
+        with ThreadPoolExecutor(len(requests)) as pool:
+            return list(pool.map(lambda r: self.call(r, parse), requests))
+
+
+class NoRun:
+    """Refinement's step records are not kept by the re-creation."""
+
+    def put(self, kind: str, key: str, data: Any) -> None:
+        return None
+
+
+def in_threads(parts: list[Any], work: Callable[[Any], None]) -> None:
+    with ThreadPoolExecutor(max(1, len(parts))) as pool:
+        list(pool.map(work, parts))
+
+
+def split(items: list[Any], ways: int) -> list[list[Any]]:
+    """The original's `data[i:i + len // ways]` parts, at least one item each."""
+    size = max(1, len(items) // ways)
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def original_mining(memes: list[Meme], cfg: AdamConfig, engine: BlockingEngine) -> tuple[Taxonomy, dict]:
+    taxonomy, lock, mined = Taxonomy(), threading.Lock(), {}
+
+    def snapshot() -> Taxonomy:
+        with lock:
+            return Taxonomy.from_dict(taxonomy.to_dict())
+
+    def mine_one(meme: Meme) -> None:
+        answers = [engine.call(miner_request(meme, snapshot(), cfg, i), parse_miner).value
+                   for i in range(cfg.miners)]
+        seen = snapshot()
+        kept, _ = majority(answers, seen, cfg.miners)
+        new = {name: text for a in answers if a for name, text in a["new"].items()}
+        for name, description in new.items():
+            if seen.rejection(name):
+                continue
+            if engine.call(judge_request(name, description, seen, cfg), starts_yes_no).value and \
+                    engine.call(examiner_request(meme, name, description, cfg), starts_yes_no).value:
+                with lock:
+                    if not taxonomy.rejection(name):
+                        kept.append(taxonomy.add(name, description, meme.id))
+        mined[meme.id] = {"status": "ok", "categories": kept}
+
+    in_threads(split(memes, 8), lambda part: [mine_one(m) for m in part])
+    return taxonomy, mined
+
+
+def original_schedule(memes: list[Meme], cfg: AdamConfig, engine: BlockingEngine) -> None:
+    by_id = {m.id: m for m in memes}
+    taxonomy, mined = original_mining(memes, cfg, engine)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plan = plan_samples([m.id for m in memes], mined, taxonomy, cfg)
+    views = {m: MemeView.original(by_id[m]) for entry in plan.values() for m in entry["sampled"]}
+    misbeliefs: dict[tuple[str, str], str] = {}
+    references: dict[tuple[str, str], dict] = {}
+
+    def narrate_and_reference(category: str, part: list[str]) -> None:
+        for m in part:
+            sentence = engine.call(narrator_request(by_id[m], category, cfg), parse_misbelief).value
+            if sentence:
+                misbeliefs[(category, m)] = sentence
+                references[(category, m)] = asyncio.run(build_reference(views[m], category, engine, cfg, 0))
+
+    for category, entry in plan.items():  # gen_misb.py
+        in_threads(split(entry["sampled"], 5), lambda part: narrate_and_reference(category, part))
+    for target in TARGETS:
+        scored = {c: {} for c in plan}
+
+        def score(category: str, part: list[str]) -> None:
+            for m in part:
+                if (category, m) in references:
+                    result = asyncio.run(rate(views[m], category, references[(category, m)],
+                                              engine.call(target_request(views[m], category, target, cfg)),
+                                              engine, cfg))
+                    scored[category][m] = Sample(id=f"{target}/{category}/{m}", category=category, meme_id=m,
+                                                 misbelief=misbeliefs[(category, m)], view=views[m],
+                                                 iteration=0, score=result["score"])
+
+        for category, entry in plan.items():  # scoring.py
+            in_threads(split(entry["sampled"], 3), lambda part: score(category, part))
+        categories = list(plan)
+        for group in (categories[i:i + 5] for i in range(0, len(categories), 5)):
+            in_threads(group, lambda c: asyncio.run(refine_category(
+                target, 0, c, [scored[c][m] for m in plan[c]["sampled"] if m in scored[c]], plan[c]["seeds"],
+                engine, NoRun(), cfg)))  # refinement.py
+
+
+# ---- MemeLens ------------------------------------------------------------------------------------
+
+
+def memelens_run(cfg: AdamConfig, models: ModelRegistry, store_path: Path) -> tuple[float, int]:
+    store = Store(store_path)
+    started = time.monotonic()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        asyncio.run(run_adammeme(cfg, store, models, "bench", progress=False))
+    wall = time.monotonic() - started
+    return wall, store.run_summary("bench")["calls_made"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--memes", type=int, default=200)
+    parser.add_argument("--latency-ms", type=float, default=300.0)
+    parser.add_argument("--concurrency", type=int, default=64, help="MemeLens' per-model limit")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    server, url = start_server(args.latency_ms)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            memes_path = write_meme_set(Path(tmp), args.memes, seed=args.seed)
+            models = registry(url, args.concurrency)
+            cfg = AdamConfig(memes=memes_path, agent="agent", targets=list(TARGETS), seed=args.seed,
+                             erase=False)
+            print(f"protocol: {args.memes} memes, targets {', '.join(TARGETS)}, server latency "
+                  f"{args.latency_ms:g} ms, MemeLens concurrency {args.concurrency} per model", flush=True)
+            both_wall, both_calls = memelens_run(cfg, models, Path(tmp) / "both.db")
+            print(f"MemeLens, 2 targets: {both_wall:.1f} s, {both_calls} calls", flush=True)
+            one_wall, one_calls = memelens_run(cfg.model_copy(update={"targets": [TARGETS[0]]}), models,
+                                               Path(tmp) / "one.db")
+            print(f"MemeLens, 1 target:  {one_wall:.1f} s, {one_calls} calls", flush=True)
+            engine = BlockingEngine(models, url)
+            started = time.monotonic()
+            original_schedule(load_memes(memes_path, require_images=True), cfg, engine)
+            original_wall = time.monotonic() - started
+            print(f"original schedule, 2 targets: {original_wall:.1f} s, {engine.calls} calls")
+    finally:
+        server.terminate()
+        server.wait()
+    extra = both_calls - one_calls
+    print(f"extra target: {extra} calls = {extra / one_calls:.1%} of the first target's {one_calls}")
+    print(f"ratio: {original_wall / both_wall:.1f}")
+
+
+if __name__ == "__main__":
+    main()
