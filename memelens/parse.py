@@ -528,7 +528,7 @@ def _echo(fragment: str) -> _Reading:
 
 
 _VERDICT_READERS: tuple[Callable[[str], Any], ...] = (
-    _echo, _strict_verdict, _last_line_strict, _leading, _labelled, _last_line, _comparative, _short_mentions,
+    _echo, _strict_verdict, _last_line_strict, _labelled, _leading, _last_line, _comparative, _short_mentions,
 )
 
 

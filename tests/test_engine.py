@@ -228,3 +228,12 @@ def test_records_upsert_in_first_insertion_order(store):
             return r.items("k")
 
     assert run(go()) == [("b", {"v": 3}), ("a", {"v": 2})]
+
+
+def test_personas_of_one_model_share_its_gate(store) -> None:
+    base = ModelSpec(name="judge-1", backend="scripted", model="m", max_concurrency=2)
+    specs = {"judge-1": base, "judge-2": base.model_copy(update={"name": "judge-2", "system_prompt": "Be strict."}),
+             "other": ModelSpec(name="other", backend="scripted", model="o")}
+    engine = Engine(store, ModelRegistry(specs))
+    assert engine._gate(specs["judge-1"]) is engine._gate(specs["judge-2"])
+    assert engine._gate(specs["other"]) is not engine._gate(specs["judge-1"])

@@ -567,3 +567,8 @@ def test_parsers_never_raise(parser, text) -> None:
     result = parser(text)
     if isinstance(result, ParseFailure):
         assert len(result.text) <= 500 and result.reason
+
+
+def test_explicit_decision_label_beats_the_opening_mention() -> None:
+    text = "[Correctness]\nModel A is thorough, but Model B ties it to the meme better.\nDecision: B\n[Overall Judge] B"
+    assert parse_dimension_verdicts(text, ["Correctness"]) == {"Correctness": "B"}

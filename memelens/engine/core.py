@@ -171,9 +171,13 @@ class Engine:
         return CallOutcome(record, value, cached)
 
     def _gate(self, spec: ModelSpec) -> ModelGate:
-        if spec.name not in self.gates:
-            self.gates[spec.name] = ModelGate(spec.max_concurrency, spec.rpm)
-        return self.gates[spec.name]
+        # Keyed by what serves the calls, not the registry name: personas of one model (entries
+        # differing only in system prompt) share its server's slots and its provider's rpm, so they
+        # must share one gate, or more calls are in flight than slots and time out while queued.
+        key = f"{spec.backend}|{spec.model}|{'|'.join(spec.base_url)}"
+        if key not in self.gates:
+            self.gates[key] = ModelGate(spec.max_concurrency, spec.rpm)
+        return self.gates[key]
 
     async def _call(self, spec: ModelSpec, request: ChatRequest, key: str, parse: Parser | None,
                     detect_refusal: bool) -> CallRecord:
