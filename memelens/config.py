@@ -78,11 +78,14 @@ class ModelSpec(BaseModel):
         return (prompt_tokens * self.price_in + completion_tokens * self.price_out) / 1e6
 
 
+# In-process CPU models get a long per-call timeout: their speed depends on what else the
+# machine runs (a call that takes 10 s on idle cores takes minutes on oversubscribed ones), and a
+# timeout there only wastes the work done so far.
 BUILTIN_MODELS: dict[str, dict[str, Any]] = {
     "embedded": {"backend": "embedded", "model": "qwen2.5-coder-1.5b-instruct-q4_k_m",
-                 "max_concurrency": 2},
+                 "max_concurrency": 2, "timeout_s": 900},
     "embedded-small": {"backend": "embedded", "model": "smollm2-135m-instruct-q4_1",
-                       "max_concurrency": 2},
+                       "max_concurrency": 2, "timeout_s": 900},
 }
 
 
