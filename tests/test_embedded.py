@@ -140,3 +140,17 @@ def test_embedded_small_answers() -> None:
     text = _ask("embedded-small", OutputSpec(kind=OutputKind.CHOICE, n_options=2),
                 "Is the sky blue? A. yes B. no\nAnswer:", 4)
     assert parse_choice(text, multi=False, n_options=2), text
+
+
+def test_fit_json_schema_shrinks_caller_caps_to_the_token_budget() -> None:
+    from memelens.models.grammars import fit_json_schema
+
+    schema = {"type": "object", "properties": {
+        "task": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "maxItems": 4},
+        "new": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 200}}}}
+    small = fit_json_schema(schema, max_tokens=32)
+    assert small["properties"]["new"]["additionalProperties"]["maxLength"] < 200
+    assert small["properties"]["new"]["maxProperties"] >= 1 and small["additionalProperties"] is False
+    roomy = fit_json_schema(schema, max_tokens=4000)
+    assert roomy["properties"]["new"]["additionalProperties"]["maxLength"] == 200  # caller's cap kept
+    assert schema["properties"]["new"]["additionalProperties"]["maxLength"] == 200  # input untouched

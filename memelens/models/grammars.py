@@ -262,12 +262,12 @@ def fit_json_schema(schema: dict[str, Any], max_tokens: int, max_items: int = DE
                     chars_per_token: float = 2.0) -> dict[str, Any]:
     """:func:`bounded_json_schema` with string caps chosen so the whole answer fits `max_tokens`.
 
-    Strings the caller left uncapped share the character budget of `max_tokens` (after an
-    allowance for keys and punctuation): each gets ``budget / slots`` characters, where `slots`
-    counts how many such strings the largest answer can hold (an array of strings counts
-    ``maxItems`` times). The per-string cap never drops below 24 characters nor exceeds
-    :data:`DEFAULT_MAX_STRING`; a schema whose fixed parts alone exceed `max_tokens` can still
-    be cut off — give such a call more tokens or tighter caps.
+    Every free string value (no ``enum``/``const``/``pattern``) shares the character budget of `max_tokens` (after an allowance for keys and
+    punctuation): each gets at most ``budget / slots`` characters, where `slots` counts how many
+    such strings the largest answer can hold (an array of strings counts ``maxItems`` times). A
+    cap the caller set is kept when it is smaller. The per-string cap never drops below 24
+    characters nor exceeds :data:`DEFAULT_MAX_STRING`; a schema whose fixed parts alone exceed
+    `max_tokens` can still be cut off — give such a call more tokens.
     """
     shaped = bounded_json_schema(schema, max_items=max_items, max_string=_UNCAPPED,
                                  max_properties=max_properties)
@@ -278,7 +278,25 @@ def fit_json_schema(schema: dict[str, Any], max_tokens: int, max_items: int = DE
     budget = chars_budget(max_tokens, reserve, chars_per_token, cap=DEFAULT_MAX_STRING * slots,
                           floor=24 * slots)
     per_string = max(24, min(DEFAULT_MAX_STRING, budget // slots))
-    return bounded_json_schema(schema, max_items, per_string, max_properties)
+    fitted = bounded_json_schema(schema, max_items, per_string, max_properties)
+    _clamp_strings(fitted, per_string)
+    return fitted
+
+
+def _clamp_strings(node: Any, limit: int) -> None:
+    """Lower every string's ``maxLength`` to `limit`, in place. (Free keys stay unbounded: this
+    llama.cpp build drops a grammar with ``propertyNames`` and decodes unconstrained.)"""
+    if isinstance(node, list):
+        for child in node:
+            _clamp_strings(child, limit)
+        return
+    if not isinstance(node, dict):
+        return
+    if "maxLength" in node:
+        node["maxLength"] = max(int(node.get("minLength", 0)), min(int(node["maxLength"]), limit))
+    for child in node.values():
+        if isinstance(child, (dict, list)):
+            _clamp_strings(child, limit)
 
 
 _UNCAPPED = 10**9  # marker cap used while counting string slots
@@ -289,7 +307,7 @@ def _count_slots(node: Any, multiplier: int) -> tuple[int, int]:
     if not isinstance(node, dict):
         return 0, 0
     slots = keys = 0
-    if node.get("maxLength") == _UNCAPPED:
+    if "maxLength" in node:
         slots += multiplier
     for key in ("anyOf", "oneOf"):
         if isinstance(node.get(key), list) and node[key]:
