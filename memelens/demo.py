@@ -7,6 +7,9 @@ figures say nothing about real models; everything it prints says so.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,18 +38,17 @@ WARNING = ("The embedded model is a small offline model: its figures show that t
 def screen_schema() -> dict[str, Any]:
     return {"type": "object", "properties": {
         "harmful": {"type": "boolean"},
-        "category": {"type": "string", "enum": [*SEED_CATEGORIES, "none"]},
-        "explanation": {"type": "string", "maxLength": 200}},
-        "required": ["harmful", "category", "explanation"]}
+        "category": {"type": "string", "enum": [*SEED_CATEGORIES, "none"]}},
+        "required": ["harmful", "category"]}
 
 
 def screen_request(meme: Meme, model: str) -> ChatRequest:
     prompt = render_prompt("demo_screen", meme=meme.as_text(), categories=SEED_CATEGORIES)
     parts: list[Any] = [prompt]
     if meme.image:
-        parts.insert(0, ImagePart.of(meme.image, alt_text=""))
+        parts.append(ImagePart.of(meme.image, alt_text=""))
     return ChatRequest(model=model, messages=[Message.user(*parts)], stage="demo.screen",
-                       params=SamplingParams(temperature=0, max_tokens=120),
+                       params=SamplingParams(temperature=0, max_tokens=24),
                        output=OutputSpec(kind=OutputKind.JSON, json_schema=screen_schema(),
                                          schema_name="screen"))
 
@@ -69,6 +71,26 @@ async def screen_memes(memes: list[Meme], model: str, settings: "Settings") -> s
 # model, out_dir) -> str` returning the run name it wrote. A method not built yet adds nothing.
 DEMO_PARTS = ("memelens.adammeme.demo:demo", "memelens.arena.demo:demo",
               "memelens.memeqa.demo:demo")
+
+
+def demo_meme_file(memes: list[Meme], tag: str) -> Path:
+    """The chosen memes as a JSONL in the user cache, named by its content.
+
+    A method run's config records its meme file, so the file must not live in `--out`: a rerun
+    with another `--out` would then be a different config and could not replay from the store."""
+    lines = "".join(json.dumps({"id": m.id, "image": str(m.image or ""), "text": m.text,
+                                "caption": m.caption, "labels": m.labels}, ensure_ascii=False) + "\n"
+                    for m in memes)
+    digest = hashlib.sha256(lines.encode("utf-8")).hexdigest()[:16]
+    from memelens.models.embedded import cache_dir
+
+    path = cache_dir().parent / "demo" / f"{tag}-{digest}.jsonl"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temp.write_text(lines, encoding="utf-8")
+        os.replace(temp, path)  # atomic: a concurrent demo reads the whole file or none
+    return path
 
 
 def _available_parts() -> list[Any]:
@@ -122,11 +144,10 @@ def _print_screen(settings: "Settings", name: str) -> None:
     store = settings.store()
     rows = store.records(store.run_row(name)["id"], "screen")
     table = Table(title="harmfulness screen (embedded model)")
-    for column in ("meme", "labels", "harmful", "category", "explanation"):
+    for column in ("meme", "labels", "harmful", "category"):
         table.add_column(column)
     for row in rows:
         answer = row["answer"] or {}
         table.add_row(row["meme"], ",".join(row["labels"]), str(answer.get("harmful", "-")),
-                      str(answer.get("category", row["error"][:40])),
-                      str(answer.get("explanation", ""))[:80])
+                      str(answer.get("category", row["error"][:40])))
     Console().print(table)

@@ -34,3 +34,22 @@ def test_demo_writes_and_prints_an_html_report_per_run_and_an_index(tmp_path, ca
         assert f"<title>MemeLens report: {run} (" in path.read_text()
     index = printed[-1].read_text()
     assert all(f'href="{report_file_name(r)}"' in index for r in runs)
+
+
+def test_demo_rerun_into_another_out_dir_replays_every_call(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MEMELENS_CACHE_DIR", str(tmp_path / "cache"))
+    with start_server() as server:
+        models = tmp_path / "models.yaml"
+        models.write_text(f"tsrv: {{backend: openai, model: tsrv, base_url: {server.base_url}, max_concurrency: 8, "
+                          "backoff_s: 0.01, backoff_max_s: 0.05}\n")
+        args = ["--store", str(tmp_path / "store.db"), "--models", str(models), "--quiet", "demo", "--model", "tsrv"]
+        assert main([*args, "--out", str(tmp_path / "first")]) == 0
+        requests = server.stats["requests"]
+        assert requests > 0
+        assert main([*args, "--out", str(tmp_path / "second")]) == 0
+        assert server.stats["requests"] == requests
+    store = Store(tmp_path / "store.db")
+    try:
+        assert all(store.run_summary(r["name"])["last_execution_new_calls"] == 0 for r in store.list_runs())
+    finally:
+        store.close()

@@ -1,14 +1,14 @@
-"""MemeArena's part of `memelens demo`: the whole method, shrunk to fit its ~3.5-minute share on 2 CPU cores.
+"""MemeArena's part of `memelens demo`: the whole method, shrunk to ~3 minutes on 2 idle CPU cores.
 
 Every stage runs for real — context simulation, task formulation, three targets' answers, multi-view
 fusion, pairwise judgment on the five dimensions plus overall, Elo / Bradley–Terry ranking and the
-per-judge NDCG — on two of the bundled sample memes, one context-specific task each. The three targets
+per-judge NDCG — on one bundled sample meme, one context-specific task. The three targets
 are the demo model playing three personas (system prompts, registered in code as derived registry
 entries); two of them form the judge panel. To fit the budget each task samples two answers (one
 battle) instead of three, the guideline is fused from the two judges' answers only (`fusion_pool:
 judges`, one round per task instead of two: fusion calls have the longest prompts and answers), and
 with a two-judge panel of one model's personas self-judging is allowed so that every battle gets both
-verdicts: 16 calls in all (`python bench/arena_demo.py` times this part alone). The figures show the pipeline working, not how
+verdicts: 8 calls in all (`python bench/arena_demo.py` times this part alone). The figures show the pipeline working, not how
 well the small offline model understands memes; the detection baseline is left out to stay in budget.
 """
 
@@ -24,13 +24,14 @@ from rich.table import Table
 from memelens.arena.config import ArenaConfig, StageTokens
 from memelens.arena.pipeline import run_arena
 from memelens.config import ModelRegistry
+from memelens.demo import demo_meme_file
 from memelens.report import build_report
 from memelens.types import Meme
 
 if TYPE_CHECKING:
     from memelens.cli import Settings
 
-DEMO_MEMES = ("parking", "math-tutor")
+DEMO_MEMES = ("parking",)  # one meme: the whole demo must fit 10 minutes on 2 cores
 PERSONAS = {
     "analyst": "You are a careful media analyst. Ground every claim in the meme's text and picture.",
     "skeptic": "You are a skeptical reviewer. Question the obvious reading and name who could be hurt.",
@@ -59,12 +60,9 @@ def demo_config(memes_path: Path, model: str, targets: list[str]) -> ArenaConfig
 
 
 async def demo(settings: "Settings", memes: list[Meme], model: str, out_dir: Path) -> str:
-    """Run MemeArena on two sample memes; write `arena-report.json` to out_dir; return the run name."""
+    """Run MemeArena on one sample meme; write `arena-report.json` to out_dir; return the run name."""
     chosen = [m for m in memes if m.id in DEMO_MEMES]
-    memes_path = out_dir / "arena-memes.jsonl"
-    memes_path.write_text("".join(json.dumps({"id": m.id, "image": str(m.image or ""), "text": m.text,
-                                              "caption": m.caption, "labels": m.labels}) + "\n"
-                                  for m in chosen), encoding="utf-8")
+    memes_path = demo_meme_file(chosen, "arena")
     registry = settings.registry()
     config = demo_config(memes_path, model, register_personas(registry, model))
     name = f"demo-arena-{model}"

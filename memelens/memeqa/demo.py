@@ -26,7 +26,7 @@ from memelens.types import Meme
 if TYPE_CHECKING:
     from memelens.cli import Settings
 
-QUESTIONS = 6
+QUESTIONS = 4
 SEED = 0
 VERSION = "none-minus"
 

@@ -578,12 +578,12 @@ def demo_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[s
     screen = report.get("screen", {})
     rows = [[text(r.get("meme")), text(", ".join(r.get("labels", []))),
              text((r.get("answer") or {}).get("harmful")), text((r.get("answer") or {}).get("category")),
-             text((r.get("answer") or {}).get("explanation") if r.get("ok") else f"failed: {r.get('error')}")]
+             text("answered" if r.get("ok") else f"failed: {r.get('error')}")]
             for r in report.get("details", [])]
     return [Block("facts", "Harmfulness screen", facts=[
         ("memes", str(screen.get("memes"))), ("answered", str(screen.get("answered"))),
         ("agreement with sample labels", pct(screen.get("agreement_with_labels")).text)]),
-        Block("table", "Answers", table=table(["meme", "labels", "harmful", "category", "explanation"], rows))], {}
+        Block("table", "Answers", table=table(["meme", "labels", "harmful", "category", "call"], rows))], {}
 
 
 def generic_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, Any]]:
