@@ -61,13 +61,18 @@ def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]
         scale = 100.0 if percent else 1.0
         for i, (name, values) in enumerate(series.items()):
             heights = np.array([_value(v) for v in values]) * scale
-            ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(heights), width, label=name)
+            bars = ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(heights), width, label=name)
+            if len(groups) * len(series) <= 12:  # few bars: print the values (a 0% bar is invisible)
+                ax.bar_label(bars, labels=["–" if np.isnan(h) else f"{h:.0f}" for h in heights],
+                             fontsize=7, padding=1)
         if reference is not None:
             ref = np.array([_value(v) for v in reference]) * scale
             ax.scatter(x, ref, marker="_", s=600, color="black", zorder=3, label=reference_label)
         many = len(groups) > 6
         ax.set_xticks(x, _wrap(groups), rotation=30 if many else 0, ha="right" if many else "center")
         ax.set_ylabel(ylabel + (" (%)" if percent else ""))
+        if percent:  # a rate axis starts at 0 and shows 100%, so that all-zero bars read as 0%
+            ax.set_ylim(0, 100)
         ax.set_title(title)
         if len(series) > 1 or reference is not None:
             _legend(ax)
@@ -89,6 +94,7 @@ def lines_by_iteration(series: dict[str, list[dict[str, Any]]], title: str) -> s
             ax.plot(x, cumulative, linestyle="--", color=line.get_color(), label=f"{name} (cumulative)")
         ax.set_xlabel("iteration (0 = original memes)")
         ax.set_ylabel("average score (1-10)")
+        ax.set_ylim(0.5, 10.5)  # the whole scale: a flat line reads as a score, not as noise
         ax.set_title(title)
         ax.xaxis.get_major_locator().set_params(integer=True)
         _legend(ax)
