@@ -221,6 +221,13 @@ class Store:
             "SELECT key FROM run_calls WHERE run_id=? ORDER BY rowid", (run_id,))]
         return [c for c in (self.get_call(k) for k in keys) if c is not None]
 
+    def call_backends(self, run_id: int) -> set[str]:
+        """The backends (``embedded``, ``openai`` …) that served the run's calls, from the stored
+        model identity, whatever the registry named the models."""
+        return {b for (b,) in self.db.execute(
+            "SELECT DISTINCT json_extract(c.request_json, '$.model.backend') FROM run_calls r"
+            " JOIN calls c ON c.key = r.key WHERE r.run_id = ?", (run_id,)) if b}
+
     def attempt_counts(self, run_id: int) -> dict[str, int]:
         return dict(self.db.execute(
             "SELECT error_class, COUNT(*) FROM attempts WHERE run_id=? GROUP BY error_class",

@@ -107,6 +107,10 @@ def _details(records: dict[str, list]) -> dict[str, Any]:
     """memes → personas → tasks → guideline rounds → battles, as nested lists."""
     contexts = {r["meme"]: r for r in records["context"]}
     answers = {(a["task"], a["target"]): a for a in records["answer"]}
+    answers_by_task: dict[str, dict[str, dict]] = {}
+    for a in records["answer"]:
+        answers_by_task.setdefault(a["task"], {})[a["target"]] = {
+            k: a[k] for k in ("ok", "text", "missing_sections", "error_class")}
     rounds: dict[str, list] = {}
     for r in records["fusion_round"]:
         rounds.setdefault(r["task"], []).append(r)
@@ -121,9 +125,7 @@ def _details(records: dict[str, list]) -> dict[str, Any]:
     memes = []
     for meme in sorted(records["meme"], key=lambda m: m["order"]):
         context = contexts.get(meme["id"], {})
-        tasks = [{**t, "answers": {a["target"]: {k: a[k] for k in ("ok", "text", "missing_sections",
-                                                                   "error_class")}
-                                   for (task, _), a in answers.items() if task == t["task"]},
+        tasks = [{**t, "answers": answers_by_task.get(t["task"], {}),
                   "guideline": guidelines.get(t["task"]),
                   "rounds": sorted(rounds.get(t["task"], []), key=lambda r: r["round"]),
                   "battles": battles.get(t["task"], [])}

@@ -190,11 +190,7 @@ def uses_embedded(config: Any) -> bool:
 def called_embedded(store: Store, run_name: str) -> bool:
     """Whether any call of the run went to an embedded-backend model, whatever the registry named it
     (the stored request holds the model's identity, backend included)."""
-    row = store.db.execute(
-        "SELECT 1 FROM run_calls r JOIN calls c ON c.key = r.key WHERE r.run_id = ? AND "
-        "json_extract(c.request_json, '$.model.backend') = 'embedded' LIMIT 1",
-        (store.run_row(run_name)["id"],)).fetchone()
-    return row is not None
+    return "embedded" in store.call_backends(store.run_row(run_name)["id"])
 
 
 def embedded_warning(store: Store, run: dict[str, Any]) -> str | None:
