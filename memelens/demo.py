@@ -122,8 +122,9 @@ def run_demo(settings: "Settings", out_dir: Path, model: str = "embedded",
     store = settings.store()
     for name in runs:
         s = store.run_summary(name)
-        console.print(f"run {name!r} ({s['method']}): {s['calls']} calls ({s['calls_made']} made, "
-                      f"{s['cached']} from cache, {s['failed_calls']} failed), {s['tokens']} tokens")
+        console.print(f"run {name!r} ({s['method']}): {s['calls']} calls, "
+                      f"{s['last_execution_new_calls']} made by this demo (the rest replayed from the "
+                      f"store), {s['failed_calls']} failed, {s['tokens']} tokens")
     console.print(f"demo finished in {time.monotonic() - started:.0f} s; "
                   f"`memelens report RUN` shows any run above")
     _write_reports(store, runs, out_dir)
