@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -61,19 +59,10 @@ from memelens.engine import Store
 from memelens.memes import load_memes
 from memelens.models.openai_backend import OpenAIBackend
 from memelens.parse import starts_yes_no
+from memelens.testing.server import spawn_server
 from memelens.types import ChatRequest, ErrorClass, Meme, ParseFailure
 
 TARGETS = ("target-a", "target-b")
-
-
-def start_server(latency_ms: float) -> tuple[subprocess.Popen, str]:
-    server = subprocess.Popen([sys.executable, "-m", "memelens.testing.server", "--port", "0",
-                               "--latency-ms", str(latency_ms)], stdout=subprocess.PIPE, text=True)
-    line = server.stdout.readline().strip()
-    if not line.startswith("listening on "):
-        server.kill()
-        raise SystemExit(f"server did not start: {line!r}")
-    return server, line.removeprefix("listening on ")
 
 
 def registry(url: str, concurrency: int) -> ModelRegistry:
@@ -234,7 +223,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64, help="MemeLens' per-model limit")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    server, url = start_server(args.latency_ms)
+    server, url = spawn_server(args.latency_ms)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             memes_path = write_meme_set(Path(tmp), args.memes, seed=args.seed)

@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,6 +23,7 @@ from pathlib import Path
 from memelens.engine import Store
 from memelens.engine.core import Engine
 from memelens.testing.workload import probe_registry, probe_request, run_workload
+from memelens.testing.server import spawn_server
 from memelens.types import ChatResult, Usage
 
 
@@ -39,16 +38,6 @@ class NullBackend:
 
     async def aclose(self):
         return None
-
-
-def start_server(latency_ms: float) -> tuple[subprocess.Popen, str]:
-    server = subprocess.Popen([sys.executable, "-m", "memelens.testing.server", "--port", "0",
-                               "--latency-ms", str(latency_ms)], stdout=subprocess.PIPE, text=True)
-    line = server.stdout.readline().strip()
-    if not line.startswith("listening on "):
-        server.kill()
-        raise SystemExit(f"server did not start: {line!r}")
-    return server, line.removeprefix("listening on ")
 
 
 async def engine_cpu_per_call(store: Store, calls: int, concurrency: int) -> float:
@@ -72,7 +61,7 @@ def main() -> None:
 
 
 def measure(calls: int, concurrency: int, latency_ms: float) -> None:
-    server, url = start_server(latency_ms)
+    server, url = spawn_server(latency_ms)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             store = Store(Path(tmp) / "bench.db")

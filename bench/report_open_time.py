@@ -17,21 +17,21 @@ of the big report's load time to the small one's measured in the same run.
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from selenium import webdriver  # noqa: E402
 
 from memelens.engine import Store  # noqa: E402
 from memelens.report import build_report  # noqa: E402
 from memelens.report.html import to_html  # noqa: E402
+from memelens.testing.browser import MISSING, available, start_driver  # noqa: E402
 from report_synthetic import adammeme_run, arena_run, memeqa_run  # noqa: E402
 
 CATEGORIES = ("gender", "race", "religion", "nationality", "disability")
@@ -62,19 +62,13 @@ def build_runs(store: Store, directory: Path, battles: int, chains: int, questio
     ]
 
 
-def browser() -> webdriver.Chrome:
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (chromium and driver):
-        sys.exit("needs Debian's chromium and chromedriver (scripts/setup.sh --test)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1280,900", "--no-first-run"):
-        options.add_argument(flag)
-    return webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=driver))
+def browser() -> Any:
+    if not available():
+        sys.exit(MISSING)
+    return start_driver()
 
 
-def measure(driver: webdriver.Chrome, path: Path, method: str, repeats: int) -> dict[str, float]:
+def measure(driver: Any, path: Path, method: str, repeats: int) -> dict[str, float]:
     dcl, load, detail = [], [], []
     for _ in range(repeats):
         driver.get("about:blank")

@@ -10,11 +10,10 @@ page is saved as DIR/<report name>.png. Needs Debian's chromium and chromedriver
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from pathlib import Path
 
-from selenium import webdriver
+from memelens.testing.browser import MISSING, available, start_driver
 
 # The first item to open in each browser, outermost first (a later selector is looked up in the
 # item opened before it).
@@ -41,15 +40,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--width", type=int, default=1280)
     args = parser.parse_args()
-    chromium, chromedriver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (chromium and chromedriver):
-        sys.exit("needs Debian's chromium and chromedriver (scripts/setup.sh --test)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--hide-scrollbars", f"--window-size={args.width},900"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=chromedriver))
+    if not available():
+        sys.exit(MISSING)
+    driver = start_driver(args.width, ["--hide-scrollbars"])
     args.out.mkdir(parents=True, exist_ok=True)
     try:
         for report in args.reports:

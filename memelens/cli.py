@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from memelens import __version__
+from memelens.files import write_text_atomic
 from memelens.config import ENV_STORE, ModelRegistry, load_registry
 from memelens.types import InputError, MemeLensError
 
@@ -140,7 +141,7 @@ def report_command(
         raise InputError("no store here yet", where=str(cfg.store_path), fix="pass --store PATH")
     text = render_report(cfg.store(), run, fmt)
     if out_path:
-        _write_atomic(out_path, text)
+        write_text_atomic(out_path, text)
         console.print(f"report written to {out_path}")
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -174,13 +175,6 @@ def _register_method_commands() -> None:
     for name in COMMAND_MODULES:
         if importlib.util.find_spec(name) is not None:  # a method not built yet adds nothing
             importlib.import_module(name).register(app)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def main(argv: list[str] | None = None) -> int:

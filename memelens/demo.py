@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from memelens.engine import Store, open_run
+from memelens.files import user_cache_root, write_text_atomic
 from memelens.memes import load_memes
 from memelens.models.preflight import preflight
 from memelens.parse import parse_json
@@ -82,15 +82,8 @@ def demo_meme_file(memes: list[Meme], tag: str) -> Path:
                                 "caption": m.caption, "labels": m.labels}, ensure_ascii=False) + "\n"
                     for m in memes)
     digest = hashlib.sha256(lines.encode("utf-8")).hexdigest()[:16]
-    from memelens.models.embedded import cache_dir
-
-    path = cache_dir().parent / "demo" / f"{tag}-{digest}.jsonl"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temp.write_text(lines, encoding="utf-8")
-        os.replace(temp, path)  # atomic: a concurrent demo reads the whole file or none
-    return path
+    path = user_cache_root() / "demo" / f"{tag}-{digest}.jsonl"
+    return path if path.exists() else write_text_atomic(path, lines)
 
 
 def _available_parts() -> list[Any]:

@@ -1,37 +1,16 @@
-"""Headless Chromium for the report tests: Debian's `chromium` and `chromedriver`, driven by selenium.
+"""Headless Chromium for the report tests (`memelens.testing.browser`, shared with the report benches).
 
-`available()` says whether all three are installed (tests skip cleanly otherwise); `start_driver()`
-starts one browser that keeps its console log (`goog:loggingPrefs`); `open_page` loads a report and
-checks its script finished; `console_errors` returns what the page logged as errors since.
+`available()` says whether chromium, chromedriver and selenium are installed (tests skip cleanly
+otherwise); `start_driver()` starts one browser that keeps its console log; `open_page` loads a report
+and checks its script finished; `console_errors` returns what the page logged as errors since.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 from pathlib import Path
 from typing import Any
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-
-
-def available() -> bool:
-    return bool(CHROMIUM and CHROMEDRIVER and importlib.util.find_spec("selenium"))
-
-
-def start_driver() -> Any:
-    from selenium import webdriver
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1280,900", "--disable-extensions", "--no-first-run"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
-    driver.set_page_load_timeout(60)
-    return driver
+from memelens.testing.browser import available, start_driver  # noqa: F401  re-exported for the tests
 
 
 def open_page(driver: Any, path_or_url: str | Path) -> None:

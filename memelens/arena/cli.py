@@ -87,7 +87,8 @@ def arena_command(
 
 def _print_ranking(store, name: str, battles_out: Optional[Path]) -> None:
     from memelens.arena.judging import ALL_DIMENSIONS, battle_records
-    from memelens.cli import _write_atomic, out
+    from memelens.cli import out
+    from memelens.files import write_text_atomic
     from memelens.report import build_report
 
     report = build_report(store, name)
@@ -104,7 +105,7 @@ def _print_ranking(store, name: str, battles_out: Optional[Path]) -> None:
         battles = [b for b in store.records(store.run_row(name)["id"], "battle")
                    if b["setting"] == report["setting"]]
         lines = [json.dumps(r) for d in ALL_DIMENSIONS for r in battle_records(battles, d)]
-        _write_atomic(battles_out, "\n".join(lines) + "\n")
+        write_text_atomic(battles_out, "\n".join(lines) + "\n")
 
 
 def rank_command(

@@ -25,6 +25,7 @@ from typing import Any, Iterable, Literal
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
+from memelens.files import write_text_atomic
 from memelens.types import InputError, Meme
 
 VERSIONS = ("none-minus", "none-plus")
@@ -317,10 +318,5 @@ def _quotas(sizes: dict[str, int], limit: int) -> dict[str, int]:
 
 def write_split(questions: list[Question], data_dir: Path, version: str, split: str) -> Path:
     """Write questions in the official layout, atomically (a reader never sees half a file)."""
-    path = split_path(data_dir, version, split)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps([q.model_dump() for q in questions], indent=1, ensure_ascii=False),
-                   encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_text_atomic(split_path(data_dir, version, split),
+                             json.dumps([q.model_dump() for q in questions], indent=1, ensure_ascii=False))

@@ -70,6 +70,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Sequence
 
+from memelens.files import ENV_CACHE_DIR, user_cache_root, write_text_atomic
 from memelens.models import grammars
 from memelens.types import (
     ChatRequest,
@@ -85,7 +86,6 @@ from memelens.types import (
     Usage,
 )
 
-ENV_CACHE_DIR = "MEMELENS_CACHE_DIR"
 DEFAULT_N_CTX = 4096
 DEFAULT_SEED = 20250917
 DEFAULT_CACHE_RAM_MIB = 1024
@@ -216,14 +216,9 @@ _WEIGHTS_LOCK = threading.Lock()
 
 
 def cache_dir() -> Path:
-    """Where MemeLens keeps joined weights and sidecars: ``$MEMELENS_CACHE_DIR`` or the user cache
-    directory (``platformdirs.user_cache_dir("memelens")``), plus ``/weights``."""
-    base = os.environ.get(ENV_CACHE_DIR)
-    if not base:
-        import platformdirs
-
-        base = platformdirs.user_cache_dir("memelens")
-    return Path(base).expanduser() / "weights"
+    """Where MemeLens keeps joined weights and sidecars: :func:`memelens.files.user_cache_root`
+    plus ``/weights``."""
+    return user_cache_root() / "weights"
 
 
 def sha256_file(path: Path) -> str:
@@ -252,11 +247,7 @@ def is_verified(path: Path, sha256: str, sidecar: Path) -> bool:
 
 def mark_verified(path: Path, sha256: str, sidecar: Path) -> None:
     """Record in `sidecar` (written atomically) that `path` has hash `sha256`."""
-    sidecar = Path(sidecar)
-    sidecar.parent.mkdir(parents=True, exist_ok=True)
-    tmp = sidecar.with_name(f"{sidecar.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    tmp.write_text(json.dumps(_sidecar_record(Path(path), sha256)), encoding="utf-8")
-    os.replace(tmp, sidecar)
+    write_text_atomic(Path(sidecar), json.dumps(_sidecar_record(Path(path), sha256)))
 
 
 def verify_once(path: Path, sha256: str, sidecar: Path) -> bool:

@@ -31,6 +31,7 @@ from PIL import Image, UnidentifiedImageError
 
 from memelens.arena.common import OVERALL
 from memelens.engine.store import Store
+from memelens.files import write_text_atomic
 from memelens.report import build_report, run_header
 from memelens.report import plots
 from memelens.types import MemeLensError
@@ -670,9 +671,5 @@ def write_html_reports(store: Store, run_names: list[str], out_dir: Path, index:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for file_name, page in pages:
-        path = out_dir / file_name
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(page, encoding="utf-8")
-        tmp.replace(path)
-        paths.append(path)
+        paths.append(write_text_atomic(out_dir / file_name, page))
     return paths

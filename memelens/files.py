@@ -1,0 +1,34 @@
+"""Small file-system helpers shared across MemeLens: the user cache root and atomic text writes."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+#: Environment variable that moves MemeLens's cache (joined weights, demo inputs).
+ENV_CACHE_DIR = "MEMELENS_CACHE_DIR"
+
+
+def user_cache_root() -> Path:
+    """``$MEMELENS_CACHE_DIR``, else the user cache directory (``platformdirs.user_cache_dir("memelens")``)."""
+    base = os.environ.get(ENV_CACHE_DIR)
+    if not base:
+        import platformdirs
+
+        base = platformdirs.user_cache_dir("memelens")
+    return Path(base).expanduser()
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    """Write `text` to `path` so that a reader sees the old file or the whole new one, never half of
+    it: a temporary file beside it (unique, so concurrent writers do not collide), then a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
