@@ -335,3 +335,12 @@ def test_human_scores_and_labels_attach_to_a_run_and_reach_the_report(tmp_path, 
     capsys.readouterr()
     assert main([*args, "--scores", str(tmp_path / "bad.csv")]) == 2
     assert "bad.csv:2" in capsys.readouterr().err
+
+
+def test_synthetic_meme_set_never_repeats_a_meme(tmp_path):
+    from memelens.adammeme.synthetic import write_meme_set
+    from memelens.memes import load_memes
+
+    memes = load_memes(write_meme_set(tmp_path, 1000, seed=3))
+    assert len(memes) == 1000
+    assert len({(m.text, m.image) for m in memes}) == 1000

@@ -1,5 +1,6 @@
 """A synthetic meme set of any size for tests and benchmarks: the bundled sample memes repeated, each
-copy's text varied (seeded) so every meme asks the models something different."""
+copy's text varied (seeded) and numbered, so no two memes ask the models the same thing (a repeated
+meme would be served from the call cache, which flatters any schedule that has one)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from memelens.memes import load_memes
 from memelens.samples import sample_memes_path
 
 _OPENERS = ("", "WHEN ", "ME: ", "NOBODY: ", "POV: ", "THEY SAID ")
-_CLOSERS = ("", " LOL", " EVERY TIME", " AGAIN", " #{n}", " (PART {n})")
+_CLOSERS = (" #{n}", " LOL #{n}", " EVERY TIME ({n})", " AGAIN x{n}", " DAY {n}", " (PART {n})")
 
 
 def write_meme_set(directory: Path, n: int, seed: int = 0) -> Path:
