@@ -74,3 +74,41 @@ def test_killed_refinement_resumes_to_the_uninterrupted_result(tmp_path, server)
     assert records(killed) == records(straight)
     summary_killed, summary_straight = Store(killed).run_summary("r"), Store(straight).run_summary("r")
     assert summary_killed["calls_made"] == summary_straight["calls_made"]  # nothing finished was redone
+
+
+def test_speculative_chains_give_the_in_order_result_and_use_their_guesses(tmp_path, server, monkeypatch):
+    import asyncio
+    from collections import Counter
+
+    from memelens.adammeme.config import AdamConfig
+    from memelens.adammeme.pipeline import run_adammeme
+    from memelens.config import ModelRegistry, ModelSpec
+    from memelens.engine import Engine
+
+    asked: Counter = Counter()
+    chat = Engine.chat
+
+    async def counting_chat(self, request, *args, **kwargs):
+        if request.stage.startswith("adammeme.refinement"):
+            asked[request.model_dump_json()] += 1
+        return await chat(self, request, *args, **kwargs)
+
+    monkeypatch.setattr(Engine, "chat", counting_chat)
+    registry = ModelRegistry({name: ModelSpec(name=name, backend="openai", model=name, base_url=server.base_url)
+                              for name in ("agent", "target")})
+    outcome = {}
+    for speculative in (False, True):
+        asked.clear()
+        cfg = AdamConfig(memes=write_meme_set(tmp_path, 40, seed=5), agent="agent", targets=["target"],
+                         erase=False, seeds_per_category=4, max_steps=4, warn_below=0,
+                         speculative_chains=speculative)
+        store = tmp_path / f"{speculative}.db"
+        asyncio.run(run_adammeme(cfg, Store(store), registry, "r", progress=False))
+        outcome[speculative] = records(store), Store(store).run_summary("r")["calls_made"], Counter(asked)
+    (in_order, plain_calls, plain_asked), (guessed, speculative_calls, speculative_asked) = outcome[False], outcome[True]
+    assert len(in_order["step"]) > 10 and max(s["chain"] for s in in_order["step"].values()) >= 2
+    assert guessed == in_order
+    assert set(plain_asked.values()) == {1}
+    shared = [r for r, n in speculative_asked.items() if n > 1 and r in plain_asked]
+    assert shared  # in-order requests that a guess asked too: served by one call
+    assert speculative_calls >= plain_calls
