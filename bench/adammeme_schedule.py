@@ -249,8 +249,6 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=300.0)
     parser.add_argument("--concurrency", type=int, default=64, help="MemeLens' per-model limit")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--speculative-chains", action="store_true",
-                        help="MemeLens runs later chains ahead on guessed inputs (AdamConfig.speculative_chains)")
     args = parser.parse_args()
     server, url = spawn_server(args.latency_ms)
     try:
@@ -258,10 +256,9 @@ def main() -> None:
             memes_path = write_meme_set(Path(tmp), args.memes, seed=args.seed)
             models = registry(url, args.concurrency)
             cfg = AdamConfig(memes=memes_path, agent="agent", targets=list(TARGETS), seed=args.seed,
-                             erase=False, speculative_chains=args.speculative_chains)
+                             erase=False)
             print(f"protocol: {args.memes} memes, targets {', '.join(TARGETS)}, server latency "
-                  f"{args.latency_ms:g} ms, MemeLens concurrency {args.concurrency} per model"
-                  f"{', speculative chains' if args.speculative_chains else ''}", flush=True)
+                  f"{args.latency_ms:g} ms, MemeLens concurrency {args.concurrency} per model", flush=True)
             both_wall, both_calls, both_store = memelens_run(cfg, models, Path(tmp) / "both.db")
             floor_calls, floor_where = algorithm1_floor(both_store)
             print(f"MemeLens, 2 targets: {both_wall:.1f} s, {both_calls} calls", flush=True)

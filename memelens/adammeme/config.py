@@ -62,10 +62,6 @@ class AdamConfig(BaseModel):
     max_steps: int = Field(default=10, ge=0, description="N: refinement steps per seed at most.")
     top_k: int = Field(default=3, ge=1, description="In-context examples retrieved from history.")
     rewrite_attempts: int = Field(default=3, ge=1, description="Refiner tries per step.")
-    speculative_chains: bool = Field(
-        default=False,
-        description="Run each category's later chains ahead on guessed H and P to fill the call cache "
-                    "(same results; faster; wrong guesses cost calls).")
     threshold: float = Field(default=4.0, description="FR counts scores below this.")
     erase: bool = Field(default=True, description="Score on text-erased pictures (tesseract).")
     erase_cache: Path | None = Field(default=None, description="Erased pictures (default: by the store).")

@@ -21,14 +21,6 @@ Chains within a category run one after another (each reads H and P as the previo
 categories, targets and the calls inside a step run concurrently. Every step — failed ones included —
 is stored as a `step` record under a key fixed by (target, repeat, category, chain, step), so a rerun
 after a kill replays the same calls from the cache and rewrites the same records.
-
-`speculative_chains` (off by default): each later chain of a category is also run at once, as a
-guess, on its own copy of the starting H and P. A guess stores nothing; its calls only land in the
-call cache, where the in-order pass finds them when it makes the same request (a request is a pure
-function of its inputs, so results are the same with guesses or without). A guess stops when the
-in-order pass reaches its chain with other inputs (another chain's rewrite among the examples, or
-another case drawn from P) or finishes the category; calls it made after guessing wrong are paid
-for nothing. It never cancels a call, since an in-order request may be waiting on the same call.
 """
 
 from __future__ import annotations
@@ -84,25 +76,9 @@ class Chain:
     history: list[Sample]
     pool: list[Sample]
 
-    def copy(self) -> "Chain":
-        return Chain(history=list(self.history), pool=list(self.pool))
-
 
 def step_key(target: str, repeat: int, category: str, chain: int, step: int) -> str:
     return f"{target}/{repeat}/{category}/{chain:03d}/{step:03d}"
-
-
-@dataclass
-class Speculation:
-    """Which step inputs (case, examples) the in-order pass used, so a guess can tell it went wrong."""
-
-    used: dict[tuple[int, int], tuple[str, list[str]]]
-    done: bool = False
-
-    def wrong(self, chain: int, guessed: list[tuple[str, list[str]]]) -> bool:
-        """Whether a guess that used `guessed` for steps 0, 1, … of `chain` can still be of use."""
-        return self.done or any(self.used.get((chain, step), inputs) != inputs
-                                for step, inputs in enumerate(guessed))
 
 
 async def refine_category(target: str, repeat: int, category: str, scored: list[Sample], seeds: list[str],
@@ -111,54 +87,30 @@ async def refine_category(target: str, repeat: int, category: str, scored: list[
     history = [s for s in scored if s.ok]
     seed_set = [s for meme in seeds for s in history if s.meme_id == meme]
     state = Chain(history=history, pool=[s for s in history if s.meme_id not in seeds])
-    speculation = Speculation(used={})
-    guesses = [asyncio.create_task(_run_chain(target, repeat, i, seed, state.copy(), engine, cfg, guess=speculation))
-               for i, seed in enumerate(seed_set) if i > 0 and cfg.speculative_chains]
     steps = []
-    try:
-        for chain_index, seed in enumerate(seed_set):
-            steps += await _run_chain(target, repeat, chain_index, seed, state, engine, cfg,
-                                      run=run, used=speculation.used)
-    finally:
-        speculation.done = True
-        await asyncio.gather(*guesses, return_exceptions=True)
-    return steps
-
-
-async def _run_chain(target: str, repeat: int, chain_index: int, seed: Sample, state: Chain, engine: Engine,
-                     cfg: AdamConfig, *, run: Run | None = None, used: dict | None = None,
-                     guess: Speculation | None = None) -> list[dict[str, Any]]:
-    """One seed's chain. The in-order pass stores its steps (`run`) and notes their inputs (`used`);
-    a guess (`guess`) runs ahead on a copy of H and P only to put its calls in the cache, and stops
-    as soon as the in-order pass shows it guessed other inputs."""
-    case, step, steps, guessed = seed, 0, [], []
-    while step < cfg.max_steps:
-        examples = sorted(retrieve(case.misbelief, case.category, state.history, cfg.top_k),
-                          key=lambda s: -s.score)
-        guessed.append((case.id, [e.id for e in examples]))
-        if guess is not None and guess.wrong(chain_index, guessed):
-            break
-        if used is not None:
-            used[(chain_index, step)] = guessed[-1]
-        key = step_key(target, repeat, case.category, chain_index, step)
-        record, rewrite = await _refine_once(key, target, repeat, case, examples, engine, cfg)
-        record.update(chain=chain_index, seed=seed.meme_id, step=step, iteration=step + 1)
-        if run is not None:
+    for chain_index, seed in enumerate(seed_set):
+        case, step = seed, 0
+        while step < cfg.max_steps:
+            key = step_key(target, repeat, category, chain_index, step)
+            record, rewrite = await _refine_once(key, target, repeat, case, state, engine, cfg)
+            record.update(chain=chain_index, seed=seed.meme_id, step=step, iteration=step + 1)
             run.put("step", key, record)
-        steps.append(record)
-        if rewrite is None:
-            break
-        state.history.append(rewrite)
-        if not rewrite.score < case.score or not state.pool:
-            break
-        case = retrieve(case.misbelief, case.category, state.pool, 1)[0]
-        state.pool.remove(case)
-        step += 1
+            steps.append(record)
+            if rewrite is None:
+                break
+            state.history.append(rewrite)
+            if not rewrite.score < case.score or not state.pool:
+                break
+            case = retrieve(case.misbelief, category, state.pool, 1)[0]
+            state.pool.remove(case)
+            step += 1
     return steps
 
 
-async def _refine_once(key: str, target: str, repeat: int, case: Sample, examples: list[Sample],
-                       engine: Engine, cfg: AdamConfig) -> tuple[dict[str, Any], Sample | None]:
+async def _refine_once(key: str, target: str, repeat: int, case: Sample, state: Chain, engine: Engine,
+                       cfg: AdamConfig) -> tuple[dict[str, Any], Sample | None]:
+    examples = sorted(retrieve(case.misbelief, case.category, state.history, cfg.top_k),
+                      key=lambda s: -s.score)
     rewrite, attempts = await _rewrite(case, examples, engine, cfg)
     record = {"id": key, "target": target, "repeat": repeat, "category": case.category, "meme": case.meme_id,
               "case": case.id, "original_text": case.text, "misbelief": case.misbelief,
