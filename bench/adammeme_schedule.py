@@ -59,7 +59,7 @@ from memelens.adammeme.mining import examiner_request, judge_request, majority, 
 from memelens.adammeme.misbelief import narrator_request, parse_misbelief
 from memelens.adammeme.pipeline import run_adammeme
 from memelens.adammeme.reference import build_reference
-from memelens.adammeme.refinement import refine_category
+from memelens.adammeme.refinement import refine_category, validity_checked
 from memelens.adammeme.sampling import plan_samples
 from memelens.adammeme.scoring import Sample, rate, target_request
 from memelens.adammeme.synthetic import write_meme_set
@@ -228,8 +228,7 @@ def memelens_run(cfg: AdamConfig, models: ModelRegistry, store_path: Path) -> tu
 
 def step_path(step: dict[str, Any]) -> int:
     """Calls one refinement step makes one after another (see the module docstring)."""
-    tries = sum(2 if a["status"] == "ok" or (a.get("reason") or "").startswith("validity check") else 1
-                for a in step["attempts"])
+    tries = sum(2 if validity_checked(a) else 1 for a in step["attempts"])
     return tries + (3 if step["rewrite"] is not None else 0)
 
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from memelens.engine import Store
 from memelens.engine.core import Engine
-from memelens.testing.workload import probe_registry, probe_request, run_workload
 from memelens.testing.server import spawn_server
+from memelens.testing.workload import probe_registry, probe_request, run_workload
 from memelens.types import ChatResult, Usage
 
 

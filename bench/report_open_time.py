@@ -27,7 +27,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-
 from memelens.engine import Store  # noqa: E402
 from memelens.report import build_report  # noqa: E402
 from memelens.report.html import to_html  # noqa: E402

@@ -11,7 +11,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 from rich.console import Console
@@ -19,8 +19,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from memelens import __version__
-from memelens.files import write_text_atomic
 from memelens.config import ENV_STORE, ModelRegistry, load_registry
+from memelens.files import write_text_atomic
 from memelens.types import InputError, MemeLensError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,

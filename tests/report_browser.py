@@ -1,16 +1,13 @@
-"""Headless Chromium for the report tests (`memelens.testing.browser`, shared with the report benches).
+"""Page helpers for the report tests (the browser itself: `memelens.testing.browser`).
 
-`available()` says whether chromium, chromedriver and selenium are installed (tests skip cleanly
-otherwise); `start_driver()` starts one browser that keeps its console log; `open_page` loads a report
-and checks its script finished; `console_errors` returns what the page logged as errors since.
+`open_page` loads a report and checks its script finished; `console_errors` returns what the page
+logged as errors since.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-
-from memelens.testing.browser import available, start_driver  # noqa: F401  re-exported for the tests
 
 
 def open_page(driver: Any, path_or_url: str | Path) -> None:

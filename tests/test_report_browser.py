@@ -22,7 +22,8 @@ from memelens.engine import Store
 from memelens.report import build_report
 from memelens.report.cli import serve_report
 from memelens.report.html import to_html, write_html_reports
-from report_browser import available, console_errors, open_page, start_driver
+from memelens.testing.browser import available, start_driver
+from report_browser import console_errors, open_page
 from report_synthetic import XSS_IMG, XSS_SCRIPT, adammeme_run, arena_run, memeqa_run
 
 pytestmark = pytest.mark.skipif(not available(), reason="chromium, chromedriver or selenium not installed")

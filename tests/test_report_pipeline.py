@@ -18,8 +18,9 @@ from memelens import __version__
 from memelens.engine import Store
 from memelens.report import build_report, render_report
 from memelens.report.html import to_html, write_html_reports
+from memelens.testing.browser import available, start_driver
 from memelens.testing.server import start_server
-from report_browser import available, console_errors, open_page, start_driver
+from report_browser import console_errors, open_page
 from report_runs import JUDGES, QA_MODEL, TARGETS, run_all, world
 from report_synthetic import PROBE, XSS_IMG, XSS_SCRIPT
 

@@ -41,6 +41,7 @@ from memelens.types import ChatRequest, ImagePart, ParseFailure
 
 STAGE = "adammeme.refinement"
 KEYS = ("original meme text", "rewritten meme text", "explanation")
+VALIDITY_CHECK = "validity check"  # every reason the check gives for a rejection starts so
 SCHEMA = {"type": "object", "properties": {key: {"type": "string", "maxLength": 400} for key in KEYS},
           "required": list(KEYS)}
 
@@ -165,8 +166,13 @@ async def _off_misbelief(case: Sample, rewritten: str, engine: Engine, cfg: Adam
     """None when the validity check confirms the rewrite still carries the misbelief, else why not."""
     outcome = await engine.chat(validity_request(case, rewritten, cfg), parse=starts_yes_no)
     if not outcome.ok:
-        return f"validity check failed ({outcome.error_class.value})"
-    return None if outcome.value else "validity check: misbelief not preserved"
+        return f"{VALIDITY_CHECK} failed ({outcome.error_class.value})"
+    return None if outcome.value else f"{VALIDITY_CHECK}: misbelief not preserved"
+
+
+def validity_checked(attempt: dict[str, Any]) -> bool:
+    """Whether a stored Refiner attempt went on to the validity check (a call of its own)."""
+    return attempt["status"] == "ok" or (attempt.get("reason") or "").startswith(VALIDITY_CHECK)
 
 
 def refiner_request(case: Sample, examples: list[Sample], cfg: AdamConfig, attempt: int) -> ChatRequest:

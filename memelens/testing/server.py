@@ -87,6 +87,7 @@ import random
 import re
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -1391,11 +1392,9 @@ def start_server(latency_ms: float = 0.0, fault_rate: float = 0.0, seed: int = 0
     return TestServer(latency_ms=latency_ms, fault_rate=fault_rate, seed=seed, **kwargs).start()
 
 
-def spawn_server(latency_ms: float = 0.0) -> tuple["subprocess.Popen[str]", str]:
+def spawn_server(latency_ms: float = 0.0) -> tuple[subprocess.Popen[str], str]:
     """Start the server in its own process (so its CPU is not the caller's, as benchmarks need);
     return the process and its base URL. The caller terminates it."""
-    import subprocess
-
     server = subprocess.Popen([sys.executable, "-m", "memelens.testing.server", "--port", "0",
                                "--latency-ms", str(latency_ms)], stdout=subprocess.PIPE, text=True)
     line = (server.stdout.readline() if server.stdout else "").strip()
