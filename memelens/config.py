@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from memelens.types import InputError
 
@@ -20,6 +20,7 @@ T = TypeVar("T", bound=BaseModel)
 
 ENV_STORE = "MEMELENS_STORE"
 ENV_MODELS = "MEMELENS_MODELS"
+VISION_BY_DEFAULT = {"openai"}  # backends whose models get the picture unless `vision: false`
 
 
 class ModelSpec(BaseModel):
@@ -39,7 +40,10 @@ class ModelSpec(BaseModel):
     )
     max_concurrency: int = Field(default=8, ge=1, description="Calls in flight at once.")
     rpm: float | None = Field(default=None, gt=0, description="Requests per minute cap.")
-    vision: bool = Field(default=False, description="Accepts images; else gets meme text+caption.")
+    vision: bool | None = Field(
+        default=None, description="Accepts images (else it reads meme text + caption). Default: "
+        "true for `openai` endpoints (DESIGN §4: the image is sent unless a model is declared "
+        "text-only with `vision: false`), false for the text-only embedded model.")
     price_in: float = Field(default=0.0, ge=0, description="USD per 1M prompt tokens.")
     price_out: float = Field(default=0.0, ge=0, description="USD per 1M completion tokens.")
     timeout_s: float = Field(default=120.0, gt=0, description="Per-attempt timeout.")
@@ -63,6 +67,12 @@ class ModelSpec(BaseModel):
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _vision_default(self) -> "ModelSpec":
+        if self.vision is None:
+            self.vision = self.backend in VISION_BY_DEFAULT
+        return self
 
     @property
     def identity(self) -> dict[str, Any]:

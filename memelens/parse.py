@@ -31,13 +31,14 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from memelens.types import ParseFailure
 
 __all__ = [
     "A",
     "B",
+    "TIE",
     "TIE_STRONG",
     "TIE_WEAK",
     "VERDICTS",
@@ -53,14 +54,17 @@ __all__ = [
     "parse_labelled_lines",
     "starts_yes_no",
     "looks_like_refusal",
+    "strip_reasoning",
 ]
 
 A = "A"
 B = "B"
 TIE_STRONG = "Tie (both strong)"
 TIE_WEAK = "Tie (both weak)"
-VERDICTS = (A, B, TIE_STRONG, TIE_WEAK)
-"""The four verdicts a MemeArena judge may give (MemeArena Fig. 11)."""
+TIE = "Tie"
+VERDICTS = (A, B, TIE_STRONG, TIE_WEAK, TIE)
+"""The verdicts a MemeArena judge may give: Fig. 11 asks for A, B, Tie (both strong) or Tie (both
+weak), and its own format line reads ``A/B/Tie``, so a plain ``Tie`` (kind unknown) is a verdict too."""
 
 JUDGE_DIMENSIONS = (
     "Instruction Following",
@@ -81,6 +85,31 @@ def _as_text(text: Any) -> str:
     if isinstance(text, bytes):
         return text.decode("utf-8", "replace")
     return text if isinstance(text, str) else str(text)
+
+
+_THINK = re.compile(r"(?is)<(think|thinking|reasoning)>(.*?)(?:</\1>|\Z)")
+_THINK_CLOSE = re.compile(r"(?is)^(.*?)</(?:think|thinking|reasoning)>")
+
+
+def strip_reasoning(text: Any) -> tuple[str, str]:
+    """(answer, reasoning): a reasoning model's ``<think>…</think>`` blocks taken out of its text.
+
+    Reasoning is kept by the engine but never parsed as the answer. An unterminated ``<think>``
+    (output cut inside its reasoning) leaves no answer. A lone ``</think>`` (servers whose chat
+    template opens the block in the prompt) ends the reasoning that precedes it.
+    """
+    text = _as_text(text)
+    if "<" not in text:
+        return text, ""
+    reasoning = [m.group(2).strip() for m in _THINK.finditer(text)]
+    answer = _THINK.sub("", text)
+    closed = _THINK_CLOSE.match(answer)
+    if closed:
+        reasoning.insert(0, closed.group(1).strip())
+        answer = answer[closed.end():]
+    if not reasoning:
+        return text, ""
+    return answer.strip(), "\n\n".join(r for r in reasoning if r)
 
 
 def _fail(reason: str, text: str) -> ParseFailure:
@@ -345,7 +374,9 @@ _NAMED = r"(?:model|answer|assistant|response|option|candidate)"
 _DOUBLE = re.compile(r"\[\[([^\[\]\n]{1,40})\]\]")
 _STRICT_LETTER = re.compile(rf"(?i)^\W*(?:{_NAMED}\s*)?([ab])\W*$")
 _STRICT_TIE = re.compile(r"(?is)^\W*tie\b(.*)$")
-_ECHO = re.compile(r"(?<![\w'’])A\s*/\s*B(?![\w'’])")
+_STRICT_BOTH = re.compile(r"(?i)^\W*both\s+(?:are\s+|answers\s+(?:are\s+)?)?(strong|weak)\W*$")
+_ECHO = re.compile(r"(?<![\w'’])A\s*/\s*B(?:\s*/\s*Tie(?:\s*\([^()]*\))?(?:\s*/\s*Tie\s*\([^()]*\))*)?(?![\w'’])",
+                   re.I)
 _QUALIFIER = re.compile(r"(?i)\b(strong|weak)\b")
 _MENTION = re.compile(
     rf"(?P<tie>(?i:\btie\b))|(?i:\b{_NAMED})\s+(?P<named>[AB])(?![\w'’])|(?<![\w'’])(?P<bare>[AB])(?![\w'’])"
@@ -357,6 +388,7 @@ _COMPARATIVE = re.compile(
     rf"(?<![\w'’])(?P<a>[AB])(?![\w'’])\s+(?i:is|performs|does|did|was)\s+(?i:better|superior|stronger|preferable)"
     rf"|(?<![\w'’])(?P<b>[AB])(?![\w'’])\s+(?i:wins|outperforms)"
     rf"|(?i:favou?r(?:s|ed|ing)?|prefer(?:s|red)?)\s+(?i:{_NAMED}\s+)?(?P<c>[AB])(?![\w'’])"
+    rf"|(?<![\w'’])(?P<d>[AB])(?![\w'’])\s+(?i:is|was)\s+(?i:the\s+)?(?i:winner|clear\s+winner)"
 )
 # After a bare capital A the next lowercase word decides: "A is better" is a verdict,
 # "A detailed comparison" is an article.
@@ -423,10 +455,11 @@ def _generic_bounds(text: str) -> list[int]:
     return [m.start() for m in _GENERIC_HEADER.finditer(text) if not _VERDICT_LIKE.match(m.group(1))]
 
 
-def _tie(rest: str) -> str | ParseFailure:
+def _tie(rest: str) -> str:
+    """A tie's kind from the words after it; a plain "Tie" (the prompt's own ``A/B/Tie``) is TIE."""
     m = _QUALIFIER.search(rest[:40])
     if not m:
-        return ParseFailure(reason="tie without strong/weak")
+        return TIE
     return TIE_STRONG if m.group(1).lower() == "strong" else TIE_WEAK
 
 
@@ -439,6 +472,9 @@ def _strict_verdict(fragment: str) -> _Reading:
     m = _STRICT_TIE.match(fragment)
     if m and len(m.group(1).split()) <= 4:
         return _tie(m.group(1))
+    m = _STRICT_BOTH.match(fragment)
+    if m:
+        return TIE_STRONG if m.group(1).lower() == "strong" else TIE_WEAK
     return None
 
 
@@ -465,7 +501,7 @@ def _leading(fragment: str) -> _Reading:
     Not when the opening is half of an alternative ("Model A or Model B") or the text goes on to
     favour the other answer ("A is better at X, but B is better at Y").
     """
-    fragment = fragment.lstrip(" \t\r\n:-–—.>(\"'")
+    fragment = fragment.lstrip(" \t\r\n:-–—.>(\"'→⇒=")
     mentions = _mentions(fragment)
     if not mentions or mentions[0][0] != 0:
         return None
@@ -473,10 +509,25 @@ def _leading(fragment: str) -> _Reading:
     if first in (A, B):
         if _ALTERNATIVE.match(fragment):
             return ParseFailure(reason="ambiguous verdict (A or B)")
+        if not _states_verdict(fragment):
+            return None  # "Model A provides ..." opens an analysis, not a verdict
         compared = _comparative(fragment)
         if isinstance(compared, ParseFailure) or (compared is not None and compared != first):
             return ParseFailure(reason="conflicting verdicts (A and B both favoured)")
     return first
+
+
+_MENTION_HEAD = re.compile(rf"(?i:{_NAMED}\s+)?[AB](?![\w'’])")
+_VERDICT_TAIL = re.compile(
+    r"(?i)\s*(?:$|[.,;:!)\]—–-]|\s(?:wins|won|is\s+(?:the\s+)?(?:better|superior|stronger|preferable|preferred|winner)"
+    r"|performs\s+better|outperforms|edges|takes\s+(?:it|this)|clearly|slightly|overall|because|since|as\b))")
+
+
+def _states_verdict(fragment: str) -> bool:
+    """Whether an opening mention of A or B is the verdict itself: alone, or followed by a verdict
+    verb ("wins", "is better") or punctuation, not by analysis ("Model A provides ...")."""
+    head = _MENTION_HEAD.match(fragment)
+    return bool(head) and bool(_VERDICT_TAIL.match(fragment[head.end():]))
 
 
 def _labelled(fragment: str) -> _Reading:
@@ -501,7 +552,8 @@ def _last_line(fragment: str) -> _Reading:
 
 
 def _comparative(fragment: str) -> _Reading:
-    letters = {m.group("a") or m.group("b") or m.group("c") for m in _COMPARATIVE.finditer(fragment)}
+    letters = {m.group("a") or m.group("b") or m.group("c") or m.group("d")
+               for m in _COMPARATIVE.finditer(fragment)}
     if len(letters) == 1:
         return letters.pop()
     return ParseFailure(reason="conflicting verdicts (A and B both favoured)") if letters else None
@@ -518,17 +570,47 @@ def _short_mentions(fragment: str) -> _Reading:
     if len(letters) == 2:
         return ParseFailure(reason="ambiguous verdict (mentions both A and B)")
     if letters:
-        return letters.pop()
-    return next((v for v in mentions if isinstance(v, ParseFailure)), None)
+        # "Model A is weaker." names one answer to criticise it: no verdict for it.
+        return None if _BAD.search(fragment) else letters.pop()
+    return TIE if TIE in mentions else None
 
 
-def _echo(fragment: str) -> _Reading:
-    """The prompt's own "A/B/Tie" copied back is not a choice."""
-    return ParseFailure(reason="verdict template echoed (A/B/Tie)") if _ECHO.search(fragment) else None
+# Comparative cues for a dimension block that is all analysis (MemeArena Fig. 15): what the text
+# says of each answer. Read only when no explicit verdict exists, and only when decisive.
+_SUBJECT = re.compile(rf"(?<![\w'’])(?i:{_NAMED})\s+(?P<m>[AB])(?![\w])")
+_GOOD = re.compile(
+    r"(?i)\bmore\s+(?:accurate|detailed|structured|comprehensive|relevant|thorough|complete|precise|"
+    r"focused|nuanced|coherent|logical|factual|correct|insightful|specific)\b|\bbetter\b|\bsuperior\b|"
+    r"\bstronger\b|\bclearer\b|\bpreferable\b|\bhighly\s+relevant\b|\baligns?\s+(?:more\s+)?closely\b")
+_BAD = re.compile(
+    r"(?i)\blacks?\b|\blacking\b|\bless\s+\w+|\bexcessive\b|\bunnecessary\b|\bredundant\b|\bverbose\b|"
+    r"\bweaker\b|\binaccura\w+|\bincorrect\w*|\bmiss(?:es|ing)\b|\bfails?\b|\boverly\b|\bvague\b|"
+    r"\bsuperficial\b|\bhallucinat\w*|\b(?:somewhat|too)\s+general\b|\berrors?\b")
+
+
+def _cues(fragment: str) -> _Reading:
+    """Analysis only: each sentence's words credited to the answer it is about (from each mention
+    of "Model A"/"Model B" to the next). A verdict only when one answer gets praise and no criticism
+    while the other gets none: anything less clear is no reading, never a guess."""
+    good = {A: 0, B: 0}
+    bad = {A: 0, B: 0}
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", fragment):
+        marks = list(_SUBJECT.finditer(sentence))
+        for i, m in enumerate(marks):
+            stop = marks[i + 1].start() if i + 1 < len(marks) else len(sentence)
+            segment = sentence[m.end():stop]
+            good[m.group("m")] += len(_GOOD.findall(segment))
+            bad[m.group("m")] += len(_BAD.findall(segment))
+    for winner, loser in ((A, B), (B, A)):
+        if good[winner] > 0 and bad[winner] == 0 and good[loser] - bad[loser] <= 0 < good[winner]:
+            if good[loser] == 0 or bad[loser] > 0:
+                return winner
+    return None
 
 
 _VERDICT_READERS: tuple[Callable[[str], Any], ...] = (
-    _echo, _strict_verdict, _last_line_strict, _labelled, _leading, _last_line, _comparative, _short_mentions,
+    _strict_verdict, _last_line_strict, _labelled, _last_line, _leading, _comparative, _short_mentions,
+    _cues,
 )
 
 
@@ -541,6 +623,10 @@ def _read_verdict(fragment: str) -> str | ParseFailure:
     cleaned = _demarkdown(fragment).strip()
     if not cleaned:
         return ParseFailure(reason="empty verdict")
+    # The prompt's own "A/B/Tie" copied back is not a choice; what follows it may be.
+    cleaned = _ECHO.sub(" ", cleaned).strip()
+    if not cleaned:
+        return ParseFailure(reason="verdict template echoed (A/B/Tie)")
     for reader in _VERDICT_READERS:
         verdict = reader(cleaned)
         if verdict is not None:
@@ -566,11 +652,13 @@ _NONE_LEAD = re.compile(r"(?i)\W*none\b")
 _LOWER_WHOLE = re.compile(r"\W*[(\[]?([a-z])[)\]]?\W*")
 # "A" and "I" are words; followed by a lowercase word they are an article or a pronoun, unless
 # that word is one that joins or asserts answer letters.
-_CONNECTORS = {"and", "or", "is", "are", "was", "were", "would", "should", "seems", "only", "both", "as"}
+_CONNECTORS = {"and", "or", "is", "are", "was", "were", "would", "should", "seems", "only", "both", "as",
+               "because", "since", "given", "due"}
 
 
 def parse_choice(
-    text: str, multi: bool, n_options: int, allow_none: bool = False
+    text: str, multi: bool, n_options: int, allow_none: bool = False,
+    options: Sequence[str] | None = None,
 ) -> tuple[int, ...] | ParseFailure:
     """Read multiple-choice letters (MemeQA) as sorted 0-based option indexes.
 
@@ -583,15 +671,66 @@ def parse_choice(
     lowercase letter ("b") counts only when it is the whole answer. Duplicates collapse. Letters
     past ``n_options``, several letters when ``multi`` is False, and "N" mixed with letters are
     failures. With 14 or more options "N" is the 14th letter and only the word "None" means none.
+
+    With ``options`` (the option texts as shown), a reply is also read by what it quotes: the whole
+    reply being one option's text ("None of the above" in None+ is that option, not 'N'), or lines
+    that each give a letter and that option's text ("A. CDC" is A, not ACDC; "A. Biden is" and
+    "C. Trump is" on two lines are AC). Lowercase letters count after an explicit "answer is"
+    ("The answer is (b).") and as a whole reply of valid letters ("ac"). ``<think>`` blocks are
+    never read.
     """
     text = _as_text(text)
-    cleaned = _CHOICE_NOISE.sub("", text).strip()
+    answer, _ = strip_reasoning(text)
+    cleaned = _CHOICE_NOISE.sub("", answer).strip()
     if not cleaned:
         return _fail("empty answer", text)
-    letters = _choice_letters(cleaned, n_options)
+    letters = _option_text_letters(cleaned, options, n_options) if options else ""
+    letters = letters or _choice_letters(cleaned, n_options)
     if not letters:
         return _fail("no answer letter found", text)
     return _validate_choice(letters, multi, n_options, allow_none, text)
+
+
+def _normal_option(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+_OPTION_LINE = re.compile(r"^\W*?[(\[]?([A-Za-z])[)\].:]\s*(.*)$")
+
+
+def _option_text_letters(cleaned: str, options: Sequence[str], n_options: int) -> str:
+    """Letters read from quoted option texts (see `parse_choice`), or "" when the reply is not so."""
+    normal = [_normal_option(o) for o in options[:n_options]]
+    whole = _normal_option(re.sub(r"(?i)^\W*(?:the\s+)?(?:final\s+|correct\s+)?answer\s*(?:is|:)\s*", "", cleaned))
+    if whole and whole in normal and normal.count(whole) == 1:
+        return chr(65 + normal.index(whole))
+    lines = [line for line in cleaned.splitlines() if line.strip()]
+    while lines and _EXPLICIT.fullmatch(lines[0].strip()):
+        lines = lines[1:]  # an "Answer:" line above the option lines
+    letters = ""
+    for line in lines:
+        m = _OPTION_LINE.match(line.strip())
+        if not m:
+            return ""
+        index = ord(m.group(1).upper()) - 65
+        quoted = _normal_option(m.group(2))
+        if not 0 <= index < len(normal) or not quoted:
+            return ""
+        shown = normal[index]
+        if not (shown.startswith(quoted) or quoted.startswith(shown)):
+            return ""  # the text after the letter is not that option's: not an option line
+        letters += m.group(1).upper()
+    return letters
+
+
+def _lower_letters(cleaned: str, n_options: int) -> str:
+    """A whole reply of lowercase letters ("b", "ac", "a, c"), all of them valid option letters."""
+    tokens = [t for t in re.split(r"[\s,;/&+()\[\].]+|\band\b", cleaned) if t]
+    if not tokens or not all(re.fullmatch(r"[a-z]{1,26}", t) for t in tokens):
+        return ""
+    letters = "".join(tokens)
+    valid = {chr(97 + i) for i in range(n_options)}
+    return letters.upper() if set(letters) <= valid else ""
 
 
 def _choice_letters(cleaned: str, n_options: int) -> str:
@@ -600,29 +739,51 @@ def _choice_letters(cleaned: str, n_options: int) -> str:
     lower = _LOWER_WHOLE.fullmatch(cleaned)
     if lower:
         return lower.group(1).upper()
+    lowers = _lower_letters(cleaned, n_options)
+    if lowers:
+        return lowers
     for m in reversed(list(_EXPLICIT.finditer(cleaned))):
-        letters, _ = _letter_group(cleaned, m.end())
+        letters, _ = _letter_group(cleaned, m.end(), lowercase_ok=True, n_options=n_options)
         if letters:
             return letters
     return _letter_group(cleaned, 0)[0] or _unique_group(cleaned, n_options)
 
 
-def _letter_group(s: str, pos: int) -> tuple[str, int]:
-    """The letter group at ``s[pos:]`` ("A, C and D" → "ACD") and where it ends; "" if none."""
+_LOWER_TOKEN = re.compile(r"([(\[]?)([a-z]{1,26})([)\]]?\.?)(?![A-Za-z0-9'’])")
+
+
+def _letter_group(s: str, pos: int, lowercase_ok: bool = False, n_options: int = 26) -> tuple[str, int]:
+    """The letter group at ``s[pos:]`` ("A, C and D" → "ACD") and where it ends; "" if none.
+
+    After an explicit "answer is", lowercase option letters count too ("(b)", "ac"), unless they
+    read as a word ("a good one"). After a marked token ("A." or "(A)"), a bare run of capitals
+    with no separator is the option's text ("A. CDC"), not more letters.
+    """
     none = _NONE_LEAD.match(s, pos)
     if none:
         return _NONE_MARK, none.end()
-    letters, end = "", pos
-    while m := _TOKEN.match(s, pos):
-        if _reads_as_word(m, s):
+    letters, end, marked = "", pos, False
+    while True:
+        m = _TOKEN.match(s, pos)
+        if m is None and lowercase_ok:
+            m = _LOWER_TOKEN.match(s, pos)
+            if m and (set(m.group(2)) - {chr(97 + i) for i in range(n_options)} or _reads_as_word(m, s)
+                      or (len(m.group(2)) == 1 and m.group(2) in "ai" and not (m.group(1) or m.group(3))
+                          and re.match(r"\s+[a-z]", s[m.end():]))):
+                m = None
+        if m is None or _reads_as_word(m, s):
             break
-        letters, end = letters + m.group(2), m.end()
+        bare_run = not (m.group(1) or m.group(3)) and len(m.group(2)) > 1
+        if marked and bare_run and not re.search(r"[,;/&+]|\band\b|\bor\b", s[end:m.start()]):
+            break
+        letters, end = letters + m.group(2).upper(), m.end()
+        marked = bool(m.group(1) or m.group(3))
         pos = _SEPARATOR.match(s, m.end()).end()
     return letters, end
 
 
 def _reads_as_word(m: re.Match, s: str) -> bool:
-    if m.group(1) or m.group(3) or m.group(2) not in ("A", "I"):
+    if m.group(1) or m.group(3) or m.group(2) not in ("A", "I", "a", "i"):
         return False
     following = re.match(r"\s+([a-z]+)", s[m.end():])
     return bool(following) and following.group(1) not in _CONNECTORS

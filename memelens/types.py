@@ -203,6 +203,9 @@ class ChatResult(BaseModel):
     text: str = Field(description="The assistant message's text.")
     usage: Usage = Field(default_factory=Usage, description="Token counts.")
     finish_reason: str = Field(default="stop", description="'stop', 'length', 'content_filter'…")
+    reasoning: str = Field(
+        default="", description="A reasoning model's thinking (a `reasoning_content` field or "
+        "`<think>` blocks): kept, never parsed as the answer.")
     served_model: str = Field(default="", description="Model id the backend says it served.")
     replica: str = Field(default="", description="Which base_url replica answered, if several.")
     latency_s: float = Field(default=0.0, ge=0.0, description="Wall time of the call.")
@@ -217,10 +220,12 @@ class ErrorClass(str, enum.Enum):
     BAD_REQUEST = "bad_request"  # 4xx other than 429, context too long: not retried
     REFUSAL = "refusal"  # the model declined to answer: retried within the bound, then recorded
     UNPARSEABLE = "unparseable"  # answer does not parse into what the stage needs: retried, recorded
+    TRUNCATED = "truncated"  # cut at max_tokens before it could be read: retried as content, recorded
+    NO_VISION = "no_vision"  # the endpoint refuses image input: the run stops, the registry is wrong
 
     @property
     def retryable(self) -> bool:
-        return self is not ErrorClass.BAD_REQUEST
+        return self not in (ErrorClass.BAD_REQUEST, ErrorClass.NO_VISION)
 
 
 class CallStatus(str, enum.Enum):
@@ -231,6 +236,11 @@ class CallStatus(str, enum.Enum):
 class CallRecord(BaseModel):
     """One logical model call as stored (the response cache row). Written before its result is used."""
 
+    @property
+    def truncated(self) -> bool:
+        """The output was cut at max_tokens: flagged and counted, never taken as complete silently."""
+        return self.finish_reason == "length"
+
     key: str = Field(description="sha256 cache key over model, params, messages, images, sample.")
     model: str = Field(description="Registry name.")
     stage: str = Field(default="", description="Stage that first asked for it.")
@@ -240,6 +250,13 @@ class CallRecord(BaseModel):
     error_class: ErrorClass | None = Field(default=None, description="Class of the last failure.")
     error: str = Field(default="", description="Last failure's message (never holds a key).")
     attempts: int = Field(default=1, ge=1, description="HTTP / in-process attempts made.")
+    finish_reason: str = Field(
+        default="", description="Why the last attempt's output ended: 'stop', 'length' (cut at "
+        "max_tokens: the output is incomplete), 'content_filter'; '' when no output came.")
+    reasoning: str = Field(default="", description="Reasoning output kept apart from `text`.")
+    images_sent: int = Field(
+        default=0, ge=0, description="Images the model received as pictures (0 when it was sent "
+        "their alt text instead, being text-only).")
     usage: Usage = Field(default_factory=Usage, description="Tokens over all attempts.")
     cost: float = Field(default=0.0, ge=0.0, description="USD from the registry's prices.")
     latency_s: float = Field(default=0.0, ge=0.0, description="Wall time over all attempts.")

@@ -309,7 +309,7 @@ def test_one_order_position_bias_is_spread_over_both_sides(tmp_path, store):
 
 
 def test_no_self_judging_and_consistent_ranking(tmp_path, store):
-    run(config(tmp_path, n_memes=6, bootstrap_rounds=20), store, make_registry())
+    run(config(tmp_path, n_memes=6, bootstrap_rounds=20, self_judging=False), store, make_registry())
     for j in records(store, "arena", "judgment"):
         assert j["judge"] not in (j["model_a"], j["model_b"])
     report = build_report(store, "arena")
@@ -327,8 +327,9 @@ def test_no_self_judging_and_consistent_ranking(tmp_path, store):
     assert "t-mid" not in report["judges"]["t-mid"]["ranking"]  # it never judged its own answer
 
 
-def test_self_judging_allowed_when_asked(tmp_path, store):
-    run(config(tmp_path, self_judging=True), store, make_registry())
+def test_self_judging_is_the_papers_default(tmp_path, store):
+    assert config(tmp_path).self_judging is True
+    run(config(tmp_path), store, make_registry())
     judgments = records(store, "arena", "judgment")
     assert any(j["judge"] in (j["model_a"], j["model_b"]) for j in judgments)
 

@@ -30,11 +30,13 @@ def server():
 
 def write_world(tmp: Path, base_url: str, n_memes: int, targets: list[str] = TARGETS,
                 extra: str = "") -> tuple[Path, Path]:
-    image = tmp / "meme.png"
-    Image.new("RGB", (16, 16), "white").save(image)
+    # one picture per meme: a vision model reads the meme from its picture (not its text), so memes
+    # sharing a picture would be one meme to it
+    for i in range(n_memes):
+        Image.new("RGB", (16, 16), (255 - i, 255, 255)).save(tmp / f"meme{i}.png")
     labels = ['["harmful", "gender"]', '["harmless"]']
     (tmp / "memes.jsonl").write_text("".join(
-        f'{{"id": "m{i}", "image": "meme.png", "text": "meme text number {i} about parking", '
+        f'{{"id": "m{i}", "image": "meme{i}.png", "text": "meme text number {i} about parking", '
         f'"caption": "a car", "labels": {labels[i % 2]}}}\n' for i in range(n_memes)))
     models = "".join(f"{m}: {{backend: openai, model: {m}, base_url: {base_url}, max_concurrency: 8, "
                      f"backoff_s: 0.01, backoff_max_s: 0.05}}\n" for m in ["agent", *targets, "step-x"])
@@ -102,10 +104,11 @@ def test_extending_with_a_sixth_target_makes_only_new_calls(tmp_path, server, ca
     new_battles = [b for m in r["details"]["memes"] for t in m["tasks"] for b in t["battles"]
                    if "step-x" in (b["model_a"], b["model_b"])]
     judgments = sum(len(b["judges"]) for b in new_battles)
-    # its answers, one fusion round per task merging them, its detection (6 labelled memes), new judgments
-    assert made == 18 + 18 + 6 + judgments
+    # its answers, one fusion round per task merging them, its detection (6 labelled memes), new judgments,
+    # and the one image probe of the new model (the others' probes are cached in the store)
+    assert made == 18 + 18 + 6 + judgments + 1
     assert r["counts"]["battles"] == base["counts"]["battles"] + len(new_battles)
-    assert r["run"]["calls_made"] == made
+    assert r["run"]["calls_made"] == made - 1
 
 
 def test_extend_refuses_a_changed_config(tmp_path, server):

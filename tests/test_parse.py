@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memelens.parse import (
+    TIE,
     TIE_STRONG,
     TIE_WEAK,
     VERDICTS,
@@ -191,6 +192,10 @@ VERDICT_OK = [
     ("[Overall Judge]\nTie. Both answers are equally weak on the facts.", TIE_WEAK),
     ("Overall Judge: B", "B"),
     ("[Overall Judge] B\n\n[Notes] Model A was close.", "B"),
+    ("[Overall Judge] Tie", TIE),  # the prompt's own format line is A/B/Tie: a tie of unknown kind
+    ("[[Tie]]", TIE),
+    ("[Correctness] [[A]]\n[Overall Judge] Tie", TIE),
+    ("[Overall Judge] A/B/Tie\nB", "B"),
     ("[Overall Judge]\nModel A wins on most criteria, and it is more accurate than the other one overall.", "A"),
     ("[Overall Judge]\nConsidering everything, I favor Model B since its reasoning is tighter and it "
      "cites the background knowledge correctly while avoiding redundancy.", "B"),
@@ -204,8 +209,6 @@ def test_parse_verdict_ok(text: str, expected: str) -> None:
 
 
 VERDICT_BAD = [
-    ("[Overall Judge] Tie", "tie without strong/weak"),
-    ("[[Tie]]", "tie without strong/weak"),
     ("[[C]]", "unknown verdict"),
     ("", "no verdict"),
     ("I think both answers have merit in different ways and the comparison is complicated; "
@@ -214,7 +217,6 @@ VERDICT_BAD = [
     ("[Overall Judge] Model A or Model B", "ambiguous"),
     ("[Overall Judge]\nModel A is better in correctness, but Model B is better in reasoning, which matters "
      "more to some readers than to others.", "conflicting"),
-    ("[Correctness] [[A]]\n[Overall Judge] Tie", "tie without strong/weak"),
 ]
 
 
@@ -260,9 +262,9 @@ def test_parse_dimension_verdicts_analysis_then_verdict_line() -> None:
                                                                                  "Overall Judge": "B"}
 
 
-def test_parse_dimension_verdicts_tie_needs_qualifier() -> None:
+def test_parse_dimension_verdicts_plain_tie_is_a_tie() -> None:
     result = parse_dimension_verdicts("[Correctness] Tie\n[Overall Judge] A", ["Correctness", "Overall Judge"])
-    assert failed(result["Correctness"], "tie without strong/weak") and result["Overall Judge"] == "A"
+    assert result == {"Correctness": TIE, "Overall Judge": "A"}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -341,7 +343,7 @@ CHOICE_BAD = [
     ("N", True, 4, False, "not allowed"),
     ("None of the above", False, 4, False, "not allowed"),
     ("AN", True, 4, True, "combined"),
-    ("acd", True, 4, False, "no answer letter"),
+    ("acx", True, 4, False, "no answer letter"),
     ("Either B or D might fit, hard to say", False, 4, False, "several options"),
 ]
 

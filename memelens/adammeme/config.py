@@ -45,7 +45,8 @@ class AdamConfig(BaseModel):
     memes: Path = Field(description="Meme set (JSONL, CSV or a folder of images), relative to the file.")
     require_images: bool = Field(default=True, description="False: memes without images are text-only.")
     limit: int | None = Field(default=None, ge=1, description="Use only the first N memes.")
-    agent: str = Field(default="embedded", description="Registry name of the agent model.")
+    agent: str = Field(description="Registry name of the agent model (every AdamMeme role); required: "
+                       "the figures are only as good as this model, so it is never chosen silently.")
     targets: list[str] = Field(min_length=1, description="Registry names of the target models.")
     seed: int = Field(default=0, description="Seeds every random draw (sampling, seed set).")
     repeats: int = Field(default=1, ge=1, description="Independent repeats of scoring + refinement.")

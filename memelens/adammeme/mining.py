@@ -15,9 +15,11 @@ original code forgot this).
 Schedule: memes are mined in waves of `mining_batch` against one taxonomy snapshot, all Miner calls
 of a wave at once, then all vetting calls of the wave at once; acceptances are then applied in meme
 order (a later proposal in the same wave that now duplicates an accepted category is rejected, but its
-meme joins that category when its own Examiner said Yes). The result depends only on the answers, never
-on completion order, so a resumed run equals an uninterrupted one. `mining_batch: 1` gives the paper's
-strictly sequential taxonomy updates.
+meme joins that category when its own Examiner said Yes; one the Judge approved against the snapshot is
+judged again against the taxonomy as it stands once categories were accepted before it in the wave, so
+every new category is judged against every category accepted before it). The result depends only on the
+answers, never on completion order, so a resumed run equals an uninterrupted one. `mining_batch: 1`
+also shows the Miners the taxonomy strictly sequentially.
 """
 
 from __future__ import annotations
@@ -129,7 +131,7 @@ async def _mine_wave(wave: list[Meme], taxonomy: Taxonomy, engine: Engine, cfg: 
         values = [o.value if o.ok else None for o in answers]
         kept, votes = majority(values, snapshot, cfg.miners)
         answered = sum(v is not None for v in values)
-        accepted = _apply(meme, props, taxonomy)
+        accepted = await _apply(meme, props, taxonomy, snapshot, engine, cfg)
         failed = answered * 2 <= cfg.miners
         records[meme.id] = {
             "meme": meme.id, "status": "failed" if failed else "ok",
@@ -177,12 +179,27 @@ async def _vet(wave: list[Meme], proposals: list[list[dict]], snapshot: Taxonomy
         p["examiner"] = _decision(outcome)
 
 
-def _apply(meme: Meme, proposals: list[dict], taxonomy: Taxonomy) -> list[str]:
+async def _rejudge(p: dict[str, Any], taxonomy: Taxonomy, snapshot: Taxonomy, engine: Engine,
+                   cfg: AdamConfig) -> None:
+    """The Judge again, when categories were accepted in this wave after the snapshot it saw: a new
+    category is judged against every category accepted before it (the paper's sequential update),
+    so "politics" after "political" is the Judge's call, not let in because they shared a wave."""
+    if set(taxonomy.categories) == set(snapshot.categories) or not p["judge"]["ok"] or not p["judge"]["yes"]:
+        return
+    outcome = await engine.chat(judge_request(p["name"], p["description"], taxonomy, cfg), parse=starts_yes_no)
+    p["judge_first"] = p["judge"]
+    p["judge"] = _decision(outcome)
+
+
+async def _apply(meme: Meme, proposals: list[dict], taxonomy: Taxonomy, snapshot: Taxonomy, engine: Engine,
+                 cfg: AdamConfig) -> list[str]:
     """Apply one meme's vetted proposals in order; return the new categories the meme joins."""
     joined = []
     for p in proposals:
         if p["decision"] != "pending":
             continue
+        if p["name"] not in taxonomy.categories and not taxonomy.rejection(p["name"]):
+            await _rejudge(p, taxonomy, snapshot, engine, cfg)
         judge, examiner = p["judge"], p["examiner"]
         if not (judge["ok"] and examiner["ok"]):
             p["decision"] = "failed: " + ", ".join(

@@ -76,7 +76,8 @@ async def run_adammeme(cfg: AdamConfig, store: Store, registry: ModelRegistry, n
     `check_inputs` when the caller checked before opening the store."""
     memes = memes if memes is not None else check_inputs(cfg, registry)
     async with open_run(store, registry, name=name, method="adammeme", config=cfg.config_dict(),
-                        seed=cfg.seed, progress=progress) as (run, engine):
+                        seed=cfg.seed, progress=progress,
+                        vision_models=[cfg.agent, *cfg.targets]) as (run, engine):
         run.put("meta", "run", {"targets": cfg.targets, "agent": cfg.agent, "threshold": cfg.threshold,
                                 "repeats": cfg.repeats, "top_terms": cfg.top_terms, "memes": len(memes),
                                 "erase": cfg.erase})

@@ -61,8 +61,10 @@ class ArenaConfig(BaseModel):
     fusion_pool: Literal["judges", "all"] = Field(
         default="all", description="Whose answers the guideline is fused from: every target's (the "
                                    "paper) or the judges' only (cheaper); see fusion.py.")
-    self_judging: bool = Field(default=False,
-                               description="Let a judge judge battles involving its own answer.")
+    self_judging: bool = Field(default=True,
+                               description="Judges also judge battles involving their own answer, as "
+                                           "in the paper (its bias study measures that self-preference); "
+                                           "false excludes them.")
     both_orders: bool = Field(default=False,
                               description="Judge each pair in both orders; a disagreement is a tie.")
     settings: list[Literal["fused", "self", "human", "none"]] = Field(

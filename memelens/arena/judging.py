@@ -8,7 +8,7 @@ drawn from the targets before it plus itself, and then battles the k − 1 lowes
 targets — exactly the opponents it would meet in a fresh draw. Existing pairs therefore stay and only
 new pairs with the newcomer are added (see `sample_pairs`).
 
-**Judgments.** Each battle is judged by every panel judge — except, with `self_judging` off (default),
+**Judgments.** Each battle is judged by every panel judge (`self_judging`, default on, as in the paper) — except, with `self_judging` off,
 a judge whose own answer is in the battle. The answers' positions (Model A / Model B) are drawn per
 judgment from a generator keyed by (seed, setting, task, pair, judge). With `both_orders`, each judge
 judges both orders; when the two readings disagree the judge's verdict is a tie ("tie (bothbad)" when

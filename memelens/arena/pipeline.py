@@ -140,7 +140,8 @@ async def run_arena(config: ArenaConfig, store: Store, registry: ModelRegistry, 
     memes = {m.id: m for m in inputs.memes}
     tokens = config.max_tokens
     async with open_run(store, registry, name=run_name, method="arena", config=config.stored(),
-                        seed=config.seed, progress=progress, retry_failed=retry_failed) as (run, engine):
+                        seed=config.seed, progress=progress, retry_failed=retry_failed,
+                        vision_models=config.models()) as (run, engine):
         run.put_many("meme", [(m.id, {"id": m.id, "order": i, "text": m.text, "caption": m.caption,
                                       "labels": m.labels, "image": str(m.image) if m.image else None})
                               for i, m in enumerate(inputs.memes)])

@@ -52,14 +52,24 @@ class Run:
 @asynccontextmanager
 async def open_run(store: Store, registry: ModelRegistry, *, name: str, method: str,
                    config: dict[str, Any], seed: int | None = None, progress: bool | None = None,
-                   retry_failed: bool = False) -> AsyncIterator[tuple[Run, Engine]]:
-    """Open or resume the run `name`; the same name with another config is refused."""
+                   retry_failed: bool = False,
+                   vision_models: list[str] | None = None) -> AsyncIterator[tuple[Run, Engine]]:
+    """Open or resume the run `name`; the same name with another config is refused.
+
+    `vision_models`: the models the run will show pictures to; each one the registry says sees
+    images is probed first, and one whose server refuses images stops the run here, before its
+    first stage and before the store changes (`memelens.models.check.preflight_vision`).
+    """
+    if vision_models:
+        from memelens.models.check import preflight_vision
+
+        await preflight_vision(registry, vision_models, store)
     run_id, execution_id = store.open_run(name, method, config, config_hash(config), seed,
                                           __version__)
     run = Run(store, run_id, execution_id, name, method, seed)
     with CallProgress(enabled=progress) as bar:
         engine = Engine(store, registry, run_id=run_id, execution_id=execution_id, progress=bar,
-                        retry_failed=retry_failed)
+                        retry_failed=retry_failed, seed=seed)
         try:
             yield run, engine
         except (KeyboardInterrupt, GeneratorExit) as exc:

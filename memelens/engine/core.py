@@ -21,6 +21,7 @@ from memelens.engine.limits import ModelGate
 from memelens.engine.progress import CallProgress
 from memelens.engine.store import Store, canonical_json
 from memelens.models import create_backend
+from memelens.parse import strip_reasoning
 from memelens.types import (
     CallRecord,
     CallStatus,
@@ -28,6 +29,7 @@ from memelens.types import (
     ChatResult,
     ErrorClass,
     ImagePart,
+    InputError,
     ModelBackend,
     ModelCallError,
     ParseFailure,
@@ -36,7 +38,7 @@ from memelens.types import (
 
 T = TypeVar("T")
 Parser = Callable[[str], Any]
-CONTENT_ERRORS = (ErrorClass.REFUSAL, ErrorClass.UNPARSEABLE)
+CONTENT_ERRORS = (ErrorClass.REFUSAL, ErrorClass.UNPARSEABLE, ErrorClass.TRUNCATED)
 
 
 @dataclass
@@ -97,8 +99,10 @@ class Engine:
 
     def __init__(self, store: Store, registry: ModelRegistry, *, run_id: int | None = None,
                  execution_id: int | None = None, progress: CallProgress | None = None,
-                 retry_failed: bool = False, refusal_detector: Callable[[str], bool] | None = None):
+                 retry_failed: bool = False, refusal_detector: Callable[[str], bool] | None = None,
+                 seed: int | None = None):
         self.store = store
+        self.seed = seed  # the run's seed: part of every T > 0 call's key (see `seeded`)
         self.registry = registry
         self.run_id = run_id
         self.execution_id = execution_id
@@ -115,6 +119,7 @@ class Engine:
     async def chat(self, request: ChatRequest, parse: Parser | None = None,
                    detect_refusal: bool = True) -> CallOutcome:
         """One logical call: from the cache when possible, else from the model, stored first."""
+        request = self.seeded(request)
         spec = self.registry.get(request.model)
         key = cache_key(spec, request)
         self.progress.submitted(request.stage)
@@ -130,6 +135,8 @@ class Engine:
         self.inflight[key] = future
         try:
             record = await self._call(spec, request, key, parse, detect_refusal)
+            if record.error_class is ErrorClass.NO_VISION:  # not stored: the registry is wrong
+                raise no_vision_error(spec, record.error)
             self.store.put_call(record, self.run_id, self.execution_id, fresh=True)
             self.calls_made += 1
             future.set_result(record)
@@ -145,6 +152,18 @@ class Engine:
                         detect_refusal: bool = True) -> list[CallOutcome]:
         """Run requests concurrently (limits still apply per model); results in input order."""
         return list(await asyncio.gather(*(self.chat(r, parse, detect_refusal) for r in requests)))
+
+    def seeded(self, request: ChatRequest) -> ChatRequest:
+        """The request with the run's seed when it samples (T > 0) and names no seed of its own.
+
+        The seed then enters the cache key: the same seed replays bit for bit, another seed draws
+        afresh (personas, tasks, Miners …) instead of replaying the first seed's answers. Greedy
+        calls (T = 0) do not depend on a seed and stay shared between seeds.
+        """
+        params = request.params
+        if self.seed is None or params.temperature == 0 or params.seed is not None:
+            return request
+        return request.model_copy(update={"params": params.model_copy(update={"seed": self.seed})})
 
     def backend(self, name: str) -> ModelBackend:
         if name not in self.backends:
@@ -205,6 +224,8 @@ class Engine:
             async with self._gate(spec):
                 result = await asyncio.wait_for(backend.complete(request), timeout=spec.timeout_s)
             state.add_usage(result)
+            result = _without_reasoning(result)
+            state.finish_reason, state.reasoning = result.finish_reason, result.reasoning
             _check_content(result, parse, detect_refusal and self.refusal_detector)
             state.text = result.text
         except asyncio.TimeoutError:
@@ -234,7 +255,17 @@ class Engine:
             error=str(error)[:2000] if error else "",
             attempts=state.attempts, usage=state.usage,
             cost=spec.cost(state.usage.prompt_tokens, state.usage.completion_tokens),
-            latency_s=latency, created=time.time())
+            latency_s=latency, created=time.time(), finish_reason=state.finish_reason,
+            reasoning=state.reasoning, images_sent=_images_sent(spec, request))
+
+
+def no_vision_error(spec: ModelSpec, detail: str) -> InputError:
+    """The one message for a model that is sent pictures but accepts none."""
+    return InputError(
+        f"model {spec.name!r} ({spec.model or spec.backend}) does not accept image input: {detail[:200]}",
+        where=f"model registry, entry {spec.name!r}",
+        fix=f"add `vision: false` to {spec.name!r} so it reads the meme text and caption instead, "
+            "or point it at a vision-language model")
 
 
 class _CallState:
@@ -244,6 +275,8 @@ class _CallState:
         self.attempts = 0
         self.content_failures = 0
         self.text: str | None = None
+        self.finish_reason = ""
+        self.reasoning = ""
         self.usage = Usage()
 
     def add_usage(self, result: ChatResult) -> None:
@@ -252,17 +285,44 @@ class _CallState:
                            + result.usage.completion_tokens)
 
 
+def _without_reasoning(result: ChatResult) -> ChatResult:
+    """The answer without `<think>` blocks; the reasoning kept beside it, never parsed."""
+    answer, thought = strip_reasoning(result.text)
+    if not thought:
+        return result
+    reasoning = "\n\n".join(r for r in (result.reasoning, thought) if r)
+    return result.model_copy(update={"text": answer, "reasoning": reasoning})
+
+
 def _check_content(result: ChatResult, parse: Parser | None,
                    refusal_detector: Callable[[str], bool] | None | bool) -> None:
+    """Classify an output the stage cannot use. An answer that parses into what the stage asked for
+    is used whatever it quotes: a Scorer or judge citing a target's refusal ("the assistant replied
+    'I'm sorry, I can't …' … Rating: [[1]]") has done its job and is never a refusal itself."""
     if result.finish_reason == "content_filter":
         raise ModelCallError(ErrorClass.REFUSAL, "stopped by the provider's content filter")
+    checked = parse is not None or bool(refusal_detector)
+    if checked and result.finish_reason == "length" and not result.text.strip():
+        # an agent cut before its answer (often inside its reasoning); a target's or a MemeQA
+        # answer is the model's answer even when empty: graded as such, flagged as truncated
+        raise ModelCallError(ErrorClass.TRUNCATED, "no answer before max_tokens (cut while reasoning?)")
+    if parse is not None:
+        value = parse(result.text)
+        if not isinstance(value, ParseFailure):
+            return
     if refusal_detector and refusal_detector(result.text):
         raise ModelCallError(ErrorClass.REFUSAL, f"model refused: {result.text[:200]!r}")
     if parse is not None:
-        value = parse(result.text)
-        if isinstance(value, ParseFailure):
-            truncated = " (cut at max_tokens)" if result.finish_reason == "length" else ""
-            raise ModelCallError(ErrorClass.UNPARSEABLE, f"{value.reason}{truncated}")
+        if result.finish_reason == "length":
+            raise ModelCallError(ErrorClass.TRUNCATED, f"{value.reason} (output cut at max_tokens)")
+        raise ModelCallError(ErrorClass.UNPARSEABLE, value.reason)
+
+
+def _images_sent(spec: ModelSpec, request: ChatRequest) -> int:
+    """How many pictures the model received: none when it is text-only (it reads alt text)."""
+    if not spec.vision:
+        return 0
+    return sum(isinstance(p, ImagePart) for m in request.messages for p in m.content)
 
 
 def _is_retryable(exc: BaseException) -> bool:

@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS calls (
   key TEXT PRIMARY KEY, model TEXT NOT NULL, stage TEXT, request_json TEXT NOT NULL,
   status TEXT NOT NULL, text TEXT, error_class TEXT, error TEXT, attempts INTEGER NOT NULL,
   prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, cost REAL NOT NULL,
-  latency_s REAL NOT NULL, created REAL NOT NULL
+  latency_s REAL NOT NULL, created REAL NOT NULL, finish_reason TEXT NOT NULL DEFAULT '',
+  reasoning TEXT NOT NULL DEFAULT '', images_sent INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS attempts (
   id INTEGER PRIMARY KEY, key TEXT NOT NULL, model TEXT NOT NULL, run_id INTEGER,
@@ -61,6 +62,17 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE INDEX IF NOT EXISTS attempts_key ON attempts(key);
 CREATE INDEX IF NOT EXISTS records_kind ON records(run_id, kind, seq);
 """
+
+# Columns added to `calls` after its first version: a store written before them gets them (with
+# their defaults) when it is opened, so old answers stay served.
+ADDED_CALL_COLUMNS = {
+    "finish_reason": "TEXT NOT NULL DEFAULT ''",
+    "reasoning": "TEXT NOT NULL DEFAULT ''",
+    "images_sent": "INTEGER NOT NULL DEFAULT 0",
+}
+CALL_COLUMNS = ("key", "model", "stage", "request_json", "status", "text", "error_class", "error",
+                "attempts", "prompt_tokens", "completion_tokens", "cost", "latency_s", "created",
+                "finish_reason", "reasoning", "images_sent")
 
 
 def canonical_json(value: Any) -> str:
@@ -84,12 +96,19 @@ class Store:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA busy_timeout=30000")
             self.db.executescript(SCHEMA)
+            self._add_missing_columns()
         except sqlite3.DatabaseError as exc:
             raise InputError(f"not a MemeLens store ({exc})", where=str(self.path),
                              fix="point --store at a MemeLens .db file or a new path") from None
 
     def close(self) -> None:
         self.db.close()
+
+    def _add_missing_columns(self) -> None:
+        present = {row[1] for row in self.db.execute("PRAGMA table_info(calls)")}
+        for name, decl in ADDED_CALL_COLUMNS.items():
+            if name not in present:
+                self.db.execute(f"ALTER TABLE calls ADD COLUMN {name} {decl}")
 
     # ---- runs -----------------------------------------------------------------------------------
 
@@ -181,7 +200,9 @@ class Store:
             error_class=ErrorClass(d["error_class"]) if d["error_class"] else None,
             error=d["error"] or "", attempts=d["attempts"],
             usage=Usage(prompt_tokens=d["prompt_tokens"], completion_tokens=d["completion_tokens"]),
-            cost=d["cost"], latency_s=d["latency_s"], created=d["created"])
+            cost=d["cost"], latency_s=d["latency_s"], created=d["created"],
+            finish_reason=d["finish_reason"] or "", reasoning=d["reasoning"] or "",
+            images_sent=d["images_sent"] or 0)
 
     def put_call(self, record: CallRecord, run_id: int | None, execution_id: int | None,
                  fresh: bool) -> None:
@@ -189,12 +210,14 @@ class Store:
         with self.db:
             if fresh:
                 self.db.execute(
-                    "INSERT OR REPLACE INTO calls VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    f"INSERT OR REPLACE INTO calls ({', '.join(CALL_COLUMNS)})"
+                    f" VALUES ({', '.join('?' * len(CALL_COLUMNS))})",
                     (record.key, record.model, record.stage, canonical_json(record.request),
                      record.status.value, record.text,
                      record.error_class.value if record.error_class else None, record.error,
                      record.attempts, record.usage.prompt_tokens, record.usage.completion_tokens,
-                     record.cost, record.latency_s, record.created or time.time()))
+                     record.cost, record.latency_s, record.created or time.time(),
+                     record.finish_reason, record.reasoning, record.images_sent))
             if run_id is not None:
                 self._link(run_id, record.key, record.stage, execution_id, fresh)
 
@@ -232,6 +255,21 @@ class Store:
         return dict(self.db.execute(
             "SELECT error_class, COUNT(*) FROM attempts WHERE run_id=? GROUP BY error_class",
             (run_id,)).fetchall())
+
+    def truncated_counts(self, run_id: int) -> dict[str, int]:
+        """Calls of the run whose output was cut at max_tokens, by the stage that asked."""
+        return dict(self.db.execute(
+            "SELECT COALESCE(r.stage, ''), COUNT(*) FROM run_calls r JOIN calls c ON c.key=r.key"
+            " WHERE r.run_id=? AND c.finish_reason='length' GROUP BY r.stage ORDER BY r.stage",
+            (run_id,)).fetchall())
+
+    def image_counts(self, run_id: int) -> dict[str, dict[str, int]]:
+        """Per model: the run's calls, and how many of them carried an image as a picture."""
+        return {model: {"calls": calls, "with_image": with_image} for model, calls, with_image in
+                self.db.execute(
+                    "SELECT c.model, COUNT(*), SUM(c.images_sent > 0) FROM run_calls r"
+                    " JOIN calls c ON c.key=r.key WHERE r.run_id=? GROUP BY c.model ORDER BY c.model",
+                    (run_id,))}
 
     def failed_call_counts(self, run_id: int) -> dict[str, int]:
         return dict(self.db.execute(

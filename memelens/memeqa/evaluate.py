@@ -110,7 +110,7 @@ class Graded:
 def grade(text: str, question: Question, presentation: Presentation, version: str) -> Graded:
     """Parse an answer text and compare it with the gold set (exact match)."""
     value = parse_choice(text, multi=question.multi, n_options=len(presentation.options),
-                         allow_none=allows_none_letter(question, version))
+                         allow_none=allows_none_letter(question, version), options=presentation.options)
     if isinstance(value, ParseFailure):
         return Graded(None, False, value.reason)
     return Graded(value, tuple(value) == presentation.gold, "")

@@ -52,7 +52,7 @@ async def eval_run(store: Store, registry: ModelRegistry, *, data: Path, images:
               "questions": _digest(q.id for q in questions), "limit": limit,
               "types": chosen_types, "seed": seed, "circular": circular}
     async with open_run(store, registry, name=name, method=METHOD, config=config, seed=seed,
-                        progress=progress) as (run, engine):
+                        progress=progress, vision_models=[model]) as (run, engine):
         started = time.monotonic()
         records = await evaluate_questions(questions, memes, model=model, version=version,
                                            engine=engine, circular=circular)

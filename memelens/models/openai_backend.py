@@ -17,8 +17,10 @@ from __future__ import annotations
 import base64
 import mimetypes
 import os
+import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -124,8 +126,10 @@ class OpenAIBackend:
         if message.get("refusal"):
             raise ModelCallError(ErrorClass.REFUSAL, f"model refused: {message['refusal'][:200]!r}")
         usage = data.get("usage") or {}
+        # vLLM, SGLang and DeepSeek put a reasoning model's thinking beside the answer.
+        reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
         return ChatResult(
-            text=message.get("content") or "",
+            text=message.get("content") or "", reasoning=reasoning if isinstance(reasoning, str) else "",
             usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
                         completion_tokens=usage.get("completion_tokens") or 0),
             finish_reason=choice.get("finish_reason") or "stop",
@@ -139,9 +143,8 @@ class OpenAIBackend:
         body: dict[str, Any] = {"model": self.spec.model, "messages": messages,
                                 "temperature": p.temperature, "max_tokens": p.max_tokens,
                                 "top_p": p.top_p}
-        seed = p.seed if p.seed is not None else (request.sample_index if p.temperature else None)
-        if seed is not None:
-            body["seed"] = seed
+        if p.temperature:  # each repeated draw (sample_index) of a seed is its own, reproducibly
+            body["seed"] = ((p.seed or 0) + request.sample_index * 1_000_003) % (2**31 - 1)
         out = request.output
         if out.kind is OutputKind.JSON and out.json_schema and self.spec.structured_output:
             body["response_format"] = {"type": "json_schema", "json_schema": {
@@ -167,6 +170,8 @@ class OpenAIBackend:
         if isinstance(exc, openai.APIConnectionError):
             return ModelCallError(ErrorClass.SERVER, f"cannot connect: {message}")
         status = getattr(exc, "status_code", None)
+        if status is not None and rejects_images(message):
+            return ModelCallError(ErrorClass.NO_VISION, f"HTTP {status}: {message}")
         if status == 429:
             return ModelCallError(ErrorClass.RATE_LIMIT, message, _retry_after(exc))
         if status is not None and status >= 500:
@@ -200,10 +205,41 @@ def _retry_after(exc: openai.APIError) -> float | None:
         return None
 
 
+# How servers word "this model takes no images": llama.cpp ("image input is not supported"),
+# vLLM ("... is not a multimodal model", "At most 0 image(s) may be provided"), OpenAI ("does not
+# support image inputs", "Invalid content type. image_url is only supported by certain models"),
+# Ollama ("model does not support images"), SGLang and TGI ("image ... not supported"). Whatever the
+# status code, such an answer means the registry is wrong, not that the server is down.
+_NO_VISION = re.compile(
+    r"(?i)image[ _](?:input|url|content)s?\b[^.\n]{0,40}\b(?:not|un)\s*supported"
+    r"|(?:does not|doesn't|do not|cannot|can't)\s+(?:support|accept|handle|process)\s+(?:image|vision|multimodal)"
+    r"|not\s+a\s+multi-?modal\s+model|at\s+most\s+0\s+image"
+    r"|image_url\s+is\s+only\s+supported|multimodal\s+(?:input\s+)?(?:is\s+)?not\s+supported"
+    r"|images?\s+(?:are|is)\s+not\s+supported|model\s+does\s+not\s+support\s+images|no\s+vision")
+
+
+def rejects_images(message: str) -> bool:
+    """Whether a server's error message says the model accepts no image input."""
+    return bool(_NO_VISION.search(message or ""))
+
+
+_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"),
+               (b"GIF87a", "image/gif"), (b"GIF89a", "image/gif"), (b"BM", "image/bmp"))
+
+
+def image_mime(data: bytes, path: Path | str = "") -> str:
+    """The MIME type of image bytes, read from the bytes (a JPEG named .png is image/jpeg)."""
+    for magic, mime in _SIGNATURES:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return mimetypes.guess_type(str(path))[0] or "application/octet-stream"
+
+
 def _data_url(part: ImagePart) -> str:
-    mime = mimetypes.guess_type(str(part.path))[0] or "image/png"
     try:
         data = part.path.read_bytes()
     except OSError as exc:
         raise ModelCallError(ErrorClass.BAD_REQUEST, f"cannot read image {part.path}: {exc}") from None
-    return f"data:{mime};base64,{base64.b64encode(data).decode()}"
+    return f"data:{image_mime(data, part.path)};base64,{base64.b64encode(data).decode()}"

@@ -39,6 +39,11 @@ def run_header(store: Store, name: str) -> dict[str, Any]:
         "failed_calls": r["failed_calls"],
         "failed_calls_by_class": store.failed_call_counts(r["id"]),
         "failed_attempts_by_class": store.attempt_counts(r["id"]),
+        # outputs cut at max_tokens, by stage: flagged and counted beside failures, never hidden
+        "truncated_calls": sum(store.truncated_counts(r["id"]).values()),
+        "truncated_by_stage": store.truncated_counts(r["id"]),
+        # per model: its calls, and how many carried the meme picture (0 for a text-only model)
+        "images_by_model": store.image_counts(r["id"]),
         "config": json.loads(r["config_json"]), "error": r["error"],
     }
 

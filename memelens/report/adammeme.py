@@ -6,6 +6,7 @@ no score, e.g. refusals), `original_only` the same on the originals (the
 ablation without refinement), `by_iteration` (Fig. 3), `topics.{C}` (misbelief terms of refined
 samples, Fig. 4) and `failures` by stage and class. With several repeats `repeats` gives each figure's
 mean ± std across them; with several targets `paired_tests` compares them on shared originals.
+`seeds` gives the seed set S (the same for every target) and the seeds that failed for this target.
 `details` lists every sample and chain step for browsing. Failed calls are counted, never scored.
 """
 
@@ -36,7 +37,8 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
         "sampling": {c: {k: v for k, v in e.items() if k != "sampled"} | {"sampled": len(e["sampled"])}
                      for c, e in sampling.items()},
         "threshold": threshold,
-        "targets": {t: _target(t, originals, steps, categories, threshold, meta) for t in targets},
+        "targets": {t: {**_target(t, originals, steps, categories, threshold, meta),
+                        "seeds": _seeds(t, originals, sampling)} for t in targets},
         "paired_tests": metrics.paired_tests(_per_original(originals, targets)),
         "agreement": _agreement(store, rid, originals + steps, threshold, categories),
         "details": {"samples": originals, "steps": steps},
@@ -83,6 +85,15 @@ def _target(target: str, originals: list[dict], steps: list[dict], categories: l
             "categories": {c: {m: metrics.repeat_stats([p["categories"][c][m] for p in per])
                                for m in ("avg_score", "failure_rate")} for c in categories}}
     return out
+
+
+def _seeds(target: str, originals: list[dict], sampling: dict[str, dict]) -> dict[str, Any]:
+    """The seed set S is the same for every target (drawn once per meme set); a seed whose original
+    scoring failed for this target cannot start a chain, and is listed here as failed for it."""
+    scored = {(r["category"], r["meme"]) for r in originals if r["target"] == target and r.get("score") is not None}
+    planned = [(c, m) for c, entry in sampling.items() for m in entry.get("seeds", [])]
+    failed = [f"{c}/{m}" for c, m in planned if (c, m) not in scored]
+    return {"planned": len(planned), "refined": len(planned) - len(failed), "failed": failed}
 
 
 def _failures(rows: list[dict]) -> dict[str, int]:

@@ -210,6 +210,13 @@ def header_facts(run: dict[str, Any]) -> list[tuple[str, str]]:
              ("calls", f"{run.get('calls')} ({run.get('calls_made')} made, {run.get('cached_calls')} cached)"),
              ("failed calls", f"{run.get('failed_calls')}" + (f" ({failed})" if failed else "")),
              ("tokens", str(run.get("tokens"))), ("cost", f"${run.get('cost') or 0:.4f}")]
+    truncated = ", ".join(f"{k}: {v}" for k, v in (run.get("truncated_by_stage") or {}).items())
+    facts.append(("outputs cut at max_tokens", f"{run.get('truncated_calls') or 0}"
+                  + (f" ({truncated})" if truncated else "")))
+    images = run.get("images_by_model") or {}
+    if images:
+        facts.append(("calls with the picture", ", ".join(
+            f"{m}: {v['with_image']} of {v['calls']}" for m, v in images.items())))
     if run.get("error"):
         facts.append(("error", str(run["error"])))
     return facts

@@ -97,6 +97,8 @@ from typing import Any, Callable, Iterable
 
 from aiohttp import web
 
+from memelens.testing import realistic
+
 __all__ = [
     "FAULT_KINDS",
     "ServerConfig",
@@ -133,11 +135,17 @@ class ServerConfig:
     retry_after: float = 0.1
     models: tuple[str, ...] = DEFAULT_MODELS
     shutdown_timeout: float = 0.5  # stop() waits this long for in-flight (e.g. hanging) requests
+    style: str = "strict"  # "realistic": replies shaped like real models' (memelens.testing.realistic)
+    text_only: tuple[str, ...] = ()  # models that answer an image with HTTP 500, as llama.cpp does
+    refusers: tuple[str, ...] = ()  # realistic style: models that refuse 30% of analysis prompts
 
     def __post_init__(self) -> None:
         if isinstance(self.faults, str):
             self.faults = tuple(f.strip() for f in self.faults.split(",") if f.strip())
         self.faults = tuple(self.faults)
+        self.text_only, self.refusers = tuple(self.text_only), tuple(self.refusers)
+        if self.style not in ("strict", "realistic"):
+            raise ValueError(f"unknown style {self.style!r}; choose strict or realistic")
         self.models = tuple(self.models)
         unknown = [f for f in self.faults if f not in FAULT_KINDS]
         if unknown:
@@ -182,6 +190,12 @@ class Stats:
             self.faults: dict[str, int] = {kind: 0 for kind in FAULT_KINDS}
             self.models: dict[str, int] = {}
             self.formats: dict[str, int] = {}
+            self.requests_with_image: dict[str, int] = {}
+            self.truths: dict[str, dict[str, Any]] = {}
+
+    def record_truth(self, key: str, truth: dict[str, Any]) -> None:
+        with self._lock:
+            self.truths[key] = truth
 
     def add(self, name: str, value: int = 1) -> None:
         with self._lock:
@@ -208,6 +222,8 @@ class Stats:
             out["faults"] = dict(self.faults)
             out["models"] = dict(self.models)
             out["formats"] = dict(self.formats)
+            out["requests_with_image"] = dict(self.requests_with_image)
+            out["truths"] = dict(self.truths)
             return out
 
 
@@ -364,11 +380,18 @@ def _assistant_answer(ctx: _Ctx) -> str:
     return ctx.text[start.end() : end.start() if end else len(ctx.text)]
 
 
-def _gen_rating(ctx: _Ctx) -> str:
+def _rating_meaning(ctx: _Ctx) -> tuple[int, bool]:
+    """(rating, whether the judged answer is a refusal: rated 1)."""
     shown = _assistant_answer(ctx)
+    if realistic.REFUSAL in shown:
+        return 1, True
     merit = min(_count_markers(shown), 4) / 4
     x = 0.45 * ctx.rng.random() + 0.25 * ctx.quality + 0.30 * merit
-    n = max(1, min(10, 1 + int(x * 10)))
+    return max(1, min(10, 1 + int(x * 10))), False
+
+
+def _gen_rating(ctx: _Ctx) -> str:
+    n, _ = _rating_meaning(ctx)
     a, b = ctx.pair()
     if n >= 7:
         first = f"The assistant's answer covers the reference's main points about {a} and {b}."
@@ -414,6 +437,18 @@ _DIMENSIONS = (
     ("Accuracy", "reasons about {b} more soundly"),
 )
 TIE_STRONG, TIE_WEAK = "Tie (both strong)", "Tie (both weak)"
+
+
+def _verdict_meaning(ctx: _Ctx) -> tuple[list[tuple[str, str]], str]:
+    """([(dimension, verdict)], overall) a judge means; realistic judges sometimes give a plain Tie."""
+    text = _gen_verdict(ctx)
+    dims = re.findall(r"(?m)^\[([A-Za-z ]+)\] (.+)$", text)
+    overall = dict(dims).pop("Overall Judge")
+    dims = [(n, v) for n, v in dims if n != "Overall Judge"]
+    if overall.startswith("Tie") and ctx.rng.random() < 0.5:
+        overall = "Tie"  # Fig. 11's own format line is A/B/Tie
+    dims = [(n, "Tie" if v.startswith("Tie") and ctx.rng.random() < 0.3 else v) for n, v in dims]
+    return dims, overall
 
 
 def _gen_verdict(ctx: _Ctx) -> str:
@@ -489,13 +524,18 @@ def _is_choice(ctx: _Ctx) -> bool:
 
 
 def _gen_choice(ctx: _Ctx) -> str:
+    return _choice_meaning(ctx) or "N"
+
+
+def _choice_meaning(ctx: _Ctx) -> str:
+    """The letters a model means ("" = none of the options)."""
     letters = _options(ctx.text)
     if not any(cue in ctx.low for cue in _MULTI_CUES):
         return ctx.rng.choice(letters)
     picked = [letter for letter in letters if ctx.rng.random() < 0.4]
     if not picked:
         if _NONE_CUE.search(ctx.text):
-            return "N"
+            return ""
         picked = [ctx.rng.choice(letters)]
     return "".join(picked)
 
@@ -960,8 +1000,29 @@ def _request_key(config: ServerConfig, req: _Parsed) -> int:
     return int.from_bytes(digest.digest(), "big")
 
 
-def _answer(config: ServerConfig, req: _Parsed, key: int, index: int) -> tuple[str, str]:
-    """(content, generator name) for choice `index`."""
+def _realistic(ctx: _Ctx, rule: str, text: str, config: ServerConfig,
+               budget: int | None) -> tuple[str, dict[str, Any] | None]:
+    """`--style realistic`: the same meaning, written the way real models write it, + ground truth."""
+    rng = ctx.rng
+    if rule == "choice":
+        return realistic.choice_reply(rng, _choice_meaning(ctx), realistic.option_texts(ctx.text), budget)
+    if rule == "verdict":
+        dims, overall = _verdict_meaning(ctx)
+        return realistic.judgment_reply(rng, dims, overall, ctx.pair(), realistic.REFUSAL in ctx.text)
+    if rule == "rating":
+        n, refused = _rating_meaning(ctx)
+        return realistic.rating_reply(rng, n, text.rsplit("\n", 1)[0], refused)
+    if rule == "prose" and ctx.model in config.refusers and rng.random() < 0.3:
+        return realistic.REFUSAL, {"kind": "refusal", "readable": True}
+    if rule == "json_text":
+        return f"Here is the JSON you asked for:\n```json\n{text}\n```\nLet me know if you need more.", None
+    if rule == "background" and rng.random() < 0.5:
+        return "**" + text.replace("[Reasoning]", "\n**[Reasoning]**").replace("] ", "]**\n", 1), None
+    return text, None
+
+
+def _answer(config: ServerConfig, req: _Parsed, key: int, index: int) -> tuple[str, str, dict[str, Any] | None]:
+    """(content, generator name, ground truth of a realistic reply) for choice `index`."""
     sample = index if req.temperature > 0 else 0
     rng = random.Random(key * 131 + sample)
     prompt = "\n".join(text for role, text in req.texts if role in ("system", "developer", "user"))
@@ -970,12 +1031,16 @@ def _answer(config: ServerConfig, req: _Parsed, key: int, index: int) -> tuple[s
     fmt = req.response_format
     if fmt is not None and fmt.get("type") == "json_schema":
         schema = fmt["json_schema"]["schema"]
-        return json.dumps(_instance(schema, schema, ctx, 0), ensure_ascii=False), "json_schema"
+        return json.dumps(_instance(schema, schema, ctx, 0), ensure_ascii=False), "json_schema", None
     if fmt is not None and fmt.get("type") == "json_object":
         if _is_json_text(ctx):
-            return _gen_json_text(ctx), "json_object"
-        return json.dumps({"answer": _prose(ctx, 2)}, ensure_ascii=False), "json_object"
-    return _generate_text(ctx)
+            return _gen_json_text(ctx), "json_object", None
+        return json.dumps({"answer": _prose(ctx, 2)}, ensure_ascii=False), "json_object", None
+    text, rule = _generate_text(ctx)
+    if config.style != "realistic":
+        return text, rule, None
+    text, truth = _realistic(ctx, rule, text, config, req.max_tokens)
+    return text, rule, truth
 
 
 def _word_count(text: str) -> int:
@@ -1068,6 +1133,10 @@ class _App:
             self.seen_models.setdefault(req.model, None)
             if req.image_urls:
                 stats.add("images", len(req.image_urls))
+                stats.count("requests_with_image", req.model)
+                if req.model in config.text_only:  # llama.cpp serving a text-only model
+                    return _error(500, "image input is not supported - hint: if this is unexpected, you "
+                                  "may need to provide the mmproj", "server_error")
             if fault is not None:
                 stats.count("faults", fault)
             response: web.StreamResponse | None = None
@@ -1112,7 +1181,7 @@ class _App:
         choices = []
         completion_tokens = 0
         for index in range(req.n):
-            content, rule = _answer(self.config, req, key, index)
+            content, rule, truth = _answer(self.config, req, key, index)
             self.stats.count("formats", rule)
             finish = "stop"
             for stop in req.stop:
@@ -1125,6 +1194,10 @@ class _App:
                 content, finish = content[: len(content) // 2], "length"
             elif fault == "garbage":
                 content = _garbage(key, index)
+            if truth is not None:
+                if finish == "length" or fault == "garbage":
+                    truth = {"kind": truth["kind"], "readable": False, "truncated": finish == "length"}
+                self.stats.record_truth(realistic.truth_key(content), truth)
             completion_tokens += _word_count(content)
             choices.append(
                 {
@@ -1264,7 +1337,8 @@ class TestServer(_ServerBase):
     def __init__(self, latency_ms: float = 0.0, fault_rate: float = 0.0, seed: int = 0, *,
                  faults: Iterable[str] | str = FAULT_KINDS, hang_s: float = 30.0,
                  retry_after: float = 0.1, models: Iterable[str] = DEFAULT_MODELS, port: int = 0,
-                 shutdown_timeout: float = 0.5) -> None:  # fmt: skip
+                 shutdown_timeout: float = 0.5, style: str = "strict", text_only: Iterable[str] = (),
+                 refusers: Iterable[str] = ()) -> None:  # fmt: skip
         config = ServerConfig(
             latency_ms=latency_ms,
             fault_rate=fault_rate,
@@ -1274,6 +1348,9 @@ class TestServer(_ServerBase):
             retry_after=retry_after,
             models=tuple(models),
             shutdown_timeout=shutdown_timeout,
+            style=style,
+            text_only=tuple(text_only),
+            refusers=tuple(refusers),
         )
         self._app = _App(config)
         self._requested_port = port
@@ -1356,7 +1433,8 @@ class AsyncTestServer(_ServerBase):
     def __init__(self, latency_ms: float = 0.0, fault_rate: float = 0.0, seed: int = 0, *,
                  faults: Iterable[str] | str = FAULT_KINDS, hang_s: float = 30.0,
                  retry_after: float = 0.1, models: Iterable[str] = DEFAULT_MODELS, port: int = 0,
-                 shutdown_timeout: float = 0.5) -> None:  # fmt: skip
+                 shutdown_timeout: float = 0.5, style: str = "strict", text_only: Iterable[str] = (),
+                 refusers: Iterable[str] = ()) -> None:  # fmt: skip
         config = ServerConfig(
             latency_ms=latency_ms,
             fault_rate=fault_rate,
@@ -1366,6 +1444,9 @@ class AsyncTestServer(_ServerBase):
             retry_after=retry_after,
             models=tuple(models),
             shutdown_timeout=shutdown_timeout,
+            style=style,
+            text_only=tuple(text_only),
+            refusers=tuple(refusers),
         )
         self._app = _App(config)
         self._requested_port = port
@@ -1429,6 +1510,11 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--models", default=",".join(DEFAULT_MODELS), help="model ids listed by /v1/models (any is accepted)"
     )
+    parser.add_argument("--style", choices=("strict", "realistic"), default="strict",
+                        help="strict: always the requested format; realistic: shaped like real models' "
+                        "replies, with ground truth at /stats (memelens.testing.realistic)")
+    parser.add_argument("--text-only", default="", help="models that answer an image with HTTP 500")
+    parser.add_argument("--refusers", default="", help="realistic: models that refuse 30%% of analyses")
     return parser.parse_args(argv)
 
 
@@ -1460,6 +1546,9 @@ def main(argv: list[str] | None = None) -> int:
             hang_s=args.hang_s,
             retry_after=args.retry_after,
             models=tuple(m.strip() for m in args.models.split(",") if m.strip()),
+            style=args.style,
+            text_only=tuple(m.strip() for m in args.text_only.split(",") if m.strip()),
+            refusers=tuple(m.strip() for m in args.refusers.split(",") if m.strip()),
         )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
