@@ -122,7 +122,8 @@ def models_command(ctx: typer.Context,
         results = asyncio.run(check_models(registry, names))
         for r in results:
             mark = "[green]ok[/]" if r["ok"] else f"[red]{r['error_class']}[/]"
-            out.print(f"{escape(r['model'])}: {mark} {r['latency_s']:.2f}s {escape(r['detail'])}")
+            out.print(f"{escape(r['model'])}: {mark} {r['latency_s']:.2f}s image: {r['image']} "
+                      f"{escape(r['detail'])}")
         if not all(r["ok"] for r in results):
             raise typer.Exit(1)
 

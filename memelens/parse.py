@@ -377,7 +377,10 @@ _STRICT_TIE = re.compile(r"(?is)^\W*tie\b(.*)$")
 _STRICT_BOTH = re.compile(r"(?i)^\W*both\s+(?:are\s+|answers\s+(?:are\s+)?)?(strong|weak)\W*$")
 _ECHO = re.compile(r"(?<![\w'’])A\s*/\s*B(?:\s*/\s*Tie(?:\s*\([^()]*\))?(?:\s*/\s*Tie\s*\([^()]*\))*)?(?![\w'’])",
                    re.I)
-_QUALIFIER = re.compile(r"(?i)\b(strong|weak)\b")
+# The kind right after "Tie": "(both strong)", "- both weak", ". Both answers are equally weak";
+# not a "strong" further on ("Tie — Model A discusses strong ...").
+_QUALIFIER = re.compile(
+    r"(?i)[\s\-–—:,.(\[]*(?:both\s+(?:answers\s+|models\s+|responses\s+)?(?:are\s+)?(?:equally\s+)?)?(strong|weak)\b")
 _MENTION = re.compile(
     rf"(?P<tie>(?i:\btie\b))|(?i:\b{_NAMED})\s+(?P<named>[AB])(?![\w'’])|(?<![\w'’])(?P<bare>[AB])(?![\w'’])"
 )
@@ -457,7 +460,7 @@ def _generic_bounds(text: str) -> list[int]:
 
 def _tie(rest: str) -> str:
     """A tie's kind from the words after it; a plain "Tie" (the prompt's own ``A/B/Tie``) is TIE."""
-    m = _QUALIFIER.search(rest[:40])
+    m = _QUALIFIER.match(rest[:60])
     if not m:
         return TIE
     return TIE_STRONG if m.group(1).lower() == "strong" else TIE_WEAK
@@ -519,7 +522,7 @@ def _leading(fragment: str) -> _Reading:
 
 _MENTION_HEAD = re.compile(rf"(?i:{_NAMED}\s+)?[AB](?![\w'’])")
 _VERDICT_TAIL = re.compile(
-    r"(?i)\s*(?:$|[.,;:!)\]—–-]|\s(?:wins|won|is\s+(?:the\s+)?(?:better|superior|stronger|preferable|preferred|winner)"
+    r"(?i)(?:[ \t]*(?:\n|$)|\s*[.,;:!)\]—–-]|\s(?:wins|won|is\s+(?:the\s+)?(?:better|superior|stronger|preferable|preferred|winner)"
     r"|performs\s+better|outperforms|edges|takes\s+(?:it|this)|clearly|slightly|overall|because|since|as\b))")
 
 
@@ -701,6 +704,10 @@ _OPTION_LINE = re.compile(r"^\W*?[(\[]?([A-Za-z])[)\].:]\s*(.*)$")
 def _option_text_letters(cleaned: str, options: Sequence[str], n_options: int) -> str:
     """Letters read from quoted option texts (see `parse_choice`), or "" when the reply is not so."""
     normal = [_normal_option(o) for o in options[:n_options]]
+    if _NONE_WHOLE.fullmatch(cleaned) and normal.count("none of the above") == 1:
+        return chr(65 + normal.index("none of the above"))  # None+: "None" is that option
+    if re.fullmatch(r"\W*[(\[]?[A-Za-z]{1,4}[)\].]?\W*", cleaned):
+        return ""  # a bare letter group is letters, even where an option reads "a" (MemeQA has one)
     whole = _normal_option(re.sub(r"(?i)^\W*(?:the\s+)?(?:final\s+|correct\s+)?answer\s*(?:is|:)\s*", "", cleaned))
     if whole and whole in normal and normal.count(whole) == 1:
         return chr(65 + normal.index(whole))

@@ -71,9 +71,13 @@ def test_full_run_report_is_complete(tmp_path, server, capsys):
                                     "Accuracy"}
     assert set(r["judges"]) == set(JUDGES) and all(0 < j["ndcg"] <= 1 for j in r["judges"].values())
     assert 0 <= r["flip_rate"]["rate"] <= 1 and r["flip_rate"]["pairs"] > 0
+    read = r["counts"].pop("verdicts_read")
+    assert all(v["missing"] == 0 and v["read"] == r["counts"]["judgments"] for v in read.values())
+    ties = r["counts"].pop("overall_ties")
+    assert ties["plain"] == 0 and ties["both_strong"] + ties["both_weak"] > 0  # the strict style never says "Tie"
     assert r["counts"] == {"memes": 6, "tasks": 18, "answers": 90, "fusion_rounds": 90,
                            "judgments": r["counts"]["judgments"], "battles": 54, "battles_judged": 54,
-                           "answers_missing_sections": 0}
+                           "answers_missing_sections": 0, "judgments_truncated": 0}
     assert set(r["detection"]) == set(TARGETS) and r["failures"] == {}
     meme = r["details"]["memes"][0]
     assert len(meme["personas"]) == 3 and len(meme["tasks"]) == 3

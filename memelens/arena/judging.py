@@ -40,6 +40,7 @@ from memelens.arena.common import (DIMENSIONS, OVERALL, arrival_stages, failure_
                                    keyed_uniform, meme_part)
 from memelens.arena.fusion import battle_arrival, guideline_at
 from memelens.engine import Engine, Run
+from memelens.parse import TIE as TIE_PLAIN
 from memelens.parse import TIE_STRONG, TIE_WEAK, parse_dimension_verdicts, parse_verdict
 from memelens.prompts import render_prompt
 from memelens.types import (ChatRequest, Meme, Message, OutputKind, OutputSpec, ParseFailure,
@@ -123,8 +124,9 @@ def plan_judgments(setting: str, task: str, pair: tuple[str, str], judges: list[
 
 
 def to_winner(verdict: str, order: str) -> str:
-    """A judge's verdict on the shown positions → the battle's winner field."""
-    if verdict == TIE_STRONG:
+    """A judge's verdict on the shown positions → the battle's winner field. A plain "Tie" (kind
+    not said; the prompt's own format line is A/B/Tie) is a "tie": half a win each way."""
+    if verdict in (TIE_STRONG, TIE_PLAIN):
         return TIE
     if verdict == TIE_WEAK:
         return TIE_BOTHBAD
@@ -221,7 +223,8 @@ async def judge_battles(tasks: list[dict[str, Any]], memes: dict[str, Meme],
         records.append((judgment.key, {
             "setting": judgment.setting, "task": judgment.task, "model_a": judgment.model_a,
             "model_b": judgment.model_b, "judge": judgment.judge, "order": judgment.order,
-            "verdicts": verdicts, "text": outcome.text, **failure_fields(outcome)}))
+            "verdicts": verdicts, "read": outcome.value or {}, "truncated": outcome.record.truncated,
+            "text": outcome.text, **failure_fields(outcome)}))
     run.put_many("judgment", records)
     battles = assemble_battles(plan, [r for _, r in records], by_task)
     run.put_many("battle", [(b["battle"], b) for b in battles])

@@ -25,9 +25,10 @@ from memelens.arena.agreement import agreement_summary, judges_ablation
 from memelens.arena.bias import judge_ndcg
 from memelens.arena.common import DIMENSIONS, OVERALL
 from memelens.arena.detection import detection_summary
-from memelens.arena.judging import battle_records
+from memelens.arena.judging import ALL_DIMENSIONS, battle_records
 from memelens.arena.ranking import rank_table
 from memelens.engine.store import Store
+from memelens.parse import TIE, TIE_STRONG, TIE_WEAK
 
 _STAGE_KINDS = ("context", "tasks", "answer", "fusion_round", "judgment", "detection")
 
@@ -87,7 +88,20 @@ def _counts(records: dict[str, list], headline: list[dict[str, Any]]) -> dict[st
             "answers": len(records["answer"]), "fusion_rounds": len(records["fusion_round"]),
             "judgments": len(records["judgment"]), "battles": len(headline),
             "battles_judged": sum(b["judged"] for b in headline),
-            "answers_missing_sections": sum(bool(a["missing_sections"]) for a in records["answer"])}
+            "answers_missing_sections": sum(bool(a["missing_sections"]) for a in records["answer"]),
+            **_verdicts_read(records["judgment"])}
+
+
+def _verdicts_read(judgments: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many judge verdicts were read per dimension (a judgment without a readable verdict for a
+    dimension is counted missing there), and the overall ties by kind as the judges wrote them."""
+    ok = [j for j in judgments if j["ok"]]
+    dimensions = {d: {"read": sum(j["verdicts"].get(d) is not None for j in ok),
+                      "missing": sum(j["verdicts"].get(d) is None for j in ok)} for d in ALL_DIMENSIONS}
+    ties = Counter((j.get("read") or {}).get(OVERALL) for j in ok)
+    return {"verdicts_read": dimensions,
+            "overall_ties": {"plain": ties[TIE], "both_strong": ties[TIE_STRONG], "both_weak": ties[TIE_WEAK]},
+            "judgments_truncated": sum(bool(j.get("truncated")) for j in judgments)}
 
 
 def _failures(records: dict[str, list]) -> dict[str, dict[str, int]]:

@@ -28,6 +28,16 @@ def truth_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+_THINK_PREFIX = re.compile(r"^<think>.*?</think>\n?", re.S)
+
+
+def stored_forms(reply: str) -> list[str]:
+    """The reply as sent, and as a client stores its answer when it keeps the leading ``<think>``
+    block apart (this module's replies put reasoning only there)."""
+    answer = _THINK_PREFIX.sub("", reply, count=1).strip()
+    return [reply] if answer == reply else [reply, answer]
+
+
 # --------------------------------------------------------------------------------------------------
 # Multiple choice (MemeQA)
 # --------------------------------------------------------------------------------------------------

@@ -1197,7 +1197,8 @@ class _App:
             if truth is not None:
                 if finish == "length" or fault == "garbage":
                     truth = {"kind": truth["kind"], "readable": False, "truncated": finish == "length"}
-                self.stats.record_truth(realistic.truth_key(content), truth)
+                for text in realistic.stored_forms(content):
+                    self.stats.record_truth(realistic.truth_key(text), truth)
             completion_tokens += _word_count(content)
             choices.append(
                 {
