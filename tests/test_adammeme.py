@@ -344,3 +344,29 @@ def test_synthetic_meme_set_never_repeats_a_meme(tmp_path):
     memes = load_memes(write_meme_set(tmp_path, 1000, seed=3))
     assert len(memes) == 1000
     assert len({(m.text, m.image) for m in memes}) == 1000
+
+
+class OverlapJudgeWorld(World):
+    """A Judge that, like a real one, says No to a category overlapping one already in the taxonomy."""
+
+    def agent(self, request: ChatRequest) -> str:
+        flat = " ".join(prompt_text(request).split())
+        if "proposed category below should be added" in flat:
+            self.calls.append("judge")
+            proposed = re.findall(r'\{"([^"]+)":', flat)[-1]
+            overlaps = proposed == "politics" and "political" in flat.split(proposed)[0]
+            return "No, it overlaps with political." if overlaps else "Yes, it is distinct."
+        return super().agent(request)
+
+
+def test_judge_sees_categories_accepted_earlier_in_the_same_wave(tmp_path):
+    def miner(text: str, index: int) -> dict:
+        name = "Political" if "VOTE" in text else "Politics" if "ELECTION" in text else None
+        return {"task": [], "new category": {name: "harm about political groups"}} if name else {"task": []}
+
+    world = OverlapJudgeWorld(miner, score=lambda a: 5)
+    report = run_world(tmp_path, world, ["VOTE POLITICS LOL", "ELECTION TIME LOL"], seeds_per_category=0,
+                       mining_batch=32)
+    assert "political" in report["taxonomy"]["categories"]
+    assert "politics" not in report["taxonomy"]["categories"]  # judged against "political", same wave
+    assert world.calls.count("judge") == 3  # both against the snapshot, then "politics" again

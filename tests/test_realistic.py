@@ -264,3 +264,67 @@ def test_truncated_outputs_are_counted_per_stage(tmp_path):
     assert expected.get("arena.answers", 0) > 0 and expected.get("arena.fusion", 0) > 0
     assert report["run"]["truncated_by_stage"] == expected
     assert report["run"]["truncated_calls"] == sum(expected.values())
+
+
+# ---- Arena repeats --------------------------------------------------------------------------------
+
+
+def test_mean_ci_by_hand():
+    from memelens.arena.ranking import mean_ci
+
+    got = mean_ci([1.0, 2.0, 3.0])
+    assert got["mean"] == 2.0 and got["n"] == 3
+    assert got["ci"] == pytest.approx([2.0 - 4.302653 / 3 ** 0.5, 2.0 + 4.302653 / 3 ** 0.5], rel=1e-6)
+    assert mean_ci([5.0, None]) == {"mean": 5.0, "ci": [5.0, 5.0], "n": 1}
+    assert mean_ci([]) == {"mean": None, "ci": [None, None], "n": 0}
+
+
+def test_arena_repeats_average_three_independent_runs(tmp_path):
+    from statistics import mean
+
+    from memelens.arena.config import ArenaConfig
+    from memelens.arena.pipeline import run_arena
+    from memelens.config import load_config
+
+    with start_server(seed=5) as server:
+        config = _arena_world(tmp_path, server.base_url, n_memes=2)
+        config.write_text(config.read_text() + "repeats: 3\n")
+        registry = load_registry(tmp_path / "models.yaml")
+        store = Store(tmp_path / "s.db")
+        asyncio.run(run_arena(load_config(config, ArenaConfig), store, registry, "rep", progress=False))
+        again = asyncio.run(run_arena(load_config(config, ArenaConfig), store, registry, "rep", progress=False))
+    assert again.calls_made == 0  # every repeat replays from the store
+    report = build_report(store, "rep")
+    assert report["repeats"]["runs"] == ["rep", "rep#r2", "rep#r3"] and report["repeats"]["missing"] == []
+    seeds = [build_report(store, r)["run"]["seed"] for r in report["repeats"]["runs"]]
+    assert seeds == [0, 1, 2]
+    tasks = [[t["prompt"] for t in store.records(store.run_row(r)["id"], "task")] for r in ("rep", "rep#r2")]
+    assert tasks[0] != tasks[1]  # fresh draws per repeat
+    tables = [build_report(store, r)["ranking"] for r in report["repeats"]["runs"]]
+    for row in report["repeats"]["ranking"]:
+        bts = [next(t["bt"] for t in table if t["model"] == row["model"]) for table in tables]
+        assert row["bt"]["mean"] == pytest.approx(mean(bts)) and row["bt"]["n"] == 3
+        assert row["bt"]["ci"][0] <= row["bt"]["mean"] <= row["bt"]["ci"][1]
+
+
+def test_vision_false_sends_no_picture_in_arena_and_adammeme(tmp_path):
+    from memelens.adammeme.config import AdamConfig
+    from memelens.adammeme.pipeline import run_adammeme
+    from memelens.arena.config import ArenaConfig
+    from memelens.arena.pipeline import run_arena
+    from memelens.config import load_config
+
+    with start_server(seed=5, style="realistic") as server:
+        config = _arena_world(tmp_path, server.base_url, n_memes=2)
+        names = ["agent", "gpt-x", "qwen-x", "llava-x"]
+        registry = _registry(tmp_path, server.base_url, names, extra=", vision: false")
+        store = Store(tmp_path / "s.db")
+        asyncio.run(run_arena(load_config(config, ArenaConfig), store, registry, "arena", progress=False))
+        cfg = AdamConfig(memes=tmp_path / "memes.jsonl", agent="agent", targets=["gpt-x"], erase=False,
+                         seeds_per_category=1, max_steps=1)
+        asyncio.run(run_adammeme(cfg, store, registry, "adam", progress=False))
+        stats = server.stats
+    assert stats["images"] == 0 and sum(stats["models"].values()) > 50
+    for run in ("arena", "adam"):
+        images = build_report(store, run)["run"]["images_by_model"]
+        assert images and all(v["with_image"] == 0 and v["calls"] > 0 for v in images.values())

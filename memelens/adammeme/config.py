@@ -21,7 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 
 class MaxTokens(BaseModel):
-    """Generation budget per agent role; small models need them tight, API models can be generous."""
+    """Generation budget per agent role (tokens). The defaults fit the paper's own example outputs with
+    room to spare (Fig. 17's candidates and senior answer, Fig. 18's ~260-word comparison, at ~1.4 tokens
+    a word), so a real model's answer is not cut; small models need them tight (the demo's are)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -29,10 +31,10 @@ class MaxTokens(BaseModel):
     judge: int = Field(default=150, ge=1)
     examiner: int = Field(default=150, ge=1)
     narrator: int = Field(default=120, ge=1)
-    candidate: int = Field(default=600, ge=1)
-    senior: int = Field(default=700, ge=1)
-    target: int = Field(default=600, ge=1)
-    scorer: int = Field(default=400, ge=1)
+    candidate: int = Field(default=900, ge=1)
+    senior: int = Field(default=1500, ge=1)
+    target: int = Field(default=900, ge=1)
+    scorer: int = Field(default=700, ge=1)
     refiner: int = Field(default=300, ge=1)
     validity: int = Field(default=100, ge=1)
 

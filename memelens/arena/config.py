@@ -28,15 +28,17 @@ answer (LLM-as-a-Judge), a human-written guideline from a file, no reference at 
 
 
 class StageTokens(BaseModel):
-    """`max_tokens` per stage; small values keep the embedded model's demo inside its budget."""
+    """`max_tokens` per stage. The defaults fit the paper's example outputs with room to spare (Fig. 13's
+    ~600-word answers, Fig. 14's 742-word fused guideline after the judge's comparison, Fig. 15's
+    judgment, at ~1.4 tokens a word); small values keep the embedded model's demo inside its time."""
 
     model_config = ConfigDict(extra="forbid")
 
     contexts: int = Field(default=400, ge=16)
     tasks: int = Field(default=500, ge=16)
-    answers: int = Field(default=800, ge=16)
-    fusion: int = Field(default=1200, ge=16)
-    judging: int = Field(default=900, ge=16)
+    answers: int = Field(default=1200, ge=16)
+    fusion: int = Field(default=2000, ge=16)
+    judging: int = Field(default=1200, ge=16)
     detection: int = Field(default=40, ge=8)
 
 
@@ -54,6 +56,9 @@ class ArenaConfig(BaseModel):
         default_factory=list, description="Targets added to a finished arena, in arrival order.")
     judges: list[str] = Field(min_length=1, description="The judge panel; every judge is a target.")
     seed: int = Field(default=0, description="Seed of every random choice.")
+    repeats: int = Field(default=1, ge=1, description="Independent runs of the whole arena (seeds seed, "
+                         "seed+1, …); the report gives each model's Elo, BT and win rate as mean ± 95% CI "
+                         "over them (the paper averages three).")
     tasks_per_meme: int = Field(default=3, ge=1, le=3,
                                 description="Use the first N of the three context-specific tasks.")
     answers_per_task: int = Field(default=3, ge=2,

@@ -132,16 +132,39 @@ class ArenaOutcome:
     judged: int
 
 
+def repeat_runs(config: ArenaConfig, run_name: str) -> list[tuple[str, int]]:
+    """(run name, seed) of each repeat: the run itself, then `NAME#r2` … with seeds seed+1 … .
+
+    The paper averages three runs of the whole arena. Repeat k is a run of its own with seed + k - 1:
+    fresh personas and tasks (the seed is part of every T > 0 call's key), its own fusion order, pairs
+    and positions. The report of the first run reads the others from the store (`repeat` records)."""
+    return [(run_name if k == 0 else f"{run_name}#r{k + 1}", config.seed + k) for k in range(config.repeats)]
+
+
 async def run_arena(config: ArenaConfig, store: Store, registry: ModelRegistry, run_name: str, *,
                     progress: bool | None = None, retry_failed: bool = False,
                     inputs: ArenaInputs | None = None) -> ArenaOutcome:
-    """Run (or resume) the arena `run_name`; every stage's records go to the store."""
+    """Run (or resume) the arena `run_name` and its repeats; every stage's records go to the store."""
     inputs = inputs or read_inputs(config, registry)
+    plan = repeat_runs(config, run_name)
+    outcome = await _run_once(config, store, registry, run_name, progress, retry_failed, inputs, plan)
+    for name, seed in plan[1:]:
+        again = config.model_copy(update={"seed": seed, "repeats": 1})
+        extra = await _run_once(again, store, registry, name, progress, retry_failed, inputs, [])
+        outcome.calls_made += extra.calls_made
+    return outcome
+
+
+async def _run_once(config: ArenaConfig, store: Store, registry: ModelRegistry, run_name: str,
+                    progress: bool | None, retry_failed: bool, inputs: ArenaInputs,
+                    repeats: list[tuple[str, int]]) -> ArenaOutcome:
     memes = {m.id: m for m in inputs.memes}
     tokens = config.max_tokens
     async with open_run(store, registry, name=run_name, method="arena", config=config.stored(),
                         seed=config.seed, progress=progress, retry_failed=retry_failed,
                         vision_models=config.models()) as (run, engine):
+        run.put_many("repeat", [(str(k), {"repeat": k + 1, "run": name, "seed": seed})
+                                for k, (name, seed) in enumerate(repeats)] if len(repeats) > 1 else [])
         run.put_many("meme", [(m.id, {"id": m.id, "order": i, "text": m.text, "caption": m.caption,
                                       "labels": m.labels, "image": str(m.image) if m.image else None})
                               for i, m in enumerate(inputs.memes)])

@@ -866,3 +866,18 @@ def rank_battle_file(
     if fmt == "md":
         return ranking_markdown(result, title=f"MemeArena ranking — {path.name}")
     return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+
+
+def mean_ci(values: Sequence[float | None], level: float = 0.95) -> dict[str, Any]:
+    """Mean of a figure over repeated runs and its `level` t-interval (Student's t, n − 1 degrees of
+    freedom); None values are left out; one value gives a zero-width interval, none gives Nones."""
+    present = np.asarray([v for v in values if v is not None], dtype=float)
+    if present.size == 0:
+        return {"mean": None, "ci": [None, None], "n": 0}
+    mean = float(present.mean())
+    if present.size == 1:
+        return {"mean": mean, "ci": [mean, mean], "n": 1}
+    from scipy import stats
+
+    half = float(stats.t.ppf(0.5 + level / 2, present.size - 1) * present.std(ddof=1) / np.sqrt(present.size))
+    return {"mean": mean, "ci": [mean - half, mean + half], "n": int(present.size)}

@@ -18,6 +18,7 @@ Sections:
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -26,7 +27,7 @@ from memelens.arena.bias import judge_ndcg
 from memelens.arena.common import DIMENSIONS, OVERALL
 from memelens.arena.detection import detection_summary
 from memelens.arena.judging import ALL_DIMENSIONS, battle_records
-from memelens.arena.ranking import rank_table
+from memelens.arena.ranking import mean_ci, rank_table
 from memelens.engine.store import Store
 from memelens.parse import TIE, TIE_STRONG, TIE_WEAK
 
@@ -57,8 +58,34 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
         report["detection"] = detection_summary(records["detection"])
     report["agreement"] = (agreement_summary(records["human_vote"], headline, judges)
                            if records["human_vote"] else {"ablation": judges_ablation(headline, judges)})
+    repeats = store.records(run["id"], "repeat")
+    if repeats:
+        report["repeats"] = _repeats(store, repeats, run["id"], report["ranking"])
     report["details"] = _details(records)
     return report
+
+
+def _repeats(store: Store, repeats: list[dict[str, Any]], own_id: int,
+             own_ranking: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each model's headline figures over the repeat runs (this one first) that are done: mean and a
+    95% t-interval; runs not done yet are listed as missing, never averaged in."""
+    done, missing, tables = [], [], []
+    for r in sorted(repeats, key=lambda r: r["repeat"]):
+        row = store.db.execute("SELECT id, status, config_json FROM runs WHERE name=?", (r["run"],)).fetchone()
+        if row is None or (row[0] != own_id and row[1] != "done"):
+            missing.append(r["run"])
+            continue
+        done.append(r["run"])
+        tables.append(own_ranking if row[0] == own_id else
+                      build(store, {"id": row[0], "config": json.loads(row[2])})["ranking"])
+    models = sorted({t["model"] for table in tables for t in table})
+    ranking = []
+    for model in models:
+        rows = [next((t for t in table if t["model"] == model), None) for table in tables]
+        ranking.append({"model": model, **{k: mean_ci([r[k] for r in rows if r is not None])
+                                           for k in ("elo", "bt", "win_rate")}})
+    ranking.sort(key=lambda r: -(r["bt"]["mean"] if r["bt"]["mean"] is not None else float("-inf")))
+    return {"runs": done, "missing": missing, "ranking": ranking}
 
 
 def _bias(battles: list[dict[str, Any]], judges: list[str]) -> dict[str, Any]:
