@@ -124,7 +124,10 @@ def models_command(ctx: typer.Context,
             mark = "[green]ok[/]" if r["ok"] else f"[red]{r['error_class']}[/]"
             out.print(f"{escape(r['model'])}: {mark} {r['latency_s']:.2f}s image: {r['image']} "
                       f"{escape(r['detail'])}")
-        if not all(r["ok"] for r in results):
+            if r["image"] == "no":
+                out.print(f"  {escape(r['model'])} refuses images: add `vision: false` to its registry "
+                          "entry (it then reads meme text and caption), or serve a vision model")
+        if not all(r["ok"] and r["image"] != "no" for r in results):
             raise typer.Exit(1)
 
 

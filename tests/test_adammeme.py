@@ -370,3 +370,28 @@ def test_judge_sees_categories_accepted_earlier_in_the_same_wave(tmp_path):
     assert "political" in report["taxonomy"]["categories"]
     assert "politics" not in report["taxonomy"]["categories"]  # judged against "political", same wave
     assert world.calls.count("judge") == 3  # both against the snapshot, then "politics" again
+
+
+def test_seed_set_is_the_same_for_every_target_and_a_failed_seed_is_reported(tmp_path):
+    from memelens.types import ErrorClass, ModelCallError
+
+    world = World(gender_miner, score=lambda a: 6)
+    registry = make_registry(world)
+
+    def fragile(request: ChatRequest) -> str:
+        if "WOMEN CANNOT PARK" in prompt_text(request):
+            raise ModelCallError(ErrorClass.SERVER, "endpoint down")
+        return world.target(request)
+
+    register_script("fragile", fragile)
+    registry.add(ModelSpec(name="fragile", backend="scripted", model="fragile", max_retries=0,
+                           backoff_s=0.01, backoff_max_s=0.01))
+    texts = ["WOMEN CANNOT PARK", "WOMEN CANNOT COOK"]
+    cfg = AdamConfig(memes=write_memes(tmp_path / "memes.jsonl", texts), require_images=False, erase=False,
+                     agent="agent", targets=["target", "fragile"], warn_below=0, seeds_per_category=2,
+                     max_steps=1)
+    store = Store(tmp_path / "store.db")
+    asyncio.run(run_adammeme(cfg, store, registry, "r", progress=False))
+    report = build_report(store, "r")
+    assert report["targets"]["target"]["seeds"] == {"planned": 2, "refined": 2, "failed": []}
+    assert report["targets"]["fragile"]["seeds"] == {"planned": 2, "refined": 1, "failed": ["gender/m00"]}

@@ -134,3 +134,18 @@ def test_models_check_against_local_server(tmp_path, capsys):
         assert main(["--models", str(path), "models", "--check", "local"]) == 0
     assert "ok" in capsys.readouterr().out
     assert not (tmp_path / "store.db").exists()  # a health check leaves no trace
+
+
+def test_models_check_says_which_models_accept_an_image(tmp_path, capsys):
+    from memelens.testing.server import start_server
+
+    with start_server(latency_ms=0, text_only=["llama-text"]) as server:
+        path = tmp_path / "models.yaml"
+        path.write_text(f"vl: {{backend: openai, model: vl, base_url: {server.base_url}}}\n"
+                        f"llama-text: {{backend: openai, model: llama-text, base_url: {server.base_url}}}\n"
+                        f"txt: {{backend: openai, model: txt, base_url: {server.base_url}, vision: false}}\n")
+        assert main(["--models", str(path), "models", "--check", "vl", "txt"]) == 0
+        assert main(["--models", str(path), "models", "--check", "llama-text"]) == 1
+    out = capsys.readouterr().out
+    assert "vl: ok" in out and "image: yes" in out and "image: text-only" in out
+    assert "image: no" in out and "vision: false" in out

@@ -114,9 +114,13 @@ def _none_text(rng, letters, options):
 # MemeArena judgments
 # --------------------------------------------------------------------------------------------------
 
+def _named(verdict: str) -> str:
+    return {"A": "Model A", "B": "Model B"}.get(verdict, verdict)
+
+
 def verdict_block(rng, name: str, verdict: str, analysis: str) -> str:
     """One dimension's block: analysis, then its decision in one of the shapes judges use."""
-    word = {"A": "Model A", "B": "Model B"}.get(verdict, verdict)
+    word = _named(verdict)
     shapes = (
         f"[{name}]\n{analysis}\nVerdict: {word}",
         f"**[{name}]**: {analysis}\n**Decision:** {verdict}",
@@ -128,10 +132,10 @@ def verdict_block(rng, name: str, verdict: str, analysis: str) -> str:
 
 
 def overall_block(rng, verdict: str) -> str:
-    word = {"A": "Model A", "B": "Model B"}.get(verdict, verdict)
+    """The overall verdict; one shape echoes the prompt's own "A/B/Tie" line before answering."""
     shapes = (
         f"[Overall Judge]\n{verdict}",
-        f"**[Overall Judge]**: {word}",
+        f"**[Overall Judge]**: {_named(verdict)}",
         f"'''[Overall Judge]\n\n{verdict}\n'''",
         f"[Overall Judge] A/B/Tie\n{verdict}",
     )

@@ -4,7 +4,8 @@ answers in the formats MemeLens' prompts ask for, and seeded fault injection.
 Command line (binds 127.0.0.1 only; port 0 picks a free port)::
 
     python -m memelens.testing.server --port 0 --latency-ms 200 --fault-rate 0.1 --seed 7 \
-        [--hang-s 30] [--retry-after 0.1] [--faults 429,500,timeout,truncated,garbage] [--models a,b]
+        [--hang-s 30] [--retry-after 0.1] [--faults 429,500,timeout,truncated,garbage] [--models a,b] \
+        [--style strict|realistic] [--text-only a,b] [--refusers a,b]
 
 It prints exactly one line, ``listening on http://127.0.0.1:PORT/v1``, flushes stdout, and serves until
 SIGINT/SIGTERM. From Python::
@@ -63,6 +64,17 @@ option lines + letters     ``B`` (single) / ``ACD`` (select all; ``N`` when allo
 ``Yes or No`` / ``Yes/No`` ``Yes. …`` or ``No. …``
 (anything else)            a few sentences of prose built from the prompt's words
 =========================  ==========================================================================
+
+Styles
+------
+``strict`` (default) answers exactly in the requested format. ``realistic`` (``--style realistic``)
+decides the same meaning and writes it the way real chat models do (`memelens.testing.realistic`):
+"The answer is (b).", option-text lines, lowercase letters, ``<think>`` blocks, judgment blocks ending
+"Verdict: Model B", a plain "Tie", ratings as "7/10", JSON fenced in prose, and — for the models named
+in ``refusers`` — refusals to analysis prompts, which a Scorer then quotes. What each reply means is
+recorded by the sha256 of its text in the stats' ``truths`` (with ``requests_with_image`` per model),
+so tests compare reports with it. Models named in ``text_only`` answer any image with HTTP 500 "image
+input is not supported", as llama.cpp's server does for a model without a vision projector.
 
 Faults
 ------
