@@ -69,3 +69,24 @@ def test_reasoning_is_kept_apart_and_never_parsed(tmp_path):
     stored = store.get_call(outcome.record.key)
     assert stored.text == "C" and stored.reasoning == "Option A looks right... no." and stored.finish_reason == "stop"
     assert json.loads(json.dumps(stored.model_dump(mode="json")))["reasoning"]
+
+
+def test_server_sees_the_true_mime_type_of_a_jpeg_named_png(tmp_path):
+    import openai
+
+    from memelens.testing.server import start_server
+
+    jpeg_named_png = tmp_path / "meme.png"
+    Image.new("RGB", (8, 8), "red").save(jpeg_named_png, format="JPEG")
+    with start_server() as server:
+        path = tmp_path / "models.yaml"
+        path.write_text(f"vl: {{backend: openai, model: vl, base_url: {server.base_url}}}\n")
+        engine = Engine(Store(tmp_path / "s.db"), load_registry(path))
+        request = ChatRequest(model="vl", messages=[Message.user(ImagePart.of(jpeg_named_png), "What is it?")])
+        assert asyncio.run(engine.chat(request)).ok
+        assert server.stats["images"] == 1 and server.stats["image_mime_mismatch"] == 0
+        data = base64.b64encode(jpeg_named_png.read_bytes()).decode()
+        client = openai.OpenAI(base_url=server.base_url, api_key="x")
+        client.chat.completions.create(model="vl", messages=[{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}]}])
+        assert server.stats["image_mime_mismatch"] == 1  # what MemeLens used to send for such files

@@ -189,6 +189,7 @@ class Stats:
         "max_in_flight",
         "cancelled",
         "streamed",
+        "image_mime_mismatch",
     )
 
     def __init__(self) -> None:
@@ -1055,6 +1056,25 @@ def _answer(config: ServerConfig, req: _Parsed, key: int, index: int) -> tuple[s
     return text, rule, truth
 
 
+_MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"))
+
+
+def _mime_mismatch(url: str) -> bool:
+    """A data URL whose declared type is not what its bytes are (a JPEG sent as image/png): strict
+    providers reject it, lenient ones may decode it wrongly."""
+    head, _, data = url.partition(",")
+    if not head.startswith("data:") or ";base64" not in head:
+        return False
+    import base64
+
+    try:
+        magic = base64.b64decode(data[:24])
+    except ValueError:
+        return True
+    actual = next((mime for sig, mime in _MAGIC if magic.startswith(sig)), None)
+    return actual is not None and head[5:].split(";")[0] != actual
+
+
 def _word_count(text: str) -> int:
     return len(text.split())
 
@@ -1146,6 +1166,7 @@ class _App:
             if req.image_urls:
                 stats.add("images", len(req.image_urls))
                 stats.count("requests_with_image", req.model)
+                stats.add("image_mime_mismatch", sum(_mime_mismatch(url) for url in req.image_urls))
                 if req.model in config.text_only:  # llama.cpp serving a text-only model
                     return _error(500, "image input is not supported - hint: if this is unexpected, you "
                                   "may need to provide the mmproj", "server_error")
