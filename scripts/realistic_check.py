@@ -122,6 +122,7 @@ def arena(tmp: Path, shared: Path) -> None:
     check("ties (both strong) + (both weak)", report["counts"]["overall_ties"]["both_strong"]
           + report["counts"]["overall_ties"]["both_weak"], ties["Tie (both strong)"] + ties["Tie (both weak)"])
     check("battles judged", report["counts"]["battles_judged"], report["counts"]["battles"])
+    check("failed calls (every reply was readable)", report["run"]["failed_calls"], 0)
     for model in ("gpt-x", "qwen-x", "llava-x", "step-x"):
         images = report["run"]["images_by_model"][model]
         check(f"{model}: calls with the picture", images["with_image"], images["calls"])
@@ -141,6 +142,10 @@ def adammeme(tmp: Path, shared: Path) -> None:
     rows = [r for r in store.records(rid, "score") + store.records(rid, "step") if r.get("comparison")]
     print(f"AdamMeme: {len(rows)} scored samples and steps, "
           f"{sum(r['answer'] == REFUSAL for r in rows)} of them target refusals")
+    check("failed calls (every reply was readable)", report["run"]["failed_calls"], 0)
+    check("Judge answers read (of the mining proposals)", sum(p["judge"] is not None and p["judge"]["ok"]
+          for r in store.records(rid, "mining") for p in r["proposals"] if p["judge"]),
+          sum(p["judge"] is not None for r in store.records(rid, "mining") for p in r["proposals"]))
     for target in ("tgt-shy", "tgt-bold"):
         mine = [r for r in rows if r["target"] == target]
         ratings = [truth_of(stats["truths"], r["comparison"])["rating"] for r in mine]

@@ -502,6 +502,8 @@ YES_NO = [
     ("> YES", True),
     ("Answer: No", False),
     ("### Yes\nExplanation", True),
+    ("The answer is yes", True),  # a person reads yes
+    ("I would say no, it overlaps with politics.", False),
 ]
 
 
@@ -510,7 +512,8 @@ def test_starts_yes_no(text: str, expected: bool) -> None:
     assert starts_yes_no(text) is expected
 
 
-@pytest.mark.parametrize("text", ["", "Maybe", "Nope", "None of the above", "Yesterday it was", "Yes/No", "The answer is yes"])
+@pytest.mark.parametrize("text", ["", "Maybe", "Nope", "None of the above", "Yesterday it was", "Yes/No",
+                                  "I think no other category covers this, so yes."])
 def test_starts_yes_no_failures(text: str) -> None:
     assert failed(starts_yes_no(text))
 

@@ -148,7 +148,7 @@ def test_arena_judgments_equal_the_servers_ground_truth(tmp_path):
     assert counts["overall_ties"] == {"plain": ties["Tie"], "both_strong": ties["Tie (both strong)"],
                                       "both_weak": ties["Tie (both weak)"]}
     assert counts["overall_ties"]["plain"] > 0  # a plain "Tie" reaches the ranking
-    assert counts["battles_judged"] == counts["battles"]
+    assert counts["battles_judged"] == counts["battles"] and report["failures"] == {}
     assert set(JUDGE_DIMENSIONS) - {"Overall Judge"} == set(report["dimensions"])
     for model in ("gpt-x", "qwen-x", "llava-x"):  # every target and judge call carried the picture
         assert stats["requests_with_image"][model] == stats["models"][model]

@@ -121,13 +121,19 @@ def _named(verdict: str) -> str:
 def verdict_block(rng, name: str, verdict: str, analysis: str) -> str:
     """One dimension's block: analysis, then its decision in one of the shapes judges use."""
     word = _named(verdict)
-    shapes = (
+    shapes = [
         f"[{name}]\n{analysis}\nVerdict: {word}",
         f"**[{name}]**: {analysis}\n**Decision:** {verdict}",
         f"[{name}] {verdict} — {analysis}",
         f"'''[{name}]\n\n{analysis}\n{verdict}\n'''",
         f"### {name}\n{analysis}\nWinner: {word}",
-    )
+        f"[{name}]: {analysis}\n→ {verdict}",
+    ]
+    if verdict in ("A", "B"):  # praise for the other answer first: the decision must still win
+        other = "Model B" if verdict == "A" else "Model A"
+        shapes += [f"[{name}]\n{other} is more detailed, but {word} is more accurate. Overall, {word} is "
+                   "better here.",
+                   f"[{name}]\n{analysis} {other} is more verbose on this point.\nJudgment: {verdict}"]
     return rng.choice(shapes)
 
 
@@ -179,3 +185,24 @@ def rating_reply(rng, n: int, first: str, refused: bool) -> tuple[str, dict[str,
     shapes = (f"{first}\nRating: [[{n}]]", f"{first}\n\n**Rating:** [[{n}]]", f"{first} Rating: {n}/10",
               f"{first}\n### Rating: {n}", f"<think>Compare with the reference.</think>\n{first}\nRating: [[{n}]]")
     return rng.choice(shapes), {"kind": "rating", "readable": True, "rating": n}
+
+
+# --------------------------------------------------------------------------------------------------
+# Other formats: same content, the headers and openings real models vary
+# --------------------------------------------------------------------------------------------------
+
+_FINAL_HEADERS = ("## Final Response:", "**Final Response:**", "### Final Response", "Final Response:")
+
+
+def restyle(rng, rule: str, text: str) -> str:
+    """Yes/No answers, ``## Final Response:`` headers and ``[USER n]:`` labels as real models write them."""
+    if rule == "yes_no":
+        word, _, rest = text.partition(". ")
+        return rng.choice((f"**{word}** — {rest}", f"Answer: {word}. {rest}",
+                           f"I would say {word.lower()}, {rest[:1].lower()}{rest[1:]}", text))
+    if rule.startswith("final_response+"):
+        return text.replace("## Final Response:", rng.choice(_FINAL_HEADERS), 1)
+    if rule == "users":
+        return rng.choice((text, re.sub(r"\[USER (\d)\]:", r"**[USER \1]:**", text),
+                           re.sub(r"\[USER (\d)\]:", r"User \1:", text)))
+    return text

@@ -1031,7 +1031,7 @@ def _realistic(ctx: _Ctx, rule: str, text: str, config: ServerConfig,
         return f"Here is the JSON you asked for:\n```json\n{text}\n```\nLet me know if you need more.", None
     if rule == "background" and rng.random() < 0.5:
         return "**" + text.replace("[Reasoning]", "\n**[Reasoning]**").replace("] ", "]**\n", 1), None
-    return text, None
+    return realistic.restyle(rng, rule, text), None
 
 
 def _answer(config: ServerConfig, req: _Parsed, key: int, index: int) -> tuple[str, str, dict[str, Any] | None]:
