@@ -17,7 +17,7 @@ from memelens.testing.server import start_server
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_demo_part_runs_every_stage_and_writes_its_report(tmp_path):
-    with start_server(latency_ms=0, seed=6) as server:
+    with start_server(latency_ms=0, seed=1) as server:
         models = tmp_path / "models.yaml"
         models.write_text(f"demo-model: {{backend: openai, model: demo-model, base_url: {server.base_url}}}\n")
         settings = Settings(store_path=tmp_path / "store.db", models_path=models, quiet=True)
