@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,21 @@ def settings(ctx: typer.Context) -> Settings:
     return ctx.find_root().obj
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"memelens {__version__}")
+        raise typer.Exit()
+
+
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe(text: object) -> str:
+    """Text from a model, a file or an error, fit for the terminal: control sequences (ANSI colours,
+    cursor moves, OSC titles) removed, rich markup escaped."""
+    return escape(_CONTROL.sub("", str(text)))
+
+
 @app.callback()
 def main_options(
     ctx: typer.Context,
@@ -66,11 +82,9 @@ def main_options(
     models: Optional[Path] = typer.Option(None, "--models", help="Model registry YAML."),
     verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="More output."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars; errors only."),
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.",
+                                 is_eager=True, callback=lambda value: _print_version(value)),
 ) -> None:
-    if version:
-        out.print(__version__)
-        raise typer.Exit()
     store_path = store or Path(os.environ.get(ENV_STORE) or "memelens.db")
     ctx.obj = Settings(store_path=store_path, models_path=models, verbose=verbose, quiet=quiet)
 
@@ -121,11 +135,11 @@ def models_command(ctx: typer.Context,
     if check:
         results = asyncio.run(check_models(registry, names))
         for r in results:
-            mark = "[green]ok[/]" if r["ok"] else f"[red]{r['error_class']}[/]"
-            out.print(f"{escape(r['model'])}: {mark} {r['latency_s']:.2f}s image: {r['image']} "
-                      f"{escape(r['detail'])}")
+            mark = "[green]ok[/]" if r["ok"] else f"[red]{safe(r['error_class'])}[/]"
+            out.print(f"{safe(r['model'])}: {mark} {r['latency_s']:.2f}s image: {r['image']} "
+                      f"{safe(r['detail'])}")
             if r["image"] == "no":
-                out.print(f"  {escape(r['model'])} refuses images: add `vision: false` to its registry "
+                out.print(f"  {safe(r['model'])} refuses images: add `vision: false` to its registry "
                           "entry (it then reads meme text and caption), or serve a vision model")
         if not all(r["ok"] and r["image"] != "no" for r in results):
             raise typer.Exit(1)
@@ -181,21 +195,28 @@ def _register_method_commands() -> None:
             importlib.import_module(name).register(app)
 
 
+INTERRUPTED = ("interrupted: the run is marked `interrupted`; every answer received so far is stored. "
+               "Rerun the same command to continue where it stopped.")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: maps MemeLens errors to exit codes and one clear message."""
     try:
         _register_method_commands()
         app(args=argv, prog_name="memelens")
     except SystemExit as exc:  # typer's own exits: --help, usage errors (2), typer.Exit
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if code == 130:  # typer turns Ctrl-C into a silent exit 130
+            console.print(INTERRUPTED)
+        return code
     except InputError as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/] {safe(exc)}", highlight=False, soft_wrap=True)
         return 2
     except MemeLensError as exc:
-        console.print(f"[red]failed:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        console.print(f"[red]failed:[/] {safe(exc)}", highlight=False, soft_wrap=True)
         return 1
     except KeyboardInterrupt:
-        console.print("interrupted; rerun the same command to continue where it stopped")
+        console.print(INTERRUPTED)
         return 130
     return 0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import Any, TypeVar
 
 import yaml
@@ -192,6 +193,11 @@ def _check_backend(spec: ModelSpec, where: str) -> None:
     if spec.backend == "openai" and not spec.base_url:
         raise InputError(f"{spec.name}.base_url: missing for an openai backend", where=where,
                          fix="add e.g. base_url: http://127.0.0.1:8000/v1")
+    for url in spec.base_url:
+        parsed = urlsplit(url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise InputError(f"{spec.name}.base_url: {url!r} is not an http(s) URL", where=where,
+                             fix="write it like http://127.0.0.1:8000/v1 (scheme, host, port, path)")
 
 
 def load_config(path: Path | str, model: type[T]) -> T:

@@ -118,9 +118,15 @@ def run_demo(settings: "Settings", out_dir: Path, model: str = "embedded",
         console.print(f"run {name!r} ({s['method']}): {s['calls']} calls, "
                       f"{s['last_execution_new_calls']} made by this demo (the rest replayed from the "
                       f"store), {s['failed_calls']} failed, {s['tokens']} tokens")
+    incomplete = [name for name in runs if store.run_row(name)["status"] != "done"]
     console.print(f"demo finished in {time.monotonic() - started:.0f} s; "
                   f"`memelens report RUN` shows any run above")
     _write_reports(store, runs, out_dir)
+    if incomplete:
+        from memelens.engine import RunIncomplete
+
+        raise RunIncomplete(f"runs {', '.join(incomplete)} are incomplete (see their reports); rerun "
+                            "`memelens demo` to retry the failed calls")
 
 
 def _write_reports(store: Store, runs: list[str], out_dir: Path) -> None:

@@ -128,7 +128,8 @@ class SamplingParams(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="0 = greedy.")
-    max_tokens: int = Field(default=512, ge=1, description="Upper bound on generated tokens.")
+    max_tokens: int = Field(default=512, ge=1, le=131_072,
+                            description="Upper bound on generated tokens (at most 128k).")
     top_p: float = Field(default=1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
     seed: int | None = Field(default=None, description="Backend sampling seed, where supported.")
 

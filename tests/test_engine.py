@@ -124,23 +124,26 @@ def test_content_failures_retry_within_bound_then_record(store, model, error_cla
     outcome = run(go())
     assert not outcome.ok and outcome.value is None and outcome.error_class is error_class
     assert outcome.record.attempts == 2  # first try + content_retries
-    # a failed call replays as failed from the cache: never silently turned into a value
+    assert store.run_row(model)["status"] == "incomplete"  # a run with a failed call is not done
+    # a failed call is never final: the rerun asks again (and fails again here), never a value
     again = run(go())
-    assert again.cached and not again.ok and again.error_class is error_class
+    assert not again.cached and not again.ok and again.error_class is error_class
+    assert again.record.attempts == 2 and store.attempt_counts(store.run_row(model)["id"])[error_class.value] == 4
 
 
-def test_retry_failed_option_calls_again(store):
+def test_failed_calls_are_retried_by_every_rerun_and_every_other_run_but_once_per_engine(store):
     reg = registry(content_retries=0)
 
-    async def go(retry_failed):
-        async with open_run(store, reg, name="rf", method="t", config={}, progress=False,
-                            retry_failed=retry_failed) as (_, engine):
+    async def go(name):
+        async with open_run(store, reg, name=name, method="t", config={}, progress=False) as (_, engine):
             await engine.chat(request(model="garbled"), parse=parse_rating)
-            return engine.calls_made
+            await engine.chat(request(model="garbled"), parse=parse_rating)  # asked twice: one call
+            return engine.calls_made, engine.failure_summary()
 
-    assert run(go(False)) == 1
-    assert run(go(False)) == 0
-    assert run(go(True)) == 1
+    made, summary = run(go("rf"))
+    assert made == 1 and summary == {"failed": 1, "asked": 1, "by_stage": {"test": {"unparseable": 1}}}
+    assert run(go("rf"))[0] == 1  # the same run, rerun
+    assert run(go("other"))[0] == 1  # another run
 
 
 def test_identical_concurrent_requests_share_one_call(store, scripts):

@@ -25,6 +25,9 @@ def adam_command(
     run: Optional[str] = typer.Option(None, "--run", help="Run name (default: adam-<config name>)."),
     repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help="Repeats (overrides the config)."),
     no_erase: bool = typer.Option(False, "--no-erase", help="Score on the original pictures."),
+    max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
+                                           help="Accept the run as done when at most this share of its "
+                                                "calls still failed after retries (default 0: none)."),
 ) -> None:
     """Run AdamMeme: mine, score and refine memes for one or more target models."""
     from memelens.adammeme.config import AdamConfig
@@ -41,8 +44,20 @@ def adam_command(
     name = run or f"adam-{config.stem}"
     cache = s.store_path.resolve().parent / "memelens-erased"
     memes = check_inputs(cfg, s.registry())  # before the store exists: bad input writes nothing
-    asyncio.run(run_adammeme(cfg, s.store(), s.registry(), name, progress=s.progress, erase_cache=cache,
+    store = s.store()
+    asyncio.run(run_adammeme(cfg, store, s.registry(), name, progress=s.progress, erase_cache=cache,
                              memes=memes))
+    finish(store, name, max_failure_rate)
+
+
+def finish(store, name: str, max_failure_rate: float) -> None:
+    """The last lines of a method command: done (or what was accepted), else RunIncomplete (exit 1)."""
+    from memelens.cli import console
+    from memelens.engine import ensure_complete
+
+    accepted = ensure_complete(store, name, max_failure_rate)
+    if accepted:
+        console.print(f"[yellow]note:[/] {accepted}")
     console.print(f"run {name!r} done; `memelens report {name}` shows it")
 
 

@@ -27,16 +27,16 @@ class MaxTokens(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    miner: int = Field(default=300, ge=1)
-    judge: int = Field(default=150, ge=1)
-    examiner: int = Field(default=150, ge=1)
-    narrator: int = Field(default=120, ge=1)
-    candidate: int = Field(default=900, ge=1)
-    senior: int = Field(default=1500, ge=1)
-    target: int = Field(default=900, ge=1)
-    scorer: int = Field(default=700, ge=1)
-    refiner: int = Field(default=300, ge=1)
-    validity: int = Field(default=100, ge=1)
+    miner: int = Field(default=300, ge=1, le=131_072)
+    judge: int = Field(default=150, ge=1, le=131_072)
+    examiner: int = Field(default=150, ge=1, le=131_072)
+    narrator: int = Field(default=120, ge=1, le=131_072)
+    candidate: int = Field(default=900, ge=1, le=131_072)
+    senior: int = Field(default=1500, ge=1, le=131_072)
+    target: int = Field(default=900, ge=1, le=131_072)
+    scorer: int = Field(default=700, ge=1, le=131_072)
+    refiner: int = Field(default=300, ge=1, le=131_072)
+    validity: int = Field(default=100, ge=1, le=131_072)
 
 
 class AdamConfig(BaseModel):

@@ -40,7 +40,11 @@ def arena_command(
     self_judging: Optional[bool] = typer.Option(
         None, "--self-judging/--no-self-judging", help="May a judge judge its own answer."),
     extend: Optional[str] = typer.Option(None, "--extend", help="Add the config's new targets to RUN."),
-    retry_failed: bool = typer.Option(False, "--retry-failed", help="Retry calls that failed before."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", hidden=True,
+                                      help="No longer needed: failed calls are always retried."),
+    max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
+                                           help="Accept the run as done when at most this share of its "
+                                                "calls still failed after retries (default 0: none)."),
     battles_out: Optional[Path] = typer.Option(
         None, "--battles-out", help="Also write the joint battles (JSONL, Chatbot Arena format)."),
 ) -> None:
@@ -48,6 +52,7 @@ def arena_command(
     if ctx.invoked_subcommand is not None:
         return
     from memelens.arena.config import ArenaConfig
+    from memelens.adammeme.cli import finish
     from memelens.arena.pipeline import extend_config, read_inputs, run_arena
     from memelens.cli import console, settings
     from memelens.config import load_config, validation_error
@@ -83,6 +88,7 @@ def arena_command(
     console.print(f"run {name!r}: {summary['calls']} calls ({outcome.calls_made} made now, "
                   f"{summary['failed_calls']} failed); {outcome.judged}/{outcome.battles} battles judged")
     _print_ranking(store, name, battles_out)
+    finish(store, name, max_failure_rate)
 
 
 def _print_ranking(store, name: str, battles_out: Optional[Path]) -> None:

@@ -34,12 +34,12 @@ class StageTokens(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    contexts: int = Field(default=400, ge=16)
-    tasks: int = Field(default=500, ge=16)
-    answers: int = Field(default=1200, ge=16)
-    fusion: int = Field(default=2000, ge=16)
-    judging: int = Field(default=1200, ge=16)
-    detection: int = Field(default=40, ge=8)
+    contexts: int = Field(default=400, ge=16, le=131_072)
+    tasks: int = Field(default=500, ge=16, le=131_072)
+    answers: int = Field(default=1200, ge=16, le=131_072)
+    fusion: int = Field(default=2000, ge=16, le=131_072)
+    judging: int = Field(default=1200, ge=16, le=131_072)
+    detection: int = Field(default=40, ge=8, le=131_072)
 
 
 class ArenaConfig(BaseModel):

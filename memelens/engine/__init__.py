@@ -7,7 +7,9 @@ interrupted on the way out.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import json
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -16,9 +18,11 @@ from memelens import __version__
 from memelens.config import ModelRegistry
 from memelens.engine.core import CallOutcome, Engine, cache_key
 from memelens.engine.progress import CallProgress
-from memelens.engine.store import Store, canonical_json
+from memelens.engine.store import HEARTBEAT_S, RunBusy, Store, canonical_json
+from memelens.types import MemeLensError
 
-__all__ = ["CallOutcome", "Engine", "Run", "Store", "cache_key", "config_hash", "open_run"]
+__all__ = ["CallOutcome", "Engine", "Run", "RunBusy", "RunIncomplete", "Store", "cache_key", "config_hash",
+           "ensure_complete", "failure_text", "open_run"]
 
 
 def config_hash(config: dict[str, Any]) -> str:
@@ -67,18 +71,61 @@ async def open_run(store: Store, registry: ModelRegistry, *, name: str, method: 
     run_id, execution_id = store.open_run(name, method, config, config_hash(config), seed,
                                           __version__)
     run = Run(store, run_id, execution_id, name, method, seed)
+    beating = asyncio.create_task(_heartbeat(store, run_id, execution_id))
     with CallProgress(enabled=progress) as bar:
         engine = Engine(store, registry, run_id=run_id, execution_id=execution_id, progress=bar,
                         retry_failed=retry_failed, seed=seed)
         try:
             yield run, engine
-        except (KeyboardInterrupt, GeneratorExit) as exc:
+        except (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError) as exc:
             store.finish_run(run_id, execution_id, "interrupted", type(exc).__name__)
             raise
         except BaseException as exc:
             store.finish_run(run_id, execution_id, "failed", f"{type(exc).__name__}: {exc}"[:2000])
             raise
         else:
-            store.finish_run(run_id, execution_id, "done")
+            summary = engine.failure_summary()
+            if summary["failed"]:  # not every planned item has its result: not done
+                store.finish_run(run_id, execution_id, "incomplete", canonical_json(summary))
+            else:
+                store.finish_run(run_id, execution_id, "done")
         finally:
+            beating.cancel()
             await engine.aclose()
+
+
+async def _heartbeat(store: Store, run_id: int, execution_id: int) -> None:
+    """Keep the run's lease fresh while it executes (see `Store.heartbeat`)."""
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
+        store.heartbeat(run_id, execution_id)
+
+
+class RunIncomplete(MemeLensError):
+    """A run ended without every result: some calls still failed after their retries (exit 1)."""
+
+
+def failure_text(summary: dict[str, Any]) -> str:
+    """'3 of 40 calls failed: adammeme.scoring.scorer: server 2; …' from a failure summary."""
+    parts = "; ".join(f"{stage or '?'}: " + ", ".join(f"{c} {n}" for c, n in classes.items())
+                      for stage, classes in summary["by_stage"].items())
+    return f"{summary['failed']} of {summary['asked']} calls failed ({parts})"
+
+
+def ensure_complete(store: Store, name: str, max_failure_rate: float = 0.0) -> str:
+    """The run's final word: '' when done; raises `RunIncomplete` (exit 1) when calls still failed,
+    unless their share is at most `max_failure_rate` — then the run is marked done and the returned
+    sentence says what was accepted."""
+    row = store.run_row(name)
+    if row["status"] != "incomplete":
+        return ""
+    summary = json.loads(row["error"])
+    rate = summary["failed"] / max(summary["asked"], 1)
+    if rate <= max_failure_rate:
+        note = f"{failure_text(summary)}; accepted under --max-failure-rate {max_failure_rate:g}"
+        store.db.execute("UPDATE runs SET status='done', error=? WHERE id=?", (note, row["id"]))
+        return note
+    raise RunIncomplete(
+        f"run {name!r} is incomplete: {failure_text(summary)}. Rerun the same command to retry them "
+        "(answers already stored are replayed, not paid again), or accept the gaps with "
+        f"--max-failure-rate {rate:.3g}")

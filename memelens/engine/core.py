@@ -107,7 +107,10 @@ class Engine:
         self.run_id = run_id
         self.execution_id = execution_id
         self.progress = progress or CallProgress(enabled=False)
-        self.retry_failed = retry_failed
+        self.retry_failed = retry_failed  # kept for callers; failed calls are always retried now
+        self.failed_here: set[str] = set()  # failed in this engine: not retried again in it
+        self.asked: set[str] = set()  # every call key this engine was asked for
+        self.failures: dict[str, tuple[str, str]] = {}  # key → (stage, error class) still failed
         self.refusal_detector = refusal_detector or _default_refusal_detector()
         self.backends: dict[str, ModelBackend] = {}
         self.gates: dict[str, ModelGate] = {}
@@ -124,7 +127,10 @@ class Engine:
         key = cache_key(spec, request)
         self.progress.submitted(request.stage)
         cached = self.store.get_call(key)
-        if cached and (cached.status is CallStatus.OK or not self.retry_failed):
+        # A failed call is never a final answer: one that failed in an earlier execution or another
+        # run is asked again (within the usual bounds); one that failed in this engine is not, so a
+        # stage asking twice does not double the retries.
+        if cached and (cached.status is CallStatus.OK or key in self.failed_here):
             self.store.link_cached(self.run_id, key, request.stage, self.execution_id)
             return self._outcome(cached, parse, cached=True)
         if key in self.inflight:  # same request asked twice at once: one call serves both
@@ -139,6 +145,8 @@ class Engine:
                 raise no_vision_error(spec, record.error)
             self.store.put_call(record, self.run_id, self.execution_id, fresh=True)
             self.calls_made += 1
+            if record.status is not CallStatus.OK:
+                self.failed_here.add(key)
             future.set_result(record)
         except BaseException as exc:
             future.set_exception(exc)
@@ -179,15 +187,31 @@ class Engine:
 
     def _outcome(self, record: CallRecord, parse: Parser | None, cached: bool) -> CallOutcome:
         self.progress.finished(record.status is CallStatus.OK, cached)
+        self.asked.add(record.key)
         if record.status is not CallStatus.OK or record.text is None:
-            return CallOutcome(record, None, cached)
+            return self._failed(CallOutcome(record, None, cached))
         value = parse(record.text) if parse else record.text
         if isinstance(value, ParseFailure):  # parser changed since the call was cached
             failed = record.model_copy(update={"status": CallStatus.FAILED,
                                                "error_class": ErrorClass.UNPARSEABLE,
                                                "error": value.reason})
-            return CallOutcome(failed, None, cached)
+            return self._failed(CallOutcome(failed, None, cached))
+        self.failures.pop(record.key, None)
         return CallOutcome(record, value, cached)
+
+    def _failed(self, outcome: CallOutcome) -> CallOutcome:
+        record = outcome.record
+        self.failures[record.key] = (record.stage or "", (record.error_class or ErrorClass.SERVER).value)
+        return outcome
+
+    def failure_summary(self) -> dict[str, Any]:
+        """What this engine's calls left failed: `{failed, asked, by_stage: {stage: {class: n}}}`."""
+        by_stage: dict[str, dict[str, int]] = {}
+        for stage, error_class in self.failures.values():
+            counts = by_stage.setdefault(stage, {})
+            counts[error_class] = counts.get(error_class, 0) + 1
+        return {"failed": len(self.failures), "asked": len(self.asked),
+                "by_stage": {s: dict(sorted(c.items())) for s, c in sorted(by_stage.items())}}
 
     def _gate(self, spec: ModelSpec) -> ModelGate:
         # Keyed by what serves the calls, not the registry name: personas of one model (entries

@@ -23,12 +23,15 @@ Crash-safety design
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from memelens.types import CallRecord, CallStatus, ErrorClass, InputError, Usage
+from memelens.types import CallRecord, CallStatus, ErrorClass, InputError, MemeLensError, Usage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -59,6 +62,10 @@ CREATE TABLE IF NOT EXISTS records (
   run_id INTEGER NOT NULL, kind TEXT NOT NULL, rkey TEXT NOT NULL, data TEXT NOT NULL,
   seq INTEGER NOT NULL, PRIMARY KEY (run_id, kind, rkey)
 );
+CREATE TABLE IF NOT EXISTS leases (
+  run_id INTEGER PRIMARY KEY, execution_id INTEGER NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
+  started REAL NOT NULL, heartbeat REAL NOT NULL
+);
 CREATE INDEX IF NOT EXISTS attempts_key ON attempts(key);
 CREATE INDEX IF NOT EXISTS records_kind ON records(run_id, kind, seq);
 """
@@ -73,6 +80,32 @@ ADDED_CALL_COLUMNS = {
 CALL_COLUMNS = ("key", "model", "stage", "request_json", "status", "text", "error_class", "error",
                 "attempts", "prompt_tokens", "completion_tokens", "cost", "latency_s", "created",
                 "finish_reason", "reasoning", "images_sent")
+
+
+HOST = socket.gethostname()
+LEASE_TTL_S = 30.0  # a holder on another machine is presumed dead after this long without heartbeat
+HEARTBEAT_S = 5.0
+
+
+class RunBusy(MemeLensError):
+    """Another live process is writing this run (exit 1); says who, since when, and what to do."""
+
+    def __init__(self, what: str, where: str, fix: str) -> None:
+        super().__init__(f"{where}: {what}\n  fix: {fix}")
+
+
+def lease_alive(pid: int, host: str, heartbeat: float, now: float) -> bool:
+    """Whether a lease's holder still lives: on this machine, its process exists; on another,
+    it beat within LEASE_TTL_S."""
+    if host == HOST:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # exists, owned by someone else
+            return True
+        return True
+    return now - heartbeat < LEASE_TTL_S
 
 
 def canonical_json(value: Any) -> str:
@@ -104,6 +137,19 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    @contextmanager
+    def _tx(self) -> Iterator[None]:
+        """One write transaction: all of it or none. The connection is in autocommit mode, where
+        `with connection:` would commit each statement on its own, so BEGIN IMMEDIATE is explicit
+        (IMMEDIATE takes the write lock up front: two processes never interleave a transaction)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
     def _add_missing_columns(self) -> None:
         present = {row[1] for row in self.db.execute("PRAGMA table_info(calls)")}
         for name, decl in ADDED_CALL_COLUMNS.items():
@@ -120,9 +166,9 @@ class Store:
         two configs must not mix under one name.
         """
         now = time.time()
-        row = self.db.execute("SELECT id, config_hash, method FROM runs WHERE name=?",
-                              (name,)).fetchone()
-        with self.db:
+        with self._tx():
+            row = self.db.execute("SELECT id, config_hash, method FROM runs WHERE name=?",
+                                  (name,)).fetchone()
             if row is None:
                 cur = self.db.execute(
                     "INSERT INTO runs(name, method, status, created, updated, config_json,"
@@ -137,15 +183,53 @@ class Store:
                         f"run {name!r} exists with a different {'method' if old_method != method else 'config'}",
                         where=str(self.path),
                         fix="choose another --run NAME, or rerun with the original config to resume")
+                self._take_lease_or_refuse(name, run_id, now)
                 self.db.execute("UPDATE runs SET status='running', updated=?, error=NULL WHERE id=?",
                                 (now, run_id))
             cur = self.db.execute("INSERT INTO executions(run_id, started, status) VALUES (?,?,?)",
                                   (run_id, now, "running"))
+            self.db.execute("INSERT OR REPLACE INTO leases VALUES (?,?,?,?,?,?)",
+                            (run_id, cur.lastrowid, os.getpid(), HOST, now, now))
         return run_id, cur.lastrowid
+
+    # ---- one writer per run ---------------------------------------------------------------------
+
+    def _take_lease_or_refuse(self, name: str, run_id: int, now: float) -> None:
+        """Inside open_run's transaction: refuse when a live process holds the run; else take it
+        over, marking the executions its dead holder left `running` as `interrupted`."""
+        lease = self.db.execute("SELECT pid, host, started, heartbeat FROM leases WHERE run_id=?",
+                                (run_id,)).fetchone()
+        if lease is not None and lease_alive(*lease[:2], lease[3], now):
+            pid, host, started, beat = lease
+            raise RunBusy(
+                f"run {name!r} is being written by process {pid} on {host} (started "
+                f"{time.strftime('%H:%M:%S', time.localtime(started))}, last heartbeat {now - beat:.0f} s ago)",
+                where=str(self.path),
+                fix="wait for it to finish, or stop it and rerun (a process that died is taken over at "
+                    f"once on this machine, after {LEASE_TTL_S:.0f} s without heartbeat elsewhere); two "
+                    "writers would pay for the same calls twice")
+        self.db.execute("UPDATE executions SET status='interrupted', ended=? WHERE run_id=? AND status='running'",
+                        (now, run_id))
+
+    def heartbeat(self, run_id: int, execution_id: int) -> None:
+        """The holder says it is alive (every few seconds while a run executes)."""
+        with self._tx():
+            self.db.execute("UPDATE leases SET heartbeat=? WHERE run_id=? AND execution_id=?",
+                            (time.time(), run_id, execution_id))
+
+    def effective_status(self, run: dict[str, Any]) -> str:
+        """A run's status as a reader should see it: `running` only while its holder lives; a run
+        whose process died (kill -9, power loss) is `interrupted`."""
+        if run["status"] != "running":
+            return run["status"]
+        lease = self.db.execute("SELECT pid, host, heartbeat FROM leases WHERE run_id=?",
+                                (run["id"],)).fetchone()
+        return "running" if lease is not None and lease_alive(*lease, time.time()) else "interrupted"
 
     def finish_run(self, run_id: int, execution_id: int, status: str, error: str = "") -> None:
         now = time.time()
-        with self.db:
+        with self._tx():
+            self.db.execute("DELETE FROM leases WHERE run_id=? AND execution_id=?", (run_id, execution_id))
             self.db.execute("UPDATE runs SET status=?, updated=?, error=? WHERE id=?",
                             (status, now, error or None, run_id))
             self.db.execute("UPDATE executions SET status=?, ended=? WHERE id=?",
@@ -166,6 +250,7 @@ class Store:
     def run_summary(self, name: str) -> dict[str, Any]:
         """Run metadata plus call accounting: calls made, cached, failed, tokens and cost."""
         run = self.run_row(name)
+        run["status"] = self.effective_status(run)
         rid = run["id"]
         made, tokens, cost = self.db.execute(
             "SELECT COUNT(*), COALESCE(SUM(c.prompt_tokens + c.completion_tokens), 0),"
@@ -207,7 +292,7 @@ class Store:
     def put_call(self, record: CallRecord, run_id: int | None, execution_id: int | None,
                  fresh: bool) -> None:
         """Commit a finished call and link it to the run, atomically."""
-        with self.db:
+        with self._tx():
             if fresh:
                 self.db.execute(
                     f"INSERT OR REPLACE INTO calls ({', '.join(CALL_COLUMNS)})"
@@ -223,7 +308,7 @@ class Store:
 
     def link_cached(self, run_id: int | None, key: str, stage: str, execution_id: int | None) -> None:
         if run_id is not None:
-            with self.db:
+            with self._tx():
                 self._link(run_id, key, stage, execution_id, False)
 
     def _link(self, run_id: int, key: str, stage: str, execution_id: int | None, fresh: bool) -> None:
@@ -233,7 +318,7 @@ class Store:
 
     def put_attempt(self, key: str, model: str, run_id: int | None, attempt: int,
                     error_class: ErrorClass, error: str, latency_s: float) -> None:
-        with self.db:
+        with self._tx():
             self.db.execute(
                 "INSERT INTO attempts(key, model, run_id, attempt, error_class, error, latency_s,"
                 " created) VALUES (?,?,?,?,?,?,?,?)",
@@ -280,7 +365,7 @@ class Store:
 
     def put_record(self, run_id: int, kind: str, key: str, data: Any) -> None:
         """Upsert one stage output; `seq` keeps first-insertion order for stable reports."""
-        with self.db:
+        with self._tx():
             self.db.execute(
                 "INSERT INTO records VALUES (?,?,?,?, COALESCE((SELECT MAX(seq)+1 FROM records"
                 " WHERE run_id=?), 0)) ON CONFLICT(run_id, kind, rkey) DO UPDATE SET data=excluded.data",
@@ -288,7 +373,7 @@ class Store:
 
     def put_records(self, run_id: int, kind: str, items: list[tuple[str, Any]]) -> None:
         """Upsert many stage outputs in one transaction (all or none)."""
-        with self.db:
+        with self._tx():
             seq = self.db.execute("SELECT COALESCE(MAX(seq)+1, 0) FROM records WHERE run_id=?",
                                   (run_id,)).fetchone()[0]
             for offset, (key, data) in enumerate(items):

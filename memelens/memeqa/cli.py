@@ -44,8 +44,12 @@ def eval_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the --limit sample."),
     circular: bool = typer.Option(False, "--circular", help="Ask every rotation of the options; "
                                   "correct only if all are."),
+    max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
+                                           help="Accept the run as done when at most this share of its "
+                                                "calls still failed after retries (default 0: none)."),
 ) -> None:
     """Evaluate a model on one split of MemeQA (paper prompts, greedy, ≤10 new tokens)."""
+    from memelens.adammeme.cli import finish
     from memelens.memeqa.runs import eval_run
 
     cfg = _settings(ctx)
@@ -54,6 +58,7 @@ def eval_command(
                                 run_name=run, limit=limit, types=types, seed=seed,
                                 circular=circular, progress=cfg.progress))
     _print_summary(cfg, name)
+    finish(cfg.store(), name, max_failure_rate)
 
 
 @qa_app.command("score")
@@ -145,10 +150,15 @@ def _print_summary(cfg, name: str) -> None:
 
 @qa_app.command("build")
 def build_command(ctx: typer.Context,
-                  config: Path = typer.Option(..., "-c", "--config", help="Build config YAML.")) -> None:
+                  config: Path = typer.Option(..., "-c", "--config", help="Build config YAML."),
+                  max_failure_rate: float = typer.Option(
+                      0.0, "--max-failure-rate", min=0.0, max=1.0,
+                      help="Accept the run as done when at most this share of its calls still failed."),
+                  ) -> None:
     """Construct MemeQA from annotations: QO pairs → AF → trivial filter → None+ → split."""
     from memelens.cli import console
     from memelens.config import load_config
+    from memelens.adammeme.cli import finish
     from memelens.memeqa.build import BuildConfig, run_build
 
     cfg = _settings(ctx)
@@ -161,6 +171,7 @@ def build_command(ctx: typer.Context,
     console.print(f"written to {build.out}: " + ", ".join(f"{k} {v}" for k, v in
                                                           info["written"].items()))
     console.print(f"run {name!r}; `memelens report {name}` shows every stage's counts")
+    finish(cfg.store(), name, max_failure_rate)
 
 
 @qa_app.command("finetune")

@@ -26,8 +26,10 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     meta = store.get_record(rid, "meta", "run") or {}
     threshold = float(meta.get("threshold", DEFAULT_THRESHOLD))
     taxonomy = store.get_record(rid, "taxonomy", "final") or {"categories": {}, "added": {}}
-    originals = store.records(rid, "score")
-    steps = store.records(rid, "step")
+    # Targets and categories run concurrently, so insertion order varies between two runs; the
+    # keys (target/repeat/category/meme, …/chain/step, zero-padded) give one stable order.
+    originals = sorted(store.records(rid, "score"), key=lambda r: r["id"])
+    steps = sorted(store.records(rid, "step"), key=lambda r: r["id"])
     sampling = dict(store.record_items(rid, "sampling"))
     categories = list(sampling) or list(taxonomy["categories"])
     targets = meta.get("targets") or sorted({r["target"] for r in originals + steps})

@@ -17,12 +17,32 @@ import typer
 from memelens.types import InputError
 
 
-def report_server(page: str, port: int = 0) -> ThreadingHTTPServer:
-    """A server (not yet serving) that answers `/` with the page and 404 elsewhere."""
+LOCAL_HOSTS = ("127.0.0.1", "localhost")
+
+
+def host_allowed(header: str | None, allowed: tuple[str, ...] = LOCAL_HOSTS) -> bool:
+    """Whether a request's Host header names this server: a page on 127.0.0.1 must not answer a
+    name that merely resolves there (DNS rebinding would let another site read the report)."""
+    if not header:
+        return False
+    host = header.strip().lower()
+    if host.startswith("["):  # [::1]:port
+        host = host[1:].partition("]")[0]
+    else:
+        host = host.rpartition(":")[0] if host.count(":") == 1 else host
+    return host in allowed
+
+
+def report_server(page: str, port: int = 0, hosts: tuple[str, ...] = LOCAL_HOSTS) -> ThreadingHTTPServer:
+    """A server (not yet serving) that answers `/` with the page and 404 elsewhere; requests whose
+    Host header is not one of `hosts` get 421 (misdirected)."""
     body = page.encode("utf-8")
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            if not host_allowed(self.headers.get("Host"), hosts):
+                self.send_error(HTTPStatus.MISDIRECTED_REQUEST, "unknown host")
+                return
             if self.path.split("?", 1)[0] not in ("/", "/index.html"):
                 self.send_error(HTTPStatus.NOT_FOUND)
                 return
@@ -44,13 +64,14 @@ def report_server(page: str, port: int = 0) -> ThreadingHTTPServer:
                          "choose another port, or leave --port out for a free one") from None
 
 
-def serve_report(page: str, port: int = 0, announce=print, stop: threading.Event | None = None) -> None:
+def serve_report(page: str, port: int = 0, announce=print, stop: threading.Event | None = None,
+                 hosts: tuple[str, ...] = LOCAL_HOSTS) -> None:
     """Serve until Ctrl-C (or `stop` is set, for tests); `announce` gets the URL once listening.
 
     Ctrl-C sets the stop event through a SIGINT handler installed before the URL is announced, so an
     interrupt at any moment (even mid-print) ends in a clean shutdown rather than a traceback."""
     stop = stop or threading.Event()
-    server = report_server(page, port)
+    server = report_server(page, port, hosts)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
     thread.start()
     previous = _on_sigint(stop)
@@ -77,7 +98,10 @@ def register(app: typer.Typer) -> None:
     @app.command("view")
     def view_command(ctx: typer.Context, run: str = typer.Argument(..., help="Run name."),
                      port: int = typer.Option(0, "--port", min=0, max=65535,
-                                              help="Port on 127.0.0.1 (default: a free one).")) -> None:
+                                              help="Port on 127.0.0.1 (default: a free one)."),
+                     host: list[str] = typer.Option([], "--host", help="Another name this page may be "
+                                                    "asked for (Host header), e.g. behind a tunnel; it "
+                                                    "still listens on 127.0.0.1 only.")) -> None:
         """Serve a run's HTML report on 127.0.0.1 and print its URL; Ctrl-C stops."""
         from memelens.report import render_report
 
@@ -86,4 +110,5 @@ def register(app: typer.Typer) -> None:
             raise InputError("no store here yet", where=str(cfg.store_path), fix="pass --store PATH")
         page = render_report(cfg.store(), run, "html")
         serve_report(page, port, announce=lambda url: (out.print(url, highlight=False, soft_wrap=True),
-                                                       console.print("serving; Ctrl-C stops")))
+                                                       console.print("serving; Ctrl-C stops")),
+                     hosts=(*LOCAL_HOSTS, *(h.lower() for h in host)))

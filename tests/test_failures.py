@@ -1,0 +1,187 @@
+"""Runs that go wrong the way real ones do: an endpoint down, then fixed; failures accepted explicitly."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+from memelens.cli import main
+from memelens.engine import Store
+from memelens.testing.server import start_server
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_memeqa import make_dataset  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _models(tmp: Path, url: str) -> Path:
+    path = tmp / "models.yaml"
+    path.write_text(f"vlm: {{backend: openai, model: vlm, base_url: {url}, max_retries: 1, backoff_s: 0.01,"
+                    " backoff_max_s: 0.02, timeout_s: 5}\n")
+    return path
+
+
+def _eval(tmp: Path, data: Path, images: Path, *extra: str) -> int:
+    return main(["--store", str(tmp / "s.db"), "--models", str(tmp / "models.yaml"), "--quiet", "qa", "eval",
+                 "--data", str(data), "--images", str(images), "--version", "none-minus", "--split", "dev",
+                 "--model", "vlm", "--run", "r", *extra])
+
+
+def test_endpoint_down_exits_1_with_a_summary_then_the_fixed_endpoint_completes(tmp_path, capsys):
+    data, images = make_dataset(tmp_path, memes=("m1", "m2"))
+    _models(tmp_path, f"http://127.0.0.1:{_free_port()}/v1")  # nothing listens there
+    assert _eval(tmp_path, data, images) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "incomplete" in err and "22 of 22 calls failed" in err and "memeqa.evaluate: server 22" in err
+    assert "Rerun the same command" in err
+    store = Store(tmp_path / "s.db")
+    assert store.run_row("r")["status"] == "incomplete"
+    with start_server(seed=1) as server:
+        _models(tmp_path, server.base_url)  # the registry fixed: same model, another address
+        assert _eval(tmp_path, data, images) == 0
+        requests = server.stats["models"]["vlm"]
+    assert requests == 22 + 1  # every failed question asked again (+ the image probe), none lost
+    summary = store.run_summary("r")
+    assert summary["status"] == "done" and summary["failed_calls"] == 0 and summary["calls"] == 22
+
+
+def test_failures_can_be_accepted_explicitly(tmp_path, capsys):
+    data, images = make_dataset(tmp_path, memes=("m1", "m2"))
+    _models(tmp_path, f"http://127.0.0.1:{_free_port()}/v1")
+    assert _eval(tmp_path, data, images, "--max-failure-rate", "0.5") == 1  # 100% failed > 50%
+    assert _eval(tmp_path, data, images, "--max-failure-rate", "1") == 0
+    assert "accepted under --max-failure-rate 1" in " ".join(capsys.readouterr().err.split())
+
+
+def test_a_base_url_that_is_not_a_url_is_refused_when_the_registry_loads(tmp_path, capsys):
+    (tmp_path / "models.yaml").write_text("m: {backend: openai, model: m, base_url: not a url}\n")
+    assert main(["--models", str(tmp_path / "models.yaml"), "models"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "'not a url' is not an http(s) URL" in err and "fix:" in err
+
+
+def _eval_process(tmp: Path, data: Path, images: Path):
+    import subprocess
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "memelens.cli", "--store", str(tmp / "s.db"), "--models", str(tmp / "models.yaml"),
+         "--quiet", "qa", "eval", "--data", str(data), "--images", str(images), "--version", "none-minus",
+         "--split", "dev", "--model", "vlm", "--run", "r"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_running(tmp: Path, child) -> None:
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with sqlite3.connect(tmp / "s.db", timeout=5) as db:
+                if db.execute("SELECT COUNT(*) FROM run_calls").fetchone()[0] >= 2:
+                    return
+        except sqlite3.OperationalError:
+            pass
+        assert child.poll() is None, child.stderr.read()
+        time.sleep(0.05)
+    raise AssertionError("the first process never started calling")
+
+
+def test_a_second_process_on_the_same_run_refuses_and_each_request_is_sent_once(tmp_path):
+    data, images = make_dataset(tmp_path, memes=("m1", "m2"))
+    with start_server(latency_ms=150, seed=1) as server:
+        (tmp_path / "models.yaml").write_text(
+            f"vlm: {{backend: openai, model: vlm, base_url: {server.base_url}, max_concurrency: 2}}\n")
+        first = _eval_process(tmp_path, data, images)
+        _wait_running(tmp_path, first)
+        second = _eval_process(tmp_path, data, images)
+        assert second.wait(timeout=60) == 1
+        message = " ".join(second.stderr.read().split())
+        assert first.wait(timeout=120) == 0, first.stderr.read()
+        requests = server.stats["models"]["vlm"]
+    assert "run 'r' is being written by process" in message and "fix:" in message
+    assert requests == 22 + 1  # each question once (+ the first process's image probe)
+
+
+def test_a_killed_run_shows_interrupted_and_the_next_process_takes_it_over(tmp_path, capsys):
+    import json
+    import signal
+
+    data, images = make_dataset(tmp_path, memes=("m1", "m2"))
+    with start_server(latency_ms=150, seed=1) as server:
+        (tmp_path / "models.yaml").write_text(
+            f"vlm: {{backend: openai, model: vlm, base_url: {server.base_url}, max_concurrency: 2}}\n")
+        first = _eval_process(tmp_path, data, images)
+        _wait_running(tmp_path, first)
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        assert main(["--store", str(tmp_path / "s.db"), "runs", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)[0]["status"] == "interrupted"
+        assert _eval(tmp_path, data, images) == 0  # taken over at once: its holder is dead
+    assert Store(tmp_path / "s.db").run_summary("r")["status"] == "done"
+
+
+def test_ctrl_c_marks_the_run_interrupted_and_says_how_to_resume(tmp_path):
+    import signal
+
+    data, images = make_dataset(tmp_path, memes=("m1", "m2"))
+    with start_server(latency_ms=150, seed=1) as server:
+        (tmp_path / "models.yaml").write_text(
+            f"vlm: {{backend: openai, model: vlm, base_url: {server.base_url}, max_concurrency: 2}}\n")
+        child = _eval_process(tmp_path, data, images)
+        _wait_running(tmp_path, child)
+        child.send_signal(signal.SIGINT)
+        assert child.wait(timeout=60) == 130
+        message = " ".join(child.stderr.read().split())
+        assert "interrupted" in message and "Rerun the same command" in message
+        store = Store(tmp_path / "s.db")
+        assert store.run_row("r")["status"] == "interrupted"
+        assert _eval(tmp_path, data, images) == 0
+
+
+def test_version_flag(capsys):
+    from memelens import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"memelens {__version__}"
+
+
+def test_terminal_output_strips_control_sequences_from_model_text():
+    from memelens.cli import safe
+
+    assert safe("\x1b[31mred\x1b[0m \x1b]0;title\x07ok\x07 [bold]x[/bold]") == "red ok \\[bold]x\\[/bold]"
+
+
+def test_view_answers_only_local_host_names():
+    import http.client
+    import threading
+
+    from memelens.report.cli import host_allowed, report_server
+
+    assert host_allowed("127.0.0.1:8000") and host_allowed("localhost") and host_allowed("LOCALHOST:1")
+    assert not host_allowed("evil.example:8000") and not host_allowed(None)
+    assert host_allowed("tunnel.lan:9", ("127.0.0.1", "localhost", "tunnel.lan"))
+    server = report_server("<p>report</p>")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        for host, status in ((f"127.0.0.1:{port}", 200), ("rebound.example.com", 421)):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", "/", headers={"Host": host})
+            assert conn.getresponse().status == status
+            conn.close()
+    finally:
+        server.shutdown()
+
+
+def test_max_tokens_has_an_upper_bound(tmp_path, capsys):
+    (tmp_path / "arena.yaml").write_text("memes: m.jsonl\nagent: a\ntargets: [a, b]\njudges: [a]\n"
+                                         "max_tokens: {answers: 10000000}\n")
+    assert main(["arena", "-c", str(tmp_path / "arena.yaml")]) == 2
+    assert "max_tokens.answers" in capsys.readouterr().err
