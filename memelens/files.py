@@ -6,6 +6,8 @@ import os
 import secrets
 from pathlib import Path
 
+from memelens.types import InputError
+
 #: Environment variable that moves MemeLens's cache (joined weights, demo inputs).
 ENV_CACHE_DIR = "MEMELENS_CACHE_DIR"
 
@@ -24,11 +26,17 @@ def write_text_atomic(path: Path, text: str) -> Path:
     """Write `text` to `path` so that a reader sees the old file or the whole new one, never half of
     it: a temporary file beside it (unique, so concurrent writers do not collide), then a rename."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir():
+        raise InputError("is a folder, not a file", where=str(path),
+                         fix=f"give a file path, e.g. {path / 'report.html'}")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"cannot write the file ({exc.strerror or exc})", where=str(path),
+                         fix="choose a path in a writable folder with free space") from None
     finally:
         tmp.unlink(missing_ok=True)
     return path

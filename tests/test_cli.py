@@ -111,7 +111,9 @@ def test_runs_and_report_on_missing_store_or_run(tmp_path, capsys):
     assert "no store" in capsys.readouterr().err
     from memelens.engine import Store
 
-    Store(tmp_path / "store.db").close()
+    store = Store(tmp_path / "store.db")
+    store.list_runs()  # a new store's file is made on first use
+    store.close()
     assert run_cli(tmp_path, "report", "ghost") == 2
     assert "no run named 'ghost'" in capsys.readouterr().err
 

@@ -185,3 +185,76 @@ def test_max_tokens_has_an_upper_bound(tmp_path, capsys):
                                          "max_tokens: {answers: 10000000}\n")
     assert main(["arena", "-c", str(tmp_path / "arena.yaml")]) == 2
     assert "max_tokens.answers" in capsys.readouterr().err
+
+
+# ---- storage faults --------------------------------------------------------------------------------
+
+
+def test_a_full_disk_is_one_message_naming_the_store_and_the_fix(tmp_path):
+    import pytest
+
+    from memelens.engine import StoreError
+
+    store = Store(tmp_path / "s.db")
+    run_id, execution_id = store.open_run("r", "t", {}, "h", 0, "v")
+    pages = store.db.execute("PRAGMA page_count").fetchone()[0]
+    store.db.execute(f"PRAGMA max_page_count = {pages + 2}")  # what a full disk looks like to SQLite
+    with pytest.raises(StoreError) as caught:
+        store.put_records(run_id, "k", [(str(i), {"x": "y" * 2000}) for i in range(200)])
+    assert "disk holding the store is full" in str(caught.value) and "free space" in str(caught.value)
+    assert store.records(run_id, "k") == []  # all or nothing: the transaction rolled back
+
+
+def test_a_damaged_store_names_sqlite_recover(tmp_path, capsys):
+    import random
+
+    store = Store(tmp_path / "s.db")
+    run_id, execution_id = store.open_run("r", "t", {}, "h", 0, "v")
+    store.put_records(run_id, "k", [(str(i), {"x": "y" * 500}) for i in range(400)])
+    store.finish_run(run_id, execution_id, "done")
+    store.close()
+    with open(tmp_path / "s.db", "r+b") as handle:
+        handle.seek(4096 * 20)
+        handle.write(bytes(random.Random(2).randrange(256) for _ in range(4096)))
+    import pytest
+
+    from memelens.engine import StoreError
+
+    with pytest.raises(StoreError) as caught:
+        Store(tmp_path / "s.db").records(run_id, "k")
+    assert "damaged" in str(caught.value) and ".recover" in str(caught.value)
+
+
+def test_a_read_only_store_is_read_and_refuses_writes_with_the_fix(tmp_path, monkeypatch, capsys):
+    import pytest
+
+    import memelens.engine.store as store_module
+    from memelens.engine import StoreError
+
+    store = Store(tmp_path / "s.db")
+    run_id, execution_id = store.open_run("r", "t", {}, "h", 0, "v")
+    store.finish_run(run_id, execution_id, "done")
+    store.close()
+    monkeypatch.setattr(store_module, "_writable", lambda path: False)  # as on read-only media
+    readonly = Store(tmp_path / "s.db")
+    assert readonly.readonly and readonly.list_runs()[0]["status"] == "done"
+    with pytest.raises(StoreError) as caught:
+        readonly.open_run("r2", "t", {}, "h", 0, "v")
+    assert "read-only" in str(caught.value) and "copy the store" in str(caught.value)
+
+
+def test_bad_input_files_are_one_message(tmp_path, capsys):
+    data, images = make_dataset(tmp_path, memes=("m1",))
+    (tmp_path / "pred.jsonl").write_bytes(b'{"id": "x", "prediction": "\xe9"}\n')
+    assert main(["--store", str(tmp_path / "p.db"), "qa", "score", "--data", str(data), "--version",
+                 "none-minus", "--split", "dev", "--predictions", str(tmp_path / "pred.jsonl")]) == 2
+    assert "not UTF-8 text" in capsys.readouterr().err and not (tmp_path / "p.db").exists()
+    assert main(["--store", str(tmp_path / "q.db"), "qa", "eval", "--data", str(tmp_path / "nowhere"),
+                 "--images", str(images), "--version", "none-minus", "--split", "dev", "--model", "embedded"]) == 2
+    assert not (tmp_path / "q.db").exists()  # bad input: no empty store left behind
+    store = Store(tmp_path / "r.db")
+    run_id, execution_id = store.open_run("r", "memeqa", {}, "h", 0, "v")
+    store.finish_run(run_id, execution_id, "done")
+    (tmp_path / "outdir").mkdir()
+    assert main(["--store", str(tmp_path / "r.db"), "report", "r", "--out", str(tmp_path / "outdir")]) == 2
+    assert "is a folder, not a file" in capsys.readouterr().err

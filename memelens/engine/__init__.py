@@ -18,10 +18,10 @@ from memelens import __version__
 from memelens.config import ModelRegistry
 from memelens.engine.core import CallOutcome, Engine, cache_key
 from memelens.engine.progress import CallProgress
-from memelens.engine.store import HEARTBEAT_S, RunBusy, Store, canonical_json
+from memelens.engine.store import HEARTBEAT_S, RunBusy, Store, StoreError, canonical_json
 from memelens.types import MemeLensError
 
-__all__ = ["CallOutcome", "Engine", "Run", "RunBusy", "RunIncomplete", "Store", "cache_key", "config_hash",
+__all__ = ["CallOutcome", "Engine", "Run", "RunBusy", "RunIncomplete", "Store", "StoreError", "cache_key", "config_hash",
            "ensure_complete", "failure_text", "open_run"]
 
 
@@ -78,10 +78,10 @@ async def open_run(store: Store, registry: ModelRegistry, *, name: str, method: 
         try:
             yield run, engine
         except (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError) as exc:
-            store.finish_run(run_id, execution_id, "interrupted", type(exc).__name__)
+            _record_end(store, run_id, execution_id, "interrupted", type(exc).__name__)
             raise
         except BaseException as exc:
-            store.finish_run(run_id, execution_id, "failed", f"{type(exc).__name__}: {exc}"[:2000])
+            _record_end(store, run_id, execution_id, "failed", f"{type(exc).__name__}: {exc}"[:2000])
             raise
         else:
             summary = engine.failure_summary()
@@ -92,6 +92,15 @@ async def open_run(store: Store, registry: ModelRegistry, *, name: str, method: 
         finally:
             beating.cancel()
             await engine.aclose()
+
+
+def _record_end(store: Store, run_id: int, execution_id: int, status: str, error: str) -> None:
+    """Record how a run ended, unless the store itself is what failed (disk full, damaged): then the
+    original error is the one to report, and the dead lease already reads as `interrupted`."""
+    try:
+        store.finish_run(run_id, execution_id, status, error)
+    except StoreError:
+        pass
 
 
 async def _heartbeat(store: Store, run_id: int, execution_id: int) -> None:

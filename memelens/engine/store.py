@@ -2,7 +2,16 @@
 
 Crash-safety design
 -------------------
-* One writer: the asyncio process owns one connection; every write is a short explicit transaction.
+* One writer per run: the asyncio process owns one connection; every write is a short explicit
+  transaction (`BEGIN IMMEDIATE`, so two processes never interleave one). A run is held through a
+  lease (process id, host, heartbeat every 5 s); a second process asking for a live run is refused
+  (`RunBusy`); a lease whose holder died (its pid gone on this host, or 30 s without heartbeat from
+  another) is taken over, and readers show that run as `interrupted`.
+* Failed calls are stored with their class and attempts, but an engine never serves one as a final
+  answer: it asks again (within its bounds) unless the call already failed in that same engine.
+* Every SQLite error becomes one `StoreError` naming the file and the fix (disk full, damaged file,
+  read-only media, lock held); a store on read-only media opens read-only for reading commands. A new
+  store's file is made on first use, so bad input stops a command before any file appears.
 * A model call's result (the `calls` row, its failed attempts and the `run_calls` link) is committed
   in ONE transaction before the engine hands the answer to the stage that asked. A kill -9 can
   therefore lose only calls that had not finished; they are repeated on rerun, finished ones never.
@@ -94,6 +103,87 @@ class RunBusy(MemeLensError):
         super().__init__(f"{where}: {what}\n  fix: {fix}")
 
 
+class StoreError(MemeLensError):
+    """The store file cannot be used as asked (disk full, damaged, read-only, locked): exit 1, one
+    message naming the file and the fix, never a traceback."""
+
+    def __init__(self, what: str, where: str, fix: str) -> None:
+        super().__init__(f"{where}: {what}\n  fix: {fix}")
+
+
+def store_fault(exc: sqlite3.Error, path: Path) -> StoreError:
+    """The one message for an SQLite error on the store file."""
+    text = str(exc).lower()
+    if "full" in text:
+        return StoreError("the disk holding the store is full", str(path),
+                          "free space on that disk (or move the store and pass --store) and rerun the "
+                          "same command: the run continues where it stopped, nothing finished is lost")
+    if "readonly" in text or "read-only" in text:
+        return StoreError("the store is read-only here, and this command writes to it", str(path),
+                          "copy the store to writable storage and pass --store COPY (runs, report and "
+                          "view read a read-only store as it is)")
+    if "malformed" in text or "not a database" in text or "encrypted" in text or "corrupt" in text:
+        return StoreError(f"the store file is damaged ({exc})", str(path),
+                          f"recover what is readable: sqlite3 {path} .recover | sqlite3 recovered.db, then "
+                          "pass --store recovered.db (or start a new store)")
+    if "locked" in text or "busy" in text:
+        return StoreError("the store stayed locked by another process for 30 s", str(path),
+                          "wait for the other memelens process to finish, or use another --store")
+    if "unable to open" in text or "disk i/o" in text:
+        return StoreError(f"cannot read or write the store file ({exc})", str(path),
+                          "check that its folder exists, is writable and its disk is healthy, or pass "
+                          "--store PATH")
+    return StoreError(f"storage error ({exc})", str(path), "check the disk and the file, then rerun")
+
+
+class _GuardedCursor(sqlite3.Cursor):
+    """A cursor whose SQLite errors become `StoreError`s naming the file."""
+
+    def _guard(self, call, *args):
+        try:
+            return call(*args)
+        except sqlite3.Error as exc:
+            raise store_fault(exc, self.connection.store_path) from None
+
+    def execute(self, *args):  # type: ignore[override]
+        return self._guard(super().execute, *args)
+
+    def executemany(self, *args):  # type: ignore[override]
+        return self._guard(super().executemany, *args)
+
+    def executescript(self, *args):  # type: ignore[override]
+        return self._guard(super().executescript, *args)
+
+    def fetchone(self):  # type: ignore[override]
+        return self._guard(super().fetchone)
+
+    def fetchall(self):  # type: ignore[override]
+        return self._guard(super().fetchall)
+
+    def fetchmany(self, *args):  # type: ignore[override]
+        return self._guard(super().fetchmany, *args)
+
+    def __next__(self):
+        return self._guard(super().__next__)
+
+
+class _GuardedConnection(sqlite3.Connection):
+    store_path: Path = Path("?")
+
+    def cursor(self, factory=_GuardedCursor):  # type: ignore[override]
+        return super().cursor(factory)
+
+    # Connection.execute makes its cursor in C, past `cursor` above: route it explicitly.
+    def execute(self, *args):  # type: ignore[override]
+        return self.cursor().execute(*args)
+
+    def executemany(self, *args):  # type: ignore[override]
+        return self.cursor().executemany(*args)
+
+    def executescript(self, script):  # type: ignore[override]
+        return self.cursor().executescript(script)
+
+
 def lease_alive(pid: int, host: str, heartbeat: float, now: float) -> bool:
     """Whether a lease's holder still lives: on this machine, its process exists; on another,
     it beat within LEASE_TTL_S."""
@@ -106,6 +196,16 @@ def lease_alive(pid: int, host: str, heartbeat: float, now: float) -> bool:
             return True
         return True
     return now - heartbeat < LEASE_TTL_S
+
+
+def _writable(path: Path) -> bool:
+    """Whether the store file can be written here (read-only media, a file without write permission)."""
+    if not os.access(path, os.W_OK):
+        return False
+    try:
+        return not os.statvfs(path).f_flag & os.ST_RDONLY
+    except (AttributeError, OSError):
+        return True
 
 
 def canonical_json(value: Any) -> str:
@@ -121,21 +221,65 @@ class Store:
         if self.path.exists() and not self.path.is_file():
             raise InputError("the store path is not a file", where=str(self.path),
                              fix="pass --store FILE or set MEMELENS_STORE to a file path")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.readonly = self.path.exists() and not _writable(self.path)
+        self._db: sqlite3.Connection | None = None
+        if self.path.exists() or str(path) == ":memory:":
+            self._open()  # an existing store is checked at once: not a store, damaged, read-only …
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The connection. A new store's file is made on first use, so a command that stops on bad
+        input before it reads or writes anything leaves no empty store behind."""
+        if self._db is None:
+            self._open()
+        return self._db
+
+    def _open(self) -> None:
+        if not self.readonly:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the store's folder ({exc.strerror})", str(self.path),
+                                 "pass --store with a path in a writable folder") from None
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                                      timeout=30)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
+            self._db = self._connect()
+            if not self.readonly:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA busy_timeout=30000")
-            self.db.executescript(SCHEMA)
-            self._add_missing_columns()
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"not a MemeLens store ({exc})", where=str(self.path),
-                             fix="point --store at a MemeLens .db file or a new path") from None
+            if self.readonly:
+                self.db.execute("SELECT COUNT(*) FROM runs").fetchone()
+            else:
+                self.db.executescript(SCHEMA)
+                self._add_missing_columns()
+        except StoreError as exc:
+            if "damaged" in str(exc) and "not a database" in str(exc):
+                raise InputError("not a MemeLens store (not an SQLite database)", where=str(self.path),
+                                 fix="point --store at a MemeLens .db file or a new path") from None
+            if "no such table" in str(exc):
+                raise InputError("not a MemeLens store (an SQLite file without its tables)",
+                                 where=str(self.path), fix="point --store at a MemeLens .db file") from None
+            raise
+
+    def _connect(self) -> sqlite3.Connection:
+        """A connection whose errors name the file; read-only media are opened read-only (and, where
+        SQLite cannot even create its lock files beside the store, as an immutable snapshot)."""
+        if self.readonly:
+            immutable = "&immutable=1" if not os.access(self.path.parent, os.W_OK) else ""
+            target, uri = f"file:{self.path.resolve()}?mode=ro{immutable}", True
+        else:
+            target, uri = str(self.path), False
+        try:
+            db = sqlite3.connect(target, uri=uri, isolation_level=None, check_same_thread=False, timeout=30,
+                                 factory=_GuardedConnection)
+        except sqlite3.Error as exc:
+            raise store_fault(exc, self.path) from None
+        db.store_path = self.path
+        return db
 
     def close(self) -> None:
-        self.db.close()
+        if self._db is not None:
+            self._db.close()
 
     @contextmanager
     def _tx(self) -> Iterator[None]:
@@ -146,7 +290,8 @@ class Store:
         try:
             yield
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite may have rolled back already (disk full)
+                self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
 
@@ -286,8 +431,8 @@ class Store:
             error=d["error"] or "", attempts=d["attempts"],
             usage=Usage(prompt_tokens=d["prompt_tokens"], completion_tokens=d["completion_tokens"]),
             cost=d["cost"], latency_s=d["latency_s"], created=d["created"],
-            finish_reason=d["finish_reason"] or "", reasoning=d["reasoning"] or "",
-            images_sent=d["images_sent"] or 0)
+            finish_reason=d.get("finish_reason") or "", reasoning=d.get("reasoning") or "",
+            images_sent=d.get("images_sent") or 0)
 
     def put_call(self, record: CallRecord, run_id: int | None, execution_id: int | None,
                  fresh: bool) -> None:

@@ -69,7 +69,14 @@ def read_predictions(path: Path) -> dict[str, str]:
     if not Path(path).is_file():
         raise InputError("predictions file not found", str(path), "check the path")
     predictions: dict[str, str] = {}
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), start=1):
+    raw = Path(path).read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x})", f"{path}:{line}",
+                         "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
