@@ -245,7 +245,9 @@ class CallRecord(BaseModel):
     key: str = Field(description="sha256 cache key over model, params, messages, images, sample.")
     model: str = Field(description="Registry name.")
     stage: str = Field(default="", description="Stage that first asked for it.")
-    request: dict[str, Any] = Field(description="The request, images as sha256 only; no key.")
+    request: dict[str, Any] = Field(
+        default_factory=dict, description="The request, images as sha256 only; no key. Empty when "
+        "read back for a replay (`Store.get_call(key)` without `with_request`).")
     status: CallStatus = Field(description="ok, or failed after the retry bound.")
     text: str | None = Field(default=None, description="Final answer text (None if failed).")
     error_class: ErrorClass | None = Field(default=None, description="Class of the last failure.")

@@ -12,7 +12,7 @@ import asyncio
 import hashlib
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, Iterable, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
@@ -39,6 +39,7 @@ from memelens.types import (
 T = TypeVar("T")
 Parser = Callable[[str], Any]
 CONTENT_ERRORS = (ErrorClass.REFUSAL, ErrorClass.UNPARSEABLE, ErrorClass.TRUNCATED)
+WINDOW = 2048  # calls under way at once in one chat_many (well above any model's max_concurrency)
 
 
 @dataclass
@@ -147,6 +148,7 @@ class Engine:
             self.calls_made += 1
             if record.status is not CallStatus.OK:
                 self.failed_here.add(key)
+            record = record.model_copy(update={"request": {}})  # stored; stages need the answer
             future.set_result(record)
         except BaseException as exc:
             future.set_exception(exc)
@@ -156,10 +158,29 @@ class Engine:
             del self.inflight[key]
         return self._outcome(record, parse, cached=False)
 
-    async def chat_many(self, requests: list[ChatRequest], parse: Parser | None = None,
+    async def chat_many(self, requests: Iterable[ChatRequest], parse: Parser | None = None,
                         detect_refusal: bool = True) -> list[CallOutcome]:
-        """Run requests concurrently (limits still apply per model); results in input order."""
-        return list(await asyncio.gather(*(self.chat(r, parse, detect_refusal) for r in requests)))
+        """Run requests concurrently (limits still apply per model); results in input order.
+
+        At most `WINDOW` calls are under way at once, started in input order: enough to keep every
+        model's slots full, while memory stays bounded by what is in flight rather than by the
+        number of requests (200k requests are not 200k live coroutines)."""
+        results: dict[int, CallOutcome] = {}
+        pending = iter(enumerate(requests))  # a generator is read as calls start, never whole
+        stopped: list[bool] = []
+
+        async def worker() -> None:
+            for index, request in pending:
+                if stopped:  # another call raised (e.g. a model refusing images): start no more
+                    return
+                try:
+                    results[index] = await self.chat(request, parse, detect_refusal)
+                except BaseException:
+                    stopped.append(True)
+                    raise
+
+        await asyncio.gather(*(worker() for _ in range(WINDOW)))
+        return [results[i] for i in range(len(results))]
 
     def seeded(self, request: ChatRequest) -> ChatRequest:
         """The request with the run's seed when it samples (T > 0) and names no seed of its own.

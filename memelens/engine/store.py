@@ -419,15 +419,21 @@ class Store:
 
     # ---- calls ----------------------------------------------------------------------------------
 
-    def get_call(self, key: str) -> CallRecord | None:
-        row = self.db.execute("SELECT * FROM calls WHERE key=?", (key,)).fetchone()
+    def get_call(self, key: str, with_request: bool = False) -> CallRecord | None:
+        """The stored call, or None. Its `request` (the largest part) is read only when asked for:
+        a replay needs the answer, not the question, so 200k cached calls stay cheap to serve."""
+        columns = [c for c in CALL_COLUMNS if with_request or c != "request_json"]
+        if self.readonly:  # an older store on read-only media may lack the newest columns
+            present = {row[1] for row in self.db.execute("PRAGMA table_info(calls)")}
+            columns = [c for c in columns if c in present]
+        row = self.db.execute(f"SELECT {', '.join(columns)} FROM calls WHERE key=?", (key,)).fetchone()
         if row is None:
             return None
-        d = self._row_dict(row, "calls")
+        d = dict(zip(columns, row))
         return CallRecord(
             key=d["key"], model=d["model"], stage=d["stage"] or "",
-            request=json.loads(d["request_json"]), status=CallStatus(d["status"]), text=d["text"],
-            error_class=ErrorClass(d["error_class"]) if d["error_class"] else None,
+            request=json.loads(d["request_json"]) if with_request else {}, status=CallStatus(d["status"]),
+            text=d["text"], error_class=ErrorClass(d["error_class"]) if d["error_class"] else None,
             error=d["error"] or "", attempts=d["attempts"],
             usage=Usage(prompt_tokens=d["prompt_tokens"], completion_tokens=d["completion_tokens"]),
             cost=d["cost"], latency_s=d["latency_s"], created=d["created"],
@@ -472,7 +478,14 @@ class Store:
     def run_calls(self, run_id: int) -> list[CallRecord]:
         keys = [k for (k,) in self.db.execute(
             "SELECT key FROM run_calls WHERE run_id=? ORDER BY rowid", (run_id,))]
-        return [c for c in (self.get_call(k) for k in keys) if c is not None]
+        return [c for c in (self.get_call(k, with_request=True) for k in keys) if c is not None]
+
+    def call_latency(self, run_id: int) -> tuple[int, float | None]:
+        """(calls, mean stored latency) of a run, computed in SQL (no call is loaded)."""
+        n, mean = self.db.execute(
+            "SELECT COUNT(*), AVG(c.latency_s) FROM run_calls r JOIN calls c ON c.key = r.key"
+            " WHERE r.run_id=?", (run_id,)).fetchone()
+        return n, mean
 
     def call_backends(self, run_id: int) -> set[str]:
         """The backends (``embedded``, ``openai`` …) that served the run's calls, from the stored

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from memelens.engine.store import Store
 from memelens.memeqa.metrics import summarize
@@ -39,9 +38,8 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
 def _latency(store: Store, run_id: int) -> dict[str, Any]:
     """Model-call latency of this run's calls, as stored (cached calls keep their first latency).
     It includes the wait for a concurrency slot, so it is not the wall time per question."""
-    seconds = np.array([c.latency_s for c in store.run_calls(run_id)], dtype=float)
-    return {"calls": int(len(seconds)),
-            "mean_call_latency_s": float(seconds.mean()) if len(seconds) else None}
+    calls, mean = store.call_latency(run_id)
+    return {"calls": int(calls), "mean_call_latency_s": float(mean) if calls else None}
 
 
 def _timing(execution: dict[str, Any] | None, questions: int) -> dict[str, Any] | None:

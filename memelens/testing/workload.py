@@ -45,11 +45,11 @@ async def run_workload(store: Store, registry: ModelRegistry, calls: int, run_na
     started, cpu0 = time.perf_counter(), time.process_time()
     async with open_run(store, registry, name=run_name, method="probe",
                         config={"calls": calls}, progress=False) as (run, engine):
-        outcomes = await engine.chat_many([probe_request(i) for i in range(calls)],
-                                          parse=parse_rating)
-        run.put_many("probe", [(str(i), {"value": o.value, "error_class":
-                                         o.error_class.value if o.error_class else None})
-                               for i, o in enumerate(outcomes)])
+        outcomes = await engine.chat_many((probe_request(i) for i in range(calls)), parse=parse_rating)
+        for start in range(0, calls, 10_000):  # records in chunks: a 200k-item list is not needed
+            run.put_many("probe", [(str(i), {"value": o.value, "error_class":
+                                             o.error_class.value if o.error_class else None})
+                                   for i, o in enumerate(outcomes[start:start + 10_000], start=start)])
         made = engine.calls_made
     return {"values": [o.value for o in outcomes],
             "error_classes": [o.error_class.value if o.error_class else None for o in outcomes],
