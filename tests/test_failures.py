@@ -95,7 +95,9 @@ def _wait_running(tmp: Path, child) -> None:
 
 def test_a_second_process_on_the_same_run_refuses_and_each_request_is_sent_once(tmp_path):
     data, images = make_dataset(tmp_path, memes=("m1", "m2"))
-    with start_server(latency_ms=150, seed=1) as server:
+    # 500 ms a call, 2 at a time: the run lasts ~5 s, longer than a second process takes to start on a
+    # loaded machine (with 150 ms the first run could end before the second one asked)
+    with start_server(latency_ms=500, seed=1) as server:
         (tmp_path / "models.yaml").write_text(
             f"vlm: {{backend: openai, model: vlm, base_url: {server.base_url}, max_concurrency: 2}}\n")
         first = _eval_process(tmp_path, data, images)
@@ -114,7 +116,7 @@ def test_a_killed_run_shows_interrupted_and_the_next_process_takes_it_over(tmp_p
     import signal
 
     data, images = make_dataset(tmp_path, memes=("m1", "m2"))
-    with start_server(latency_ms=150, seed=1) as server:
+    with start_server(latency_ms=500, seed=1) as server:
         (tmp_path / "models.yaml").write_text(
             f"vlm: {{backend: openai, model: vlm, base_url: {server.base_url}, max_concurrency: 2}}\n")
         first = _eval_process(tmp_path, data, images)
@@ -131,7 +133,7 @@ def test_ctrl_c_marks_the_run_interrupted_and_says_how_to_resume(tmp_path):
     import signal
 
     data, images = make_dataset(tmp_path, memes=("m1", "m2"))
-    with start_server(latency_ms=150, seed=1) as server:
+    with start_server(latency_ms=500, seed=1) as server:
         (tmp_path / "models.yaml").write_text(
             f"vlm: {{backend: openai, model: vlm, base_url: {server.base_url}, max_concurrency: 2}}\n")
         child = _eval_process(tmp_path, data, images)
