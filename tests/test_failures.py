@@ -69,8 +69,12 @@ def test_a_base_url_that_is_not_a_url_is_refused_when_the_registry_loads(tmp_pat
 def _eval_process(tmp: Path, data: Path, images: Path):
     import subprocess
 
+    # SIGINT handled as a terminal's Ctrl-C would be, even when these tests run as a background job
+    # (a non-interactive shell starts those with SIGINT ignored, and children inherit that)
+    start = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+             "sys.argv = ['memelens', *sys.argv[1:]]; runpy.run_module('memelens.cli', run_name='__main__')")
     return subprocess.Popen(
-        [sys.executable, "-m", "memelens.cli", "--store", str(tmp / "s.db"), "--models", str(tmp / "models.yaml"),
+        [sys.executable, "-c", start, "--store", str(tmp / "s.db"), "--models", str(tmp / "models.yaml"),
          "--quiet", "qa", "eval", "--data", str(data), "--images", str(images), "--version", "none-minus",
          "--split", "dev", "--model", "vlm", "--run", "r"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
