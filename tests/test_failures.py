@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from memelens.cli import main
@@ -97,15 +98,23 @@ def _wait_running(tmp: Path, child) -> None:
     raise AssertionError("the first process never started calling")
 
 
-def test_a_second_process_on_the_same_run_refuses_and_each_request_is_sent_once(tmp_path):
-    data, images = make_dataset(tmp_path, memes=("m1", "m2"))
-    # 500 ms a call, 2 at a time: the run lasts ~5 s, longer than a second process takes to start on a
-    # loaded machine (with 150 ms the first run could end before the second one asked)
+@contextmanager
+def _running_eval(tmp: Path):
+    """A slow server and a `qa eval` process that has started calling it: (data, images, server, child).
+
+    500 ms a call, 2 at a time: the run lasts ~5 s, longer than a second process takes to start on a
+    loaded machine (with 150 ms the first run could end before the second one asked)."""
+    data, images = make_dataset(tmp, memes=("m1", "m2"))
     with start_server(latency_ms=500, seed=1) as server:
-        (tmp_path / "models.yaml").write_text(
+        (tmp / "models.yaml").write_text(
             f"vlm: {{backend: openai, model: vlm, base_url: {server.base_url}, max_concurrency: 2}}\n")
-        first = _eval_process(tmp_path, data, images)
-        _wait_running(tmp_path, first)
+        child = _eval_process(tmp, data, images)
+        _wait_running(tmp, child)
+        yield data, images, server, child
+
+
+def test_a_second_process_on_the_same_run_refuses_and_each_request_is_sent_once(tmp_path):
+    with _running_eval(tmp_path) as (data, images, server, first):
         second = _eval_process(tmp_path, data, images)
         assert second.wait(timeout=60) == 1
         message = " ".join(second.stderr.read().split())
@@ -119,12 +128,7 @@ def test_a_killed_run_shows_interrupted_and_the_next_process_takes_it_over(tmp_p
     import json
     import signal
 
-    data, images = make_dataset(tmp_path, memes=("m1", "m2"))
-    with start_server(latency_ms=500, seed=1) as server:
-        (tmp_path / "models.yaml").write_text(
-            f"vlm: {{backend: openai, model: vlm, base_url: {server.base_url}, max_concurrency: 2}}\n")
-        first = _eval_process(tmp_path, data, images)
-        _wait_running(tmp_path, first)
+    with _running_eval(tmp_path) as (data, images, _server, first):
         first.send_signal(signal.SIGKILL)
         first.wait()
         assert main(["--store", str(tmp_path / "s.db"), "runs", "--json"]) == 0
@@ -136,12 +140,7 @@ def test_a_killed_run_shows_interrupted_and_the_next_process_takes_it_over(tmp_p
 def test_ctrl_c_marks_the_run_interrupted_and_says_how_to_resume(tmp_path):
     import signal
 
-    data, images = make_dataset(tmp_path, memes=("m1", "m2"))
-    with start_server(latency_ms=500, seed=1) as server:
-        (tmp_path / "models.yaml").write_text(
-            f"vlm: {{backend: openai, model: vlm, base_url: {server.base_url}, max_concurrency: 2}}\n")
-        child = _eval_process(tmp_path, data, images)
-        _wait_running(tmp_path, child)
+    with _running_eval(tmp_path) as (data, images, _server, child):
         child.send_signal(signal.SIGINT)
         assert child.wait(timeout=60) == 130
         message = " ".join(child.stderr.read().split())
