@@ -195,6 +195,16 @@ def _register_method_commands() -> None:
             importlib.import_module(name).register(app)
 
 
+def finish(store, name: str, max_failure_rate: float) -> None:
+    """The last lines of a method command: done (or what was accepted), else RunIncomplete (exit 1)."""
+    from memelens.engine import ensure_complete
+
+    accepted = ensure_complete(store, name, max_failure_rate)
+    if accepted:
+        console.print(f"[yellow]note:[/] {safe(accepted)}")
+    console.print(f"run {name!r} done; `memelens report {name}` shows it")
+
+
 INTERRUPTED = ("interrupted: the run is marked `interrupted`; every answer received so far is stored. "
                "Rerun the same command to continue where it stopped.")
 

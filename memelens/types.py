@@ -122,14 +122,17 @@ class Message(BaseModel):
         return "\n".join(p.text if isinstance(p, TextPart) else p.alt_text for p in self.content)
 
 
+MAX_TOKENS = 131_072  # the largest generation budget a request or a method config may ask for
+
+
 class SamplingParams(BaseModel):
     """Decoding parameters; all of them are part of the cache key."""
 
     model_config = ConfigDict(frozen=True)
 
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="0 = greedy.")
-    max_tokens: int = Field(default=512, ge=1, le=131_072,
-                            description="Upper bound on generated tokens (at most 128k).")
+    max_tokens: int = Field(default=512, ge=1, le=MAX_TOKENS,
+                            description="Upper bound on generated tokens (at most MAX_TOKENS).")
     top_p: float = Field(default=1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
     seed: int | None = Field(default=None, description="Backend sampling seed, where supported.")
 
@@ -277,10 +280,8 @@ class MemeLensError(Exception):
     exit_code = 1
 
 
-class InputError(MemeLensError):
-    """Bad input or configuration: says what is wrong, where, and how to fix it. Exit code 2."""
-
-    exit_code = 2
+class ActionableError(MemeLensError):
+    """A failure that says what is wrong, where, and how to fix it (exit code 1 unless overridden)."""
 
     def __init__(self, what: str, where: str = "", fix: str = "") -> None:
         self.what, self.where, self.fix = what, where, fix
@@ -290,6 +291,12 @@ class InputError(MemeLensError):
         if fix:
             message = f"{message}\n  fix: {fix}"
         super().__init__(message)
+
+
+class InputError(ActionableError):
+    """Bad input or configuration: says what is wrong, where, and how to fix it. Exit code 2."""
+
+    exit_code = 2
 
 
 class ModelCallError(MemeLensError):

@@ -32,7 +32,7 @@ def adam_command(
     """Run AdamMeme: mine, score and refine memes for one or more target models."""
     from memelens.adammeme.config import AdamConfig
     from memelens.adammeme.pipeline import check_inputs, run_adammeme
-    from memelens.cli import console, settings
+    from memelens.cli import finish, settings
     from memelens.config import load_config
 
     cfg = load_config(config, AdamConfig)
@@ -48,17 +48,6 @@ def adam_command(
     asyncio.run(run_adammeme(cfg, store, s.registry(), name, progress=s.progress, erase_cache=cache,
                              memes=memes))
     finish(store, name, max_failure_rate)
-
-
-def finish(store, name: str, max_failure_rate: float) -> None:
-    """The last lines of a method command: done (or what was accepted), else RunIncomplete (exit 1)."""
-    from memelens.cli import console
-    from memelens.engine import ensure_complete
-
-    accepted = ensure_complete(store, name, max_failure_rate)
-    if accepted:
-        console.print(f"[yellow]note:[/] {accepted}")
-    console.print(f"run {name!r} done; `memelens report {name}` shows it")
 
 
 def erase_command(

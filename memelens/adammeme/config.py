@@ -19,6 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from memelens.types import MAX_TOKENS
+
 
 class MaxTokens(BaseModel):
     """Generation budget per agent role (tokens). The defaults fit the paper's own example outputs with
@@ -27,16 +29,16 @@ class MaxTokens(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    miner: int = Field(default=300, ge=1, le=131_072)
-    judge: int = Field(default=150, ge=1, le=131_072)
-    examiner: int = Field(default=150, ge=1, le=131_072)
-    narrator: int = Field(default=120, ge=1, le=131_072)
-    candidate: int = Field(default=900, ge=1, le=131_072)
-    senior: int = Field(default=1500, ge=1, le=131_072)
-    target: int = Field(default=900, ge=1, le=131_072)
-    scorer: int = Field(default=700, ge=1, le=131_072)
-    refiner: int = Field(default=300, ge=1, le=131_072)
-    validity: int = Field(default=100, ge=1, le=131_072)
+    miner: int = Field(default=300, ge=1, le=MAX_TOKENS)
+    judge: int = Field(default=150, ge=1, le=MAX_TOKENS)
+    examiner: int = Field(default=150, ge=1, le=MAX_TOKENS)
+    narrator: int = Field(default=120, ge=1, le=MAX_TOKENS)
+    candidate: int = Field(default=900, ge=1, le=MAX_TOKENS)
+    senior: int = Field(default=1500, ge=1, le=MAX_TOKENS)
+    target: int = Field(default=900, ge=1, le=MAX_TOKENS)
+    scorer: int = Field(default=700, ge=1, le=MAX_TOKENS)
+    refiner: int = Field(default=300, ge=1, le=MAX_TOKENS)
+    validity: int = Field(default=100, ge=1, le=MAX_TOKENS)
 
 
 class AdamConfig(BaseModel):

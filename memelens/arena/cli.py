@@ -52,7 +52,7 @@ def arena_command(
     if ctx.invoked_subcommand is not None:
         return
     from memelens.arena.config import ArenaConfig
-    from memelens.adammeme.cli import finish
+    from memelens.cli import finish
     from memelens.arena.pipeline import extend_config, read_inputs, run_arena
     from memelens.cli import console, settings
     from memelens.config import load_config, validation_error

@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from memelens.types import MAX_TOKENS
+
 SETTINGS = ("fused", "self", "human", "none")
 """The bias study's reference settings (paper §3.3): the fused guideline (MemeArena), the judge's own
 answer (LLM-as-a-Judge), a human-written guideline from a file, no reference at all."""
@@ -34,12 +36,12 @@ class StageTokens(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    contexts: int = Field(default=400, ge=16, le=131_072)
-    tasks: int = Field(default=500, ge=16, le=131_072)
-    answers: int = Field(default=1200, ge=16, le=131_072)
-    fusion: int = Field(default=2000, ge=16, le=131_072)
-    judging: int = Field(default=1200, ge=16, le=131_072)
-    detection: int = Field(default=40, ge=8, le=131_072)
+    contexts: int = Field(default=400, ge=16, le=MAX_TOKENS)
+    tasks: int = Field(default=500, ge=16, le=MAX_TOKENS)
+    answers: int = Field(default=1200, ge=16, le=MAX_TOKENS)
+    fusion: int = Field(default=2000, ge=16, le=MAX_TOKENS)
+    judging: int = Field(default=1200, ge=16, le=MAX_TOKENS)
+    detection: int = Field(default=40, ge=8, le=MAX_TOKENS)
 
 
 class ArenaConfig(BaseModel):

@@ -132,7 +132,7 @@ def ensure_complete(store: Store, name: str, max_failure_rate: float = 0.0) -> s
     rate = summary["failed"] / max(summary["asked"], 1)
     if rate <= max_failure_rate:
         note = f"{failure_text(summary)}; accepted under --max-failure-rate {max_failure_rate:g}"
-        store.db.execute("UPDATE runs SET status='done', error=? WHERE id=?", (note, row["id"]))
+        store.accept_run(row["id"], note)
         return note
     raise RunIncomplete(
         f"run {name!r} is incomplete: {failure_text(summary)}. Rerun the same command to retry them "

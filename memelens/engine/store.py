@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from memelens.types import CallRecord, CallStatus, ErrorClass, InputError, MemeLensError, Usage
+from memelens.types import ActionableError, CallRecord, CallStatus, ErrorClass, InputError, Usage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -96,19 +96,13 @@ LEASE_TTL_S = 30.0  # a holder on another machine is presumed dead after this lo
 HEARTBEAT_S = 5.0
 
 
-class RunBusy(MemeLensError):
+class RunBusy(ActionableError):
     """Another live process is writing this run (exit 1); says who, since when, and what to do."""
 
-    def __init__(self, what: str, where: str, fix: str) -> None:
-        super().__init__(f"{where}: {what}\n  fix: {fix}")
 
-
-class StoreError(MemeLensError):
+class StoreError(ActionableError):
     """The store file cannot be used as asked (disk full, damaged, read-only, locked): exit 1, one
     message naming the file and the fix, never a traceback."""
-
-    def __init__(self, what: str, where: str, fix: str) -> None:
-        super().__init__(f"{where}: {what}\n  fix: {fix}")
 
 
 def store_fault(exc: sqlite3.Error, path: Path) -> StoreError:
@@ -223,6 +217,7 @@ class Store:
                              fix="pass --store FILE or set MEMELENS_STORE to a file path")
         self.readonly = self.path.exists() and not _writable(self.path)
         self._db: sqlite3.Connection | None = None
+        self._columns: list[str] | None = None
         if self.path.exists() or str(path) == ":memory:":
             self._open()  # an existing store is checked at once: not a store, damaged, read-only …
 
@@ -295,6 +290,14 @@ class Store:
             raise
         self.db.execute("COMMIT")
 
+    def _call_columns(self) -> list[str]:
+        """The `calls` columns this store has: all of them, except in an older store on read-only
+        media, which could not be migrated (read once)."""
+        if self._columns is None:
+            present = {row[1] for row in self.db.execute("PRAGMA table_info(calls)")}
+            self._columns = [c for c in CALL_COLUMNS if c in present]
+        return self._columns
+
     def _add_missing_columns(self) -> None:
         present = {row[1] for row in self.db.execute("PRAGMA table_info(calls)")}
         for name, decl in ADDED_CALL_COLUMNS.items():
@@ -355,6 +358,11 @@ class Store:
                     "writers would pay for the same calls twice")
         self.db.execute("UPDATE executions SET status='interrupted', ended=? WHERE run_id=? AND status='running'",
                         (now, run_id))
+
+    def accept_run(self, run_id: int, note: str) -> None:
+        """Mark an incomplete run done, its failures accepted (`--max-failure-rate`), saying so."""
+        with self._tx():
+            self.db.execute("UPDATE runs SET status='done', error=? WHERE id=?", (note, run_id))
 
     def heartbeat(self, run_id: int, execution_id: int) -> None:
         """The holder says it is alive (every few seconds while a run executes)."""
@@ -422,10 +430,7 @@ class Store:
     def get_call(self, key: str, with_request: bool = False) -> CallRecord | None:
         """The stored call, or None. Its `request` (the largest part) is read only when asked for:
         a replay needs the answer, not the question, so 200k cached calls stay cheap to serve."""
-        columns = [c for c in CALL_COLUMNS if with_request or c != "request_json"]
-        if self.readonly:  # an older store on read-only media may lack the newest columns
-            present = {row[1] for row in self.db.execute("PRAGMA table_info(calls)")}
-            columns = [c for c in columns if c in present]
+        columns = [c for c in self._call_columns() if with_request or c != "request_json"]
         row = self.db.execute(f"SELECT {', '.join(columns)} FROM calls WHERE key=?", (key,)).fetchone()
         if row is None:
             return None

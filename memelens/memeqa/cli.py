@@ -49,7 +49,7 @@ def eval_command(
                                                 "calls still failed after retries (default 0: none)."),
 ) -> None:
     """Evaluate a model on one split of MemeQA (paper prompts, greedy, ≤10 new tokens)."""
-    from memelens.adammeme.cli import finish
+    from memelens.cli import finish
     from memelens.memeqa.runs import eval_run
 
     cfg = _settings(ctx)
@@ -158,7 +158,7 @@ def build_command(ctx: typer.Context,
     """Construct MemeQA from annotations: QO pairs → AF → trivial filter → None+ → split."""
     from memelens.cli import console
     from memelens.config import load_config
-    from memelens.adammeme.cli import finish
+    from memelens.cli import finish
     from memelens.memeqa.build import BuildConfig, run_build
 
     cfg = _settings(ctx)

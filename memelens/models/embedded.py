@@ -71,7 +71,7 @@ from pathlib import Path
 from typing import IO, Any, Sequence
 
 from memelens.files import ENV_CACHE_DIR, user_cache_root, write_text_atomic
-from memelens.models import grammars
+from memelens.models import draw_seed, grammars
 from memelens.types import (
     ChatRequest,
     ChatResult,
@@ -90,7 +90,6 @@ DEFAULT_N_CTX = 4096
 DEFAULT_SEED = 20250917
 DEFAULT_CACHE_RAM_MIB = 1024
 SIDECAR_SUFFIX = ".sha256-ok"
-_SEED_STRIDE = 1_000_003  # sample_index multiplier: seeds of repeated draws never collide
 _SEED_MOD = 2**32 - 1  # llama.cpp reads 0xFFFFFFFF as "random seed": stay below it
 _BLOCK = 4 << 20  # copy / hash block size
 
@@ -559,8 +558,7 @@ def build_messages(request: ChatRequest, system_prompt: str | None = None) -> li
 def sampling_seed(seed: int | None, sample_index: int) -> int:
     """The llama.cpp seed of a draw: the request's seed (or :data:`DEFAULT_SEED`) moved by
     `sample_index`, so each repeated draw is different and each is reproducible."""
-    base = DEFAULT_SEED if seed is None else seed
-    return (base + sample_index * _SEED_STRIDE) % _SEED_MOD
+    return draw_seed(seed, sample_index, default=DEFAULT_SEED, modulus=_SEED_MOD)
 
 
 def json_grammar(schema: dict[str, Any]) -> str:

@@ -27,6 +27,7 @@ import httpx2
 import openai
 
 from memelens.config import ModelSpec
+from memelens.models import draw_seed
 from memelens.types import (
     ChatRequest,
     ChatResult,
@@ -144,7 +145,7 @@ class OpenAIBackend:
                                 "temperature": p.temperature, "max_tokens": p.max_tokens,
                                 "top_p": p.top_p}
         if p.temperature:  # each repeated draw (sample_index) of a seed is its own, reproducibly
-            body["seed"] = ((p.seed or 0) + request.sample_index * 1_000_003) % (2**31 - 1)
+            body["seed"] = draw_seed(p.seed, request.sample_index)
         out = request.output
         if out.kind is OutputKind.JSON and out.json_schema and self.spec.structured_output:
             body["response_format"] = {"type": "json_schema", "json_schema": {

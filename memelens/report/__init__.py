@@ -31,6 +31,7 @@ def register_builder(method: str, target: str) -> None:
 def run_header(store: Store, name: str) -> dict[str, Any]:
     """The `run` section every report starts with (DESIGN §3)."""
     r = store.run_summary(name)
+    truncated = store.truncated_counts(r["id"])
     return {
         "name": r["name"], "method": r["method"], "status": r["status"], "created": r["created"],
         "updated": r["updated"], "config_hash": r["config_hash"], "seed": r["seed"],
@@ -40,8 +41,8 @@ def run_header(store: Store, name: str) -> dict[str, Any]:
         "failed_calls_by_class": store.failed_call_counts(r["id"]),
         "failed_attempts_by_class": store.attempt_counts(r["id"]),
         # outputs cut at max_tokens, by stage: flagged and counted beside failures, never hidden
-        "truncated_calls": sum(store.truncated_counts(r["id"]).values()),
-        "truncated_by_stage": store.truncated_counts(r["id"]),
+        "truncated_calls": sum(truncated.values()),
+        "truncated_by_stage": truncated,
         # per model: its calls, and how many carried the meme picture (0 for a text-only model)
         "images_by_model": store.image_counts(r["id"]),
         "config": json.loads(r["config_json"]), "error": r["error"],

@@ -30,6 +30,7 @@ from memelens.arena.judging import ALL_DIMENSIONS, battle_records
 from memelens.arena.ranking import mean_ci, rank_table
 from memelens.engine.store import Store
 from memelens.parse import TIE, TIE_STRONG, TIE_WEAK
+from memelens.types import InputError
 
 _STAGE_KINDS = ("context", "tasks", "answer", "fusion_round", "judgment", "detection")
 
@@ -71,13 +72,16 @@ def _repeats(store: Store, repeats: list[dict[str, Any]], own_id: int,
     95% t-interval; runs not done yet are listed as missing, never averaged in."""
     done, missing, tables = [], [], []
     for r in sorted(repeats, key=lambda r: r["repeat"]):
-        row = store.db.execute("SELECT id, status, config_json FROM runs WHERE name=?", (r["run"],)).fetchone()
-        if row is None or (row[0] != own_id and row[1] != "done"):
+        try:
+            row = store.run_row(r["run"])
+        except InputError:  # not started yet
+            row = None
+        if row is None or (row["id"] != own_id and row["status"] != "done"):
             missing.append(r["run"])
             continue
         done.append(r["run"])
-        tables.append(own_ranking if row[0] == own_id else
-                      build(store, {"id": row[0], "config": json.loads(row[2])})["ranking"])
+        tables.append(own_ranking if row["id"] == own_id else
+                      build(store, {"id": row["id"], "config": json.loads(row["config_json"])})["ranking"])
     models = sorted({t["model"] for table in tables for t in table})
     ranking = []
     for model in models:

@@ -195,7 +195,12 @@ _FINAL_HEADERS = ("## Final Response:", "**Final Response:**", "### Final Respon
 
 
 def restyle(rng, rule: str, text: str) -> str:
-    """Yes/No answers, ``## Final Response:`` headers and ``[USER n]:`` labels as real models write them."""
+    """JSON in prose, bold section headers, Yes/No answers, ``## Final Response:`` headers and
+    ``[USER n]:`` labels as real models write them."""
+    if rule == "json_text":
+        return f"Here is the JSON you asked for:\n```json\n{text}\n```\nLet me know if you need more."
+    if rule == "background" and rng.random() < 0.5:
+        return "**" + text.replace("[Reasoning]", "\n**[Reasoning]**").replace("] ", "]**\n", 1)
     if rule == "yes_no":
         word, _, rest = text.partition(". ")
         return rng.choice((f"**{word}** — {rest}", f"Answer: {word}. {rest}",

@@ -1027,10 +1027,6 @@ def _realistic(ctx: _Ctx, rule: str, text: str, config: ServerConfig,
         return realistic.rating_reply(rng, n, text.rsplit("\n", 1)[0], refused)
     if rule == "prose" and ctx.model in config.refusers and rng.random() < 0.3:
         return realistic.REFUSAL, {"kind": "refusal", "readable": True}
-    if rule == "json_text":
-        return f"Here is the JSON you asked for:\n```json\n{text}\n```\nLet me know if you need more.", None
-    if rule == "background" and rng.random() < 0.5:
-        return "**" + text.replace("[Reasoning]", "\n**[Reasoning]**").replace("] ", "]**\n", 1), None
     return realistic.restyle(rng, rule, text), None
 
 
@@ -1056,6 +1052,8 @@ def _answer(config: ServerConfig, req: _Parsed, key: int, index: int) -> tuple[s
     return text, rule, truth
 
 
+# The server sniffs on its own rather than with the client's `image_mime`: a check that shared the code it
+# checks would agree with it even when both were wrong.
 _MAGIC = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"))
 
 
