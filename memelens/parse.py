@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
 
 from memelens.types import ParseFailure
@@ -301,19 +302,44 @@ def _name_pattern(name: str) -> str:
     return r"\s+".join(re.escape(word) for word in name.split())
 
 
+_MARKUP_BEFORE = re.compile(rf"{_PREFIX}\Z")
+
+
+@lru_cache(maxsize=256)
+def _header_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The bracketed (``[Name]``, from its bracket) and bare (``Name:`` at a line start) patterns."""
+    words = _name_pattern(name)
+    bracketed = re.compile(rf"\[\s*{words}\s*\]{_SUFFIX}", re.I)
+    bare = re.compile(rf"(?m)^[ \t>]*{_PREFIX}{words}(?=[ \t*_]*(?:[:：]|$)){_SUFFIX}", re.I)
+    return bracketed, bare
+
+
 def _header_hits(text: str, name: str) -> list[tuple[int, int, int]]:
     """(rank, start, end) of every header for ``name``; lower rank = more trustworthy form."""
-    words = _name_pattern(name)
-    bracketed = re.compile(rf"{_PREFIX}\[\s*{words}\s*\]{_SUFFIX}", re.I)
-    bare = re.compile(rf"(?m)^[ \t>]*{_PREFIX}{words}(?=[ \t*_]*(?:[:：]|$)){_SUFFIX}", re.I)
-    hits = [(0 if _at_line_start(text, m.start()) else 1, m.start(), m.end()) for m in bracketed.finditer(text)]
+    bracketed, bare = _header_patterns(name)
+    hits, floor = [], 0
+    for m in bracketed.finditer(text):
+        start = _markup_start(text, max(floor, text.rfind("\n", 0, m.start()) + 1), m.start())
+        hits.append((0 if _at_line_start(text, start) else 1, start, m.end()))
+        floor = m.end()
     hits += [(2, m.start(), m.end()) for m in bare.finditer(text)]
     return hits
 
 
+def _markup_start(text: str, low: int, bracket: int) -> int:
+    """Where the markup run ending at a header's bracket begins ("**[Name]" starts at the stars).
+
+    The bracket is found first and the markup read backwards from it, within its line and after the
+    previous header: a pattern that opens with optional markup is tried at every position of the
+    text, which made a long judgment take milliseconds per header name."""
+    return _MARKUP_BEFORE.search(text, low, bracket).start()
+
+
 def _at_line_start(text: str, pos: int) -> bool:
-    before = text[:pos].rstrip(" \t>")
-    return not before or before.endswith("\n")
+    # Only the current line is looked at (not the whole text before `pos`): a judgment has dozens
+    # of headers, and copying the prefix for each made parsing quadratic in the text's length.
+    line = text[text.rfind("\n", 0, pos) + 1:pos]
+    return not line.strip(" \t>")
 
 
 def _locate(text: str, names: Iterable[str], last: bool) -> dict[str, tuple[int, int]]:

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, Iterator
 
 from memelens.arena.answers import answer_key
 from memelens.arena.common import (DIMENSIONS, OVERALL, arrival_stages, failure_fields, keyed_rng,
@@ -203,21 +203,28 @@ async def judge_battles(tasks: list[dict[str, Any]], memes: dict[str, Meme],
                         run: Run) -> list[dict[str, Any]]:
     """`judgment` records (one per judge call) and `battle` records (per setting, task and pair)."""
     by_task = {t["task"]: t for t in tasks}
-    calls: list[tuple[Judgment, ChatRequest]] = []
-    for judgment in plan.judgments:
-        task = by_task[judgment.task]
-        available, reference = reference_for(judgment, task, guidelines, answers, human)
-        if not available:
-            continue
-        first, second = judgment.model_a, judgment.model_b
-        if judgment.order == "ba":
-            first, second = second, first
-        calls.append((judgment, judge_request(
-            memes[task["meme"]], task["prompt"], answers[answer_key(task["task"], first)]["text"],
-            answers[answer_key(task["task"], second)]["text"], reference, judgment.judge, max_tokens)))
-    outcomes = await engine.chat_many([r for _, r in calls], parse=parse_judgment)
+    made: list[Judgment] = []  # the judgments whose request was made, in request order
+
+    def requests() -> Iterator[ChatRequest]:
+        # Built as calls start, not all up front: 12k judgments took a second to render before the
+        # first judge call went out (and held every prompt in memory).
+        for judgment in plan.judgments:
+            task = by_task[judgment.task]
+            available, reference = reference_for(judgment, task, guidelines, answers, human)
+            if not available:
+                continue
+            first, second = judgment.model_a, judgment.model_b
+            if judgment.order == "ba":
+                first, second = second, first
+            made.append(judgment)
+            yield judge_request(memes[task["meme"]], task["prompt"],
+                                answers[answer_key(task["task"], first)]["text"],
+                                answers[answer_key(task["task"], second)]["text"], reference,
+                                judgment.judge, max_tokens)
+
+    outcomes = await engine.chat_many(requests(), parse=parse_judgment)
     records = []
-    for (judgment, _), outcome in zip(calls, outcomes):
+    for judgment, outcome in zip(made, outcomes, strict=True):
         verdicts = {d: (to_winner(v, judgment.order) if v else None)
                     for d, v in (outcome.value or {}).items()}
         records.append((judgment.key, {
