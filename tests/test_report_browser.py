@@ -28,6 +28,7 @@ from report_synthetic import XSS_IMG, XSS_SCRIPT, adammeme_run, arena_run, memeq
 
 pytestmark = pytest.mark.skipif(not available(), reason="chromium, chromedriver or selenium not installed")
 By = pytest.importorskip("selenium.webdriver.common.by").By
+WebDriverWait = pytest.importorskip("selenium.webdriver.support.wait").WebDriverWait
 
 PROBE_RUN = 'probe <img src=x onerror="window.__xss=3"></script><script>window.__xss=4</script>'
 
@@ -65,8 +66,12 @@ def table_rows(driver, header: str) -> list[list[str]]:
 
 
 def open_first(driver, selector: str, within=None):
-    """Click the summary of the first `details` matching `selector` and return it (now open)."""
-    box = (within or driver).find_element(By.CSS_SELECTOR, selector)
+    """Click the summary of the first `details` matching `selector` and return it (now open).
+
+    Waits for it: a box's content is rendered by its parent's `toggle` handler, which the browser
+    fires after the click returns."""
+    box = WebDriverWait(driver, 10).until(
+        lambda _: ((within or driver).find_elements(By.CSS_SELECTOR, selector) or [None])[0])
     box.find_element(By.CSS_SELECTOR, ":scope > summary").click()
     assert box.get_attribute("open") is not None
     return box
