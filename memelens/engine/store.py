@@ -38,8 +38,9 @@ import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
+from memelens import __version__
 from memelens.types import ActionableError, CallRecord, CallStatus, ErrorClass, InputError, Usage
 
 SCHEMA = """
@@ -79,6 +80,17 @@ CREATE INDEX IF NOT EXISTS attempts_key ON attempts(key);
 CREATE INDEX IF NOT EXISTS records_kind ON records(run_id, kind, seq);
 """
 
+SCHEMA_VERSION = 1
+"""The store layout this MemeLens writes, kept in `PRAGMA user_version`.
+
+0  a store made before versioning (MemeLens ≤ 0.1.0 of 2026-11-23): `calls` may lack the columns of
+   `ADDED_CALL_COLUMNS` and the `leases` table may be missing.
+1  every table of `SCHEMA` and every column of `CALL_COLUMNS`.
+
+A store is migrated step by step (`MIGRATIONS`) when it is opened for writing; a read-only one is read
+as it is. A store with a higher version was written by a newer MemeLens and is refused, never guessed
+at. Any change to a table or to what a record holds bumps the version and adds its migration."""
+
 # Columns added to `calls` after its first version: a store written before them gets them (with
 # their defaults) when it is opened, so old answers stay served.
 ADDED_CALL_COLUMNS = {
@@ -90,6 +102,19 @@ CALL_COLUMNS = ("key", "model", "stage", "request_json", "status", "text", "erro
                 "attempts", "prompt_tokens", "completion_tokens", "cost", "latency_s", "created",
                 "finish_reason", "reasoning", "images_sent")
 
+
+def _to_version_1(db: sqlite3.Connection) -> None:
+    """Unversioned → 1: the call columns added since the first layout (`leases` comes from SCHEMA)."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(calls)")}
+    for name, decl in ADDED_CALL_COLUMNS.items():
+        if name not in present:
+            db.execute(f"ALTER TABLE calls ADD COLUMN {name} {decl}")
+    if "images_sent" not in present:  # not counted then: unknown (-1), never "no picture" (0)
+        db.execute("UPDATE calls SET images_sent=-1")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1}
+"""Step k turns a store of version k - 1 into version k."""
 
 HOST = socket.gethostname()
 LEASE_TTL_S = 30.0  # a holder on another machine is presumed dead after this long without heartbeat
@@ -242,11 +267,12 @@ class Store:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA busy_timeout=30000")
+            version = self._schema_version()
             if self.readonly:
                 self.db.execute("SELECT COUNT(*) FROM runs").fetchone()
             else:
                 self.db.executescript(SCHEMA)
-                self._add_missing_columns()
+                self._migrate(version)
         except StoreError as exc:
             if "damaged" in str(exc) and "not a database" in str(exc):
                 raise InputError("not a MemeLens store (not an SQLite database)", where=str(self.path),
@@ -298,11 +324,24 @@ class Store:
             self._columns = [c for c in CALL_COLUMNS if c in present]
         return self._columns
 
-    def _add_missing_columns(self) -> None:
-        present = {row[1] for row in self.db.execute("PRAGMA table_info(calls)")}
-        for name, decl in ADDED_CALL_COLUMNS.items():
-            if name not in present:
-                self.db.execute(f"ALTER TABLE calls ADD COLUMN {name} {decl}")
+    def _schema_version(self) -> int:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"the store was written by a newer MemeLens (store schema version {version}; "
+                             f"this MemeLens {__version__} reads versions up to {SCHEMA_VERSION})",
+                             str(self.path), "upgrade MemeLens (pip install -U memelens), or use another "
+                             "--store; the store is left as it is")
+        return version
+
+    def _migrate(self, version: int) -> None:
+        """Bring a store of an older layout to `SCHEMA_VERSION`, one step at a time, in one
+        transaction: a crash leaves it at its old version, and the next open migrates again."""
+        if version == SCHEMA_VERSION:
+            return
+        with self._tx():
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                MIGRATIONS[step](self.db)
+            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     # ---- runs -----------------------------------------------------------------------------------
 
@@ -512,12 +551,16 @@ class Store:
             (run_id,)).fetchall())
 
     def image_counts(self, run_id: int) -> dict[str, dict[str, int]]:
-        """Per model: the run's calls, and how many of them carried an image as a picture."""
-        return {model: {"calls": calls, "with_image": with_image} for model, calls, with_image in
-                self.db.execute(
-                    "SELECT c.model, COUNT(*), SUM(c.images_sent > 0) FROM run_calls r"
-                    " JOIN calls c ON c.key=r.key WHERE r.run_id=? GROUP BY c.model ORDER BY c.model",
-                    (run_id,))}
+        """Per model: the run's calls, and how many of them carried an image as a picture. Calls made
+        before MemeLens counted pictures (migrated stores: images_sent -1) are `unrecorded`."""
+        counts = {}
+        for model, calls, with_image, unrecorded in self.db.execute(
+                "SELECT c.model, COUNT(*), SUM(c.images_sent > 0), SUM(c.images_sent < 0) FROM run_calls r"
+                " JOIN calls c ON c.key=r.key WHERE r.run_id=? GROUP BY c.model ORDER BY c.model", (run_id,)):
+            counts[model] = {"calls": calls, "with_image": with_image}
+            if unrecorded:
+                counts[model]["unrecorded"] = unrecorded
+        return counts
 
     def failed_call_counts(self, run_id: int) -> dict[str, int]:
         return dict(self.db.execute(

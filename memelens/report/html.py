@@ -216,7 +216,9 @@ def header_facts(run: dict[str, Any]) -> list[tuple[str, str]]:
     images = run.get("images_by_model") or {}
     if images:
         facts.append(("calls with the picture", ", ".join(
-            f"{m}: {v['with_image']} of {v['calls']}" for m, v in images.items())))
+            f"{m}: {v['with_image']} of {v['calls']}"
+            + (f" ({v['unrecorded']} made before pictures were counted)" if v.get("unrecorded") else "")
+            for m, v in images.items())))
     if run.get("error"):
         facts.append(("error", str(run["error"])))
     return facts
