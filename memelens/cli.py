@@ -8,70 +8,25 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from memelens import __version__
-from memelens.config import ENV_STORE, ModelRegistry, load_registry
+from memelens.clikit import Settings, console, finish, out, safe, settings  # noqa: F401 (the API)
+from memelens.config import ENV_STORE
 from memelens.files import write_text_atomic
 from memelens.types import InputError, MemeLensError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Measure how well multimodal LLMs understand memes.")
-console = Console(stderr=True)
-out = Console()
-
-
-@dataclass
-class Settings:
-    """Global options shared by every command."""
-
-    store_path: Path
-    models_path: Optional[Path]
-    verbose: int = 0
-    quiet: bool = False
-    _registry: Optional[ModelRegistry] = field(default=None, repr=False)
-
-    def registry(self) -> ModelRegistry:
-        if self._registry is None:
-            self._registry = load_registry(self.models_path)
-        return self._registry
-
-    def store(self):
-        from memelens.engine import Store
-
-        return Store(self.store_path)
-
-    @property
-    def progress(self) -> bool | None:
-        return False if self.quiet else None
-
-
-def settings(ctx: typer.Context) -> Settings:
-    return ctx.find_root().obj
-
-
 def _print_version(value: bool) -> None:
     if value:
         out.print(f"memelens {__version__}")
         raise typer.Exit()
-
-
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def safe(text: object) -> str:
-    """Text from a model, a file or an error, fit for the terminal: control sequences (ANSI colours,
-    cursor moves, OSC titles) removed, rich markup escaped."""
-    return escape(_CONTROL.sub("", str(text)))
 
 
 @app.callback()
@@ -152,7 +107,7 @@ def report_command(
     out_path: Optional[Path] = typer.Option(None, "--out", help="Write here instead of stdout."),
 ) -> None:
     """Report a run from the store."""
-    from memelens.report import render_report
+    from memelens.report.formats import render_report
 
     cfg = settings(ctx)
     if not cfg.store_path.exists():
@@ -178,31 +133,18 @@ def demo_command(ctx: typer.Context,
     run_demo(settings(ctx), out_dir, model, memes)
 
 
-# Method packages add their commands here: each module defines `register(app)`.
-COMMAND_MODULES = ("memelens.adammeme.cli", "memelens.arena.cli", "memelens.memeqa.cli",
-                   "memelens.report.cli")
-
-
-def _register_method_commands() -> None:
-    import importlib
-    import importlib.util
+def _register_commands() -> None:
+    """The report commands, then each registered method's (see `memelens.methods`)."""
+    from memelens.methods import methods
+    from memelens.report.cli import register as register_report_commands
 
     if getattr(app, "_methods_registered", False):
         return
     app._methods_registered = True  # type: ignore[attr-defined]
-    for name in COMMAND_MODULES:
-        if importlib.util.find_spec(name) is not None:  # a method not built yet adds nothing
-            importlib.import_module(name).register(app)
-
-
-def finish(store, name: str, max_failure_rate: float) -> None:
-    """The last lines of a method command: done (or what was accepted), else RunIncomplete (exit 1)."""
-    from memelens.engine import ensure_complete
-
-    accepted = ensure_complete(store, name, max_failure_rate)
-    if accepted:
-        console.print(f"[yellow]note:[/] {safe(accepted)}")
-    console.print(f"run {name!r} done; `memelens report {name}` shows it")
+    register_report_commands(app)
+    for method in methods():
+        if method.commands:
+            method.commands(app)
 
 
 INTERRUPTED = ("interrupted: the run is marked `interrupted`; every answer received so far is stored. "
@@ -212,7 +154,7 @@ INTERRUPTED = ("interrupted: the run is marked `interrupted`; every answer recei
 def main(argv: list[str] | None = None) -> int:
     """Entry point: maps MemeLens errors to exit codes and one clear message."""
     try:
-        _register_method_commands()
+        _register_commands()
         app(args=argv, prog_name="memelens")
     except SystemExit as exc:  # typer's own exits: --help, usage errors (2), typer.Exit
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

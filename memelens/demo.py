@@ -27,7 +27,7 @@ from memelens.types import (ChatRequest, ImagePart, Meme, Message, OutputKind, O
                             SamplingParams)
 
 if TYPE_CHECKING:
-    from memelens.cli import Settings
+    from memelens.clikit import Settings
 
 console = Console(stderr=True)
 SEED_CATEGORIES = ["race", "gender", "religion", "nationality", "disability", "animal"]
@@ -67,12 +67,6 @@ async def screen_memes(memes: list[Meme], model: str, settings: "Settings") -> s
     return name
 
 
-# Each method adds its part of the demo here: `module:function`, an `async def part(settings, memes,
-# model, out_dir) -> str` returning the run name it wrote. A method not built yet adds nothing.
-DEMO_PARTS = ("memelens.adammeme.demo:demo", "memelens.arena.demo:demo",
-              "memelens.memeqa.demo:demo")
-
-
 def demo_meme_file(memes: list[Meme], tag: str) -> Path:
     """The chosen memes as a JSONL in the user cache, named by its content.
 
@@ -86,16 +80,11 @@ def demo_meme_file(memes: list[Meme], tag: str) -> Path:
     return path if path.exists() else write_text_atomic(path, lines)
 
 
-def _available_parts() -> list[Any]:
-    import importlib
-    import importlib.util
+def _parts() -> list[Any]:
+    """Each registered method's demo part, in `demo_order` (see `memelens.methods.Method.demo`)."""
+    from memelens.methods import methods
 
-    parts = []
-    for target in DEMO_PARTS:
-        module_name, _, func = target.partition(":")
-        if importlib.util.find_spec(module_name) is not None:
-            parts.append(getattr(importlib.import_module(module_name), func))
-    return parts
+    return [m.demo for m in sorted(methods(), key=lambda m: (m.demo_order, m.name)) if m.demo]
 
 
 def run_demo(settings: "Settings", out_dir: Path, model: str = "embedded",
@@ -110,7 +99,7 @@ def run_demo(settings: "Settings", out_dir: Path, model: str = "embedded",
     console.print(f"[yellow]note:[/] {WARNING}")
     runs = [asyncio.run(screen_memes(memes, model, settings))]
     _print_screen(settings, runs[0])
-    for part in _available_parts():
+    for part in _parts():
         runs.append(asyncio.run(part(settings, memes, model, out_dir)))
     store = settings.store()
     for name in runs:

@@ -32,7 +32,7 @@ def adam_command(
     """Run AdamMeme: mine, score and refine memes for one or more target models."""
     from memelens.adammeme.config import AdamConfig
     from memelens.adammeme.pipeline import check_inputs, run_adammeme
-    from memelens.cli import finish, settings
+    from memelens.clikit import finish, settings
     from memelens.config import load_config
 
     cfg = load_config(config, AdamConfig)
@@ -57,7 +57,7 @@ def erase_command(
     """Erase the text of every image in IN_DIR (OCR + inpainting) into OUT_DIR; resumable."""
     from rich.progress import track
 
-    from memelens.cli import console
+    from memelens.clikit import console
     from memelens.images.erase import iter_erase_dir, list_images
 
     if not in_dir.is_dir():
@@ -81,7 +81,7 @@ def import_adammeme_command(
 ) -> None:
     """Import the original AdamMeme code's data/ and results/ layout as a run."""
     from memelens.adammeme.legacy import import_legacy
-    from memelens.cli import console, settings
+    from memelens.clikit import console, settings
 
     name = import_legacy(directory, settings(ctx).store, run, experiment)
     console.print(f"imported into run {name!r}; `memelens report {name}` shows it")
@@ -96,7 +96,7 @@ def import_human_command(
 ) -> None:
     """Attach human scores / category labels to a run; its report then shows agreement (Tables 3, 8)."""
     from memelens.adammeme.agreement import read_human_labels, read_human_scores
-    from memelens.cli import console, settings
+    from memelens.clikit import console, settings
 
     if scores is None and labels is None:
         raise InputError("nothing to import", "memelens import adammeme-human", "give --scores and/or --labels")

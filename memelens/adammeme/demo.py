@@ -28,7 +28,7 @@ from memelens.samples import sample_memes_path
 from memelens.types import Meme
 
 if TYPE_CHECKING:
-    from memelens.cli import Settings
+    from memelens.clikit import Settings
 
 DEMO_MEMES = ("parking",)  # one gender meme: the 2-core, 10-minute demo budget allows one
 DEMO_BUDGET = MaxTokens(miner=32, judge=24, examiner=24, narrator=40, candidate=48, senior=56, target=48,

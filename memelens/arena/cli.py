@@ -52,9 +52,9 @@ def arena_command(
     if ctx.invoked_subcommand is not None:
         return
     from memelens.arena.config import ArenaConfig
-    from memelens.cli import finish
+    from memelens.clikit import finish
     from memelens.arena.pipeline import extend_config, read_inputs, run_arena
-    from memelens.cli import console, settings
+    from memelens.clikit import console, settings
     from memelens.config import load_config, validation_error
     from memelens.engine import config_hash
 
@@ -93,7 +93,7 @@ def arena_command(
 
 def _print_ranking(store, name: str, battles_out: Optional[Path]) -> None:
     from memelens.arena.judging import ALL_DIMENSIONS, battle_records
-    from memelens.cli import out
+    from memelens.clikit import out
     from memelens.files import write_text_atomic
     from memelens.report import build_report
 

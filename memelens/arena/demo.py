@@ -29,7 +29,7 @@ from memelens.report import build_report
 from memelens.types import Meme
 
 if TYPE_CHECKING:
-    from memelens.cli import Settings
+    from memelens.clikit import Settings
 
 DEMO_MEMES = ("parking",)  # one meme: the whole demo must fit 10 minutes on 2 cores
 PERSONAS = {

@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _settings(ctx: typer.Context):
-    from memelens.cli import settings
+    from memelens.clikit import settings
 
     return settings(ctx)
 
@@ -49,7 +49,7 @@ def eval_command(
                                                 "calls still failed after retries (default 0: none)."),
 ) -> None:
     """Evaluate a model on one split of MemeQA (paper prompts, greedy, ≤10 new tokens)."""
-    from memelens.cli import finish
+    from memelens.clikit import finish
     from memelens.memeqa.runs import eval_run
 
     cfg = _settings(ctx)
@@ -92,7 +92,7 @@ def compare_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Paper Table 4: accuracy by (correct / wrong option replaced) × (single / multi)."""
-    from memelens.cli import out
+    from memelens.clikit import out
     from memelens.memeqa.errors import CELLS, table4
     from memelens.memeqa.runs import load_run_records
 
@@ -126,7 +126,7 @@ def _pct(value: float | None) -> str:
 
 
 def _print_summary(cfg, name: str) -> None:
-    from memelens.cli import console, out
+    from memelens.clikit import console, out
     from memelens.report import build_report
 
     report = build_report(cfg.store(), name)
@@ -156,9 +156,9 @@ def build_command(ctx: typer.Context,
                       help="Accept the run as done when at most this share of its calls still failed."),
                   ) -> None:
     """Construct MemeQA from annotations: QO pairs → AF → trivial filter → None+ → split."""
-    from memelens.cli import console
+    from memelens.clikit import console
     from memelens.config import load_config
-    from memelens.cli import finish
+    from memelens.clikit import finish
     from memelens.memeqa.build import BuildConfig, run_build
 
     cfg = _settings(ctx)
@@ -179,7 +179,7 @@ def finetune_command(ctx: typer.Context,
                      config: Path = typer.Option(..., "-c", "--config", help="Fine-tuning YAML."),
                      run: Optional[str] = typer.Option(None, "--run", help="Run name.")) -> None:
     """LoRA fine-tuning with dev evaluation every 20% of an epoch (extra `train`); resumable."""
-    from memelens.cli import console
+    from memelens.clikit import console
     from memelens.config import load_config
     from memelens.engine import open_run
     from memelens.memeqa.finetune import FinetuneConfig, finetune

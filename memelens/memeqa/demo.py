@@ -24,7 +24,7 @@ from memelens.memeqa.metrics import summarize
 from memelens.types import Meme
 
 if TYPE_CHECKING:
-    from memelens.cli import Settings
+    from memelens.clikit import Settings
 
 QUESTIONS = 4
 SEED = 0

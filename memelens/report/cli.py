@@ -93,7 +93,7 @@ def _on_sigint(stop: threading.Event):
 
 
 def register(app: typer.Typer) -> None:
-    from memelens.cli import console, out, settings
+    from memelens.clikit import console, out, settings
 
     @app.command("view")
     def view_command(ctx: typer.Context, run: str = typer.Argument(..., help="Run name."),
@@ -103,7 +103,7 @@ def register(app: typer.Typer) -> None:
                                                     "asked for (Host header), e.g. behind a tunnel; it "
                                                     "still listens on 127.0.0.1 only.")) -> None:
         """Serve a run's HTML report on 127.0.0.1 and print its URL; Ctrl-C stops."""
-        from memelens.report import render_report
+        from memelens.report.formats import render_report
 
         cfg = settings(ctx)
         if not cfg.store_path.exists():

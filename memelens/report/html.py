@@ -32,6 +32,7 @@ from PIL import Image, UnidentifiedImageError
 from memelens.arena.common import OVERALL
 from memelens.engine.store import Store
 from memelens.files import write_text_atomic
+from memelens.methods import method
 from memelens.report import build_report, run_header
 from memelens.report import plots
 from memelens.types import MemeLensError
@@ -596,10 +597,6 @@ def generic_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dic
     return data_blocks("Figures", {k: v for k, v in report.items() if k not in ("run", "details")}), {}
 
 
-VIEWS: dict[str, Callable[[dict[str, Any], Store], tuple[list[Block], dict[str, Any]]]] = {
-    "adammeme": adammeme_view, "arena": arena_view, "memeqa": memeqa_view, "demo": demo_view}
-
-
 def _plot(title: str, src: str | None) -> Block | None:
     return Block("plot", title, src=src) if src else None
 
@@ -627,7 +624,8 @@ def _static(name: str) -> str:
 
 def render(report: dict[str, Any], store: Store) -> str:
     run = report["run"]
-    blocks, data = VIEWS.get(run["method"], generic_view)(report, store)
+    found = method(run["method"])
+    blocks, data = (found.view if found and found.view else generic_view)(report, store)
     script = _static("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; "

@@ -1,0 +1,67 @@
+"""What every `memelens` command shares: the consoles, the global settings, terminal-safe text and the
+closing lines of a method command. Method packages import these from here, not from `memelens.cli`,
+which registers the methods' commands: so no import cycle runs through the command line."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from memelens.config import ModelRegistry, load_registry
+
+console = Console(stderr=True)
+out = Console()
+
+
+@dataclass
+class Settings:
+    """Global options shared by every command."""
+
+    store_path: Path
+    models_path: Optional[Path]
+    verbose: int = 0
+    quiet: bool = False
+    _registry: Optional[ModelRegistry] = field(default=None, repr=False)
+
+    def registry(self) -> ModelRegistry:
+        if self._registry is None:
+            self._registry = load_registry(self.models_path)
+        return self._registry
+
+    def store(self):
+        from memelens.engine import Store
+
+        return Store(self.store_path)
+
+    @property
+    def progress(self) -> bool | None:
+        return False if self.quiet else None
+
+
+def settings(ctx: typer.Context) -> Settings:
+    return ctx.find_root().obj
+
+
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe(text: object) -> str:
+    """Text from a model, a file or an error, fit for the terminal: control sequences (ANSI colours,
+    cursor moves, OSC titles) removed, rich markup escaped."""
+    return escape(_CONTROL.sub("", str(text)))
+
+
+def finish(store, name: str, max_failure_rate: float) -> None:
+    """The last lines of a method command: done (or what was accepted), else RunIncomplete (exit 1)."""
+    from memelens.engine import ensure_complete
+
+    accepted = ensure_complete(store, name, max_failure_rate)
+    if accepted:
+        console.print(f"[yellow]note:[/] {safe(accepted)}")
+    console.print(f"run {name!r} done; `memelens report {name}` shows it")

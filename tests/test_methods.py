@@ -1,0 +1,91 @@
+"""The method registry: descriptors found through entry points, duplicates refused, and the CLI, the
+demo and the reports reaching methods only through it (a method registered from code is reported)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from memelens import methods as registry
+from memelens.cli import main
+from memelens.engine import Store, open_run
+from memelens.methods import DuplicateMethod, Method, method, methods
+from memelens.report import build_report
+
+
+def test_the_built_in_methods_are_registered_through_entry_points():
+    found = {m.name: m for m in methods()}
+    assert set(found) >= {"adammeme", "arena", "memeqa", "demo"}
+    assert [m.name for m in sorted(methods(), key=lambda m: m.demo_order) if m.demo] == [
+        "adammeme", "arena", "memeqa"]  # the demo's parts, in the order it runs them
+    assert all(callable(m.report) for m in found.values())
+
+
+def test_a_second_method_with_a_registered_name_is_refused_naming_both():
+    fresh = registry._Registry()
+    fresh.register(Method(name="x", title="X", report=lambda s, r: {}), "package a")
+    with pytest.raises(DuplicateMethod) as info:
+        fresh.register(Method(name="x", title="X again", report=lambda s, r: {}), "package b")
+    assert "package a" in str(info.value) and "package b" in str(info.value)
+
+
+def test_the_registry_refuses_a_duplicate_of_a_built_in_name():
+    with pytest.raises(DuplicateMethod):
+        registry.register_method(Method(name="arena", title="another arena", report=lambda s, r: {}))
+
+
+def test_a_method_registered_from_code_is_reported_and_its_commands_appear(tmp_path, monkeypatch, capsys):
+    def report(store, run):
+        return {"items": len(store.records(run["id"], "item"))}
+
+    def commands(app):
+        @app.command("toy")
+        def toy() -> None:
+            print("toy command ran")
+
+    monkeypatch.setattr(registry.REGISTRY, "_methods", dict(registry.REGISTRY._methods))
+    registry.register_method(Method(name="toy", title="Toy", report=report, commands=commands))
+    assert method("toy") is not None
+    store = Store(tmp_path / "s.db")
+
+    async def write():
+        async with open_run(store, registry_models(), name="t", method="toy", config={}) as (run, _):
+            run.put_many("item", [("a", {}), ("b", {})])
+
+    asyncio.run(write())
+    assert build_report(store, "t")["items"] == 2
+    monkeypatch.setattr("memelens.cli.app", _fresh_app())
+    assert main(["toy"]) == 0 and "toy command ran" in capsys.readouterr().out
+
+
+def test_a_run_of_a_method_no_longer_installed_is_one_clear_message(tmp_path, capsys):
+    store = Store(tmp_path / "s.db")
+
+    async def write():
+        async with open_run(store, registry_models(), name="gone", method="vanished", config={}):
+            pass
+
+    asyncio.run(write())
+    store.close()
+    assert main(["--store", str(tmp_path / "s.db"), "report", "gone"]) == 2
+    assert "no installed method 'vanished'" in capsys.readouterr().err
+
+
+def registry_models():
+    from memelens.config import ModelRegistry
+
+    return ModelRegistry({})
+
+
+def _fresh_app():
+    """A new `memelens` app with the same global options, for registering commands again."""
+    import typer
+
+    from memelens import cli
+
+    app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
+    app.callback()(cli.main_options)
+    for info in cli.app.registered_commands:
+        app.registered_commands.append(info)
+    return app
