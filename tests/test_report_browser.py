@@ -68,12 +68,13 @@ def table_rows(driver, header: str) -> list[list[str]]:
 def open_first(driver, selector: str, within=None):
     """Click the summary of the first `details` matching `selector` and return it (now open).
 
-    Waits for it: a box's content is rendered by its parent's `toggle` handler, which the browser
+    Waits for the box and for its content: both are rendered by `toggle` handlers, which the browser
     fires after the click returns."""
     box = WebDriverWait(driver, 10).until(
         lambda _: ((within or driver).find_elements(By.CSS_SELECTOR, selector) or [None])[0])
     box.find_element(By.CSS_SELECTOR, ":scope > summary").click()
     assert box.get_attribute("open") is not None
+    WebDriverWait(driver, 10).until(lambda _: box.find_elements(By.CSS_SELECTOR, ":scope > :not(summary)"))
     return box
 
 

@@ -16,7 +16,8 @@ import pytest
 
 from memelens import __version__
 from memelens.engine import Store
-from memelens.report import build_report, render_report
+from memelens.report import build_report
+from memelens.report.formats import render_report
 from memelens.report.html import to_html, write_html_reports
 from memelens.testing.browser import available, start_driver
 from memelens.testing.server import start_server

@@ -53,6 +53,8 @@ from memelens.adammeme.sampling import plan_samples
 from memelens.adammeme.scoring import Sample, answer, rate
 from memelens.config import ModelRegistry
 from memelens.engine import CallOutcome, Engine, Run, Store, open_run
+from memelens.images.thumbnail import KIND as THUMBNAIL_KIND
+from memelens.images.thumbnail import meme_image_records
 from memelens.images.erase import erased_image_for, tesseract_available
 from memelens.memes import load_memes
 from memelens.types import InputError, Meme
@@ -81,6 +83,7 @@ async def run_adammeme(cfg: AdamConfig, store: Store, registry: ModelRegistry, n
         run.put("meta", "run", {"targets": cfg.targets, "agent": cfg.agent, "threshold": cfg.threshold,
                                 "repeats": cfg.repeats, "top_terms": cfg.top_terms, "memes": len(memes),
                                 "erase": cfg.erase})
+        run.put_many(THUMBNAIL_KIND, meme_image_records(memes))  # the report's pictures
         await _pipeline(memes, cfg, engine, run, cfg.erase_cache or erase_cache or Path("erased"))
     return name
 

@@ -6,6 +6,7 @@ through the `Run`. The report (`memelens.report.arena`) reads nothing but these 
 Record kinds (``run.put(kind, key, data)``), in pipeline order
 -------------------------------------------------------------
 ``meme``          key meme id → {id, order, text, caption, labels, image}
+``meme_image``    key meme id → {meme, sha256, thumbnail (JPEG data URL)}: the report's pictures
 ``context``       key meme id → {meme, ok, personas: [3 profiles], error_class, error}
 ``tasks``         key meme id → {meme, ok, prompts: [3 task prompts], error_class, error}
 ``task``          key ``<meme>#<n>`` → {task, meme, index, persona, prompt} (the tasks in use)
@@ -53,6 +54,8 @@ from memelens.arena.judging import judge_battles, plan_battles
 from memelens.arena.tasks import formulate_tasks
 from memelens.config import ModelRegistry
 from memelens.engine import Store, open_run
+from memelens.images.thumbnail import KIND as THUMBNAIL_KIND
+from memelens.images.thumbnail import meme_image_records
 from memelens.memes import load_memes
 from memelens.types import InputError, Meme
 
@@ -168,6 +171,7 @@ async def _run_once(config: ArenaConfig, store: Store, registry: ModelRegistry, 
         run.put_many("meme", [(m.id, {"id": m.id, "order": i, "text": m.text, "caption": m.caption,
                                       "labels": m.labels, "image": str(m.image) if m.image else None})
                               for i, m in enumerate(inputs.memes)])
+        run.put_many(THUMBNAIL_KIND, meme_image_records(inputs.memes))  # the report's pictures
         contexts = await simulate_contexts(inputs.memes, config.agent, tokens.contexts, engine, run)
         tasks = await formulate_tasks(inputs.memes, contexts, config.agent, tokens.tasks,
                                       config.tasks_per_meme, engine, run)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -27,18 +26,18 @@ from typing import Any, Callable, Iterable
 
 import jinja2
 from markupsafe import Markup
-from PIL import Image, UnidentifiedImageError
 
 from memelens.arena.common import OVERALL
 from memelens.engine.store import Store
 from memelens.files import write_text_atomic
+from memelens.images.thumbnail import KIND as THUMBNAIL_KIND
+from memelens.images.thumbnail import thumbnail_data_url
 from memelens.methods import method
 from memelens.report import build_report, run_header
 from memelens.report import plots
 from memelens.types import MemeLensError
 
 HERE = Path(__file__).parent
-THUMBNAIL_PX = 256
 EMBEDDED_WARNING = ("This run used the embedded offline model, a small local model: its figures show "
                     "that the pipeline works, not how well any real model understands memes. They are "
                     "not meaningful evaluations.")
@@ -235,37 +234,27 @@ def _date(stamp: float | None) -> str:
 
 # ---- meme thumbnails ----------------------------------------------------------------------------
 
-@lru_cache(maxsize=4096)
-def _thumbnail(path: str, mtime_ns: int) -> str | None:
-    try:
-        with Image.open(path) as image:
-            image.thumbnail((THUMBNAIL_PX, THUMBNAIL_PX))
-            buffer = io.BytesIO()
-            image.convert("RGB").save(buffer, format="JPEG", quality=80)
-    except (OSError, UnidentifiedImageError, ValueError):
-        return None
-    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
 def thumbnail(path: str | Path | None) -> str | None:
-    """A ≤256 px JPEG data URL of an image file, or None when it is missing or unreadable (the page
-    then shows a placeholder)."""
-    if not path:
-        return None
-    try:
-        mtime = Path(path).stat().st_mtime_ns
-    except OSError:
-        return None
-    return _thumbnail(str(path), mtime)
+    """A thumbnail read from an image file: only for runs stored before thumbnails were (see
+    `run_images`)."""
+    return thumbnail_data_url(path)
 
 
 def thumbnails(paths: dict[str, str | Path | None]) -> dict[str, str]:
     return {meme: url for meme, url in ((m, thumbnail(p)) for m, p in paths.items()) if url}
 
 
+def run_images(store: Store, run: dict[str, Any]) -> dict[str, str] | None:
+    """{meme id: thumbnail data URL} as the run stored them (`memelens.images.thumbnail`); None for a
+    run made before runs stored their thumbnails, whose pictures can only come from the meme files."""
+    run_id = store.run_row(run["name"])["id"]
+    stored = {r["meme"]: r["thumbnail"] for r in store.records(run_id, THUMBNAIL_KIND)}
+    return stored or None
+
+
 def meme_set_images(memes_path: str | None, wanted: Iterable[str]) -> dict[str, str]:
-    """Thumbnails of the wanted meme ids, looked up in the run's meme set (AdamMeme stores ids only).
-    A meme set that moved or no longer loads gives placeholders, not an error."""
+    """Thumbnails of the wanted meme ids, looked up in the run's meme set: only for a run made before
+    runs stored their thumbnails. A meme set that moved or no longer loads gives placeholders."""
     if not memes_path:
         return {}
     from memelens.memes import load_memes
@@ -306,7 +295,9 @@ def adammeme_view(report: dict[str, Any], store: Store) -> tuple[list[Block], di
     details = report.get("details", {})
     data = adam_chains(details.get("samples", []), details.get("steps", []))
     wanted = {s["meme"] for s in details.get("samples", [])}
-    data["images"] = meme_set_images((report["run"].get("config") or {}).get("memes"), wanted)
+    stored = run_images(store, report["run"])
+    data["images"] = ({m: url for m, url in stored.items() if m in wanted} if stored is not None else
+                      meme_set_images((report["run"].get("config") or {}).get("memes"), wanted))
     return blocks, data
 
 
@@ -450,8 +441,15 @@ def arena_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[
     memes = (report.get("details") or {}).get("memes", [])
     data = {"memes": [_browsable_meme(m) for m in memes],
             "dimensions": [*report.get("dimensions", {}), OVERALL],
-            "images": thumbnails({m["id"]: m.get("image") for m in memes})}
+            "images": _arena_images(store, report["run"], memes)}
     return blocks, data
+
+
+def _arena_images(store: Store, run: dict[str, Any], memes: list[dict[str, Any]]) -> dict[str, str]:
+    stored = run_images(store, run)
+    if stored is not None:
+        return {m["id"]: stored[m["id"]] for m in memes if m["id"] in stored}
+    return thumbnails({m["id"]: m.get("image") for m in memes})
 
 
 def _browsable_meme(meme: dict[str, Any]) -> dict[str, Any]:

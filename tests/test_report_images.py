@@ -1,0 +1,62 @@
+"""The report shows the meme pictures from the store alone: made after the meme folder moved away, it
+still has every picture the run saw (runs store a thumbnail per meme when they open)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from pathlib import Path
+
+from memelens.engine import Store
+from memelens.report import build_report
+from memelens.testing.server import start_server
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_realistic import _arena_world, _registry  # noqa: E402
+from test_report_html import Page  # noqa: E402
+
+
+def _images(store: Store, name: str) -> dict[str, str]:
+    from memelens.report.html import to_html
+
+    return Page(to_html(store, build_report(store, name))).data()["images"]
+
+
+def test_arena_report_after_the_meme_folder_moved_still_shows_the_pictures(tmp_path):
+    from memelens.arena.config import ArenaConfig
+    from memelens.arena.pipeline import run_arena
+    from memelens.config import load_config, load_registry
+
+    world = tmp_path / "memes"
+    world.mkdir()
+    with start_server(latency_ms=0, seed=3, style="realistic") as server:
+        config = _arena_world(world, server.base_url, n_memes=3)
+        store = Store(tmp_path / "s.db")
+        asyncio.run(run_arena(load_config(config, ArenaConfig), store, load_registry(world / "models.yaml"),
+                              "arena", progress=False))
+    before = _images(store, "arena")
+    shutil.move(world, tmp_path / "moved")
+    after = _images(store, "arena")
+    assert set(after) == {"m0", "m1", "m2"} and after == before
+    assert all(url.startswith("data:image/jpeg;base64,") for url in after.values())
+
+
+def test_adammeme_report_after_the_meme_folder_moved_still_shows_the_pictures(tmp_path):
+    from memelens.adammeme.config import AdamConfig
+    from memelens.adammeme.pipeline import run_adammeme
+
+    world = tmp_path / "memes"
+    world.mkdir()
+    with start_server(latency_ms=0, seed=7, style="realistic") as server:
+        _arena_world(world, server.base_url, n_memes=10)
+        registry = _registry(world, server.base_url, ["agent", "tgt-a"])
+        cfg = AdamConfig(memes=world / "memes.jsonl", agent="agent", targets=["tgt-a"], erase=False,
+                         seeds_per_category=3, max_steps=1, warn_below=0, mining_batch=4)
+        store = Store(tmp_path / "s.db")
+        asyncio.run(run_adammeme(cfg, store, registry, "adam", progress=False))
+    shown = {s["meme"] for s in build_report(store, "adam")["details"]["samples"]}
+    shutil.move(world, tmp_path / "moved")
+    images = _images(store, "adam")
+    assert shown and set(images) == shown
+    assert all(url.startswith("data:image/jpeg;base64,") for url in images.values())
