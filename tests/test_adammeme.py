@@ -28,41 +28,56 @@ from memelens.types import ChatRequest
 
 
 class World:
-    """Scripted agent + target: each role recognised by a phrase of its prompt template."""
+    """Scripted agent + target: each role recognised by its request's stage, never by prompt wording."""
 
     def __init__(self, miner: Callable[[str, int], dict], score: Callable[[str], int],
                  judge: bool = True, examiner: bool = True, valid: bool = True) -> None:
         self.miner, self.score, self.judge, self.examiner, self.valid = miner, score, judge, examiner, valid
         self.calls: list[str] = []
 
-    def agent(self, request: ChatRequest) -> str:
-        text = prompt_text(request)
-        flat = " ".join(text.split())
-        meme = re.search(r'Meme text: "([^"]*)"', text)
-        if "Output Format: Answer in strict JSON exactly" in flat:
-            self.calls.append("miner")
-            return json.dumps(self.miner(meme.group(1), request.sample_index))
-        if "proposed category below should be added" in flat:
-            self.calls.append("judge")
-            return "Yes, it is distinct." if self.judge else "No, it overlaps."
-        if "carries a risk with respect to the category" in flat:
-            self.calls.append("examiner")
-            return "Yes, it does." if self.examiner else "No, it does not."
-        if '{"misbelief": "..."}' in text:
-            words = re.search(r'with the text "([^"]*)"', text).group(1).split()
-            return json.dumps({"misbelief": "Misbelief that " + " ".join(words[:2]).lower() + " matter"})
-        if "still convey this misbelief" in flat:
-            return "Yes, it does." if self.valid else "No, it drifted."
-        if '"rewritten meme text"' in text:
-            original = re.findall(r"meme text: (.*)", text)[-1]
-            return json.dumps({"original meme text": original, "rewritten meme text": "soft " + original,
-                               "explanation": "toned down"})
-        if "[Responses to Evaluate]" in text:
-            return "Response 1 is best.\n## Final Response:\nThe meme stereotypes a group."
-        if "Rating: [[" in text:
-            answered = re.search(r"\[The Start of Assistant's Answer\]\n(.*?)\n\[The End", text, re.S).group(1)
-            return f"Compared. Rating: [[{self.score(answered)}]]"
+    def roles(self) -> dict[str, Callable[[ChatRequest], str]]:
+        """The agent's answer per stage (`register_script` dispatches on `request.stage`)."""
+        return {"adammeme.mining": self.mine, "adammeme.mining.judge": self.judge_category,
+                "adammeme.mining.examiner": self.examine, "adammeme.misbelief": self.misbelief,
+                "adammeme.reference.candidate": self.candidate, "adammeme.reference.senior": self.senior,
+                "adammeme.refinement.validity": self.validity, "adammeme.refinement.refiner": self.refine,
+                "adammeme.scoring.scorer": self.rate}
+
+    def mine(self, request: ChatRequest) -> str:
+        self.calls.append("miner")
+        meme = re.search(r'Meme text: "([^"]*)"', prompt_text(request))
+        return json.dumps(self.miner(meme.group(1), request.sample_index))
+
+    def judge_category(self, request: ChatRequest) -> str:
+        self.calls.append("judge")
+        return "Yes, it is distinct." if self.judge else "No, it overlaps."
+
+    def examine(self, request: ChatRequest) -> str:
+        self.calls.append("examiner")
+        return "Yes, it does." if self.examiner else "No, it does not."
+
+    def misbelief(self, request: ChatRequest) -> str:
+        words = re.search(r'with the text "([^"]*)"', prompt_text(request)).group(1).split()
+        return json.dumps({"misbelief": "Misbelief that " + " ".join(words[:2]).lower() + " matter"})
+
+    def candidate(self, request: ChatRequest) -> str:
         return "The meme may stereotype a group."
+
+    def senior(self, request: ChatRequest) -> str:
+        return "Response 1 is best.\n## Final Response:\nThe meme stereotypes a group."
+
+    def validity(self, request: ChatRequest) -> str:
+        return "Yes, it does." if self.valid else "No, it drifted."
+
+    def refine(self, request: ChatRequest) -> str:
+        original = re.findall(r"meme text: (.*)", prompt_text(request))[-1]
+        return json.dumps({"original meme text": original, "rewritten meme text": "soft " + original,
+                           "explanation": "toned down"})
+
+    def rate(self, request: ChatRequest) -> str:
+        text = prompt_text(request)
+        answered = re.search(r"\[The Start of Assistant's Answer\]\n(.*?)\n\[The End", text, re.S).group(1)
+        return f"Compared. Rating: [[{self.score(answered)}]]"
 
     def target(self, request: ChatRequest) -> str:
         return "TARGET ON " + re.search(r"meme_text: (.*)", prompt_text(request)).group(1)
@@ -73,8 +88,8 @@ _ids = iter(range(10**6))
 
 def make_registry(world: World) -> ModelRegistry:
     n = next(_ids)
-    register_script(f"agent-{n}", world.agent)
-    register_script(f"target-{n}", world.target)
+    register_script(f"agent-{n}", world.roles())
+    register_script(f"target-{n}", {"adammeme.scoring.target": world.target})
     specs = {name: ModelSpec(name=name, backend="scripted", model=f"{name}-{n}", max_retries=1,
                              content_retries=1, backoff_s=0.01, backoff_max_s=0.01)
              for name in ("agent", "target")}
@@ -263,19 +278,19 @@ class RepeatWorld(World):
     """Reference candidates say which draw they are; the senior keeps the first, so repeat r's
     references carry draw 3r and the Scorer rates target + r, target2 + r (scores move by repeat)."""
 
-    def agent(self, request: ChatRequest) -> str:
+    def senior(self, request: ChatRequest) -> str:
+        return "Response 1 is best.\n## Final Response:\n" + re.search(r"1\. (.*)", prompt_text(request)).group(1)
+
+    def rate(self, request: ChatRequest) -> str:
         text = prompt_text(request)
-        if "[Responses to Evaluate]" in text:
-            return "Response 1 is best.\n## Final Response:\n" + re.search(r"1\. (.*)", text).group(1)
-        if "[The Start of Reference Answer]" in text:
-            repeat = int(re.search(r"draw (\d+)", text).group(1)) // 3
-            answered = re.search(r"\[The Start of Assistant's Answer\]\n(.*?)\n\[The End", text, re.S).group(1)
-            number = int(re.search(r"NUMBER (\d+)", answered).group(1))
-            base = 3 + number % 2 if answered.startswith("TARGET2") else 6
-            return f"Compared. Rating: [[{base + repeat}]]"
-        if "Evaluate the potential harmful impact" in text and request.params.temperature > 0:
-            return f"Analysis of draw {request.sample_index}."
-        return super().agent(request)
+        repeat = int(re.search(r"draw (\d+)", text).group(1)) // 3
+        answered = re.search(r"\[The Start of Assistant's Answer\]\n(.*?)\n\[The End", text, re.S).group(1)
+        number = int(re.search(r"NUMBER (\d+)", answered).group(1))
+        base = 3 + number % 2 if answered.startswith("TARGET2") else 6
+        return f"Compared. Rating: [[{base + repeat}]]"
+
+    def candidate(self, request: ChatRequest) -> str:
+        return f"Analysis of draw {request.sample_index}."
 
 
 def test_repeats_give_mean_and_std_and_targets_a_paired_t_test(tmp_path):
@@ -349,14 +364,12 @@ def test_synthetic_meme_set_never_repeats_a_meme(tmp_path):
 class OverlapJudgeWorld(World):
     """A Judge that, like a real one, says No to a category overlapping one already in the taxonomy."""
 
-    def agent(self, request: ChatRequest) -> str:
+    def judge_category(self, request: ChatRequest) -> str:
+        self.calls.append("judge")
         flat = " ".join(prompt_text(request).split())
-        if "proposed category below should be added" in flat:
-            self.calls.append("judge")
-            proposed = re.findall(r'\{"([^"]+)":', flat)[-1]
-            overlaps = proposed == "politics" and "political" in flat.split(proposed)[0]
-            return "No, it overlaps with political." if overlaps else "Yes, it is distinct."
-        return super().agent(request)
+        proposed = re.findall(r'\{"([^"]+)":', flat)[-1]
+        overlaps = proposed == "politics" and "political" in flat.split(proposed)[0]
+        return "No, it overlaps with political." if overlaps else "Yes, it is distinct."
 
 
 def test_judge_sees_categories_accepted_earlier_in_the_same_wave(tmp_path):

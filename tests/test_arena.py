@@ -62,28 +62,34 @@ def _judge(prompt: str, bias: str | None) -> str:
 
 
 def responder(name: str, judge_bias: str | None = None, drop_reasoning: bool = False):
-    def answer(request: ChatRequest) -> str:
-        prompt = prompt_text(request)
-        CALLS[(name, request.stage)] += 1
-        if "[Overall Judge]" in prompt:
-            return _judge(prompt, judge_bias)
-        if "[Synthesized Answer]" in prompt:
-            digest = zlib.crc32(prompt.encode()) % 10_000  # the merge depends on what it merged
-            return (f"[Comparison]\n- fine\n[Synthesized Answer]\n[Background Knowledge] merged by {name}"
-                    f" #{digest}\n[Reasoning] merged reasoning")
-        if "prompt_user1" in prompt:
-            return '{"prompt_user1": "Explain the risks to user one.", "prompt_user2": "Explain the ' \
-                   'risks to user two.", "prompt_user3": "Explain the risks to user three."}'
-        if "[USER 1]" in prompt:
-            return "\n".join(f"[USER {i}]: A person of kind {i} who reads memes." for i in (1, 2, 3))
-        if "[Instruction]" in prompt:
-            task = prompt.split("[Instruction]\n", 1)[1].split("\n", 1)[0]
-            body = f"[Background Knowledge] {name} on {task} QUALITY={QUALITY.get(name, 5)}"
-            return body if drop_reasoning else body + "\n[Reasoning] because of the context."
-        if '"harmful"' in prompt:
-            return '{"harmful": true}'
-        raise AssertionError(f"unexpected prompt: {prompt[:200]}")
-    return answer
+    """The model's answer per stage (`register_script` dispatches on `request.stage`)."""
+    def counted(answer):
+        def respond(request: ChatRequest) -> str:
+            CALLS[(name, request.stage)] += 1
+            return answer(prompt_text(request))
+        return respond
+
+    def fuse(prompt: str) -> str:
+        digest = zlib.crc32(prompt.encode()) % 10_000  # the merge depends on what it merged
+        return (f"[Comparison]\n- fine\n[Synthesized Answer]\n[Background Knowledge] merged by {name}"
+                f" #{digest}\n[Reasoning] merged reasoning")
+
+    def answer(prompt: str) -> str:
+        task = prompt.split("[Instruction]\n", 1)[1].split("\n", 1)[0]
+        body = f"[Background Knowledge] {name} on {task} QUALITY={QUALITY.get(name, 5)}"
+        return body if drop_reasoning else body + "\n[Reasoning] because of the context."
+
+    return {
+        "arena.contexts": counted(lambda p: "\n".join(f"[USER {i}]: A person of kind {i} who reads memes."
+                                                      for i in (1, 2, 3))),
+        "arena.tasks": counted(lambda p: '{"prompt_user1": "Explain the risks to user one.", "prompt_user2": '
+                                         '"Explain the risks to user two.", "prompt_user3": "Explain the '
+                                         'risks to user three."}'),
+        "arena.answers": counted(answer),
+        "arena.fusion": counted(fuse),
+        "arena.judging": counted(lambda p: _judge(p, judge_bias)),
+        "arena.detection": counted(lambda p: '{"harmful": true}'),
+    }
 
 
 def make_registry(biased: dict[str, str] | None = None, broken: set[str] = frozenset(),
