@@ -31,13 +31,9 @@ from scipy.special import expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memelens.arena.ranking import (  # noqa: E402
-    battles_from_records,
-    bootstrap_bt,
-    compute_bt,
-    compute_online_elo,
-    rank_battle_file,
-)
+from memelens.arena.battle_file import rank_battle_file  # noqa: E402
+from memelens.arena.battles import battles_from_records  # noqa: E402
+from memelens.arena.ranking import bootstrap_bt, compute_bt, compute_online_elo  # noqa: E402
 
 STRENGTHS = {  # true Elo-scale strengths of the synthetic models
     "gemini-2": 1250.0,

@@ -10,18 +10,16 @@ import pytest
 from scipy.optimize import minimize
 
 from memelens.arena.bias import ndcg_at_n
+from memelens.arena.battle_file import rank_battle_file
+from memelens.arena.battles import BattleRecordError, Battles, battles_from_records
 from memelens.arena.ranking import (
-    BattleRecordError,
-    Battles,
     battle_counts,
-    battles_from_records,
     bootstrap_bt,
     bootstrap_bt_samples,
     compute_bt,
     compute_online_elo,
     pairwise_wins,
     predicted_win_matrix,
-    rank_battle_file,
     rank_by,
     rank_by_dimension,
     rank_table,

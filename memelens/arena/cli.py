@@ -123,7 +123,7 @@ def rank_command(
     k: float = typer.Option(4.0, "--k", help="Online Elo K factor."),
 ) -> None:
     """Rank battles from a file: Elo, Bradley–Terry with bootstrap CI, win rate, per dimension."""
-    from memelens.arena.ranking import rank_battle_file
+    from memelens.arena.battle_file import rank_battle_file
 
     text = rank_battle_file(battles, fmt=fmt, bootstrap_rounds=rounds, seed=seed, k=k)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -24,17 +24,17 @@ scale = 400 (the paper's α) and base = 10.
 * `bootstrap_bt` — percentile bootstrap of the BT ratings. Resampling draws multinomial counts over
   the aggregated (pair, outcome) cells — the same distribution as resampling battle rows — and all
   rounds are fitted in one vectorised L-BFGS problem.
-* `rank_table` / `rank_by_dimension` / `rank_battle_file` — the report rows
-  ``{model, elo, bt, bt_ci: [lo, hi], win_rate, battles}`` (DESIGN §3).
+* `rank_table` / `rank_by_dimension` — the report rows ``{model, elo, bt, bt_ci: [lo, hi], win_rate,
+  battles}`` (DESIGN §3); `mean_ci` — a figure's mean over repeated runs with its t-interval.
+
+The battles table itself is `memelens.arena.battles`; reading battle files and the `arena rank`
+command's output are `memelens.arena.battle_file`. This module does no I/O.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,13 +43,10 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
+from memelens.arena.battles import Battles, as_battles
+
 __all__ = [
-    "WINNERS",
     "FALLBACK_REG",
-    "OVERALL_DIMENSIONS",
-    "Battles",
-    "BattleRecordError",
-    "battles_from_records",
     "compute_online_elo",
     "compute_bt",
     "bootstrap_bt",
@@ -61,22 +58,15 @@ __all__ = [
     "rank_table",
     "rank_by",
     "rank_by_dimension",
-    "rank_battle_file",
-    "ranking_markdown",
+    "mean_ci",
 ]
 
-#: Allowed ``winner`` values; a battle's outcome code is its index in this tuple.
-WINNERS: tuple[str, ...] = ("model_a", "model_b", "tie", "tie (bothbad)")
-#: Score of model_a for each outcome code (win 1, loss 0, either tie ½).
-_SCORE_A = np.array([1.0, 0.0, 0.5, 0.5])
 #: L2 strength used by ``reg=None`` when no finite maximum-likelihood estimate exists. It is a
 #: Gaussian prior on the ratings with standard deviation scale/√reg = 4,000 rating points at the
 #: default scale, added to the *summed* (not averaged) log-likelihood: negligible against real data,
 #: but it keeps an undefeated model's rating finite (1 win over an opponent: +920 above it;
 #: 10 wins: about +1,220; 1,000 wins: about +1,990).
 FALLBACK_REG = 0.01
-#: Dimension values (case-insensitive) that `rank_battle_file` folds into the overall ranking.
-OVERALL_DIMENSIONS = frozenset({"overall"})
 
 _GTOL = 1e-7  # L-BFGS projected-gradient tolerance on the per-battle (averaged) objective
 _NEWTON_STEPS = 8  # Newton polish steps after L-BFGS (2–3 are used in practice)
@@ -84,236 +74,6 @@ _NEWTON_GTOL = 1e-13  # gradient at which a problem counts as solved
 _CHUNK_CELLS = 4_000_000  # max rounds·n² doubles held at once by the batched fit
 
 
-# --------------------------------------------------------------------------------------------------
-# The battles table
-# --------------------------------------------------------------------------------------------------
-
-
-class BattleRecordError(ValueError):
-    """A battle record is invalid. `index` is its 0-based row in the input sequence."""
-
-    def __init__(self, index: int, message: str) -> None:
-        self.index = index
-        self.reason = message
-        super().__init__(f"row {index}: {message}")
-
-
-def _readonly(array: np.ndarray) -> np.ndarray:
-    array.flags.writeable = False
-    return array
-
-
-@dataclass(frozen=True, eq=False)
-class Battles:
-    """An immutable battles table: parallel numpy arrays plus the model names they index.
-
-    `models` holds exactly the models that occur, sorted by name; `model_a` / `model_b` are int64
-    indices into it; `outcome` is an int8 code into `WINNERS`; `judge` / `dimension` are object
-    arrays of ``str | None`` (None where a record had none), or None when no record had the field.
-    """
-
-    models: tuple[str, ...]
-    model_a: np.ndarray
-    model_b: np.ndarray
-    outcome: np.ndarray
-    judge: np.ndarray | None = None
-    dimension: np.ndarray | None = None
-
-    def __len__(self) -> int:
-        return int(self.model_a.shape[0])
-
-    @property
-    def score_a(self) -> np.ndarray:
-        """model_a's score per battle: 1 win, 0 loss, 0.5 either tie."""
-        return _SCORE_A[self.outcome]
-
-    @classmethod
-    def from_arrays(
-        cls,
-        model_a: Sequence[Any] | np.ndarray,
-        model_b: Sequence[Any] | np.ndarray,
-        winner: Sequence[Any] | np.ndarray,
-        models: Sequence[str] | None = None,
-        judge: Sequence[str | None] | None = None,
-        dimension: Sequence[str | None] | None = None,
-    ) -> "Battles":
-        """Build a table from parallel arrays.
-
-        `model_a` / `model_b` are model names, or integer indices into `models` (then required).
-        `winner` holds `WINNERS` strings or their integer codes 0–3. Models that never occur are
-        dropped. Raises `BattleRecordError` (a ValueError) naming the first bad row.
-        """
-        a = np.asarray(model_a)
-        b = np.asarray(model_b)
-        w = np.asarray(winner)
-        n = a.shape[0]
-        for name, arr in (("model_b", b), ("winner", w)):
-            if arr.shape != (n,):
-                raise ValueError(f"{name} has shape {arr.shape}, expected ({n},) like model_a")
-        if a.ndim != 1:
-            raise ValueError(f"model_a must be one-dimensional, got shape {a.shape}")
-        if np.issubdtype(a.dtype, np.integer) or np.issubdtype(b.dtype, np.integer) or n == 0:
-            if models is None and n:
-                raise ValueError("integer model indices need `models` (the names they index)")
-            names = list(models or [])
-            a_idx, b_idx = a.astype(np.int64), b.astype(np.int64)
-            for arr, field in ((a_idx, "model_a"), (b_idx, "model_b")):
-                bad = np.flatnonzero((arr < 0) | (arr >= len(names)))
-                if bad.size:
-                    raise BattleRecordError(
-                        int(bad[0]), f"{field} index {arr[bad[0]]} is outside 0..{len(names) - 1}"
-                    )
-        else:
-            a_list, b_list = [str(x) for x in a.tolist()], [str(x) for x in b.tolist()]
-            names = sorted(set(a_list) | set(b_list))
-            position = {name: i for i, name in enumerate(names)}
-            a_idx = np.fromiter((position[x] for x in a_list), dtype=np.int64, count=n)
-            b_idx = np.fromiter((position[x] for x in b_list), dtype=np.int64, count=n)
-        if np.issubdtype(w.dtype, np.integer):
-            codes = w.astype(np.int64)
-            bad = np.flatnonzero((codes < 0) | (codes >= len(WINNERS)))
-            if bad.size:
-                raise BattleRecordError(int(bad[0]), f"winner code {codes[bad[0]]} is not in 0..3")
-        else:
-            lookup = {value: code for code, value in enumerate(WINNERS)}
-            values = w.tolist()
-            try:
-                codes = np.fromiter((lookup[v] for v in values), dtype=np.int64, count=n)
-            except (KeyError, TypeError):
-                bad = next(
-                    i for i, v in enumerate(values) if not isinstance(v, str) or v not in lookup
-                )
-                raise BattleRecordError(bad, _bad_winner(values[bad])) from None
-        same = np.flatnonzero(a_idx == b_idx)
-        if same.size:
-            raise BattleRecordError(
-                int(same[0]), f"model_a and model_b are the same model {names[a_idx[same[0]]]!r}"
-            )
-        extra = {}
-        for field, values in (("judge", judge), ("dimension", dimension)):
-            if values is None:
-                extra[field] = None
-                continue
-            arr = np.empty(n, dtype=object)
-            values = list(values)
-            if len(values) != n:
-                raise ValueError(f"{field} has {len(values)} entries, expected {n}")
-            arr[:] = values
-            extra[field] = arr
-        return _compact(
-            names, a_idx, b_idx, codes.astype(np.int8), extra["judge"], extra["dimension"]
-        )
-
-    def select(self, mask: np.ndarray) -> "Battles":
-        """The battles where boolean `mask` is true (models that no longer occur are dropped)."""
-        mask = np.asarray(mask, dtype=bool)
-        return _compact(
-            list(self.models),
-            self.model_a[mask],
-            self.model_b[mask],
-            self.outcome[mask],
-            None if self.judge is None else self.judge[mask],
-            None if self.dimension is None else self.dimension[mask],
-        )
-
-
-def _compact(names, a_idx, b_idx, codes, judge, dimension) -> Battles:
-    used = np.unique(np.concatenate([a_idx, b_idx])) if len(a_idx) else np.zeros(0, np.int64)
-    remap = np.full(max(len(names), 1), -1, dtype=np.int64)
-    remap[used] = np.arange(used.size)
-    return Battles(
-        models=tuple(names[i] for i in used),
-        model_a=_readonly(remap[a_idx].astype(np.int64)),
-        model_b=_readonly(remap[b_idx].astype(np.int64)),
-        outcome=_readonly(np.asarray(codes, dtype=np.int8).copy()),
-        judge=None if judge is None else _readonly(judge.copy()),
-        dimension=None if dimension is None else _readonly(dimension.copy()),
-    )
-
-
-def _bad_winner(value: Any) -> str:
-    allowed = ", ".join(repr(x) for x in WINNERS)
-    return f"winner {value!r} is not one of {allowed}"
-
-
-def battles_from_records(records: Iterable[Mapping[str, Any]]) -> Battles:
-    """Validate Chatbot Arena format records and build a `Battles` table.
-
-    Each record is a mapping with non-empty string ``model_a`` and ``model_b`` (different models),
-    ``winner`` in `WINNERS`, and optional ``judge`` / ``dimension`` (string or null). Other keys are
-    ignored. Raises `BattleRecordError` (a ValueError) whose message starts with ``row <index>:``.
-    """
-    records = records if isinstance(records, list) else list(records)
-    columns = _fast_columns(records)
-    if columns is None:  # something is wrong: find and name the first bad row
-        _validate_rows(records)
-        raise AssertionError("fast path and row validator disagree")  # pragma: no cover
-    model_a, model_b, winner, judge, dimension = columns
-    return Battles.from_arrays(
-        model_a,
-        model_b,
-        winner,
-        judge=judge if any(v is not None for v in judge) else None,
-        dimension=dimension if any(v is not None for v in dimension) else None,
-    )
-
-
-def _fast_columns(records: list[Any]):
-    """Columns of well-formed records, checking values on the sets of distinct values (fast);
-    None when any record is malformed. Same-model battles are caught by `Battles.from_arrays`."""
-    try:
-        model_a = [r["model_a"] for r in records]
-        model_b = [r["model_b"] for r in records]
-        winner = [r["winner"] for r in records]
-        judge = [r.get("judge") for r in records]
-        dimension = [r.get("dimension") for r in records]
-        if not all(isinstance(r, Mapping) for r in records):
-            return None
-        names = set(model_a) | set(model_b)
-        optional = (set(judge) | set(dimension)) - {None}
-        if not set(winner) <= set(WINNERS):
-            return None
-    except (KeyError, TypeError, AttributeError):
-        return None
-    if not all(isinstance(v, str) and v.strip() for v in names | optional):
-        return None
-    return model_a, model_b, winner, judge, dimension
-
-
-def _validate_rows(records: list[Any]) -> None:
-    """Raise `BattleRecordError` for the first malformed record (the slow, precise path)."""
-    for i, record in enumerate(records):
-        if not isinstance(record, Mapping):
-            raise BattleRecordError(
-                i, f"expected an object with model_a, model_b, winner; got {type(record).__name__}"
-            )
-        for field in ("model_a", "model_b", "winner"):
-            if field not in record:
-                raise BattleRecordError(i, f"missing field {field!r}")
-        for field in ("model_a", "model_b"):
-            value = record[field]
-            if not isinstance(value, str) or not value.strip():
-                raise BattleRecordError(i, f"{field} must be a non-empty string, got {value!r}")
-        if record["model_a"] == record["model_b"]:
-            raise BattleRecordError(
-                i, f"model_a and model_b are the same model {record['model_a']!r}"
-            )
-        if not isinstance(record["winner"], str) or record["winner"] not in WINNERS:
-            raise BattleRecordError(i, _bad_winner(record["winner"]))
-        for field in ("judge", "dimension"):
-            value = record.get(field)
-            if value is not None and (not isinstance(value, str) or not value.strip()):
-                raise BattleRecordError(
-                    i, f"{field} must be a non-empty string or null, got {value!r}"
-                )
-
-
-def _as_battles(battles: Battles | Iterable[Mapping[str, Any]]) -> Battles:
-    return battles if isinstance(battles, Battles) else battles_from_records(battles)
-
-
-# --------------------------------------------------------------------------------------------------
-# Online Elo
 # --------------------------------------------------------------------------------------------------
 
 
@@ -329,7 +89,7 @@ def compute_online_elo(
 
     Order-sensitive by design (paper §2.4); every model starts at `init`.
     """
-    battles = _as_battles(battles)
+    battles = as_battles(battles)
     ratings = [float(init)] * len(battles.models)
     log_base = math.log(base)
     rows = zip(battles.model_a.tolist(), battles.model_b.tolist(), battles.score_a.tolist())
@@ -349,7 +109,7 @@ def compute_online_elo(
 def pairwise_wins(battles: Battles | Iterable[Mapping[str, Any]]) -> np.ndarray:
     """The aggregated win matrix W (n × n, rows/cols in `battles.models` order):
     W[i, j] = battles i won against j + ½ · ties between i and j (either tie kind)."""
-    battles = _as_battles(battles)
+    battles = as_battles(battles)
     n = len(battles.models)
     s = battles.score_a
     flat = np.bincount(battles.model_a * n + battles.model_b, weights=s, minlength=n * n)
@@ -493,7 +253,7 @@ def compute_bt(
     groups never compared); ``reg=0`` forces the pure MLE and raises ValueError when it does not
     exist.
     """
-    battles = _as_battles(battles)
+    battles = as_battles(battles)
     if not len(battles):
         return {}
     wins = pairwise_wins(battles)
@@ -540,7 +300,7 @@ def bootstrap_bt_samples(
     `reg` as in `compute_bt`, decided per resample (``None``: fallback only where that resample
     has no finite MLE; ``0``: ValueError if any resample has none).
     """
-    battles = _as_battles(battles)
+    battles = as_battles(battles)
     if rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
     n = len(battles.models)
@@ -574,7 +334,7 @@ def bootstrap_bt(
     default). Reproducible: the same `seed` gives the same numbers."""
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    battles = _as_battles(battles)
+    battles = as_battles(battles)
     samples = bootstrap_bt_samples(battles, rounds, seed, scale, base, init, reg)
     median = np.median(samples, axis=0)
     lo, hi = np.quantile(samples, [(1 - level) / 2, (1 + level) / 2], axis=0)
@@ -591,7 +351,7 @@ def bootstrap_bt(
 
 def battle_counts(battles: Battles | Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """Number of battles each model took part in (as model_a or model_b)."""
-    battles = _as_battles(battles)
+    battles = as_battles(battles)
     n = len(battles.models)
     counts = np.bincount(battles.model_a, minlength=n) + np.bincount(battles.model_b, minlength=n)
     return {m: int(c) for m, c in zip(battles.models, counts)}
@@ -599,7 +359,7 @@ def battle_counts(battles: Battles | Iterable[Mapping[str, Any]]) -> dict[str, i
 
 def win_rates(battles: Battles | Iterable[Mapping[str, Any]]) -> dict[str, float]:
     """(wins + ½·ties) / battles for each model, ties of either kind counting half."""
-    battles = _as_battles(battles)
+    battles = as_battles(battles)
     n = len(battles.models)
     s = battles.score_a
     points = np.bincount(battles.model_a, weights=s, minlength=n) + np.bincount(
@@ -641,7 +401,7 @@ def rank_table(
     the bootstrap median); `bt_ci` is the 95% percentile-bootstrap interval over `bootstrap_rounds`
     resamples, or None when `bootstrap_rounds` is 0.
     """
-    battles = _as_battles(battles)
+    battles = as_battles(battles)
     if not len(battles):
         return []
     elo = compute_online_elo(battles, k=k, scale=scale, base=base, init=init)
@@ -676,7 +436,7 @@ def rank_by(
 ) -> dict[str, list[dict[str, Any]]]:
     """`rank_table` of each group of battles sharing a value of `field` ("dimension" or "judge"),
     in order of first appearance. Battles without a value are left out."""
-    battles = _as_battles(battles)
+    battles = as_battles(battles)
     if field not in ("dimension", "judge"):
         raise ValueError(f"field must be 'dimension' or 'judge', got {field!r}")
     column = getattr(battles, field)
@@ -702,170 +462,6 @@ def rank_by_dimension(
 
 # --------------------------------------------------------------------------------------------------
 # Battle files
-# --------------------------------------------------------------------------------------------------
-
-
-def _input_error(what: str, where: str, fix: str) -> Exception:
-    from memelens.types import InputError  # the contract module (pydantic) only when a file is bad
-
-    return InputError(what, where, fix)
-
-
-_FIX_RECORD = (
-    'each battle must be an object like {"model_a": "m1", "model_b": "m2", "winner": "model_a"} '
-    "with winner one of " + ", ".join(repr(x) for x in WINNERS)
-)
-
-
-def _read_battle_file(path: Path) -> tuple[list[Any], list[int]]:
-    """Parse a JSON array or JSONL battles file; returns the records and each one's 1-based line."""
-    if not path.is_file():
-        raise _input_error(
-            "battles file not found", str(path), "give the path of a .jsonl or .json file"
-        )
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _input_error(
-            f"cannot read battles file ({exc})", str(path), "save it as UTF-8 text"
-        ) from exc
-    records: list[Any] = []
-    lines: list[int] = []
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        decoder = json.JSONDecoder()
-        pos = len(text) - len(stripped) + 1
-        try:
-            while True:
-                while pos < len(text) and text[pos] in " \t\r\n":
-                    pos += 1
-                if pos < len(text) and text[pos] == "]" and not records:
-                    pos += 1
-                    break
-                value, end = decoder.raw_decode(text, pos)
-                records.append(value)
-                lines.append(text.count("\n", 0, pos) + 1)
-                pos = end
-                while pos < len(text) and text[pos] in " \t\r\n":
-                    pos += 1
-                if pos < len(text) and text[pos] == ",":
-                    pos += 1
-                    continue
-                if pos < len(text) and text[pos] == "]":
-                    pos += 1
-                    break
-                raise json.JSONDecodeError("expected ',' or ']' in the JSON array", text, pos)
-            if text[pos:].strip():
-                raise json.JSONDecodeError("extra data after the JSON array", text, pos)
-        except json.JSONDecodeError as exc:
-            raise _input_error(
-                f"invalid JSON: {exc.msg}",
-                f"{path}:{exc.lineno}",
-                "fix the JSON syntax on that line",
-            ) from exc
-    else:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise _input_error(
-                    f"invalid JSON: {exc.msg} (column {exc.colno})",
-                    f"{path}:{number}",
-                    "write one JSON object per line (JSONL), or a single JSON array",
-                ) from exc
-            lines.append(number)
-    if not records:
-        raise _input_error("the battles file holds no battles", str(path), _FIX_RECORD)
-    return records, lines
-
-
-def _split_overall(battles: Battles) -> tuple[Battles, Battles | None]:
-    """Overall battles (no dimension, or a dimension in `OVERALL_DIMENSIONS`) and the rest.
-
-    When every battle has a non-overall dimension the overall ranking uses all of them."""
-    if battles.dimension is None:
-        return battles, None
-    overall = np.array(
-        [d is None or d.strip().lower() in OVERALL_DIMENSIONS for d in battles.dimension.tolist()],
-        dtype=bool,
-    )
-    if not overall.any():
-        return battles, battles
-    return battles.select(overall), battles.select(~overall)
-
-
-def _fmt_rating(value: float) -> str:
-    return f"{value:.1f}"
-
-
-def _markdown_rows(rows: list[dict[str, Any]]) -> list[str]:
-    out = [
-        "| # | Model | BT | 95% CI | Elo | Win rate | Battles |",
-        "|---:|:---|---:|:---:|---:|---:|---:|",
-    ]
-    for rank, row in enumerate(rows, start=1):
-        ci = row["bt_ci"]
-        ci_text = "–" if ci is None else f"{_fmt_rating(ci[0])} – {_fmt_rating(ci[1])}"
-        name = row["model"].replace("|", "\\|")
-        out.append(
-            f"| {rank} | {name} | {_fmt_rating(row['bt'])} | {ci_text} | {_fmt_rating(row['elo'])} "
-            f"| {100 * row['win_rate']:.1f}% | {row['battles']} |"
-        )
-    return out
-
-
-def ranking_markdown(result: Mapping[str, Any], title: str = "MemeArena ranking") -> str:
-    """Markdown for a ``{"ranking": rows, "dimensions": {D: rows}}`` result."""
-    out = [f"# {title}", "", "## Overall", ""]
-    out += _markdown_rows(result["ranking"])
-    for dimension, rows in result.get("dimensions", {}).items():
-        out += ["", f"## {dimension}", ""]
-        out += _markdown_rows(rows)
-    out.append("")
-    out.append(
-        "BT: Bradley–Terry maximum-likelihood rating (mean = 1000; ties = half a win each way); "
-        "95% CI: percentile bootstrap; Elo: online, in file order; win rate counts ties as half."
-    )
-    return "\n".join(out) + "\n"
-
-
-def rank_battle_file(
-    path: str | Path,
-    fmt: str = "json",
-    bootstrap_rounds: int = 1000,
-    seed: int = 0,
-    k: float = 4.0,
-) -> str:
-    """Rank the battles of a Chatbot Arena format file (JSON array or JSONL; format by content).
-
-    Returns JSON text ``{"ranking": [rows], "dimensions": {D: [rows]}}`` (rows as `rank_table`) for
-    ``fmt="json"``, or a Markdown report for ``fmt="md"``. `ranking` uses the battles without a
-    dimension or with dimension "overall" (any case); `dimensions` ranks every other dimension. If
-    every battle names a non-overall dimension, `ranking` uses them all.
-
-    Raises `memelens.types.InputError` for a missing/unreadable file, bad JSON or a bad record,
-    naming ``path:line``.
-    """
-    path = Path(path)
-    if fmt not in ("json", "md"):
-        raise _input_error(f"unknown format {fmt!r}", "--format", "use json or md")
-    records, lines = _read_battle_file(path)
-    try:
-        battles = battles_from_records(records)
-    except BattleRecordError as exc:
-        raise _input_error(exc.reason, f"{path}:{lines[exc.index]}", _FIX_RECORD) from exc
-    overall, per_dimension = _split_overall(battles)
-    result = {
-        "ranking": rank_table(overall, k=k, bootstrap_rounds=bootstrap_rounds, seed=seed),
-        "dimensions": {}
-        if per_dimension is None
-        else rank_by_dimension(per_dimension, k=k, bootstrap_rounds=bootstrap_rounds, seed=seed),
-    }
-    if fmt == "md":
-        return ranking_markdown(result, title=f"MemeArena ranking — {path.name}")
-    return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
 
 
 def mean_ci(values: Sequence[float | None], level: float = 0.95) -> dict[str, Any]:

@@ -12,7 +12,6 @@ import gc
 import hashlib
 import json
 from contextlib import asynccontextmanager, contextmanager
-from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
 
 from memelens import __version__
