@@ -92,7 +92,8 @@ def adammeme_run(store: Store, name: str, directory: Path, *, targets: tuple[str
         "meta": [("run", {"targets": list(targets), "agent": agent, "threshold": 4.0, "repeats": 1,
                           "top_terms": 10, "memes": len(memes), "erase": False})],
         "taxonomy": [("final", {"categories": {c: f"harm about {c}" for c in categories}, "added": {}})],
-        "mining": [(m.id, {"status": "ok", "categories": [c], "votes": {}, "proposals": []})
+        "mining": [(m.id, {"meme": m.id, "status": "ok", "categories": [c], "votes": {}, "miners": [],
+                           "proposals": [], "labels": []})
                    for c, chosen in per_category.items() for m in chosen],
         "sampling": [(c, {"mined": len(chosen), "sampled": [m.id for m in chosen],
                           "seeds": [m.id for m in chosen[:chains]], "warning": "fewer than 150 samples"})

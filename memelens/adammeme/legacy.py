@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
 from memelens import __version__
+from memelens.adammeme.records import MiningRecord, ScoreRecord, StepRecord
 from memelens.adammeme.taxonomy import SEED_CATEGORIES, Taxonomy, normalise_name
 from memelens.engine import Store, config_hash
 from memelens.parse import looks_like_refusal
@@ -185,6 +186,9 @@ def _step(target: str, category: str, index: int, item: dict) -> tuple[str, dict
                  "attempts": [], "examples": [], **_outcome(item, "refiner")}
 
 
+TYPED = {m.KIND: m for m in (MiningRecord, ScoreRecord, StepRecord)}
+
+
 def import_legacy(directory: Path, open_store: Callable[[], Store], run: str | None = None,
                   experiment: str | None = None) -> str:
     """Read and check the whole folder, and only then open the store and write it as one run (so a
@@ -196,6 +200,7 @@ def import_legacy(directory: Path, open_store: Callable[[], Store], run: str | N
     config = {"legacy_import": str(Path(directory).resolve()), "experiment": meta["experiment"]}
     run_id, execution_id = store.open_run(name, "adammeme", config, config_hash(config), None, __version__)
     for kind, items in records.items():
-        store.put_records(run_id, kind, items)
+        model = TYPED.get(kind)  # the same record models the pipeline writes and the report reads
+        store.put_records(run_id, kind, [(k, model.model_validate(v).stored()) for k, v in items] if model else items)
     store.finish_run(run_id, execution_id, "done")
     return name

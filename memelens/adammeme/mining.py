@@ -30,6 +30,7 @@ from collections import Counter
 from typing import Any
 
 from memelens.adammeme.config import AdamConfig
+from memelens.adammeme.records import MiningRecord
 from memelens.adammeme.messages import MemeView, agent_request, json_output
 from memelens.adammeme.taxonomy import Taxonomy, normalise_name
 from memelens.engine import Engine, Run
@@ -113,7 +114,7 @@ async def mine(memes: list[Meme], engine: Engine, run: Run, cfg: AdamConfig) -> 
     for start in range(0, len(memes), cfg.mining_batch):
         wave = memes[start:start + cfg.mining_batch]
         records = await _mine_wave(wave, taxonomy, engine, cfg)
-        run.put_many("mining", list(records.items()))
+        run.put_many([MiningRecord.model_validate(r) for r in records.values()])
         run.put("taxonomy", "final", taxonomy.to_dict())
         results.update(records)
     return taxonomy, results
@@ -152,8 +153,8 @@ def _proposals(meme: Meme, answers, snapshot: Taxonomy) -> list[dict[str, Any]]:
     out = []
     for name, description in raised.items():
         rejection = snapshot.rejection(name)
-        out.append({"name": name, "description": description, "decision":
-                    f"rejected: {rejection}" if rejection else "pending", "judge": None, "examiner": None})
+        out.append({"name": name, "description": description, "decision": "rejected" if rejection else "pending",
+                    "reason": rejection or "", "judge": None, "examiner": None})
     return out
 
 
@@ -202,16 +203,16 @@ async def _apply(meme: Meme, proposals: list[dict], taxonomy: Taxonomy, snapshot
             await _rejudge(p, taxonomy, snapshot, engine, cfg)
         judge, examiner = p["judge"], p["examiner"]
         if not (judge["ok"] and examiner["ok"]):
-            p["decision"] = "failed: " + ", ".join(
+            p["decision"], p["reason"] = "failed", ", ".join(
                 f"{role} {d['error_class']}" for role, d in (("judge", judge), ("examiner", examiner)) if not d["ok"])
         elif not judge["yes"] or not examiner["yes"]:
-            p["decision"] = "rejected: " + " and ".join(
+            p["decision"], p["reason"] = "rejected", " and ".join(
                 role for role, d in (("judge", judge), ("examiner", examiner)) if not d["yes"]) + " said no"
         elif p["name"] in taxonomy.categories:  # accepted earlier in this wave from another meme
             p["decision"] = "joined"
             joined.append(p["name"])
         elif rejection := taxonomy.rejection(p["name"]):
-            p["decision"] = f"rejected: {rejection}"
+            p["decision"], p["reason"] = "rejected", rejection
         else:
             joined.append(taxonomy.add(p["name"], p["description"], raised_by=meme.id))
             p["decision"] = "accepted"

@@ -46,6 +46,7 @@ from typing import Any
 from memelens.adammeme.config import AdamConfig
 from memelens.adammeme.messages import MemeView
 from memelens.adammeme.misbelief import narrate, pair_key
+from memelens.adammeme.records import ScoreRecord
 from memelens.adammeme.mining import mine
 from memelens.adammeme.reference import build_reference
 from memelens.adammeme.refinement import refine_category
@@ -139,9 +140,8 @@ async def _evaluate_target(target: str, repeat: int, samples: list[tuple[str, st
         sample = Sample(id=key, category=c, meme_id=m, misbelief=misbeliefs[pair_key(c, m)], view=views[m],
                         iteration=0, score=result["score"])
         scored[c].append(sample)
-        records.append((key, {"id": key, "target": target, "repeat": repeat, "category": c, "meme": m,
-                              "text": views[m].text, "misbelief": sample.misbelief, "iteration": 0,
-                              **result}))
-    run.put_many("score", records)
+        records.append(ScoreRecord(id=key, target=target, repeat=repeat, category=c, meme=m, text=views[m].text,
+                                   misbelief=sample.misbelief, iteration=0, **result))
+    run.put_many(records)
     await asyncio.gather(*(refine_category(target, repeat, c, scored[c], plan[c]["seeds"], engine, run, cfg)
                            for c in plan))

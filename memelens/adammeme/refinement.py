@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memelens.adammeme.config import AdamConfig
+from memelens.adammeme.records import StepRecord
 from memelens.adammeme.messages import agent_request, json_output
 from memelens.adammeme.reference import build_reference
 from memelens.adammeme.retrieval import retrieve
@@ -95,7 +96,7 @@ async def refine_category(target: str, repeat: int, category: str, scored: list[
             key = step_key(target, repeat, category, chain_index, step)
             record, rewrite = await _refine_once(key, target, repeat, case, state, engine, cfg)
             record.update(chain=chain_index, seed=seed.meme_id, step=step, iteration=step + 1)
-            run.put("step", key, record)
+            run.put(StepRecord.model_validate(record))
             steps.append(record)
             if rewrite is None:
                 break

@@ -16,7 +16,9 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from memelens.adammeme import agreement, metrics
+from memelens.adammeme.records import MiningRecord, ScoreRecord, StepRecord
 from memelens.engine.store import Store
+from memelens.records import read_records
 
 DEFAULT_THRESHOLD = 4.0
 
@@ -28,14 +30,14 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     taxonomy = store.get_record(rid, "taxonomy", "final") or {"categories": {}, "added": {}}
     # Targets and categories run concurrently, so insertion order varies between two runs; the
     # keys (target/repeat/category/meme, …/chain/step, zero-padded) give one stable order.
-    originals = sorted(store.records(rid, "score"), key=lambda r: r["id"])
-    steps = sorted(store.records(rid, "step"), key=lambda r: r["id"])
+    originals = sorted((r.stored() for r in read_records(store, rid, ScoreRecord)), key=lambda r: r["id"])
+    steps = sorted((r.stored() for r in read_records(store, rid, StepRecord)), key=lambda r: r["id"])
     sampling = dict(store.record_items(rid, "sampling"))
     categories = list(sampling) or list(taxonomy["categories"])
     targets = meta.get("targets") or sorted({r["target"] for r in originals + steps})
     report = {
         "taxonomy": taxonomy,
-        "mining": _mining(store.records(rid, "mining")),
+        "mining": _mining(read_records(store, rid, MiningRecord)),
         "sampling": {c: {k: v for k, v in e.items() if k != "sampled"} | {"sampled": len(e["sampled"])}
                      for c, e in sampling.items()},
         "threshold": threshold,
@@ -105,14 +107,13 @@ def _failures(rows: list[dict]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def _mining(records: list[dict]) -> dict[str, Any]:
-    proposals = [p for r in records for p in r.get("proposals", [])]
+def _mining(records: list[MiningRecord]) -> dict[str, Any]:
     return {"memes": len(records),
-            "harmful": sum(r["status"] == "ok" and bool(r["categories"]) for r in records),
-            "harmless": sum(r["status"] == "ok" and not r["categories"] for r in records),
-            "failed": sum(r["status"] != "ok" for r in records),
-            "per_category": dict(Counter(c for r in records for c in r["categories"])),
-            "proposals": dict(Counter(p["decision"].split(":")[0] for p in proposals))}
+            "harmful": sum(r.status == "ok" and bool(r.categories) for r in records),
+            "harmless": sum(r.status == "ok" and not r.categories for r in records),
+            "failed": sum(r.status != "ok" for r in records),
+            "per_category": dict(Counter(c for r in records for c in r.categories)),
+            "proposals": dict(Counter(p.decision for r in records for p in r.proposals))}
 
 
 def _per_original(originals: list[dict], targets: list[str]) -> dict[str, dict[str, float]]:

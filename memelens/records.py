@@ -1,0 +1,46 @@
+"""Typed stage records: what a run stores, one pydantic model per record kind.
+
+Every stored stage output is a `Record`: its class names its kind (`KIND`, the store's `records.kind`)
+and each instance its key (`key`, unique within the run and kind). Writers store instances
+(`Run.put(record)`, `Run.put_many([...])`); readers get instances back (`Run.all(ScoreRecord)`,
+`read_records(store, run_id, ScoreRecord)`), validated against the same model, so the shape of a
+record is written down once, field by field, in its method's ``records.py``.
+
+Records are stored as canonical JSON (`model_dump(mode="json")`). A field added later must have a
+default, so records of older stores still validate; a renamed or retyped field needs a store schema
+version and its migration (`memelens.engine.store.SCHEMA_VERSION`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from memelens.engine.store import Store
+
+R = TypeVar("R", bound="Record")
+
+
+class Record(BaseModel):
+    """A stored stage output. Subclasses set `KIND` and define `key`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    KIND: ClassVar[str]
+
+    @property
+    def key(self) -> str:
+        raise NotImplementedError
+
+    def stored(self) -> dict[str, Any]:
+        """The JSON object the store keeps: the fields that were given (a nested part's unused
+        optional fields are left out, as the stage wrote them), so a record read back and stored
+        again is the same JSON."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+def read_records(store: "Store", run_id: int, cls: type[R]) -> list[R]:
+    """Every record of `cls`'s kind in the run, in first-insertion order, validated."""
+    return [cls.model_validate(data) for data in store.records(run_id, cls.KIND)]
