@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from memelens.arena.common import ANSWER_SECTIONS, failure_fields, meme_part
+from memelens.arena.records import AnswerRecord
 from memelens.engine import Engine, Run
 from memelens.parse import parse_sections_partial
 from memelens.prompts import render_prompt
@@ -50,5 +51,5 @@ async def answer_tasks(tasks: list[dict[str, Any]], memes: dict[str, Meme], targ
         detect_refusal=False)
     records = {answer_key(t["task"], target): answer_record(t, target, o.text, failure_fields(o))
                for (t, target), o in zip(jobs, outcomes)}
-    run.put_many("answer", list(records.items()))
+    run.put_many([AnswerRecord.model_validate(r) for r in records.values()])
     return records

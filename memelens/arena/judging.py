@@ -39,6 +39,7 @@ from memelens.arena.answers import answer_key
 from memelens.arena.common import (DIMENSIONS, OVERALL, arrival_stages, failure_fields, keyed_rng,
                                    keyed_uniform, meme_part)
 from memelens.arena.fusion import battle_arrival, guideline_at
+from memelens.arena.records import BattleRecord, JudgmentRecord
 from memelens.engine import Engine, Run
 from memelens.parse import TIE as TIE_PLAIN
 from memelens.parse import TIE_STRONG, TIE_WEAK, parse_dimension_verdicts, parse_verdict
@@ -232,9 +233,9 @@ async def judge_battles(tasks: list[dict[str, Any]], memes: dict[str, Meme],
             "model_b": judgment.model_b, "judge": judgment.judge, "order": judgment.order,
             "verdicts": verdicts, "read": outcome.value or {}, "truncated": outcome.record.truncated,
             "text": outcome.text, **failure_fields(outcome)}))
-    run.put_many("judgment", records)
+    run.put_many([JudgmentRecord.model_validate(r) for _, r in records])
     battles = assemble_battles(plan, [r for _, r in records], by_task)
-    run.put_many("battle", [(b["battle"], b) for b in battles])
+    run.put_many([BattleRecord.model_validate(b) for b in battles])
     return battles
 
 

@@ -21,6 +21,7 @@ from memelens.memeqa.construct import load_annotations, multi_questions, single_
 from memelens.memeqa.dataset import select_questions
 from memelens.memeqa.evaluate import evaluate_questions
 from memelens.memeqa.metrics import summarize
+from memelens.memeqa.runs import store_results
 from memelens.types import Meme
 
 if TYPE_CHECKING:
@@ -48,9 +49,8 @@ async def demo(settings: "Settings", memes: list[Meme], model: str, out_dir: Pat
                         config=config, seed=SEED, progress=settings.progress) as (run, engine):
         records = await evaluate_questions(questions, by_image, model=model, version=VERSION,
                                            engine=engine)
-        run.put_many("question", [(r["id"], r) for r in records])
-        run.put("meta", "info", {"task": "eval", "version": VERSION, "split": "samples",
-                                 "model": model, "circular": False, "types": None})
+        store_results(run, records, {"task": "eval", "version": VERSION, "split": "samples", "model": model,
+                                     "circular": False, "types": None})
     _print(records, model)
     return name
 

@@ -19,6 +19,8 @@ from memelens.engine import Store, open_run
 from memelens.memeqa.dataset import (Question, load_memes_for, load_questions, resolve_types,
                                      select_questions)
 from memelens.memeqa.evaluate import evaluate_questions, question_record
+from memelens.memeqa.records import EvalInfo, QuestionRecord
+from memelens.records import read_records
 from memelens.types import InputError
 
 METHOD = "memeqa"
@@ -58,7 +60,7 @@ async def eval_run(store: Store, registry: ModelRegistry, *, data: Path, images:
                                            engine=engine, circular=circular)
         # Wall time of this execution only: a resumed or replayed run reports its own, shorter one.
         timing = {"wall_s": time.monotonic() - started, "new_calls": engine.calls_made}
-        _store(run, records, {"task": "eval", "version": version, "split": split,
+        store_results(run, records, {"task": "eval", "version": version, "split": split,
                               "model": model, "circular": circular, "types": chosen_types,
                               "last_execution": timing})
     return name
@@ -132,15 +134,16 @@ async def score_run(store: Store, registry: ModelRegistry, *, data: Path, versio
               "limit": limit, "types": chosen_types, "seed": seed}
     async with open_run(store, registry, name=name, method=METHOD, config=config, seed=seed,
                         progress=False) as (run, _engine):
-        _store(run, records, {"task": "score", "version": version, "split": split,
+        store_results(run, records, {"task": "score", "version": version, "split": split,
                               "model": Path(predictions).name, "circular": False,
                               "types": chosen_types})
     return name
 
 
-def _store(run, records: list[dict[str, Any]], info: dict[str, Any]) -> None:
-    run.put_many("question", [(r["id"], r) for r in records])
-    run.put("meta", "info", info)
+def store_results(run, records: list[dict[str, Any]], info: dict[str, Any]) -> None:
+    """An evaluation's or a scoring's question records and its info, through their models."""
+    run.put_many([QuestionRecord.model_validate(r) for r in records])
+    run.put(EvalInfo.model_validate(info))
 
 
 def _digest(ids) -> str:
@@ -157,4 +160,4 @@ def load_run_records(store: Store, name: str) -> tuple[dict[str, Any], list[dict
     if info is None:
         raise InputError(f"run {name!r} has no MemeQA results (did it finish?)", "run name",
                          "rerun the same command to complete it")
-    return info, store.records(row["id"], "question")
+    return info, [r.stored() for r in read_records(store, row["id"], QuestionRecord)]

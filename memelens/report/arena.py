@@ -28,8 +28,10 @@ from memelens.arena.common import DIMENSIONS, OVERALL
 from memelens.arena.detection import detection_summary
 from memelens.arena.judging import ALL_DIMENSIONS, battle_records
 from memelens.arena.ranking import mean_ci, rank_table
+from memelens.arena.records import AnswerRecord, BattleRecord, JudgmentRecord
 from memelens.engine.store import Store
 from memelens.parse import TIE, TIE_STRONG, TIE_WEAK
+from memelens.records import read_records
 from memelens.types import InputError
 
 _STAGE_KINDS = ("context", "tasks", "answer", "fusion_round", "judgment", "detection")
@@ -38,8 +40,9 @@ _STAGE_KINDS = ("context", "tasks", "answer", "fusion_round", "judgment", "detec
 def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     config = run["config"]
     records = {kind: store.records(run["id"], kind) for kind in
-               ("meme", "context", "tasks", "task", "answer", "fusion_round", "guideline", "judgment",
-                "battle", "detection", "human_vote")}
+               ("meme", "context", "tasks", "task", "fusion_round", "guideline", "detection", "human_vote")}
+    for model in (AnswerRecord, JudgmentRecord, BattleRecord):  # validated against the writers' models
+        records[model.KIND] = [r.stored() for r in read_records(store, run["id"], model)]
     settings = config["settings"]
     headline = [b for b in records["battle"] if b["setting"] == settings[0]]
     judges = config["judges"]

@@ -13,6 +13,8 @@ from typing import Any
 
 from memelens.engine.store import Store
 from memelens.memeqa.metrics import summarize
+from memelens.memeqa.records import QuestionRecord
+from memelens.records import read_records
 
 DETAIL_KEYS = ("id", "type", "question", "options", "gold", "prediction", "raw", "correct",
                "parse_error", "error_class")
@@ -23,7 +25,7 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     task = info.get("task")
     if task in ("build", "finetune"):
         return {"task": task, **{k: v for k, v in info.items() if k != "task"}}
-    records = store.records(run["id"], "question")
+    records = [r.stored() for r in read_records(store, run["id"], QuestionRecord)]
     figures = summarize(records, info.get("types"))
     return {
         "task": task, "version": info.get("version"), "split": info.get("split"),
