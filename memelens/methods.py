@@ -55,6 +55,18 @@ class Method:
     demo_order: int = 100
 
 
+    @classmethod
+    def from_hooks(cls, name: str, title: str, hooks: Callable[[], Any], demo_order: int = 100) -> "Method":
+        """A method with all four hooks, taken from the functions `report`, `view`, `commands` and
+        `demo` of the module `hooks()` returns. That module is imported on the first call of a hook,
+        so the descriptor module stays light."""
+        def hook(attribute: str) -> Callable[..., Any]:
+            return lambda *args: getattr(hooks(), attribute)(*args)
+
+        return cls(name=name, title=title, report=hook("report"), view=hook("view"), commands=hook("commands"),
+                   demo=hook("demo"), demo_order=demo_order)
+
+
 class DuplicateMethod(MemeLensError):
     """Two method descriptors claim one name."""
 

@@ -89,3 +89,20 @@ def _fresh_app():
     for info in cli.app.registered_commands:
         app.registered_commands.append(info)
     return app
+
+
+def test_every_hook_of_every_registered_method_resolves():
+    """A renamed implementation module fails here, not silently at the user's command."""
+    import typer
+
+    for m in methods():
+        if m.commands:
+            app = typer.Typer()
+            m.commands(app)
+            assert app.registered_commands or app.registered_groups, m.name
+    from memelens.adammeme import hooks as adam
+    from memelens.arena import hooks as arena
+    from memelens.memeqa import hooks as qa
+
+    for module in (adam, arena, qa):
+        assert all(callable(getattr(module, h)) for h in ("report", "view", "commands", "demo"))

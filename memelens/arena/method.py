@@ -1,37 +1,14 @@
-"""The MemeArena method descriptor (see `memelens.methods`): its report, HTML view, commands and demo part.
-
-Light on purpose: every hook imports its implementation when it is called."""
+"""The MemeArena method descriptor (see `memelens.methods`); its hooks are in `memelens.arena.hooks`."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from memelens.methods import Method
 
 
-def _report(store: Any, run: dict[str, Any]) -> dict[str, Any]:
-    from memelens.report.arena import build
+def _hooks():
+    from memelens.arena import hooks
 
-    return build(store, run)
-
-
-def _view(report: dict[str, Any], store: Any) -> tuple[list[Any], dict[str, Any]]:
-    from memelens.report.html import arena_view
-
-    return arena_view(report, store)
+    return hooks
 
 
-def _commands(app: Any) -> None:
-    from memelens.arena.cli import register
-
-    register(app)
-
-
-async def _demo(*args: Any) -> str:
-    from memelens.arena.demo import demo
-
-    return await demo(*args)
-
-
-METHOD = Method(name="arena", title="MemeArena", report=_report, view=_view, commands=_commands, demo=_demo,
-                demo_order=1)
+METHOD = Method.from_hooks("arena", "MemeArena", _hooks, demo_order=1)
