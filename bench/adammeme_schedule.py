@@ -127,11 +127,10 @@ class BlockingEngine:
             return list(pool.map(lambda r: self.call(r, parse), requests))
 
 
-class NoRun:
-    """Refinement's step records are not kept by the re-creation."""
-
-    def put(self, kind: str, key: str, data: Any) -> None:
-        return None
+async def drain(records: Any) -> None:
+    """Run a streaming stage to its end; the re-creation keeps no step records."""
+    async for _ in records:
+        pass
 
 
 def in_threads(parts: list[Any], work: Callable[[Any], None]) -> None:
@@ -208,9 +207,9 @@ def original_schedule(memes: list[Meme], cfg: AdamConfig, engine: BlockingEngine
             in_threads(split(entry["sampled"], 3), lambda part: score(category, part))
         categories = list(plan)
         for group in (categories[i:i + 5] for i in range(0, len(categories), 5)):
-            in_threads(group, lambda c: asyncio.run(refine_category(
+            in_threads(group, lambda c: asyncio.run(drain(refine_category(
                 target, 0, c, [scored[c][m] for m in plan[c]["sampled"] if m in scored[c]], plan[c]["seeds"],
-                engine, NoRun(), cfg)))  # refinement.py
+                engine, cfg))))  # refinement.py
 
 
 # ---- MemeLens ------------------------------------------------------------------------------------

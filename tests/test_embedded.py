@@ -17,8 +17,8 @@ import pytest
 
 from memelens.config import load_registry
 from memelens.models import create_backend
-from memelens.models.embedded import (SIDECAR_SUFFIX, build_messages, is_verified, join_parts,
-                                      prepare_joined, sampling_seed)
+from memelens.models.embedded import build_messages, sampling_seed
+from memelens.models.weights import SIDECAR_SUFFIX, is_verified, join_parts, prepare_joined
 from memelens.parse import parse_choice, parse_json, parse_rating, parse_sections, parse_verdict
 from memelens.types import (ChatRequest, ImagePart, InputError, Message, OutputKind, OutputSpec,
                             SamplingParams, TextPart)

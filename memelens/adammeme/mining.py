@@ -33,7 +33,7 @@ from memelens.adammeme.config import AdamConfig
 from memelens.adammeme.records import MiningRecord
 from memelens.adammeme.messages import MemeView, agent_request, json_output
 from memelens.adammeme.taxonomy import Taxonomy, normalise_name
-from memelens.engine import Engine, Run
+from memelens.engine import Engine
 from memelens.parse import parse_json, starts_yes_no
 from memelens.prompts import render_prompt
 from memelens.types import ChatRequest, Meme, ParseFailure
@@ -107,16 +107,14 @@ def _decision(outcome) -> dict[str, Any]:
     return {"ok": True, "yes": bool(outcome.value), "error_class": None, "text": outcome.text}
 
 
-async def mine(memes: list[Meme], engine: Engine, run: Run, cfg: AdamConfig) -> tuple[Taxonomy, dict[str, dict]]:
-    """Mine every meme; store `mining/<meme id>` records and `taxonomy/final`; return both."""
+async def mine(memes: list[Meme], engine: Engine, cfg: AdamConfig) -> tuple[Taxonomy, dict[str, MiningRecord]]:
+    """Mine every meme, wave by wave: the final taxonomy and each meme's `MiningRecord`."""
     taxonomy = Taxonomy()
-    results: dict[str, dict] = {}
+    results: dict[str, MiningRecord] = {}
     for start in range(0, len(memes), cfg.mining_batch):
         wave = memes[start:start + cfg.mining_batch]
         records = await _mine_wave(wave, taxonomy, engine, cfg)
-        run.put_many([MiningRecord.model_validate(r) for r in records.values()])
-        run.put("taxonomy", "final", taxonomy.to_dict())
-        results.update(records)
+        results.update((meme, MiningRecord.model_validate(r)) for meme, r in records.items())
     return taxonomy, results
 
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from memelens.adammeme.config import AdamConfig
 from memelens.adammeme.messages import MemeView, agent_request, json_output
-from memelens.engine import Engine, Run
+from memelens.adammeme.records import MisbeliefRecord, pair_key  # noqa: F401 (pair_key: the stage's key)
+from memelens.engine import Engine
 from memelens.parse import parse_json
 from memelens.prompts import render_prompt
 from memelens.types import ChatRequest, Meme, ParseFailure
@@ -39,17 +40,12 @@ def narrator_request(meme: Meme, category: str, cfg: AdamConfig) -> ChatRequest:
                          max_tokens=cfg.max_tokens.narrator, output=json_output(SCHEMA, "misbelief"))
 
 
-def pair_key(category: str, meme_id: str) -> str:
-    return f"{category}/{meme_id}"
-
-
-async def narrate(plan: dict[str, dict[str, Any]], memes: dict[str, Meme], engine: Engine, run: Run,
-                  cfg: AdamConfig) -> dict[str, str]:
-    """Misbeliefs of every sampled pair, `{pair_key: sentence}` for the ones that succeeded."""
+async def narrate(plan: dict[str, dict[str, Any]], memes: dict[str, Meme], engine: Engine,
+                  cfg: AdamConfig) -> list[MisbeliefRecord]:
+    """The misbelief of every sampled pair (a failed call is a record with its class, no sentence)."""
     pairs = [(c, m) for c, entry in plan.items() for m in entry["sampled"]]
     outcomes = await engine.chat_many([narrator_request(memes[m], c, cfg) for c, m in pairs],
                                       parse=parse_misbelief)
-    run.put_many("misbelief", [(pair_key(c, m), {
-        "category": c, "meme": m, "ok": o.ok, "misbelief": o.value,
-        "error_class": o.error_class.value if o.error_class else None}) for (c, m), o in zip(pairs, outcomes)])
-    return {pair_key(c, m): o.value for (c, m), o in zip(pairs, outcomes) if o.ok}
+    return [MisbeliefRecord(category=c, meme=m, ok=o.ok, misbelief=o.value,
+                            error_class=o.error_class.value if o.error_class else None)
+            for (c, m), o in zip(pairs, outcomes)]

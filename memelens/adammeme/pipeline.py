@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 from memelens.adammeme.config import AdamConfig
 from memelens.adammeme.messages import MemeView
@@ -54,6 +54,7 @@ from memelens.adammeme.sampling import plan_samples
 from memelens.adammeme.scoring import Sample, answer, rate
 from memelens.config import ModelRegistry
 from memelens.engine import CallOutcome, Engine, Run, Store, open_run
+from memelens.records import Record
 from memelens.images.thumbnail import KIND as THUMBNAIL_KIND
 from memelens.images.thumbnail import meme_image_records
 from memelens.images.erase import erased_image_for, tesseract_available
@@ -91,10 +92,14 @@ async def run_adammeme(cfg: AdamConfig, store: Store, registry: ModelRegistry, n
 
 async def _pipeline(memes: list[Meme], cfg: AdamConfig, engine: Engine, run: Run, cache: Path) -> None:
     by_id = {m.id: m for m in memes}
-    taxonomy, mining = await mine(memes, engine, run, cfg)
-    plan = plan_samples([m.id for m in memes], mining, taxonomy, cfg)
+    taxonomy, mining = await mine(memes, engine, cfg)
+    run.put_many(list(mining.values()))
+    run.put("taxonomy", "final", taxonomy.to_dict())
+    plan = plan_samples([m.id for m in memes], {m: r.stored() for m, r in mining.items()}, taxonomy, cfg)
     run.put_many("sampling", list(plan.items()))
-    misbeliefs = await narrate(plan, by_id, engine, run, cfg)
+    narrated = await narrate(plan, by_id, engine, cfg)
+    run.put_many(narrated)
+    misbeliefs = {r.key: r.misbelief for r in narrated if r.ok}
     views = await _scoring_views(plan, by_id, cfg, cache)
     samples = [(c, m) for c, entry in plan.items() for m in entry["sampled"] if pair_key(c, m) in misbeliefs]
     for repeat in range(cfg.repeats):
@@ -143,5 +148,11 @@ async def _evaluate_target(target: str, repeat: int, samples: list[tuple[str, st
         records.append(ScoreRecord(id=key, target=target, repeat=repeat, category=c, meme=m, text=views[m].text,
                                    misbelief=sample.misbelief, iteration=0, **result))
     run.put_many(records)
-    await asyncio.gather(*(refine_category(target, repeat, c, scored[c], plan[c]["seeds"], engine, run, cfg)
+    await asyncio.gather(*(_keep(run, refine_category(target, repeat, c, scored[c], plan[c]["seeds"], engine, cfg))
                            for c in plan))
+
+
+async def _keep(run: Run, records: AsyncIterator[Record]) -> None:
+    """Store each record a streaming stage yields, as it comes."""
+    async for record in records:
+        run.put(record)

@@ -77,6 +77,27 @@ class MiningRecord(Record):
         return self.meme
 
 
+def pair_key(category: str, meme_id: str) -> str:
+    """The key of a sampled (category, meme) pair: its misbelief record and the pipeline's lookups."""
+    return f"{category}/{meme_id}"
+
+
+class MisbeliefRecord(Record):
+    """The misbelief the Narrator states for one sampled (category, meme) pair (Fig. 9)."""
+
+    KIND = "misbelief"
+
+    category: str
+    meme: str
+    ok: bool
+    misbelief: str | None = Field(description="One sentence; None when the call failed.")
+    error_class: str | None = None
+
+    @property
+    def key(self) -> str:
+        return pair_key(self.category, self.meme)
+
+
 class _Scored(Record):
     """What scoring one meme text gives (Fig. 11): reference, target answer, Scorer comparison, score."""
 

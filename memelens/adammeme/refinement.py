@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, AsyncIterator
 
 from memelens.adammeme.config import AdamConfig
 from memelens.adammeme.records import StepRecord
@@ -35,7 +35,7 @@ from memelens.adammeme.messages import agent_request, json_output
 from memelens.adammeme.reference import build_reference
 from memelens.adammeme.retrieval import retrieve
 from memelens.adammeme.scoring import Sample, answer, rate
-from memelens.engine import Engine, Run
+from memelens.engine import Engine
 from memelens.parse import parse_json, starts_yes_no
 from memelens.prompts import render_prompt
 from memelens.types import ChatRequest, ImagePart, ParseFailure
@@ -84,20 +84,19 @@ def step_key(target: str, repeat: int, category: str, chain: int, step: int) -> 
 
 
 async def refine_category(target: str, repeat: int, category: str, scored: list[Sample], seeds: list[str],
-                          engine: Engine, run: Run, cfg: AdamConfig) -> list[dict[str, Any]]:
-    """Algorithm 1 for one category; returns (and stores) every step record."""
+                          engine: Engine, cfg: AdamConfig) -> AsyncIterator[StepRecord]:
+    """Algorithm 1 for one category: yields each step record as soon as the step is done (the
+    pipeline stores it then, so an interrupted run keeps every finished step)."""
     history = [s for s in scored if s.ok]
     seed_set = [s for meme in seeds for s in history if s.meme_id == meme]
     state = Chain(history=history, pool=[s for s in history if s.meme_id not in seeds])
-    steps = []
     for chain_index, seed in enumerate(seed_set):
         case, step = seed, 0
         while step < cfg.max_steps:
             key = step_key(target, repeat, category, chain_index, step)
             record, rewrite = await _refine_once(key, target, repeat, case, state, engine, cfg)
             record.update(chain=chain_index, seed=seed.meme_id, step=step, iteration=step + 1)
-            run.put(StepRecord.model_validate(record))
-            steps.append(record)
+            yield StepRecord.model_validate(record)
             if rewrite is None:
                 break
             state.history.append(rewrite)
@@ -106,7 +105,6 @@ async def refine_category(target: str, repeat: int, category: str, scored: list[
             case = retrieve(case.misbelief, category, state.pool, 1)[0]
             state.pool.remove(case)
             step += 1
-    return steps
 
 
 async def _refine_once(key: str, target: str, repeat: int, case: Sample, state: Chain, engine: Engine,
