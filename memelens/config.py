@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 from memelens.types import InputError
 
@@ -211,3 +212,23 @@ def load_config(path: Path | str, model: type[T]) -> T:
         return model.model_validate(data, context={"base_dir": path.resolve().parent})
     except ValidationError as exc:
         raise validation_error(exc, str(path)) from None
+
+
+def method_config(source: Path | str | dict[str, Any], model: type[T]) -> T:
+    """A method config from a YAML file (`load_config`) or from a dict (paths in it resolve from the
+    working directory); errors are one `InputError` naming the field and the fix."""
+    if not isinstance(source, dict):
+        return load_config(source, model)
+    try:
+        return model.model_validate(source, context={"base_dir": Path.cwd()})
+    except ValidationError as exc:
+        raise validation_error(exc, "config") from None
+
+
+def resolve_from_base(value: Path | None, info: ValidationInfo) -> Path | None:
+    """A config's relative path, resolved from the folder of the file it came from (the validation
+    context's ``base_dir``); absolute paths and configs built without a context stay as given."""
+    base = (info.context or {}).get("base_dir")
+    if value is None or value.is_absolute() or base is None:
+        return value
+    return (Path(base) / value).resolve()

@@ -44,6 +44,11 @@ class Method:
               none (a method that only reports, such as the demo's screen).
     demo      `async part(settings, memes, model, out_dir) -> run name`: the method's part of
               `memelens demo`; None takes no part. Parts run in `demo_order`, lowest first.
+    config    `config(source) -> model`: the method's config (a pydantic model) from a YAML path or a
+              dict, validated; paths in it resolve from the file. None for a method without runs.
+    run       `async run(config, *, store, registry, name=None, progress=None) -> RunResult`: run (or
+              resume) the method on `config` as run `name` (a default name when None). The same shape
+              for every method.
     """
 
     name: str
@@ -53,6 +58,8 @@ class Method:
     commands: Callable[["typer.Typer"], None] | None = None
     demo: Callable[..., Awaitable[str]] | None = None
     demo_order: int = 100
+    config: Callable[[Any], Any] | None = None
+    run: Callable[..., Awaitable["RunResult"]] | None = None
 
 
     @classmethod
@@ -61,10 +68,28 @@ class Method:
         `demo` of the module `hooks()` returns. That module is imported on the first call of a hook,
         so the descriptor module stays light."""
         def hook(attribute: str) -> Callable[..., Any]:
-            return lambda *args: getattr(hooks(), attribute)(*args)
+            return lambda *args, **kwargs: getattr(hooks(), attribute)(*args, **kwargs)
 
-        return cls(name=name, title=title, report=hook("report"), view=hook("view"), commands=hook("commands"),
-                   demo=hook("demo"), demo_order=demo_order)
+        return cls(name=name, title=title, report=hook("report"), view=hook("view"),
+                   commands=hook("commands"), demo=hook("demo"), demo_order=demo_order,
+                   config=hook("config"), run=hook("run"))
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What every method's `run` returns: the run's name, how it ended, and its call accounting."""
+
+    name: str
+    status: str  # done, or incomplete when some calls still failed after their retries
+    calls: int  # the run's calls, replayed ones included
+    calls_made: int  # of which made (paid) by any execution of this run
+    failed_calls: int
+
+    @classmethod
+    def of(cls, store: "Store", name: str) -> "RunResult":
+        summary = store.run_summary(name)
+        return cls(name=name, status=summary["status"], calls=summary["calls"],
+                   calls_made=summary["calls_made"], failed_calls=summary["failed_calls"])
 
 
 class DuplicateMethod(MemeLensError):

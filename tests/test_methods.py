@@ -106,3 +106,48 @@ def test_every_hook_of_every_registered_method_resolves():
 
     for module in (adam, arena, qa):
         assert all(callable(getattr(module, h)) for h in ("report", "view", "commands", "demo"))
+
+
+def test_every_method_runs_through_one_shape_from_python(tmp_path):
+    """config(dict) → run(config, store=, registry=, name=) → RunResult, the same for the three methods."""
+    import sys
+    from pathlib import Path
+
+    from memelens.config import load_registry
+    from memelens.methods import RunResult
+    from memelens.testing.server import start_server
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_memeqa import make_dataset
+    from test_realistic import _arena_world, _registry
+
+    store = Store(tmp_path / "s.db")
+    with start_server(latency_ms=0, seed=2, style="realistic") as server:
+        _arena_world(tmp_path, server.base_url, n_memes=3)
+        _registry(tmp_path, server.base_url, ["agent", "gpt-x", "qwen-x", "llava-x", "vlm"])
+        registry = load_registry(tmp_path / "models.yaml")
+        data, images = make_dataset(tmp_path, memes=("m1", "m2"))
+        configs = {
+            "adammeme": {"memes": str(tmp_path / "memes.jsonl"), "agent": "agent", "targets": ["gpt-x"],
+                         "erase": False, "seeds_per_category": 1, "max_steps": 1, "warn_below": 0},
+            "arena": {"memes": str(tmp_path / "memes.jsonl"), "agent": "agent", "targets": ["gpt-x", "qwen-x"],
+                      "judges": ["gpt-x"], "bootstrap_rounds": 0, "detection": False},
+            "memeqa": {"data": str(data), "images": str(images), "model": "vlm", "version": "none-plus"},
+        }
+        results = {}
+        for name, raw in configs.items():
+            m = method(name)
+            results[name] = asyncio.run(m.run(m.config(raw), store=store, registry=registry, name=f"py-{name}"))
+    for name, result in results.items():
+        assert isinstance(result, RunResult) and result.name == f"py-{name}"
+        assert result.status == "done" and result.calls_made > 0 and result.failed_calls == 0
+        assert build_report(store, result.name)["run"]["method"] == name
+
+
+def test_a_bad_config_dict_is_one_input_error():
+    from memelens.types import InputError
+
+    with pytest.raises(InputError) as info:
+        method("arena").config({"memes": "m.jsonl", "agent": "a", "targets": ["x", "w"], "judges": ["y"],
+                                 "seed": "z"})
+    assert "seed" in str(info.value)

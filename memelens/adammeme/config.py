@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from memelens.config import resolve_from_base
 from memelens.types import MAX_TOKENS
 
 
@@ -76,10 +77,7 @@ class AdamConfig(BaseModel):
     @field_validator("memes", "erase_cache", mode="after")
     @classmethod
     def _relative_to_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
-        base: Any = (info.context or {}).get("base_dir")
-        if value is None or value.is_absolute() or base is None:
-            return value
-        return (Path(base) / value).resolve()
+        return resolve_from_base(value, info)
 
     @field_validator("targets")
     @classmethod

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from memelens.config import resolve_from_base
 from memelens.types import MAX_TOKENS
 
 SETTINGS = ("fused", "self", "human", "none")
@@ -89,10 +90,7 @@ class ArenaConfig(BaseModel):
     @field_validator("memes", "human_guidelines", "human_votes", mode="after")
     @classmethod
     def _resolve(cls, value: Path | None, info: ValidationInfo) -> Path | None:
-        base = (info.context or {}).get("base_dir")
-        if value is None or value.is_absolute() or base is None:
-            return value
-        return (Path(base) / value).resolve()
+        return resolve_from_base(value, info)
 
     @model_validator(mode="after")
     def _consistent(self) -> "ArenaConfig":
