@@ -3,8 +3,8 @@
 `run_arena` only wires the stages; each stage module is one step of the paper and writes its records
 through the `Run`. The report (`memelens.report.arena`) reads nothing but these records.
 
-Record kinds (``run.put(kind, key, data)``), in pipeline order
--------------------------------------------------------------
+Record kinds, in pipeline order (answer, judgment and battle are typed: `memelens.arena.records`)
+------------------------------------------------------------------------------------------------
 ``meme``          key meme id → {id, order, text, caption, labels, image}
 ``meme_image``    key meme id → {meme, sha256, thumbnail (JPEG data URL)}: the report's pictures
 ``context``       key meme id → {meme, ok, personas: [3 profiles], error_class, error}
