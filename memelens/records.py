@@ -6,13 +6,15 @@ and each instance its key (`key`, unique within the run and kind). Writers store
 `read_records(store, run_id, ScoreRecord)`), validated against the same model, so the shape of a
 record is written down once, field by field, in its method's ``records.py``.
 
-Records are stored as canonical JSON (`model_dump(mode="json")`). A field added later must have a
-default, so records of older stores still validate; a renamed or retyped field needs a store schema
-version and its migration (`memelens.engine.store.SCHEMA_VERSION`).
+Records are stored as the fields they were given (`stored()`). A field added later must have a default,
+so records of older stores still validate; a field retired later is kept when read (`read_records`);
+a renamed or retyped field needs a store schema version and its migration
+(`memelens.engine.store.SCHEMA_VERSION`).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -42,5 +44,17 @@ class Record(BaseModel):
 
 
 def read_records(store: "Store", run_id: int, cls: type[R]) -> list[R]:
-    """Every record of `cls`'s kind in the run, in first-insertion order, validated."""
-    return [cls.model_validate(data) for data in store.records(run_id, cls.KIND)]
+    """Every record of `cls`'s kind in the run, in first-insertion order, validated.
+
+    Writing refuses a field the model does not know (a typo, a stale writer); reading keeps one: a store
+    written by an older MemeLens may hold fields since retired (e.g. a guideline's `skipped`), and its
+    records must still validate and report as they were stored."""
+    stored_as = _as_stored(cls)
+    return [stored_as.model_validate(data) for data in store.records(run_id, cls.KIND)]
+
+
+@lru_cache(maxsize=None)
+def _as_stored(cls: type[R]) -> type[R]:
+    """`cls` with unknown top-level fields kept rather than refused (a subclass: isinstance holds)."""
+    return type(cls.__name__, (cls,), {"model_config": ConfigDict(extra="allow"), "__module__": cls.__module__,
+                                       "__qualname__": cls.__qualname__})

@@ -33,7 +33,8 @@ def test_run_put_and_all_round_trip_a_typed_record(tmp_path):
 
     back = asyncio.run(go())
     assert [r.key for r in back] == ["t/0/race/m1", "t/0/race/m2"]
-    assert back[0] == _score() and back[1].score is None and back[1].failed_stage == "scorer"
+    assert isinstance(back[0], ScoreRecord) and back[0].stored() == _score().stored()
+    assert back[1].score is None and back[1].failed_stage == "scorer"
 
 
 def test_a_record_with_a_field_the_model_does_not_know_is_refused():
@@ -51,3 +52,22 @@ def test_a_legacy_decision_string_reads_as_decision_and_reason():
     record = MiningRecord(meme="m1", status="ok", categories=[], votes={}, miners=[], proposals=[proposal],
                           labels=[])
     assert record.key == "m1" and MiningRecord.model_validate(record.stored()) == record
+
+
+def test_a_field_retired_since_is_kept_when_read_but_refused_when_written(tmp_path):
+    from memelens.arena.records import GuidelineRecord
+    from memelens.records import read_records
+
+    old = {"task": "m0#1", "meme": "m0", "ok": True, "text": "g", "versions": {"0": "g"}, "init_author": "a",
+           "rounds": 1, "failed_rounds": 0, "skipped": ["b"], "error_class": None, "error": ""}
+    store = Store(tmp_path / "s.db")
+
+    async def go():
+        async with open_run(store, ModelRegistry({}), name="r", method="arena", config={}) as (run, _):
+            run.put("guideline", "m0#1", old)  # as an older MemeLens wrote it
+
+    asyncio.run(go())
+    (back,) = read_records(store, store.run_row("r")["id"], GuidelineRecord)
+    assert isinstance(back, GuidelineRecord) and back.stored() == old
+    with pytest.raises(ValidationError):
+        GuidelineRecord.model_validate(old)

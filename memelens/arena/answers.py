@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from memelens.arena.common import ANSWER_SECTIONS, failure_fields, meme_part
-from memelens.arena.records import AnswerRecord
-from memelens.engine import Engine, Run
+from memelens.engine import Engine
 from memelens.parse import parse_sections_partial
 from memelens.prompts import render_prompt
 from memelens.types import ChatRequest, Meme, Message, OutputKind, OutputSpec, SamplingParams
@@ -43,13 +42,12 @@ def answer_record(task: dict[str, Any], target: str, text: str | None,
 
 
 async def answer_tasks(tasks: list[dict[str, Any]], memes: dict[str, Meme], targets: list[str],
-                       max_tokens: int, engine: Engine, run: Run) -> dict[str, dict[str, Any]]:
-    """`answer` records keyed `<task>|<target>`."""
+                       max_tokens: int, engine: Engine) -> dict[str, dict[str, Any]]:
+    """`answer` records (`AnswerRecord`) keyed `<task>|<target>`."""
     jobs = [(t, target) for t in tasks for target in targets]
     outcomes = await engine.chat_many(
         [answer_request(memes[t["meme"]], t["prompt"], target, max_tokens) for t, target in jobs],
         detect_refusal=False)
     records = {answer_key(t["task"], target): answer_record(t, target, o.text, failure_fields(o))
                for (t, target), o in zip(jobs, outcomes)}
-    run.put_many([AnswerRecord.model_validate(r) for r in records.values()])
     return records

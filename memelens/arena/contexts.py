@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from memelens.arena.common import failure_fields, meme_part
-from memelens.engine import Engine, Run
+from memelens.engine import Engine
 from memelens.parse import parse_labelled_lines
 from memelens.prompts import render_prompt
 from memelens.types import (ChatRequest, Meme, Message, OutputKind, OutputSpec, ParseFailure,
@@ -40,12 +40,11 @@ def parse_personas(text: str) -> list[str] | ParseFailure:
     return personas
 
 
-async def simulate_contexts(memes: list[Meme], agent: str, max_tokens: int, engine: Engine,
-                            run: Run) -> dict[str, dict[str, Any]]:
-    """`context` records keyed by meme id: {meme, ok, personas, error_class, error}."""
+async def simulate_contexts(memes: list[Meme], agent: str, max_tokens: int,
+                            engine: Engine) -> dict[str, dict[str, Any]]:
+    """`context` records (`ContextRecord`) by meme id: {meme, ok, personas, error_class, error}."""
     outcomes = await engine.chat_many([context_request(m, agent, max_tokens) for m in memes],
                                       parse=parse_personas)
     records = {m.id: {"meme": m.id, "personas": o.value or [], **failure_fields(o)}
                for m, o in zip(memes, outcomes)}
-    run.put_many("context", list(records.items()))
     return records

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from memelens.arena.common import failure_fields, meme_part
-from memelens.engine import Engine, Run
+from memelens.engine import Engine
 from memelens.parse import parse_json
 from memelens.prompts import render_prompt
 from memelens.types import (ChatRequest, Meme, Message, OutputKind, OutputSpec, ParseFailure,
@@ -64,16 +64,15 @@ def detection_metrics(predicted: list[bool], gold: list[bool]) -> dict[str, floa
     return {"n": int(g.size), "accuracy": float(np.mean(p == g)), "macro_f1": float(np.mean(f1s))}
 
 
-async def detect(memes: list[Meme], targets: list[str], max_tokens: int, engine: Engine,
-                 run: Run) -> list[dict[str, Any]]:
-    """`detection` records keyed `<target>|<meme>`: {target, meme, gold, harmful, ok, error...}."""
+async def detect(memes: list[Meme], targets: list[str], max_tokens: int,
+                 engine: Engine) -> list[dict[str, Any]]:
+    """`detection` records (`DetectionRecord`): {target, meme, gold, harmful, ok, error...}."""
     scored = [m for m in memes if gold_label(m) is not None]
     jobs = [(t, m) for t in targets for m in scored]
     outcomes = await engine.chat_many([detection_request(m, t, max_tokens) for t, m in jobs],
                                       parse=parse_harmful)
     records = [(f"{t}|{m.id}", {"target": t, "meme": m.id, "gold": gold_label(m), "harmful": o.value,
                                 **failure_fields(o)}) for (t, m), o in zip(jobs, outcomes)]
-    run.put_many("detection", records)
     return [r for _, r in records]
 
 

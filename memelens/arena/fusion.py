@@ -35,7 +35,7 @@ from typing import Any
 
 from memelens.arena.answers import answer_key
 from memelens.arena.common import ANSWER_SECTIONS, failure_fields, keyed_rng, meme_part
-from memelens.engine import Engine, Run
+from memelens.engine import Engine
 from memelens.parse import parse_sections_partial
 from memelens.prompts import render_prompt
 from memelens.types import (ChatRequest, Meme, Message, OutputKind, OutputSpec, ParseFailure,
@@ -154,10 +154,10 @@ def guideline_at(guideline: dict[str, Any], arrival: int) -> str | None:
 
 async def fuse_guidelines(tasks: list[dict[str, Any]], memes: dict[str, Meme],
                           answers: dict[str, dict[str, Any]], pool: list[str], judges: list[str],
-                          arrivals: Mapping[str, int], seed: int, max_tokens: int, engine: Engine,
-                          run: Run) -> dict[str, dict[str, Any]]:
-    """`fusion_round` records (`<task>|<round>`) and one `guideline` record per task (its final text
-    and its `versions` by arrival stage). Tasks are fused concurrently; the rounds of one task run in
+                          arrivals: Mapping[str, int], seed: int, max_tokens: int,
+                          engine: Engine) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """`fusion_round` records (`FusionRoundRecord`) and one `guideline` record per task
+    (`GuidelineRecord`: its final text and its `versions` by arrival stage). Tasks are fused concurrently; the rounds of one task run in
     order, each needing the previous guideline. `arrivals`: each target's arrival stage."""
     plans = {}
     for task in tasks:
@@ -169,8 +169,8 @@ async def fuse_guidelines(tasks: list[dict[str, Any]], memes: dict[str, Meme],
     guidelines = {t["task"]: {"task": t["task"], "meme": t["meme"], "ok": False, "text": None,
                               "error_class": "no_answers", "error": "no answer of the pool exists"}
                   for t in tasks if plans[t["task"]].init_author is None}
+    every_round = []
     for rounds, summary in results:
-        run.put_many("fusion_round", rounds)
+        every_round += [r for _, r in rounds]
         guidelines[summary["task"]] = summary
-    run.put_many("guideline", list(guidelines.items()))
-    return guidelines
+    return every_round, guidelines

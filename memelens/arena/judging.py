@@ -39,8 +39,7 @@ from memelens.arena.answers import answer_key
 from memelens.arena.common import (DIMENSIONS, OVERALL, arrival_stages, failure_fields, keyed_rng,
                                    keyed_uniform, meme_part)
 from memelens.arena.fusion import battle_arrival, guideline_at
-from memelens.arena.records import BattleRecord, JudgmentRecord
-from memelens.engine import Engine, Run
+from memelens.engine import Engine
 from memelens.parse import TIE as TIE_PLAIN
 from memelens.parse import TIE_STRONG, TIE_WEAK, parse_dimension_verdicts, parse_verdict
 from memelens.prompts import render_prompt
@@ -200,9 +199,10 @@ def reference_for(judgment: Judgment, task: dict[str, Any], guidelines: dict[str
 
 async def judge_battles(tasks: list[dict[str, Any]], memes: dict[str, Meme],
                         answers: dict[str, dict[str, Any]], guidelines: dict[str, dict[str, Any]],
-                        human: dict[str, str], plan: "BattlePlan", max_tokens: int, engine: Engine,
-                        run: Run) -> list[dict[str, Any]]:
-    """`judgment` records (one per judge call) and `battle` records (per setting, task and pair)."""
+                        human: dict[str, str], plan: "BattlePlan", max_tokens: int,
+                        engine: Engine) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`judgment` records (one per judge call, `JudgmentRecord`) and `battle` records (per setting,
+    task and pair, `BattleRecord`)."""
     by_task = {t["task"]: t for t in tasks}
     made: list[Judgment] = []  # the judgments whose request was made, in request order
 
@@ -224,19 +224,16 @@ async def judge_battles(tasks: list[dict[str, Any]], memes: dict[str, Meme],
                                 judgment.judge, max_tokens)
 
     outcomes = await engine.chat_many(requests(), parse=parse_judgment)
-    records = []
+    judgments = []
     for judgment, outcome in zip(made, outcomes, strict=True):
         verdicts = {d: (to_winner(v, judgment.order) if v else None)
                     for d, v in (outcome.value or {}).items()}
-        records.append((judgment.key, {
+        judgments.append({
             "setting": judgment.setting, "task": judgment.task, "model_a": judgment.model_a,
             "model_b": judgment.model_b, "judge": judgment.judge, "order": judgment.order,
             "verdicts": verdicts, "read": outcome.value or {}, "truncated": outcome.record.truncated,
-            "text": outcome.text, **failure_fields(outcome)}))
-    run.put_many([JudgmentRecord.model_validate(r) for _, r in records])
-    battles = assemble_battles(plan, [r for _, r in records], by_task)
-    run.put_many([BattleRecord.model_validate(b) for b in battles])
-    return battles
+            "text": outcome.text, **failure_fields(outcome)})
+    return judgments, assemble_battles(plan, judgments, by_task)
 
 
 @dataclass(frozen=True)

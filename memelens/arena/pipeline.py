@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from memelens.arena.agreement import read_human_votes
 from memelens.arena.answers import answer_tasks
@@ -53,10 +53,14 @@ from memelens.arena.fusion import fuse_guidelines
 from memelens.arena.judging import judge_battles, plan_battles
 from memelens.arena.tasks import formulate_tasks
 from memelens.config import ModelRegistry
-from memelens.engine import Store, open_run
+from memelens.arena.records import (AnswerRecord, BattleRecord, ContextRecord, DetectionRecord,
+                                    FusionRoundRecord, GuidelineRecord, JudgmentRecord, TaskRecord,
+                                    TasksRecord)
+from memelens.engine import Run, Store, open_run
 from memelens.images.thumbnail import KIND as THUMBNAIL_KIND
 from memelens.images.thumbnail import meme_image_records
 from memelens.memes import load_memes
+from memelens.records import Record
 from memelens.types import InputError, Meme
 
 
@@ -172,21 +176,35 @@ async def _run_once(config: ArenaConfig, store: Store, registry: ModelRegistry, 
                                       "labels": m.labels, "image": str(m.image) if m.image else None})
                               for i, m in enumerate(inputs.memes)])
         run.put_many(THUMBNAIL_KIND, meme_image_records(inputs.memes))  # the report's pictures
-        contexts = await simulate_contexts(inputs.memes, config.agent, tokens.contexts, engine, run)
-        tasks = await formulate_tasks(inputs.memes, contexts, config.agent, tokens.tasks,
-                                      config.tasks_per_meme, engine, run)
-        answers = await answer_tasks(tasks, memes, config.all_targets, tokens.answers, engine, run)
+        contexts = await simulate_contexts(inputs.memes, config.agent, tokens.contexts, engine)
+        _keep(run, ContextRecord, contexts.values())
+        per_meme, tasks = await formulate_tasks(inputs.memes, contexts, config.agent, tokens.tasks,
+                                                config.tasks_per_meme, engine)
+        _keep(run, TasksRecord, per_meme.values())
+        _keep(run, TaskRecord, tasks)
+        answers = await answer_tasks(tasks, memes, config.all_targets, tokens.answers, engine)
+        _keep(run, AnswerRecord, answers.values())
         pool = config.judges if config.fusion_pool == "judges" else config.all_targets
-        guidelines = await fuse_guidelines(tasks, memes, answers, pool, config.judges,
-                                           arrival_stages(config.targets, config.added_targets),
-                                           config.seed, tokens.fusion, engine, run)
+        rounds, guidelines = await fuse_guidelines(tasks, memes, answers, pool, config.judges,
+                                                   arrival_stages(config.targets, config.added_targets),
+                                                   config.seed, tokens.fusion, engine)
+        _keep(run, FusionRoundRecord, rounds)
+        _keep(run, GuidelineRecord, guidelines.values())
         plan = plan_battles(tasks, answers, config.targets, config.added_targets, config.judges,
                             list(config.settings), config.answers_per_task, config.self_judging,
                             config.both_orders, config.seed)
-        battles = await judge_battles(tasks, memes, answers, guidelines, inputs.human_guidelines, plan,
-                                      tokens.judging, engine, run)
+        judgments, battles = await judge_battles(tasks, memes, answers, guidelines, inputs.human_guidelines,
+                                                 plan, tokens.judging, engine)
+        _keep(run, JudgmentRecord, judgments)
+        _keep(run, BattleRecord, battles)
         if config.detection:
-            await detect(inputs.memes, config.all_targets, tokens.detection, engine, run)
+            labels = await detect(inputs.memes, config.all_targets, tokens.detection, engine)
+            _keep(run, DetectionRecord, labels)
         run.put_many("human_vote", [(str(i), v) for i, v in enumerate(inputs.human_votes)])
         calls_made = engine.calls_made
     return ArenaOutcome(run_name, calls_made, len(battles), sum(b["judged"] for b in battles))
+
+
+def _keep(run: Run, model: type[Record], records: Iterable[dict[str, Any]]) -> None:
+    """Store a stage's records through their model (the stages return them; only the pipeline writes)."""
+    run.put_many([model.model_validate(r) for r in records])

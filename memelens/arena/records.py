@@ -31,7 +31,8 @@ class AnswerRecord(_Call):
     target: str
     text: str | None
     sections: dict[str, str] = Field(description="The sections found, by name.")
-    missing_sections: list[str] = Field(description="Sections asked for and not found (recorded, not failed).")
+    missing_sections: list[str] = Field(description="Sections asked for and not found (recorded, not "
+                                                    "failed).")
 
     @property
     def key(self) -> str:
@@ -84,7 +85,8 @@ class BattleRecord(Record):
     model_a: str
     model_b: str
     judges: dict[str, dict[str, Winner | None]]
-    flips: dict[str, bool] = Field(description="Per judge, whether its two orders disagreed (both orders only).")
+    flips: dict[str, bool] = Field(description="Per judge, whether its two orders disagreed (both orders "
+                                               "only).")
     failed_judgments: list[FailedJudgment]
     joint: dict[str, Winner | None] = Field(description="The panel's verdict per dimension.")
     judged: bool = Field(description="The battle has an overall joint verdict (it is ranked).")
@@ -92,3 +94,99 @@ class BattleRecord(Record):
     @property
     def key(self) -> str:
         return self.battle
+
+
+class ContextRecord(_Call):
+    """The three viewer personas simulated for one meme (paper §2.1)."""
+
+    KIND = "context"
+
+    meme: str
+    personas: list[str] = Field(description="Three user profiles; empty when the call failed.")
+
+    @property
+    def key(self) -> str:
+        return self.meme
+
+
+class TasksRecord(_Call):
+    """The context-specific task prompts formulated for one meme's personas (paper §2.2)."""
+
+    KIND = "tasks"
+
+    meme: str
+    prompts: list[str] = Field(description="One task per persona; empty when the call failed.")
+
+    @property
+    def key(self) -> str:
+        return self.meme
+
+
+class TaskRecord(Record):
+    """One task in use: the n-th of its meme, with the persona it was written for."""
+
+    KIND = "task"
+
+    task: str = Field(description="<meme id>#<n>")
+    meme: str
+    index: int
+    persona: str
+    prompt: str
+
+    @property
+    def key(self) -> str:
+        return self.task
+
+
+class FusionRoundRecord(_Call):
+    """One round of guideline fusion (paper §2.3): a judge merging one author's answer."""
+
+    KIND = "fusion_round"
+
+    task: str
+    round: int = Field(description="0: the initial guideline (the author's own answer, no judge).")
+    judge: str | None
+    author: str
+    guideline_first: bool | None = Field(default=None, description="Whether the current guideline was shown "
+                                         "first (the order is drawn per round).")
+    arrival: int = Field(default=0, description="The author's arrival stage (0: a base target; runs made "
+                                                "before targets could be added have only those).")
+    guideline: str | None = Field(description="The guideline after this round.")
+
+    @property
+    def key(self) -> str:
+        return f"{self.task}|{self.round:02d}"
+
+
+class GuidelineRecord(_Call):
+    """A task's fused guideline: the final text and each version by arrival stage."""
+
+    KIND = "guideline"
+
+    task: str
+    meme: str
+    text: str | None
+    versions: dict[str, str] = Field(default_factory=dict,
+                                     description="Arrival stage → the guideline then.")
+    init_author: str | None = None
+    rounds: int = 0
+    failed_rounds: int = 0
+
+    @property
+    def key(self) -> str:
+        return self.task
+
+
+class DetectionRecord(_Call):
+    """A target's harmful / harmless label for one labelled meme (the detection baseline)."""
+
+    KIND = "detection"
+
+    target: str
+    meme: str
+    gold: bool
+    harmful: bool | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.target}|{self.meme}"

@@ -7,7 +7,7 @@ from typing import Any
 
 from memelens.arena.common import failure_fields, meme_part, task_key
 from memelens.arena.contexts import USERS
-from memelens.engine import Engine, Run
+from memelens.engine import Engine
 from memelens.parse import parse_json
 from memelens.prompts import render_prompt
 from memelens.types import (ChatRequest, Meme, Message, OutputKind, OutputSpec, ParseFailure,
@@ -54,17 +54,17 @@ def parse_tasks(text: str) -> list[str] | ParseFailure:
 
 
 async def formulate_tasks(memes: list[Meme], contexts: dict[str, dict[str, Any]], agent: str,
-                          max_tokens: int, tasks_per_meme: int, engine: Engine,
-                          run: Run) -> list[dict[str, Any]]:
-    """`tasks` records per meme ({meme, ok, prompts, error...}) and one `task` record per used task:
-    {task, meme, index, persona, prompt}, the first `tasks_per_meme` of each meme, in meme order."""
+                          max_tokens: int, tasks_per_meme: int,
+                          engine: Engine) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """`tasks` records by meme ({meme, ok, prompts, error...}, `TasksRecord`) and one `task` record per
+    task in use ({task, meme, index, persona, prompt}, `TaskRecord`): the first `tasks_per_meme` of
+    each meme, in meme order."""
     ready = [m for m in memes if contexts[m.id]["ok"]]
     outcomes = await engine.chat_many(
         [task_request(m, contexts[m.id]["personas"], agent, max_tokens) for m in ready],
         parse=parse_tasks)
     per_meme = {m.id: {"meme": m.id, "prompts": o.value or [], **failure_fields(o)}
                 for m, o in zip(ready, outcomes)}
-    run.put_many("tasks", list(per_meme.items()))
     tasks = []
     for meme in ready:
         if not per_meme[meme.id]["ok"]:
@@ -73,5 +73,4 @@ async def formulate_tasks(memes: list[Meme], contexts: dict[str, dict[str, Any]]
             tasks.append({"task": task_key(meme.id, i), "meme": meme.id, "index": i,
                           "persona": contexts[meme.id]["personas"][i - 1],
                           "prompt": per_meme[meme.id]["prompts"][i - 1]})
-    run.put_many("task", [(t["task"], t) for t in tasks])
-    return tasks
+    return per_meme, tasks

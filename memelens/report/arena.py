@@ -28,7 +28,9 @@ from memelens.arena.common import DIMENSIONS, OVERALL
 from memelens.arena.detection import detection_summary
 from memelens.arena.judging import ALL_DIMENSIONS, battle_records
 from memelens.arena.ranking import mean_ci, rank_table
-from memelens.arena.records import AnswerRecord, BattleRecord, JudgmentRecord
+from memelens.arena.records import (AnswerRecord, BattleRecord, ContextRecord, DetectionRecord,
+                                    FusionRoundRecord, GuidelineRecord, JudgmentRecord, TaskRecord,
+                                    TasksRecord)
 from memelens.engine.store import Store
 from memelens.parse import TIE, TIE_STRONG, TIE_WEAK
 from memelens.records import read_records
@@ -37,11 +39,14 @@ from memelens.types import InputError
 _STAGE_KINDS = ("context", "tasks", "answer", "fusion_round", "judgment", "detection")
 
 
+TYPED = (ContextRecord, TasksRecord, TaskRecord, AnswerRecord, FusionRoundRecord, GuidelineRecord, JudgmentRecord,
+         BattleRecord, DetectionRecord)
+
+
 def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     config = run["config"]
-    records = {kind: store.records(run["id"], kind) for kind in
-               ("meme", "context", "tasks", "task", "fusion_round", "guideline", "detection", "human_vote")}
-    for model in (AnswerRecord, JudgmentRecord, BattleRecord):  # validated against the writers' models
+    records = {kind: store.records(run["id"], kind) for kind in ("meme", "human_vote")}
+    for model in TYPED:  # validated against the writers' models
         records[model.KIND] = [r.stored() for r in read_records(store, run["id"], model)]
     settings = config["settings"]
     headline = [b for b in records["battle"] if b["setting"] == settings[0]]
