@@ -40,6 +40,7 @@ kind            key                                   data
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -106,9 +107,24 @@ async def _pipeline(memes: list[Meme], cfg: AdamConfig, engine: Engine, run: Run
         references, *answers = await asyncio.gather(
             _references(samples, views, engine, run, cfg, repeat),
             *(asyncio.gather(*(answer(views[m], c, t, engine, cfg) for c, m in samples)) for t in cfg.targets))
-        await asyncio.gather(*(_evaluate_target(t, repeat, samples, views, misbeliefs, references, answered,
-                                                plan, engine, run, cfg)
+        scoring = Scoring(repeat, samples, views, misbeliefs, references, plan, engine, run, cfg)
+        await asyncio.gather(*(_evaluate_target(t, answered, scoring)
                                for t, answered in zip(cfg.targets, answers)))
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """What every target's scoring and refinement share within one repeat."""
+
+    repeat: int
+    samples: list[tuple[str, str]]  # (category, meme id) pairs with a misbelief
+    views: dict[str, MemeView]  # each sampled meme as scoring shows it
+    misbeliefs: dict[str, str]  # pair_key → misbelief
+    references: dict[tuple[str, str], dict[str, Any]]  # (category, meme id) → reference record
+    plan: dict[str, dict]  # category → sampling plan (sampled memes, seeds)
+    engine: Engine
+    run: Run
+    cfg: AdamConfig
 
 
 async def _scoring_views(plan: dict[str, dict], memes: dict[str, Meme], cfg: AdamConfig,
@@ -132,24 +148,24 @@ async def _references(samples: list[tuple[str, str]], views: dict[str, MemeView]
     return dict(zip(samples, built))
 
 
-async def _evaluate_target(target: str, repeat: int, samples: list[tuple[str, str]],
-                           views: dict[str, MemeView], misbeliefs: dict[str, str],
-                           references: dict[tuple[str, str], dict], answers: list[CallOutcome],
-                           plan: dict[str, dict], engine: Engine, run: Run, cfg: AdamConfig) -> None:
-    results = await asyncio.gather(*(rate(views[m], c, references[(c, m)], a, engine, cfg)
-                                     for (c, m), a in zip(samples, answers)))
-    scored: dict[str, list[Sample]] = {c: [] for c in plan}
+async def _evaluate_target(target: str, answers: list[CallOutcome], scoring: Scoring) -> None:
+    """Score `target`'s answers to the repeat's samples, then run Algorithm 1 on each category."""
+    sc, repeat = scoring, scoring.repeat
+    results = await asyncio.gather(*(rate(sc.views[m], c, sc.references[(c, m)], a, sc.engine, sc.cfg)
+                                     for (c, m), a in zip(sc.samples, answers)))
+    scored: dict[str, list[Sample]] = {c: [] for c in sc.plan}
     records = []
-    for (c, m), result in zip(samples, results):
+    for (c, m), result in zip(sc.samples, results):
         key = f"{target}/{repeat}/{c}/{m}"
-        sample = Sample(id=key, category=c, meme_id=m, misbelief=misbeliefs[pair_key(c, m)], view=views[m],
-                        iteration=0, score=result["score"])
+        sample = Sample(id=key, category=c, meme_id=m, misbelief=sc.misbeliefs[pair_key(c, m)],
+                        view=sc.views[m], iteration=0, score=result["score"])
         scored[c].append(sample)
-        records.append(ScoreRecord(id=key, target=target, repeat=repeat, category=c, meme=m, text=views[m].text,
-                                   misbelief=sample.misbelief, iteration=0, **result))
-    run.put_many(records)
-    await asyncio.gather(*(_keep(run, refine_category(target, repeat, c, scored[c], plan[c]["seeds"], engine, cfg))
-                           for c in plan))
+        records.append(ScoreRecord(id=key, target=target, repeat=repeat, category=c, meme=m,
+                                   text=sc.views[m].text, misbelief=sample.misbelief, iteration=0, **result))
+    sc.run.put_many(records)
+    await asyncio.gather(*(_keep(sc.run, refine_category(target, repeat, c, scored[c], sc.plan[c]["seeds"],
+                                                         sc.engine, sc.cfg))
+                           for c in sc.plan))
 
 
 async def _keep(run: Run, records: AsyncIterator[Record]) -> None:
