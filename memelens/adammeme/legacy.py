@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
 from memelens import __version__
-from memelens.adammeme.records import MiningRecord, ScoreRecord, StepRecord
+from memelens.adammeme.records import MiningRecord, RunMeta, ScoreRecord, StepRecord
 from memelens.adammeme.taxonomy import SEED_CATEGORIES, Taxonomy, normalise_name
 from memelens.engine import Store, config_hash
 from memelens.parse import looks_like_refusal
@@ -186,7 +186,7 @@ def _step(target: str, category: str, index: int, item: dict) -> tuple[str, dict
                  "attempts": [], "examples": [], **_outcome(item, "refiner")}
 
 
-TYPED = {m.KIND: m for m in (MiningRecord, ScoreRecord, StepRecord)}
+TYPED = {m.KIND: m for m in (MiningRecord, RunMeta, ScoreRecord, StepRecord)}
 
 
 def import_legacy(directory: Path, open_store: Callable[[], Store], run: str | None = None,

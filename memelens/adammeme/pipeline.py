@@ -47,7 +47,7 @@ from typing import Any, AsyncIterator
 from memelens.adammeme.config import AdamConfig
 from memelens.adammeme.messages import MemeView
 from memelens.adammeme.misbelief import narrate, pair_key
-from memelens.adammeme.records import ScoreRecord
+from memelens.adammeme.records import RunMeta, ScoreRecord
 from memelens.adammeme.mining import mine
 from memelens.adammeme.reference import build_reference
 from memelens.adammeme.refinement import refine_category
@@ -56,7 +56,6 @@ from memelens.adammeme.scoring import Sample, answer, rate
 from memelens.config import ModelRegistry
 from memelens.engine import CallOutcome, Engine, Run, Store, open_run
 from memelens.records import Record
-from memelens.images.thumbnail import KIND as THUMBNAIL_KIND
 from memelens.images.thumbnail import meme_image_records
 from memelens.images.erase import erased_image_for, tesseract_available
 from memelens.memes import load_memes
@@ -83,10 +82,9 @@ async def run_adammeme(cfg: AdamConfig, store: Store, registry: ModelRegistry, n
     async with open_run(store, registry, name=name, method="adammeme", config=cfg.config_dict(),
                         seed=cfg.seed, progress=progress,
                         vision_models=[cfg.agent, *cfg.targets]) as (run, engine):
-        run.put("meta", "run", {"targets": cfg.targets, "agent": cfg.agent, "threshold": cfg.threshold,
-                                "repeats": cfg.repeats, "top_terms": cfg.top_terms, "memes": len(memes),
-                                "erase": cfg.erase})
-        run.put_many(THUMBNAIL_KIND, meme_image_records(memes))  # the report's pictures
+        run.put(RunMeta(targets=cfg.targets, agent=cfg.agent, threshold=cfg.threshold, repeats=cfg.repeats,
+                        top_terms=cfg.top_terms, memes=len(memes), erase=cfg.erase))
+        run.put_many(meme_image_records(memes))  # the report's pictures
         await _pipeline(memes, cfg, engine, run, cfg.erase_cache or erase_cache or Path("erased"))
     return name
 

@@ -13,6 +13,26 @@ from memelens.records import Record
 FailedStage = Literal["reference", "target", "scorer", "refiner"]
 
 
+class RunMeta(Record):
+    """What the run was asked to do: its targets, agent, threshold and size."""
+
+    KIND = "meta"
+
+    targets: list[str]
+    agent: str
+    threshold: float = Field(description="A score below this is a failure (paper: 4).")
+    repeats: int
+    top_terms: int
+    memes: int
+    erase: bool
+    source: str | None = Field(default=None, description="Imported runs: the folder of the original logs.")
+    experiment: str | None = Field(default=None, description="Imported runs: the experiment's name.")
+
+    @property
+    def key(self) -> str:
+        return "run"
+
+
 class Verdict(BaseModel):
     """A Judge's or Examiner's yes/no on a proposed category (None when its call failed)."""
 

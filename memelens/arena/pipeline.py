@@ -54,10 +54,9 @@ from memelens.arena.judging import judge_battles, plan_battles
 from memelens.arena.tasks import formulate_tasks
 from memelens.config import ModelRegistry
 from memelens.arena.records import (AnswerRecord, BattleRecord, ContextRecord, DetectionRecord,
-                                    FusionRoundRecord, GuidelineRecord, JudgmentRecord, TaskRecord,
-                                    TasksRecord)
+                                    FusionRoundRecord, GuidelineRecord, JudgmentRecord, MemeRecord,
+                                    TaskRecord, TasksRecord)
 from memelens.engine import Run, Store, open_run
-from memelens.images.thumbnail import KIND as THUMBNAIL_KIND
 from memelens.images.thumbnail import meme_image_records
 from memelens.memes import load_memes
 from memelens.records import Record
@@ -172,10 +171,10 @@ async def _run_once(config: ArenaConfig, store: Store, registry: ModelRegistry, 
                         vision_models=config.models()) as (run, engine):
         run.put_many("repeat", [(str(k), {"repeat": k + 1, "run": name, "seed": seed})
                                 for k, (name, seed) in enumerate(repeats)] if len(repeats) > 1 else [])
-        run.put_many("meme", [(m.id, {"id": m.id, "order": i, "text": m.text, "caption": m.caption,
-                                      "labels": m.labels, "image": str(m.image) if m.image else None})
-                              for i, m in enumerate(inputs.memes)])
-        run.put_many(THUMBNAIL_KIND, meme_image_records(inputs.memes))  # the report's pictures
+        run.put_many([MemeRecord(id=m.id, order=i, text=m.text, caption=m.caption, labels=m.labels,
+                                 image=str(m.image) if m.image else None)
+                      for i, m in enumerate(inputs.memes)])
+        run.put_many(meme_image_records(inputs.memes))  # the report's pictures
         contexts = await simulate_contexts(inputs.memes, config.agent, tokens.contexts, engine)
         _keep(run, ContextRecord, contexts.values())
         per_meme, tasks = await formulate_tasks(inputs.memes, contexts, config.agent, tokens.tasks,

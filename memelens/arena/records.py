@@ -13,6 +13,23 @@ from memelens.records import Record
 Winner = Literal["model_a", "model_b", "tie", "tie (bothbad)"]
 
 
+class MemeRecord(Record):
+    """A meme of the arena, in input order: what the report shows of it."""
+
+    KIND = "meme"
+
+    id: str
+    order: int
+    text: str
+    caption: str
+    labels: list[str]
+    image: str | None = Field(description="The image path the run used (the picture itself: `meme_image`).")
+
+    @property
+    def key(self) -> str:
+        return self.id
+
+
 class _Call(Record):
     """The failure fields every call-backed record carries (a failure is recorded, never a value)."""
 

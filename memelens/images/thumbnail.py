@@ -11,10 +11,12 @@ from __future__ import annotations
 import base64
 import io
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from PIL import Image, UnidentifiedImageError
+from pydantic import Field
 
+from memelens.records import Record
 from memelens.types import Meme
 
 THUMBNAIL_PX = 256
@@ -36,11 +38,25 @@ def thumbnail_data_url(path: str | Path | None) -> str | None:
     return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def meme_image_records(memes: Iterable[Meme]) -> list[tuple[str, dict[str, Any]]]:
-    """(meme id, {meme, sha256, thumbnail}) for every meme with a readable picture."""
+class MemeImage(Record):
+    """A meme's picture as its run's report shows it."""
+
+    KIND = KIND
+
+    meme: str
+    sha256: str | None = Field(description="sha256 of the image file the run used.")
+    thumbnail: str = Field(description="A JPEG data URL, at most THUMBNAIL_PX a side.")
+
+    @property
+    def key(self) -> str:
+        return self.meme
+
+
+def meme_image_records(memes: Iterable[Meme]) -> list[MemeImage]:
+    """A `MemeImage` for every meme with a readable picture."""
     out = []
     for meme in memes:
         url = thumbnail_data_url(meme.image) if meme.image else None
         if url:
-            out.append((meme.id, {"meme": meme.id, "sha256": meme.image_sha256, "thumbnail": url}))
+            out.append(MemeImage(meme=meme.id, sha256=meme.image_sha256, thumbnail=url))
     return out

@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from memelens.adammeme import agreement, metrics
-from memelens.adammeme.records import MiningRecord, ScoreRecord, StepRecord
+from memelens.adammeme.records import MiningRecord, RunMeta, ScoreRecord, StepRecord
 from memelens.engine.store import Store
 from memelens.records import read_records
 
@@ -25,7 +25,7 @@ DEFAULT_THRESHOLD = 4.0
 
 def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     rid = run["id"]
-    meta = store.get_record(rid, "meta", "run") or {}
+    meta = next((r.stored() for r in read_records(store, rid, RunMeta)), {})
     threshold = float(meta.get("threshold", DEFAULT_THRESHOLD))
     taxonomy = store.get_record(rid, "taxonomy", "final") or {"categories": {}, "added": {}}
     # Targets and categories run concurrently, so insertion order varies between two runs; the

@@ -29,8 +29,8 @@ from memelens.arena.detection import detection_summary
 from memelens.arena.judging import ALL_DIMENSIONS, battle_records
 from memelens.arena.ranking import mean_ci, rank_table
 from memelens.arena.records import (AnswerRecord, BattleRecord, ContextRecord, DetectionRecord,
-                                    FusionRoundRecord, GuidelineRecord, JudgmentRecord, TaskRecord,
-                                    TasksRecord)
+                                    FusionRoundRecord, GuidelineRecord, JudgmentRecord, MemeRecord,
+                                    TaskRecord, TasksRecord)
 from memelens.engine.store import Store
 from memelens.parse import TIE, TIE_STRONG, TIE_WEAK
 from memelens.records import read_records
@@ -39,13 +39,13 @@ from memelens.types import InputError
 _STAGE_KINDS = ("context", "tasks", "answer", "fusion_round", "judgment", "detection")
 
 
-TYPED = (ContextRecord, TasksRecord, TaskRecord, AnswerRecord, FusionRoundRecord, GuidelineRecord, JudgmentRecord,
+TYPED = (MemeRecord, ContextRecord, TasksRecord, TaskRecord, AnswerRecord, FusionRoundRecord, GuidelineRecord, JudgmentRecord,
          BattleRecord, DetectionRecord)
 
 
 def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     config = run["config"]
-    records = {kind: store.records(run["id"], kind) for kind in ("meme", "human_vote")}
+    records = {"human_vote": store.records(run["id"], "human_vote")}
     for model in TYPED:  # validated against the writers' models
         records[model.KIND] = [r.stored() for r in read_records(store, run["id"], model)]
     settings = config["settings"]

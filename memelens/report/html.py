@@ -30,9 +30,9 @@ from markupsafe import Markup
 from memelens.arena.common import OVERALL
 from memelens.engine.store import Store
 from memelens.files import write_text_atomic
-from memelens.images.thumbnail import KIND as THUMBNAIL_KIND
-from memelens.images.thumbnail import thumbnail_data_url
+from memelens.images.thumbnail import MemeImage, thumbnail_data_url
 from memelens.methods import method
+from memelens.records import read_records
 from memelens.report import build_report, run_header
 from memelens.report import plots
 from memelens.types import MemeLensError
@@ -248,7 +248,7 @@ def run_images(store: Store, run: dict[str, Any]) -> dict[str, str] | None:
     """{meme id: thumbnail data URL} as the run stored them (`memelens.images.thumbnail`); None for a
     run made before runs stored their thumbnails, whose pictures can only come from the meme files."""
     run_id = store.run_row(run["name"])["id"]
-    stored = {r["meme"]: r["thumbnail"] for r in store.records(run_id, THUMBNAIL_KIND)}
+    stored = {r.meme: r.thumbnail for r in read_records(store, run_id, MemeImage)}
     return stored or None
 
 
