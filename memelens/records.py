@@ -53,8 +53,15 @@ def read_records(store: "Store", run_id: int, cls: type[R]) -> list[R]:
     return [stored_as.model_validate(data) for data in store.records(run_id, cls.KIND)]
 
 
+def read_checked(store: "Store", run_id: int, cls: type[R]) -> list[dict[str, Any]]:
+    """The records of `read_records`, as the JSON objects they were stored as: for readers that work
+    on plain dicts but must still see only what the model allows."""
+    return [record.stored() for record in read_records(store, run_id, cls)]
+
+
 @lru_cache(maxsize=None)
 def _as_stored(cls: type[R]) -> type[R]:
     """`cls` with unknown top-level fields kept rather than refused (a subclass: isinstance holds)."""
-    return type(cls.__name__, (cls,), {"model_config": ConfigDict(extra="allow"), "__module__": cls.__module__,
-                                       "__qualname__": cls.__qualname__})
+    namespace = {"model_config": ConfigDict(extra="allow"), "__module__": cls.__module__,
+                 "__qualname__": cls.__qualname__}
+    return type(cls.__name__, (cls,), namespace)

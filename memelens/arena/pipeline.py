@@ -176,34 +176,34 @@ async def _run_once(config: ArenaConfig, store: Store, registry: ModelRegistry, 
                       for i, m in enumerate(inputs.memes)])
         run.put_many(meme_image_records(inputs.memes))  # the report's pictures
         contexts = await simulate_contexts(inputs.memes, config.agent, tokens.contexts, engine)
-        _keep(run, ContextRecord, contexts.values())
+        _put_as(run, ContextRecord, contexts.values())
         per_meme, tasks = await formulate_tasks(inputs.memes, contexts, config.agent, tokens.tasks,
                                                 config.tasks_per_meme, engine)
-        _keep(run, TasksRecord, per_meme.values())
-        _keep(run, TaskRecord, tasks)
+        _put_as(run, TasksRecord, per_meme.values())
+        _put_as(run, TaskRecord, tasks)
         answers = await answer_tasks(tasks, memes, config.all_targets, tokens.answers, engine)
-        _keep(run, AnswerRecord, answers.values())
+        _put_as(run, AnswerRecord, answers.values())
         pool = config.judges if config.fusion_pool == "judges" else config.all_targets
         rounds, guidelines = await fuse_guidelines(tasks, memes, answers, pool, config.judges,
                                                    arrival_stages(config.targets, config.added_targets),
                                                    config.seed, tokens.fusion, engine)
-        _keep(run, FusionRoundRecord, rounds)
-        _keep(run, GuidelineRecord, guidelines.values())
+        _put_as(run, FusionRoundRecord, rounds)
+        _put_as(run, GuidelineRecord, guidelines.values())
         plan = plan_battles(tasks, answers, config.targets, config.added_targets, config.judges,
                             list(config.settings), config.answers_per_task, config.self_judging,
                             config.both_orders, config.seed)
         judgments, battles = await judge_battles(tasks, memes, answers, guidelines, inputs.human_guidelines,
                                                  plan, tokens.judging, engine)
-        _keep(run, JudgmentRecord, judgments)
-        _keep(run, BattleRecord, battles)
+        _put_as(run, JudgmentRecord, judgments)
+        _put_as(run, BattleRecord, battles)
         if config.detection:
             labels = await detect(inputs.memes, config.all_targets, tokens.detection, engine)
-            _keep(run, DetectionRecord, labels)
+            _put_as(run, DetectionRecord, labels)
         run.put_many("human_vote", [(str(i), v) for i, v in enumerate(inputs.human_votes)])
         calls_made = engine.calls_made
     return ArenaOutcome(run_name, calls_made, len(battles), sum(b["judged"] for b in battles))
 
 
-def _keep(run: Run, model: type[Record], records: Iterable[dict[str, Any]]) -> None:
+def _put_as(run: Run, model: type[Record], records: Iterable[dict[str, Any]]) -> None:
     """Store a stage's records through their model (the stages return them; only the pipeline writes)."""
     run.put_many([model.model_validate(r) for r in records])

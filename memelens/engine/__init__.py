@@ -47,16 +47,16 @@ class Run:
         else:
             self.store.put_record(self.id, record, key, data)
 
-    def put_many(self, kind: str | list[Record], items: list[tuple[str, Any]] | None = None) -> None:
+    def put_many(self, records: list[Record] | str, items: list[tuple[str, Any]] | None = None) -> None:
         """`put_many([records])` (one kind), or `put_many(kind, [(key, data)])`; one transaction."""
-        if isinstance(kind, str):
-            self.store.put_records(self.id, kind, items or [])
+        if isinstance(records, str):
+            self.store.put_records(self.id, records, items or [])
             return
-        kinds = {r.KIND for r in kind}
+        kinds = {r.KIND for r in records}
         if len(kinds) > 1:
             raise ValueError(f"put_many takes records of one kind, not {sorted(kinds)}")
-        if kind:
-            self.store.put_records(self.id, kind[0].KIND, [(r.key, r.stored()) for r in kind])
+        if records:
+            self.store.put_records(self.id, records[0].KIND, [(r.key, r.stored()) for r in records])
 
     def get(self, kind: str, key: str) -> Any | None:
         return self.store.get_record(self.id, kind, key)

@@ -20,7 +20,6 @@ from memelens.records import Record
 from memelens.types import Meme
 
 THUMBNAIL_PX = 256
-KIND = "meme_image"
 
 
 def thumbnail_data_url(path: str | Path | None) -> str | None:
@@ -41,7 +40,7 @@ def thumbnail_data_url(path: str | Path | None) -> str | None:
 class MemeImage(Record):
     """A meme's picture as its run's report shows it."""
 
-    KIND = KIND
+    KIND = "meme_image"
 
     meme: str
     sha256: str | None = Field(description="sha256 of the image file the run used.")

@@ -20,7 +20,7 @@ from memelens.memeqa.dataset import (Question, load_memes_for, load_questions, r
                                      select_questions)
 from memelens.memeqa.evaluate import evaluate_questions, question_record
 from memelens.memeqa.records import EvalInfo, QuestionRecord
-from memelens.records import read_records
+from memelens.records import read_checked
 from memelens.types import InputError
 
 METHOD = "memeqa"
@@ -160,4 +160,4 @@ def load_run_records(store: Store, name: str) -> tuple[dict[str, Any], list[dict
     if info is None:
         raise InputError(f"run {name!r} has no MemeQA results (did it finish?)", "run name",
                          "rerun the same command to complete it")
-    return info, [r.stored() for r in read_records(store, row["id"], QuestionRecord)]
+    return info, read_checked(store, row["id"], QuestionRecord)

@@ -18,20 +18,20 @@ from typing import Any
 from memelens.adammeme import agreement, metrics
 from memelens.adammeme.records import MiningRecord, RunMeta, ScoreRecord, StepRecord
 from memelens.engine.store import Store
-from memelens.records import read_records
+from memelens.records import read_checked, read_records
 
 DEFAULT_THRESHOLD = 4.0
 
 
 def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     rid = run["id"]
-    meta = next((r.stored() for r in read_records(store, rid, RunMeta)), {})
+    meta = next(iter(read_checked(store, rid, RunMeta)), {})
     threshold = float(meta.get("threshold", DEFAULT_THRESHOLD))
     taxonomy = store.get_record(rid, "taxonomy", "final") or {"categories": {}, "added": {}}
     # Targets and categories run concurrently, so insertion order varies between two runs; the
     # keys (target/repeat/category/meme, …/chain/step, zero-padded) give one stable order.
-    originals = sorted((r.stored() for r in read_records(store, rid, ScoreRecord)), key=lambda r: r["id"])
-    steps = sorted((r.stored() for r in read_records(store, rid, StepRecord)), key=lambda r: r["id"])
+    originals = sorted(read_checked(store, rid, ScoreRecord), key=lambda r: r["id"])
+    steps = sorted(read_checked(store, rid, StepRecord), key=lambda r: r["id"])
     sampling = dict(store.record_items(rid, "sampling"))
     categories = list(sampling) or list(taxonomy["categories"])
     targets = meta.get("targets") or sorted({r["target"] for r in originals + steps})

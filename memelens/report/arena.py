@@ -33,7 +33,7 @@ from memelens.arena.records import (AnswerRecord, BattleRecord, ContextRecord, D
                                     TaskRecord, TasksRecord)
 from memelens.engine.store import Store
 from memelens.parse import TIE, TIE_STRONG, TIE_WEAK
-from memelens.records import read_records
+from memelens.records import read_checked
 from memelens.types import InputError
 
 _STAGE_KINDS = ("context", "tasks", "answer", "fusion_round", "judgment", "detection")
@@ -47,7 +47,7 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     config = run["config"]
     records = {"human_vote": store.records(run["id"], "human_vote")}
     for model in TYPED:  # validated against the writers' models
-        records[model.KIND] = [r.stored() for r in read_records(store, run["id"], model)]
+        records[model.KIND] = read_checked(store, run["id"], model)
     settings = config["settings"]
     headline = [b for b in records["battle"] if b["setting"] == settings[0]]
     judges = config["judges"]

@@ -30,7 +30,8 @@ from markupsafe import Markup
 from memelens.arena.common import OVERALL
 from memelens.engine.store import Store
 from memelens.files import write_text_atomic
-from memelens.images.thumbnail import MemeImage, thumbnail_data_url
+from memelens.images.thumbnail import MemeImage
+from memelens.images.thumbnail import thumbnail_data_url as thumbnail  # only for runs stored before MemeImage
 from memelens.methods import method
 from memelens.records import read_records
 from memelens.report import build_report, run_header
@@ -233,12 +234,6 @@ def _date(stamp: float | None) -> str:
 
 
 # ---- meme thumbnails ----------------------------------------------------------------------------
-
-def thumbnail(path: str | Path | None) -> str | None:
-    """A thumbnail read from an image file: only for runs stored before thumbnails were (see
-    `run_images`)."""
-    return thumbnail_data_url(path)
-
 
 def thumbnails(paths: dict[str, str | Path | None]) -> dict[str, str]:
     return {meme: url for meme, url in ((m, thumbnail(p)) for m, p in paths.items()) if url}

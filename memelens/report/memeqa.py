@@ -14,7 +14,7 @@ from typing import Any
 from memelens.engine.store import Store
 from memelens.memeqa.metrics import summarize
 from memelens.memeqa.records import QuestionRecord
-from memelens.records import read_records
+from memelens.records import read_checked
 
 DETAIL_KEYS = ("id", "type", "question", "options", "gold", "prediction", "raw", "correct",
                "parse_error", "error_class")
@@ -25,7 +25,7 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     task = info.get("task")
     if task in ("build", "finetune"):
         return {"task": task, **{k: v for k, v in info.items() if k != "task"}}
-    records = [r.stored() for r in read_records(store, run["id"], QuestionRecord)]
+    records = read_checked(store, run["id"], QuestionRecord)
     figures = summarize(records, info.get("types"))
     return {
         "task": task, "version": info.get("version"), "split": info.get("split"),
