@@ -22,7 +22,9 @@ from memelens.memes import load_memes
 from memelens.models.preflight import preflight
 from memelens.parse import parse_json
 from memelens.prompts import render_prompt
+from memelens.records import read_checked
 from memelens.samples import sample_memes_path
+from memelens.screen_records import ScreenRecord
 from memelens.types import (ChatRequest, ImagePart, Meme, Message, OutputKind, OutputSpec,
                             SamplingParams)
 
@@ -61,9 +63,8 @@ async def screen_memes(memes: list[Meme], model: str, settings: "Settings") -> s
     async with open_run(store, settings.registry(), name=name, method="demo", config=config,
                         progress=settings.progress) as (run, engine):
         outcomes = await engine.chat_many([screen_request(m, model) for m in memes], parse=parse_json)
-        run.put_many("screen", [(m.id, {"meme": m.id, "labels": m.labels, "ok": o.ok,
-                                         "answer": o.value, "error": o.record.error})
-                                for m, o in zip(memes, outcomes)])
+        run.put_many([ScreenRecord(meme=m.id, labels=m.labels, ok=o.ok, answer=o.value, error=o.record.error)
+                      for m, o in zip(memes, outcomes)])
     return name
 
 
@@ -131,7 +132,7 @@ def _write_reports(store: Store, runs: list[str], out_dir: Path) -> None:
 
 def _print_screen(settings: "Settings", name: str) -> None:
     store = settings.store()
-    rows = store.records(store.run_row(name)["id"], "screen")
+    rows = read_checked(store, store.run_row(name)["id"], ScreenRecord)
     table = Table(title="harmfulness screen (embedded model)")
     for column in ("meme", "labels", "harmful", "category"):
         table.add_column(column)

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from memelens.config import ModelRegistry, ModelSpec
+from memelens.records import Record
 from memelens.engine import Engine, Store, cache_key, open_run
 from memelens.models.scripted import register_script
 from memelens.parse import parse_rating
@@ -222,15 +223,25 @@ def test_same_name_other_config_is_refused(store):
         run(go({"a": 2}))
 
 
+class _Item(Record):
+    KIND = "k"
+    KEY = ("name",)
+
+    name: str
+    v: int
+
+
 def test_records_upsert_in_first_insertion_order(store):
     async def go():
         async with open_run(store, registry(), name="rec", method="t", config={},
                             progress=False) as (r, _):
-            r.put("k", "b", {"v": 1})
-            r.put_many("k", [("a", {"v": 2}), ("b", {"v": 3})])
-            return r.items("k")
+            r.put(_Item(name="b", v=1))
+            r.put_many([_Item(name="a", v=2), _Item(name="b", v=3)])
+            return r.all(_Item), r.get(_Item, "a"), r.id
 
-    assert run(go()) == [("b", {"v": 3}), ("a", {"v": 2})]
+    records, one, run_id = run(go())
+    assert [(x.key, x.v) for x in records] == [("b", 3), ("a", 2)] and one.v == 2
+    assert list(store.record_items(run_id, "k")) == [("b", {"name": "b", "v": 3}), ("a", {"name": "a", "v": 2})]
 
 
 def test_personas_of_one_model_share_its_gate(store) -> None:

@@ -12,6 +12,7 @@ from memelens.cli import main
 from memelens.engine import Store, open_run
 from memelens.methods import DuplicateMethod, Method, method, methods
 from memelens.report import build_report
+from memelens.records import Record, read_records
 
 
 def test_the_built_in_methods_are_registered_through_entry_points():
@@ -35,9 +36,18 @@ def test_the_registry_refuses_a_duplicate_of_a_built_in_name():
         registry.register_method(Method(name="arena", title="another arena", report=lambda s, r: {}))
 
 
+class _Item(Record):
+    """A toy method's one record kind: a method outside MemeLens types its records the same way."""
+
+    KIND = "item"
+    KEY = ("name",)
+
+    name: str
+
+
 def test_a_method_registered_from_code_is_reported_and_its_commands_appear(tmp_path, monkeypatch, capsys):
     def report(store, run):
-        return {"items": len(store.records(run["id"], "item"))}
+        return {"items": len(read_records(store, run["id"], _Item))}
 
     def commands(app):
         @app.command("toy")
@@ -51,7 +61,7 @@ def test_a_method_registered_from_code_is_reported_and_its_commands_appear(tmp_p
 
     async def write():
         async with open_run(store, registry_models(), name="t", method="toy", config={}) as (run, _):
-            run.put_many("item", [("a", {}), ("b", {})])
+            run.put_many([_Item(name="a"), _Item(name="b")])
 
     asyncio.run(write())
     assert build_report(store, "t")["items"] == 2

@@ -64,7 +64,7 @@ def test_a_field_retired_since_is_kept_when_read_but_refused_when_written(tmp_pa
 
     async def go():
         async with open_run(store, ModelRegistry({}), name="r", method="arena", config={}) as (run, _):
-            run.put("guideline", "m0#1", old)  # as an older MemeLens wrote it
+            run.store.put_record(run.id, "guideline", "m0#1", old)  # as an older MemeLens wrote it
 
     asyncio.run(go())
     (back,) = read_records(store, store.run_row("r")["id"], GuidelineRecord)

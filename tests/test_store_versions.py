@@ -3,6 +3,7 @@ with one message. The fixture in tests/data/store-v0 was written before store ve
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import shutil
@@ -92,3 +93,59 @@ def test_a_store_from_a_newer_memelens_is_refused_with_the_fix(tmp_path):
         Store(path)
     message = str(info.value)
     assert f"schema version {SCHEMA_VERSION + 1}" in message and "upgrade MemeLens" in message
+
+
+def test_version_1_repeat_keys_migrate_and_a_resumed_run_keeps_one_record_per_repeat(tmp_path):
+    """Version 1 keyed a MemeArena repeat record 0-based; version 2 keys every record by its fields.
+    Without the migration, resuming such a run would store repeat 1 twice and list its run twice."""
+    from memelens.arena.config import ArenaConfig
+    from memelens.arena.pipeline import run_arena
+    from memelens.config import load_config, load_registry
+    from memelens.testing.server import start_server
+    from test_realistic import _arena_world
+
+    with start_server(seed=5) as server:
+        config = _arena_world(tmp_path, server.base_url, n_memes=1)
+        config.write_text(config.read_text() + "repeats: 2\n")
+        registry = load_registry(tmp_path / "models.yaml")
+        path = tmp_path / "s.db"
+        store = Store(path)
+        asyncio.run(run_arena(load_config(config, ArenaConfig), store, registry, "rep", progress=False))
+        expected = _report(store, "rep")
+        store.close()
+        db = sqlite3.connect(path)  # as version 1 wrote them: keys "0", "1"
+        db.execute("UPDATE records SET rkey = CAST(json_extract(data, '$.repeat') - 1 AS TEXT) WHERE kind='repeat'")
+        db.execute("PRAGMA user_version=1")
+        db.commit()
+        db.close()
+        store = Store(path)
+        assert _user_version(path) == SCHEMA_VERSION
+        assert _report(store, "rep") == expected
+        again = asyncio.run(run_arena(load_config(config, ArenaConfig), store, registry, "rep", progress=False))
+    assert again.calls_made == 0
+    keys = [k for k, _ in store.record_items(store.run_row("rep")["id"], "repeat")]
+    assert keys == ["1", "2"] and _report(store, "rep") == expected
+
+
+def test_records_that_kept_a_field_only_in_their_key_read_it_from_there(tmp_path):
+    """Stores before version 2 wrote an AdamMeme reference, a sampling and a human vote without the
+    fields their key was made of; reading completes them from the key."""
+    from memelens.adammeme.records import ReferenceRecord, SamplingRecord
+    from memelens.arena.records import HumanVoteRecord
+    from memelens.records import read_records
+
+    store = Store(tmp_path / "s.db")
+    run_id, _ = store.open_run("old", "adammeme", {}, "h", None, "0")
+    store.put_records(run_id, "reference", [("1/race/m/7", {"ok": True, "reference": "r", "candidates": ["r"],
+                                                            "failed_stage": None, "error_class": None})])
+    store.put_records(run_id, "sampling", [("race", {"mined": 2, "sampled": ["m/7"], "warning": None,
+                                                     "seeds": []})])
+    store.put_records(run_id, "human_vote", [("3", {"task": "m#1", "model_a": "a", "model_b": "b",
+                                                    "winner": "tie"})])
+    (reference,) = read_records(store, run_id, ReferenceRecord)
+    assert (reference.repeat, reference.category, reference.meme) == (1, "race", "m/7")  # a meme id with "/"
+    assert reference.key == "1/race/m/7"
+    (sampling,) = read_records(store, run_id, SamplingRecord)
+    assert sampling.category == "race" and sampling.key == "race"
+    (vote,) = read_records(store, run_id, HumanVoteRecord)
+    assert vote.index == 3 and vote.winner == "tie"

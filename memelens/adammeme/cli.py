@@ -96,7 +96,9 @@ def import_human_command(
 ) -> None:
     """Attach human scores / category labels to a run; its report then shows agreement (Tables 3, 8)."""
     from memelens.adammeme.agreement import read_human_labels, read_human_scores
+    from memelens.adammeme.records import HumanLabel, HumanScore
     from memelens.clikit import console, settings
+    from memelens.records import write_records
 
     if scores is None and labels is None:
         raise InputError("nothing to import", "memelens import adammeme-human", "give --scores and/or --labels")
@@ -106,6 +108,6 @@ def import_human_command(
         raise InputError(f"run {run!r} is a {row['method']} run", run, "give an AdamMeme run")
     human_scores = read_human_scores(scores) if scores else {}
     human_labels = read_human_labels(labels) if labels else {}
-    store.put_records(row["id"], "human_score", [(k, {"score": v}) for k, v in human_scores.items()])
-    store.put_records(row["id"], "human_label", [(k, {"categories": v}) for k, v in human_labels.items()])
+    write_records(store, row["id"], [HumanScore(sample=k, score=v) for k, v in human_scores.items()])
+    write_records(store, row["id"], [HumanLabel(meme=k, categories=v) for k, v in human_labels.items()])
     console.print(f"{len(human_scores)} human scores and {len(human_labels)} label sets attached to {run!r}")

@@ -26,10 +26,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
 from memelens import __version__
-from memelens.adammeme.records import MiningRecord, RunMeta, ScoreRecord, StepRecord
+from memelens.adammeme.records import (MiningRecord, MisbeliefRecord, ReferenceRecord, RunMeta, SamplingRecord,
+                                       ScoreRecord, StepRecord, TaxonomyRecord)
 from memelens.adammeme.taxonomy import SEED_CATEGORIES, Taxonomy, normalise_name
 from memelens.engine import Store, config_hash
 from memelens.parse import looks_like_refusal
+from memelens.records import Record, write_records
 from memelens.types import InputError
 
 THRESHOLD = 4.0
@@ -106,8 +108,8 @@ def _by_category(raw: Any, path: Path) -> dict[str, list[dict]]:
     return {normalise_name(c): items for c, items in raw.items()}
 
 
-def read_legacy(directory: Path, experiment: str | None = None) -> tuple[str, dict[str, list]]:
-    """(target name, {record kind: [(key, data)]}) for the folder; raises InputError on bad input."""
+def read_legacy(directory: Path, experiment: str | None = None) -> tuple[str, list[list[Record]]]:
+    """(target name, the run's records, one list per kind); raises InputError on bad input."""
     directory = Path(directory)
     if not directory.is_dir():
         raise InputError("not a folder", str(directory), "give the original AdamMeme folder")
@@ -116,44 +118,50 @@ def read_legacy(directory: Path, experiment: str | None = None) -> tuple[str, di
     info = _read(exp / "info.json")
     target = str(info.get("model_name") or exp.name) if isinstance(info, dict) else exp.name
     mined = _by_category(_read(data / "cls_res_full.json"), data / "cls_res_full.json")
-    records: dict[str, list] = {"taxonomy": [("final", _taxonomy(data, directory).to_dict())]}
-    records.update(_mined_records(mined))
+    taxonomy = _taxonomy(data, directory)
+    records: list[list[Record]] = [[TaxonomyRecord(categories=taxonomy.categories, added=taxonomy.added)]]
+    mining = _mining(mined)
+    records += [mining, *_sampled(mined)]
     scoring = exp / "scoring_res.json"
     originals = _by_category(_read(scoring), scoring) if scoring.is_file() else {}
-    records["score"] = [_original(target, c, item) for c, items in originals.items() for item in items]
-    records["step"] = []
+    records.append([_original(target, c, item) for c, items in originals.items() for item in items])
+    steps: list[Record] = []
     for log in sorted(exp.glob("log_*.json")):
         category = normalise_name(log.stem[len("log_"):])
-        steps = _read(log)
-        if not isinstance(steps, list):
+        items = _read(log)
+        if not isinstance(items, list):
             raise InputError("expected a list of refinement steps", str(log), "restore the file")
-        records["step"] += [_step(target, category, i, item) for i, item in enumerate(steps)]
-    records["meta"] = [("run", {"targets": [target], "agent": "legacy", "threshold": THRESHOLD,
-                                "repeats": 1, "top_terms": 10, "memes": len(records["mining"]),
-                                "erase": True, "source": str(directory), "experiment": exp.name})]
+        steps += [_step(target, category, i, item) for i, item in enumerate(items)]
+    records.append(steps)
+    records.append([RunMeta(targets=[target], agent="legacy", threshold=THRESHOLD, repeats=1, top_terms=10,
+                            memes=len(mining), erase=True, source=str(directory), experiment=exp.name)])
     return target, records
 
 
-def _mined_records(mined: dict[str, list[dict]]) -> dict[str, list]:
-    memes: dict[str, dict] = {}
+def _mining(mined: dict[str, list[dict]]) -> list[MiningRecord]:
+    memes: dict[str, MiningRecord] = {}
     for category, items in mined.items():
         for item in items:
-            meme = memes.setdefault(_meme_id(item["image"]), {"meme": _meme_id(item["image"]), "status": "ok",
-                                                              "categories": [], "votes": {}, "miners": [],
-                                                              "proposals": [], "labels": []})
-            meme["categories"].append(category)
-    sampling = [(c, {"mined": len(items), "sampled": [_meme_id(i["image"]) for i in items], "warning": None,
-                     "seeds": [_meme_id(i["image"]) for i in items if i.get("seed")]})
+            meme = _meme_id(item["image"])
+            record = memes.setdefault(meme, MiningRecord(meme=meme, status="ok", categories=[], votes={},
+                                                         miners=[], proposals=[], labels=[]))
+            record.categories.append(category)
+    return list(memes.values())
+
+
+def _sampled(mined: dict[str, list[dict]]) -> list[list[Record]]:
+    """The sampling, misbelief and reference records: the original run sampled every mined meme."""
+    sampling = [SamplingRecord(category=c, mined=len(items), sampled=[_meme_id(i["image"]) for i in items],
+                               warning=None, seeds=[_meme_id(i["image"]) for i in items if i.get("seed")])
                 for c, items in mined.items()]
-    misbeliefs = [(f"{c}/{_meme_id(i['image'])}", {"category": c, "meme": _meme_id(i["image"]),
-                                                   "ok": bool(i.get("misbelief")), "misbelief": i.get("misbelief"),
-                                                   "error_class": None if i.get("misbelief") else "missing"})
+    misbeliefs = [MisbeliefRecord(category=c, meme=_meme_id(i["image"]), ok=bool(i.get("misbelief")),
+                                  misbelief=i.get("misbelief"),
+                                  error_class=None if i.get("misbelief") else "missing")
                   for c, items in mined.items() for i in items]
-    references = [(f"0/{c}/{_meme_id(i['image'])}", {"ok": True, "reference": i["ref_ans"], "candidates": [],
-                                                     "error_class": None, "failed_stage": None})
+    references = [ReferenceRecord(repeat=0, category=c, meme=_meme_id(i["image"]), ok=True,
+                                  reference=i["ref_ans"], candidates=[], error_class=None, failed_stage=None)
                   for c, items in mined.items() for i in items if i.get("ref_ans")]
-    return {"mining": list(memes.items()), "sampling": sampling, "misbelief": misbeliefs,
-            "reference": references}
+    return [sampling, misbeliefs, references]
 
 
 def _outcome(item: dict, stage_on_stub: str) -> dict[str, Any]:
@@ -164,29 +172,26 @@ def _outcome(item: dict, stage_on_stub: str) -> dict[str, Any]:
             "reference": item.get("ref_ans"), "answer": item.get("answer"), "comparison": item.get("comparison")}
 
 
-def _original(target: str, category: str, item: dict) -> tuple[str, dict]:
+def _original(target: str, category: str, item: dict) -> ScoreRecord:
     meme = _meme_id(item.get("meme_image_path") or item.get("image"))
-    key = f"{target}/0/{category}/{meme}"
-    return key, {"id": key, "target": target, "repeat": 0, "category": category, "meme": meme,
-                 "text": item.get("meme_text") or item.get("text"), "misbelief": item.get("misbelief") or "",
-                 "iteration": 0, **_outcome(item, "target")}
+    return ScoreRecord(id=ScoreRecord.id_of(target, 0, category, meme), target=target, repeat=0,
+                       category=category, meme=meme, text=item.get("meme_text") or item.get("text"),
+                       misbelief=item.get("misbelief") or "", iteration=0, **_outcome(item, "target"))
 
 
-def _step(target: str, category: str, index: int, item: dict) -> tuple[str, dict]:
+def _step(target: str, category: str, index: int, item: dict) -> StepRecord:
     if not isinstance(item, dict):
         raise InputError(f"step {index} of {category!r} is not an object", f"log_{category}.json",
                          "restore the file from the original run")
+    # The original logs number steps per category only (no chain): `legacy/<index>` keeps them apart.
     key = f"{target}/0/{category}/legacy/{index:04d}"
     meme = _meme_id(item.get("meme_image_path", f"unknown-{index}"))
     step = item.get("run_step")
-    return key, {"id": key, "target": target, "repeat": 0, "category": category, "meme": meme, "case": None,
-                 "chain": None, "seed": None, "step": step, "iteration": (step or 0) + 1,
-                 "original_text": None, "rewrite": item.get("meme_text"), "explanation": item.get("explanation"),
-                 "misbelief": item.get("misbelief") or "", "parent_score": None, "improved": None,
-                 "attempts": [], "examples": [], **_outcome(item, "refiner")}
-
-
-TYPED = {m.KIND: m for m in (MiningRecord, RunMeta, ScoreRecord, StepRecord)}
+    return StepRecord(id=key, target=target, repeat=0, category=category, meme=meme, case=None, chain=None,
+                      seed=None, step=step, iteration=(step or 0) + 1, original_text=None,
+                      rewrite=item.get("meme_text"), explanation=item.get("explanation"),
+                      misbelief=item.get("misbelief") or "", parent_score=None, improved=None, attempts=[],
+                      examples=[], **_outcome(item, "refiner"))
 
 
 def import_legacy(directory: Path, open_store: Callable[[], Store], run: str | None = None,
@@ -195,12 +200,11 @@ def import_legacy(directory: Path, open_store: Callable[[], Store], run: str | N
     bad folder leaves no store file and no run behind); returns the run name."""
     _, records = read_legacy(directory, experiment)
     store = open_store()
-    meta = records["meta"][0][1]
-    name = run or f"adammeme-{meta['experiment']}"
-    config = {"legacy_import": str(Path(directory).resolve()), "experiment": meta["experiment"]}
+    meta = records[-1][0]
+    name = run or f"adammeme-{meta.experiment}"
+    config = {"legacy_import": str(Path(directory).resolve()), "experiment": meta.experiment}
     run_id, execution_id = store.open_run(name, "adammeme", config, config_hash(config), None, __version__)
-    for kind, items in records.items():
-        model = TYPED.get(kind)  # the same record models the pipeline writes and the report reads
-        store.put_records(run_id, kind, [(k, model.model_validate(v).stored()) for k, v in items] if model else items)
+    for kind in records:  # the same record models the pipeline writes and the report reads
+        write_records(store, run_id, kind)
     store.finish_run(run_id, execution_id, "done")
     return name

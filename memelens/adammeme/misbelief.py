@@ -8,11 +8,10 @@ of scoring (it has no misbelief to retrieve by), never given an invented sentenc
 
 from __future__ import annotations
 
-from typing import Any
 
 from memelens.adammeme.config import AdamConfig
 from memelens.adammeme.messages import MemeView, agent_request, json_output
-from memelens.adammeme.records import MisbeliefRecord, pair_key  # noqa: F401 (pair_key: the stage's key)
+from memelens.adammeme.records import MisbeliefRecord, SamplingRecord
 from memelens.engine import Engine
 from memelens.parse import parse_json
 from memelens.prompts import render_prompt
@@ -40,10 +39,10 @@ def narrator_request(meme: Meme, category: str, cfg: AdamConfig) -> ChatRequest:
                          max_tokens=cfg.max_tokens.narrator, output=json_output(SCHEMA, "misbelief"))
 
 
-async def narrate(plan: dict[str, dict[str, Any]], memes: dict[str, Meme], engine: Engine,
+async def narrate(plan: dict[str, SamplingRecord], memes: dict[str, Meme], engine: Engine,
                   cfg: AdamConfig) -> list[MisbeliefRecord]:
     """The misbelief of every sampled pair (a failed call is a record with its class, no sentence)."""
-    pairs = [(c, m) for c, entry in plan.items() for m in entry["sampled"]]
+    pairs = [(c, m) for c, entry in plan.items() for m in entry.sampled]
     outcomes = await engine.chat_many([narrator_request(memes[m], c, cfg) for c, m in pairs],
                                       parse=parse_misbelief)
     return [MisbeliefRecord(category=c, meme=m, ok=o.ok, misbelief=o.value,

@@ -6,35 +6,11 @@ the original memes) run once per meme set and repeat; every target reuses them. 
 do not depend on the references, so both are asked for at once. Targets run concurrently; within a
 target, categories refine concurrently (chains within a category run in order: Algorithm 1).
 
-Record kinds written to the run (the report reads only these):
-
-==============  ====================================  ==============================================
-kind            key                                   data
-==============  ====================================  ==============================================
-``meta``        ``run``                               targets, agent, threshold, repeats, top_terms,
-                                                      memes (count), erase
-``taxonomy``    ``final``                             ``{categories: {name: description},
-                                                      added: {name: meme id that raised it}}``
-``mining``      meme id                               status ok|failed, categories (``[]`` =
-                                                      harmless), votes, miners' answers, proposals
-                                                      (name, description, decision, judge, examiner),
-                                                      labels (gold, if the meme set has them)
-``sampling``    category                              mined, sampled (meme ids), seeds, warning
-``misbelief``   ``category/meme``                     ok, misbelief, error_class
-``reference``   ``repeat/category/meme``              ok, reference, candidates, error_class
-``score``       ``target/repeat/category/meme``       an original sample: id, text, misbelief,
-                                                      reference, answer, comparison, score, status
-                                                      scored|failed, failed_stage, error_class,
-                                                      iteration 0
-``step``        ``target/repeat/category/chain/step``  a refinement step (`refinement.py`): case,
-                                                      original_text, rewrite, explanation,
-                                                      misbelief, reference, answer, comparison,
-                                                      score, parent_score, improved, status
-                                                      (scored|failed|refusal|unparseable|invalid…),
-                                                      attempts, examples, iteration = step + 1
-``human_score`` sample id                             ``{score}`` imported for agreement (Table 3)
-``human_label`` meme id                               ``{categories}`` imported for agreement (Tab. 8)
-==============  ====================================  ==============================================
+Records written to the run, in this order (the report reads only these; each model in `records.py`
+documents its fields and key): `RunMeta`, `MemeImage` (the pictures), `MiningRecord`, `TaxonomyRecord`,
+`SamplingRecord`, `MisbeliefRecord`, then per repeat `ReferenceRecord`, and per target `ScoreRecord`
+and, as Algorithm 1 goes, `StepRecord`. `HumanScore` and `HumanLabel` are attached later by
+`memelens import adammeme-human`.
 """
 
 from __future__ import annotations
@@ -42,12 +18,12 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import AsyncIterator
 
 from memelens.adammeme.config import AdamConfig
 from memelens.adammeme.messages import MemeView
-from memelens.adammeme.misbelief import narrate, pair_key
-from memelens.adammeme.records import RunMeta, ScoreRecord
+from memelens.adammeme.misbelief import narrate
+from memelens.adammeme.records import ReferenceRecord, RunMeta, SamplingRecord, ScoreRecord, TaxonomyRecord
 from memelens.adammeme.mining import mine
 from memelens.adammeme.reference import build_reference
 from memelens.adammeme.refinement import refine_category
@@ -93,14 +69,14 @@ async def _pipeline(memes: list[Meme], cfg: AdamConfig, engine: Engine, run: Run
     by_id = {m.id: m for m in memes}
     taxonomy, mining = await mine(memes, engine, cfg)
     run.put_many(list(mining.values()))
-    run.put("taxonomy", "final", taxonomy.to_dict())
-    plan = plan_samples([m.id for m in memes], {m: r.stored() for m, r in mining.items()}, taxonomy, cfg)
-    run.put_many("sampling", list(plan.items()))
+    run.put(TaxonomyRecord(categories=taxonomy.categories, added=taxonomy.added))
+    plan = plan_samples([m.id for m in memes], mining, taxonomy, cfg)
+    run.put_many(list(plan.values()))
     narrated = await narrate(plan, by_id, engine, cfg)
     run.put_many(narrated)
-    misbeliefs = {r.key: r.misbelief for r in narrated if r.ok}
+    misbeliefs = {(r.category, r.meme): r.misbelief for r in narrated if r.ok}
     views = await _scoring_views(plan, by_id, cfg, cache)
-    samples = [(c, m) for c, entry in plan.items() for m in entry["sampled"] if pair_key(c, m) in misbeliefs]
+    samples = [(c, m) for c, entry in plan.items() for m in entry.sampled if (c, m) in misbeliefs]
     for repeat in range(cfg.repeats):
         references, *answers = await asyncio.gather(
             _references(samples, views, engine, run, cfg, repeat),
@@ -117,18 +93,18 @@ class Scoring:
     repeat: int
     samples: list[tuple[str, str]]  # (category, meme id) pairs with a misbelief
     views: dict[str, MemeView]  # each sampled meme as scoring shows it
-    misbeliefs: dict[str, str]  # pair_key → misbelief
-    references: dict[tuple[str, str], dict[str, Any]]  # (category, meme id) → reference record
-    plan: dict[str, dict]  # category → sampling plan (sampled memes, seeds)
+    misbeliefs: dict[tuple[str, str], str]  # (category, meme id) → misbelief
+    references: dict[tuple[str, str], ReferenceRecord]  # (category, meme id) → its reference
+    plan: dict[str, SamplingRecord]  # category → its sample (sampled memes, seeds)
     engine: Engine
     run: Run
     cfg: AdamConfig
 
 
-async def _scoring_views(plan: dict[str, dict], memes: dict[str, Meme], cfg: AdamConfig,
+async def _scoring_views(plan: dict[str, SamplingRecord], memes: dict[str, Meme], cfg: AdamConfig,
                          cache: Path) -> dict[str, MemeView]:
     """Each sampled meme as scoring shows it: erased picture (once per image) and its text."""
-    wanted = list(dict.fromkeys(m for entry in plan.values() for m in entry["sampled"]))
+    wanted = list(dict.fromkeys(m for entry in plan.values() for m in entry.sampled))
 
     def picture(meme: Meme) -> Path | None:
         if meme.image is None or not cfg.erase:
@@ -140,9 +116,9 @@ async def _scoring_views(plan: dict[str, dict], memes: dict[str, Meme], cfg: Ada
 
 
 async def _references(samples: list[tuple[str, str]], views: dict[str, MemeView], engine: Engine, run: Run,
-                      cfg: AdamConfig, repeat: int) -> dict[tuple[str, str], dict[str, Any]]:
+                      cfg: AdamConfig, repeat: int) -> dict[tuple[str, str], ReferenceRecord]:
     built = await asyncio.gather(*(build_reference(views[m], c, engine, cfg, repeat) for c, m in samples))
-    run.put_many("reference", [(f"{repeat}/{c}/{m}", r) for (c, m), r in zip(samples, built)])
+    run.put_many(built)
     return dict(zip(samples, built))
 
 
@@ -154,14 +130,14 @@ async def _evaluate_target(target: str, answers: list[CallOutcome], scoring: Sco
     scored: dict[str, list[Sample]] = {c: [] for c in sc.plan}
     records = []
     for (c, m), result in zip(sc.samples, results):
-        key = f"{target}/{repeat}/{c}/{m}"
-        sample = Sample(id=key, category=c, meme_id=m, misbelief=sc.misbeliefs[pair_key(c, m)],
+        key = ScoreRecord.id_of(target, repeat, c, m)
+        sample = Sample(id=key, category=c, meme_id=m, misbelief=sc.misbeliefs[(c, m)],
                         view=sc.views[m], iteration=0, score=result["score"])
         scored[c].append(sample)
         records.append(ScoreRecord(id=key, target=target, repeat=repeat, category=c, meme=m,
                                    text=sc.views[m].text, misbelief=sample.misbelief, iteration=0, **result))
     sc.run.put_many(records)
-    await asyncio.gather(*(_keep(sc.run, refine_category(target, repeat, c, scored[c], sc.plan[c]["seeds"],
+    await asyncio.gather(*(_keep(sc.run, refine_category(target, repeat, c, scored[c], sc.plan[c].seeds,
                                                          sc.engine, sc.cfg))
                            for c in sc.plan))
 

@@ -1,6 +1,11 @@
 """AdamMeme's stored records (see `memelens.records`): one model per kind, shared by the stages that
-write them and the report that reads them. Keys: ``<target>/<repeat>/<category>/<meme>`` for a scored
-original sample, ``…/<category>/<chain:03d>/<step:03d>`` for a refinement step, the meme id for mining."""
+write them and the report that reads them.
+
+Every key is spelled by `KEYS` (parts joined by ``/``; chain and step numbers three digits wide):
+``<meme>`` for mining, ``<category>`` for sampling, ``<category>/<meme>`` for a misbelief,
+``<repeat>/<category>/<meme>`` for a reference, ``<target>/<repeat>/<category>/<meme>`` for a scored
+original sample (its `id`, also the key of a human score), ``<target>/<repeat>/<category>/<chain>/<step>``
+for a refinement step."""
 
 from __future__ import annotations
 
@@ -8,15 +13,23 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memelens.records import Record
+from memelens.records import KeySpelling, Record
 
 FailedStage = Literal["reference", "target", "scorer", "refiner"]
 
+KEYS = KeySpelling("/", {"chain": 3, "step": 3})
+"""How AdamMeme spells every record key."""
 
-class RunMeta(Record):
+
+class AdamRecord(Record):
+    KEYS = KEYS
+
+
+class RunMeta(AdamRecord):
     """What the run was asked to do: its targets, agent, threshold and size."""
 
     KIND = "meta"
+    KEY = "run"
 
     targets: list[str]
     agent: str
@@ -28,9 +41,15 @@ class RunMeta(Record):
     source: str | None = Field(default=None, description="Imported runs: the folder of the original logs.")
     experiment: str | None = Field(default=None, description="Imported runs: the experiment's name.")
 
-    @property
-    def key(self) -> str:
-        return "run"
+
+class TaxonomyRecord(AdamRecord):
+    """The taxonomy as mining left it (§2.2): the seed categories and those mining added."""
+
+    KIND = "taxonomy"
+    KEY = "final"
+
+    categories: dict[str, str] = Field(description="Every category, in order: name → description.")
+    added: dict[str, str] = Field(default_factory=dict, description="Category → the meme that raised it.")
 
 
 class Verdict(BaseModel):
@@ -79,10 +98,11 @@ class MinerAnswer(BaseModel):
     error_class: str | None = None
 
 
-class MiningRecord(Record):
+class MiningRecord(AdamRecord):
     """One meme's harmfulness mining: the Miners' answers, the majority vote and new categories."""
 
     KIND = "mining"
+    KEY = ("meme",)
 
     meme: str
     status: Literal["ok", "failed"] = Field(description="failed: half or more of the Miners failed.")
@@ -92,20 +112,25 @@ class MiningRecord(Record):
     proposals: list[Proposal]
     labels: list[str] = Field(description="The meme set's own labels, kept for agreement figures.")
 
-    @property
-    def key(self) -> str:
-        return self.meme
+
+class SamplingRecord(AdamRecord):
+    """One category's sample (§2.3): the memes mined into it, those drawn, and the refinement seeds."""
+
+    KIND = "sampling"
+    KEY = ("category",)
+
+    category: str
+    mined: int = Field(description="How many memes mining put in the category.")
+    sampled: list[str] = Field(description="The meme ids drawn (at most `cap`), in meme-set order.")
+    warning: str | None = Field(description="Set when the sample is too small for stable figures.")
+    seeds: list[str] = Field(description="The sampled memes Algorithm 1 starts its chains from.")
 
 
-def pair_key(category: str, meme_id: str) -> str:
-    """The key of a sampled (category, meme) pair: its misbelief record and the pipeline's lookups."""
-    return f"{category}/{meme_id}"
-
-
-class MisbeliefRecord(Record):
+class MisbeliefRecord(AdamRecord):
     """The misbelief the Narrator states for one sampled (category, meme) pair (Fig. 9)."""
 
     KIND = "misbelief"
+    KEY = ("category", "meme")
 
     category: str
     meme: str
@@ -113,12 +138,24 @@ class MisbeliefRecord(Record):
     misbelief: str | None = Field(description="One sentence; None when the call failed.")
     error_class: str | None = None
 
-    @property
-    def key(self) -> str:
-        return pair_key(self.category, self.meme)
+
+class ReferenceRecord(AdamRecord):
+    """The wisdom-of-crowds reference for one sampled pair in one repeat (§2.3, Eq. 5, Fig. 10)."""
+
+    KIND = "reference"
+    KEY = ("repeat", "category", "meme")
+
+    repeat: int
+    category: str
+    meme: str
+    ok: bool
+    reference: str | None = Field(description="The senior agent's final response; None when it failed.")
+    candidates: list[str] = Field(description="The crowd's answers the senior agent chose from.")
+    failed_stage: FailedStage | None = None
+    error_class: str | None = None
 
 
-class _Scored(Record):
+class _Scored(AdamRecord):
     """What scoring one meme text gives (Fig. 11): reference, target answer, Scorer comparison, score."""
 
     id: str
@@ -136,9 +173,7 @@ class _Scored(Record):
     failed_stage: FailedStage | None = None
     error_class: str | None = None
 
-    @property
-    def key(self) -> str:
-        return self.id
+    KEY = ("id",)
 
 
 class ScoreRecord(_Scored):
@@ -147,6 +182,10 @@ class ScoreRecord(_Scored):
     KIND = "score"
 
     text: str | None = Field(description="The meme text as scored.")
+
+    @staticmethod
+    def id_of(target: str, repeat: int, category: str, meme: str) -> str:
+        return KEYS.join({"target": target, "repeat": repeat, "category": category, "meme": meme})
 
 
 class RefineAttempt(BaseModel):
@@ -177,3 +216,27 @@ class StepRecord(_Scored):
     improved: bool | None = Field(description="True when the rewrite scored lower (harder) than its case.")
     examples: list[str] = Field(description="Keys of the retrieved examples shown to the Refiner.")
     attempts: list[RefineAttempt]
+
+    @staticmethod
+    def id_of(target: str, repeat: int, category: str, chain: int, step: int) -> str:
+        return KEYS.join({"target": target, "repeat": repeat, "category": category, "chain": chain, "step": step})
+
+
+class HumanScore(AdamRecord):
+    """A human's score of one original sample, imported for agreement (Table 3)."""
+
+    KIND = "human_score"
+    KEY = ("sample",)
+
+    sample: str = Field(description="The scored sample's id (`ScoreRecord.id`).")
+    score: float = Field(ge=1, le=10)
+
+
+class HumanLabel(AdamRecord):
+    """A human's harm categories for one meme, imported for agreement (Tab. 8)."""
+
+    KIND = "human_label"
+    KEY = ("meme",)
+
+    meme: str
+    categories: list[str]

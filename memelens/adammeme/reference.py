@@ -9,10 +9,9 @@ reference. With `--repeat`, repeat r draws candidates r·k … r·k+k−1, so re
 
 from __future__ import annotations
 
-from typing import Any
-
 from memelens.adammeme.config import AdamConfig
 from memelens.adammeme.messages import MemeView, agent_request
+from memelens.adammeme.records import ReferenceRecord
 from memelens.engine import Engine
 from memelens.parse import parse_final_response
 from memelens.prompts import render_prompt
@@ -43,14 +42,15 @@ def senior_request(view: MemeView, answers: list[str], cfg: AdamConfig) -> ChatR
 
 
 async def build_reference(view: MemeView, category: str, engine: Engine, cfg: AdamConfig,
-                          repeat: int) -> dict[str, Any]:
-    """`{ok, reference, candidates, error_class, failed_stage}` for one (view, category)."""
+                          repeat: int) -> ReferenceRecord:
+    """The reference for one (view, category) in one repeat (a failed call: no reference, its class)."""
     outcomes = await engine.chat_many(candidate_requests(view, category, cfg, repeat))
     answers = [o.value for o in outcomes if o.ok]
+    pair = {"repeat": repeat, "category": category, "meme": view.meme.id}
     if not answers:
-        return {"ok": False, "reference": None, "candidates": [], "failed_stage": "reference",
-                "error_class": outcomes[0].error_class.value}
+        return ReferenceRecord(**pair, ok=False, reference=None, candidates=[], failed_stage="reference",
+                               error_class=outcomes[0].error_class.value)
     senior = await engine.chat(senior_request(view, answers, cfg), parse=parse_final_response)
-    return {"ok": senior.ok, "reference": senior.value, "candidates": answers,
-            "failed_stage": None if senior.ok else "reference",
-            "error_class": senior.error_class.value if senior.error_class else None}
+    return ReferenceRecord(**pair, ok=senior.ok, reference=senior.value, candidates=answers,
+                           failed_stage=None if senior.ok else "reference",
+                           error_class=senior.error_class.value if senior.error_class else None)

@@ -79,10 +79,6 @@ class Chain:
     pool: list[Sample]
 
 
-def step_key(target: str, repeat: int, category: str, chain: int, step: int) -> str:
-    return f"{target}/{repeat}/{category}/{chain:03d}/{step:03d}"
-
-
 async def refine_category(target: str, repeat: int, category: str, scored: list[Sample], seeds: list[str],
                           engine: Engine, cfg: AdamConfig) -> AsyncIterator[StepRecord]:
     """Algorithm 1 for one category: yields each step record as soon as the step is done (the
@@ -93,7 +89,7 @@ async def refine_category(target: str, repeat: int, category: str, scored: list[
     for chain_index, seed in enumerate(seed_set):
         case, step = seed, 0
         while step < cfg.max_steps:
-            key = step_key(target, repeat, category, chain_index, step)
+            key = StepRecord.id_of(target, repeat, category, chain_index, step)
             record, rewrite = await _refine_once(key, target, repeat, case, state, engine, cfg)
             record.update(chain=chain_index, seed=seed.meme_id, step=step, iteration=step + 1)
             yield StepRecord.model_validate(record)

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import random
 import warnings
-from typing import Any
-
 from memelens.adammeme.config import AdamConfig
+from memelens.adammeme.records import MiningRecord, SamplingRecord
 from memelens.adammeme.taxonomy import Taxonomy, normalise_name
 from memelens.types import InputError
 
@@ -27,20 +26,21 @@ def seeded_draw(ids: list[str], k: int, seed: int, purpose: str, category: str) 
     return [i for i in ids if i in chosen]
 
 
-def plan_samples(meme_order: list[str], mining: dict[str, dict], taxonomy: Taxonomy,
-                 cfg: AdamConfig) -> dict[str, dict[str, Any]]:
-    """`{category: {mined, sampled: [meme ids], seeds: [meme ids], warning}}` for every category."""
+def plan_samples(meme_order: list[str], mining: dict[str, MiningRecord], taxonomy: Taxonomy,
+                 cfg: AdamConfig) -> dict[str, SamplingRecord]:
+    """Every category's sample: the memes drawn and the refinement seeds among them."""
     wanted = _categories(taxonomy, cfg)
     plan = {}
     for category in wanted:
-        mined = [m for m in meme_order if category in mining[m]["categories"]]
+        mined = [m for m in meme_order if category in mining[m].categories]
         sampled = seeded_draw(mined, cfg.cap, cfg.seed, "sample", category)
         warning = None
         if len(sampled) < cfg.warn_below:
             warning = f"{len(sampled)} samples, fewer than {cfg.warn_below}: figures are unstable"
-        plan[category] = {"mined": len(mined), "sampled": sampled, "warning": warning,
-                          "seeds": seeded_draw(sampled, cfg.seeds_per_category, cfg.seed, "seeds", category)}
-    small = [f"{c} ({len(e['sampled'])})" for c, e in plan.items() if e["warning"]]
+        plan[category] = SamplingRecord(
+            category=category, mined=len(mined), sampled=sampled, warning=warning,
+            seeds=seeded_draw(sampled, cfg.seeds_per_category, cfg.seed, "seeds", category))
+    small = [f"{c} ({len(e.sampled)})" for c, e in plan.items() if e.warning]
     if small:
         warnings.warn(f"categories with fewer than {cfg.warn_below} samples (unstable figures): "
                       + ", ".join(small), stacklevel=2)

@@ -16,6 +16,7 @@ from typing import Any
 
 from memelens.adammeme.config import AdamConfig
 from memelens.adammeme.messages import MemeView, agent_request
+from memelens.adammeme.records import ReferenceRecord
 from memelens.adammeme.reference import question
 from memelens.engine import CallOutcome, Engine
 from memelens.parse import parse_rating
@@ -65,18 +66,17 @@ async def answer(view: MemeView, category: str, target: str, engine: Engine, cfg
     return await engine.chat(target_request(view, category, target, cfg), detect_refusal=False)
 
 
-async def rate(view: MemeView, category: str, reference: dict[str, Any], target_answer: CallOutcome,
+async def rate(view: MemeView, category: str, reference: ReferenceRecord, target_answer: CallOutcome,
                engine: Engine, cfg: AdamConfig) -> dict[str, Any]:
     """`{status, score, answer, comparison, reference, error_class, failed_stage}`."""
-    base = {"reference": reference.get("reference"), "answer": target_answer.value, "comparison": None,
+    base = {"reference": reference.reference, "answer": target_answer.value, "comparison": None,
             "score": None}
-    if not reference["ok"]:
-        return {**base, "status": "failed", "failed_stage": "reference",
-                "error_class": reference["error_class"]}
+    if not reference.ok:
+        return {**base, "status": "failed", "failed_stage": "reference", "error_class": reference.error_class}
     if not target_answer.ok:
         return {**base, "status": "failed", "failed_stage": "target",
                 "error_class": target_answer.error_class.value}
-    rating = await engine.chat(scorer_request(view, category, reference["reference"], target_answer.value, cfg),
+    rating = await engine.chat(scorer_request(view, category, reference.reference, target_answer.value, cfg),
                                parse=parse_rating)
     result = {**base, "comparison": rating.text}
     if not rating.ok:

@@ -12,16 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from memelens.arena.common import ANSWER_SECTIONS, failure_fields, meme_part
+from memelens.arena.records import AnswerRecord
 from memelens.engine import Engine
 from memelens.parse import parse_sections_partial
 from memelens.prompts import render_prompt
 from memelens.types import ChatRequest, Meme, Message, OutputKind, OutputSpec, SamplingParams
 
 STAGE = "arena.answers"
-
-
-def answer_key(task: str, target: str) -> str:
-    return f"{task}|{target}"
 
 
 def answer_request(meme: Meme, task_prompt: str, target: str, max_tokens: int) -> ChatRequest:
@@ -48,6 +45,7 @@ async def answer_tasks(tasks: list[dict[str, Any]], memes: dict[str, Meme], targ
     outcomes = await engine.chat_many(
         [answer_request(memes[t["meme"]], t["prompt"], target, max_tokens) for t, target in jobs],
         detect_refusal=False)
-    records = {answer_key(t["task"], target): answer_record(t, target, o.text, failure_fields(o))
+    records = {AnswerRecord.key_of(task=t["task"], target=target):
+               answer_record(t, target, o.text, failure_fields(o))
                for (t, target), o in zip(jobs, outcomes)}
     return records

@@ -93,6 +93,8 @@ def arena_command(
 
 def _print_ranking(store, name: str, battles_out: Optional[Path]) -> None:
     from memelens.arena.judging import ALL_DIMENSIONS, battle_records
+    from memelens.arena.records import BattleRecord
+    from memelens.records import read_checked
     from memelens.clikit import out
     from memelens.files import write_text_atomic
     from memelens.report import build_report
@@ -108,7 +110,7 @@ def _print_ranking(store, name: str, battles_out: Optional[Path]) -> None:
                       f"{row['win_rate']:.2f}", str(row["battles"]))
     out.print(table)
     if battles_out:
-        battles = [b for b in store.records(store.run_row(name)["id"], "battle")
+        battles = [b for b in read_checked(store, store.run_row(name)["id"], BattleRecord)
                    if b["setting"] == report["setting"]]
         lines = [json.dumps(r) for d in ALL_DIMENSIONS for r in battle_records(battles, d)]
         write_text_atomic(battles_out, "\n".join(lines) + "\n")

@@ -33,8 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memelens.arena.answers import answer_key
 from memelens.arena.common import ANSWER_SECTIONS, failure_fields, keyed_rng, meme_part
+from memelens.arena.records import AnswerRecord
 from memelens.engine import Engine
 from memelens.parse import parse_sections_partial
 from memelens.prompts import render_prompt
@@ -119,14 +119,14 @@ def fusion_request(meme: Meme, question: str, answer_1: str, answer_2: str, judg
 
 async def _fuse_one(task: dict[str, Any], meme: Meme, answers: dict[str, dict[str, Any]],
                     plan: FusionPlan, max_tokens: int, engine: Engine) -> tuple[list, dict]:
-    guideline = answers[answer_key(task["task"], plan.init_author)]["text"]
+    guideline = answers[AnswerRecord.key_of(task=task["task"], target=plan.init_author)]["text"]
     versions = {str(plan.init_arrival): guideline}
     rounds = [(f"{task['task']}|00", {"task": task["task"], "round": 0, "judge": None,
                                       "author": plan.init_author, "guideline_first": None,
                                       "arrival": plan.init_arrival, "guideline": guideline, "ok": True,
                                       "error_class": None, "error": ""})]
     for step in plan.rounds:
-        answer = answers[answer_key(task["task"], step.author)]["text"]
+        answer = answers[AnswerRecord.key_of(task=task["task"], target=step.author)]["text"]
         first, second = (guideline, answer) if step.guideline_first else (answer, guideline)
         outcome = await engine.chat(
             fusion_request(meme, task["prompt"], first, second, step.judge, max_tokens),
@@ -161,7 +161,7 @@ async def fuse_guidelines(tasks: list[dict[str, Any]], memes: dict[str, Meme],
     order, each needing the previous guideline. `arrivals`: each target's arrival stage."""
     plans = {}
     for task in tasks:
-        authors = [a for a in pool if answers[answer_key(task["task"], a)]["ok"]]
+        authors = [a for a in pool if answers[AnswerRecord.key_of(task=task["task"], target=a)]["ok"]]
         plans[task["task"]] = plan_fusion(task["task"], authors, judges, seed, arrivals)
     fusable = [t for t in tasks if plans[t["task"]].init_author is not None]
     results = await asyncio.gather(*(_fuse_one(t, memes[t["meme"]], answers, plans[t["task"]],

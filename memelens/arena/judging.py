@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Iterator
 
-from memelens.arena.answers import answer_key
 from memelens.arena.common import (DIMENSIONS, OVERALL, arrival_stages, failure_fields, keyed_rng,
                                    keyed_uniform, meme_part)
 from memelens.arena.fusion import battle_arrival, guideline_at
+from memelens.arena.records import AnswerRecord, BattleRecord, JudgmentRecord
 from memelens.engine import Engine
 from memelens.parse import TIE as TIE_PLAIN
 from memelens.parse import TIE_STRONG, TIE_WEAK, parse_dimension_verdicts, parse_verdict
@@ -90,15 +90,13 @@ class Judgment:
 
     @property
     def battle(self) -> str:
-        return battle_key(self.setting, self.task, self.model_a, self.model_b)
+        return BattleRecord.key_of(setting=self.setting, task=self.task, model_a=self.model_a,
+                                   model_b=self.model_b)
 
     @property
     def key(self) -> str:
-        return f"{self.battle}|{self.judge}|{self.order}"
-
-
-def battle_key(setting: str, task: str, model_a: str, model_b: str) -> str:
-    return f"{setting}|{task}|{model_a}|{model_b}"
+        return JudgmentRecord.key_of(setting=self.setting, task=self.task, model_a=self.model_a,
+                                     model_b=self.model_b, judge=self.judge, order=self.order)
 
 
 def plan_judgments(setting: str, task: str, pair: tuple[str, str], judges: list[str],
@@ -191,7 +189,7 @@ def reference_for(judgment: Judgment, task: dict[str, Any], guidelines: dict[str
         text = guideline_at(guideline, judgment.arrival) if guideline.get("ok") else None
         return text is not None, text
     if judgment.setting == "self":
-        own = answers.get(answer_key(task["task"], judgment.judge), {})
+        own = answers.get(AnswerRecord.key_of(task=task["task"], target=judgment.judge), {})
         return bool(own.get("ok")), own.get("text")
     text = human.get(task["task"]) or human.get(task["meme"])
     return text is not None, text
@@ -219,8 +217,9 @@ async def judge_battles(tasks: list[dict[str, Any]], memes: dict[str, Meme],
                 first, second = second, first
             made.append(judgment)
             yield judge_request(memes[task["meme"]], task["prompt"],
-                                answers[answer_key(task["task"], first)]["text"],
-                                answers[answer_key(task["task"], second)]["text"], reference,
+                                answers[AnswerRecord.key_of(task=task["task"], target=first)]["text"],
+                                answers[AnswerRecord.key_of(task=task["task"], target=second)]["text"],
+                                reference,
                                 judgment.judge, max_tokens)
 
     outcomes = await engine.chat_many(requests(), parse=parse_judgment)
@@ -251,7 +250,8 @@ def plan_battles(tasks: list[dict[str, Any]], answers: dict[str, dict[str, Any]]
     battles, judgments = [], []
     arrivals = arrival_stages(targets, added)
     for task in tasks:
-        answered = {t for t in [*targets, *added] if answers[answer_key(task["task"], t)]["ok"]}
+        answered = {t for t in [*targets, *added]
+                    if answers[AnswerRecord.key_of(task=task["task"], target=t)]["ok"]}
         for pair in sample_pairs(task["task"], targets, added, answered, k, seed):
             arrival = battle_arrival(arrivals, *pair)
             for setting in settings:
@@ -264,12 +264,12 @@ def plan_battles(tasks: list[dict[str, Any]], answers: dict[str, dict[str, Any]]
 def assemble_battles(plan: BattlePlan, judgments: list[dict[str, Any]],
                      tasks: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """One record per planned battle: each judge's verdict per dimension, the flips, the joint vote."""
-    by_battle: dict[str, list[dict[str, Any]]] = {}
+    by_battle: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
     for j in judgments:
-        by_battle.setdefault(battle_key(j["setting"], j["task"], j["model_a"], j["model_b"]), []).append(j)
+        by_battle.setdefault((j["setting"], j["task"], j["model_a"], j["model_b"]), []).append(j)
     out = []
     for setting, task, model_a, model_b, order in plan.battles:
-        key = battle_key(setting, task, model_a, model_b)
+        key = (setting, task, model_a, model_b)
         per_judge: dict[str, dict[str, list[str | None]]] = {}
         failed = []
         for j in by_battle.get(key, []):
@@ -290,7 +290,8 @@ def assemble_battles(plan: BattlePlan, judgments: list[dict[str, Any]],
                 if d == OVERALL and flipped is not None:
                     flips[judge] = flipped
         joint = {d: joint_vote([v[d] for v in judges.values() if v[d] is not None]) for d in ALL_DIMENSIONS}
-        out.append({"battle": key, "order": order, "setting": setting, "task": task,
+        out.append({"battle": BattleRecord.key_of(setting=setting, task=task, model_a=model_a, model_b=model_b),
+                    "order": order, "setting": setting, "task": task,
                     "meme": tasks[task]["meme"], "model_a": model_a, "model_b": model_b,
                     "judges": judges, "flips": flips, "failed_judgments": failed, "joint": joint,
                     "judged": joint[OVERALL] is not None})

@@ -54,8 +54,8 @@ from memelens.arena.judging import judge_battles, plan_battles
 from memelens.arena.tasks import formulate_tasks
 from memelens.config import ModelRegistry
 from memelens.arena.records import (AnswerRecord, BattleRecord, ContextRecord, DetectionRecord,
-                                    FusionRoundRecord, GuidelineRecord, JudgmentRecord, MemeRecord,
-                                    TaskRecord, TasksRecord)
+                                    FusionRoundRecord, GuidelineRecord, HumanVoteRecord, JudgmentRecord,
+                                    MemeRecord, RepeatRecord, TaskRecord, TasksRecord)
 from memelens.engine import Run, Store, open_run
 from memelens.images.thumbnail import meme_image_records
 from memelens.memes import load_memes
@@ -169,8 +169,8 @@ async def _run_once(config: ArenaConfig, store: Store, registry: ModelRegistry, 
     async with open_run(store, registry, name=run_name, method="arena", config=config.stored(),
                         seed=config.seed, progress=progress, retry_failed=retry_failed,
                         vision_models=config.models()) as (run, engine):
-        run.put_many("repeat", [(str(k), {"repeat": k + 1, "run": name, "seed": seed})
-                                for k, (name, seed) in enumerate(repeats)] if len(repeats) > 1 else [])
+        run.put_many([RepeatRecord(repeat=k, run=name, seed=seed)
+                      for k, (name, seed) in enumerate(repeats, start=1)] if len(repeats) > 1 else [])
         run.put_many([MemeRecord(id=m.id, order=i, text=m.text, caption=m.caption, labels=m.labels,
                                  image=str(m.image) if m.image else None)
                       for i, m in enumerate(inputs.memes)])
@@ -199,7 +199,7 @@ async def _run_once(config: ArenaConfig, store: Store, registry: ModelRegistry, 
         if config.detection:
             labels = await detect(inputs.memes, config.all_targets, tokens.detection, engine)
             _put_as(run, DetectionRecord, labels)
-        run.put_many("human_vote", [(str(i), v) for i, v in enumerate(inputs.human_votes)])
+        run.put_many([HumanVoteRecord(index=i, **v) for i, v in enumerate(inputs.human_votes)])
         calls_made = engine.calls_made
     return ArenaOutcome(run_name, calls_made, len(battles), sum(b["judged"] for b in battles))
 

@@ -8,12 +8,20 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memelens.records import Record
+from memelens.records import KeySpelling, Record
+
+KEYS = KeySpelling("|", {"round": 2})
+"""How MemeArena spells every record key: the key fields joined by ``|`` (a task id, ``<meme>#<n>``,
+holds no ``|``); a fusion round's number two digits wide."""
 
 Winner = Literal["model_a", "model_b", "tie", "tie (bothbad)"]
 
 
-class MemeRecord(Record):
+class ArenaRecord(Record):
+    KEYS = KEYS
+
+
+class MemeRecord(ArenaRecord):
     """A meme of the arena, in input order: what the report shows of it."""
 
     KIND = "meme"
@@ -25,12 +33,10 @@ class MemeRecord(Record):
     labels: list[str]
     image: str | None = Field(description="The image path the run used (the picture itself: `meme_image`).")
 
-    @property
-    def key(self) -> str:
-        return self.id
+    KEY = ("id",)
 
 
-class _Call(Record):
+class _Call(ArenaRecord):
     """The failure fields every call-backed record carries (a failure is recorded, never a value)."""
 
     ok: bool
@@ -51,9 +57,7 @@ class AnswerRecord(_Call):
     missing_sections: list[str] = Field(description="Sections asked for and not found (recorded, not "
                                                     "failed).")
 
-    @property
-    def key(self) -> str:
-        return f"{self.task}|{self.target}"
+    KEY = ("task", "target")
 
 
 class JudgmentRecord(_Call):
@@ -74,9 +78,7 @@ class JudgmentRecord(_Call):
     truncated: bool = Field(default=False, description="The judgment was cut at max_tokens.")
     text: str | None
 
-    @property
-    def key(self) -> str:
-        return f"{self.setting}|{self.task}|{self.model_a}|{self.model_b}|{self.judge}|{self.order}"
+    KEY = ("setting", "task", "model_a", "model_b", "judge", "order")
 
 
 class FailedJudgment(BaseModel):
@@ -89,7 +91,7 @@ class FailedJudgment(BaseModel):
     error_class: str | None
 
 
-class BattleRecord(Record):
+class BattleRecord(ArenaRecord):
     """One battle (setting, task, pair): each judge's verdicts, its flips, and the panel's joint vote."""
 
     KIND = "battle"
@@ -108,9 +110,7 @@ class BattleRecord(Record):
     joint: dict[str, Winner | None] = Field(description="The panel's verdict per dimension.")
     judged: bool = Field(description="The battle has an overall joint verdict (it is ranked).")
 
-    @property
-    def key(self) -> str:
-        return self.battle
+    KEY = ("setting", "task", "model_a", "model_b")
 
 
 class ContextRecord(_Call):
@@ -121,9 +121,7 @@ class ContextRecord(_Call):
     meme: str
     personas: list[str] = Field(description="Three user profiles; empty when the call failed.")
 
-    @property
-    def key(self) -> str:
-        return self.meme
+    KEY = ("meme",)
 
 
 class TasksRecord(_Call):
@@ -134,12 +132,10 @@ class TasksRecord(_Call):
     meme: str
     prompts: list[str] = Field(description="One task per persona; empty when the call failed.")
 
-    @property
-    def key(self) -> str:
-        return self.meme
+    KEY = ("meme",)
 
 
-class TaskRecord(Record):
+class TaskRecord(ArenaRecord):
     """One task in use: the n-th of its meme, with the persona it was written for."""
 
     KIND = "task"
@@ -150,9 +146,7 @@ class TaskRecord(Record):
     persona: str
     prompt: str
 
-    @property
-    def key(self) -> str:
-        return self.task
+    KEY = ("task",)
 
 
 class FusionRoundRecord(_Call):
@@ -170,9 +164,7 @@ class FusionRoundRecord(_Call):
                                                 "before targets could be added have only those).")
     guideline: str | None = Field(description="The guideline after this round.")
 
-    @property
-    def key(self) -> str:
-        return f"{self.task}|{self.round:02d}"
+    KEY = ("task", "round")
 
 
 class GuidelineRecord(_Call):
@@ -189,9 +181,7 @@ class GuidelineRecord(_Call):
     rounds: int = 0
     failed_rounds: int = 0
 
-    @property
-    def key(self) -> str:
-        return self.task
+    KEY = ("task",)
 
 
 class DetectionRecord(_Call):
@@ -204,6 +194,29 @@ class DetectionRecord(_Call):
     gold: bool
     harmful: bool | None
 
-    @property
-    def key(self) -> str:
-        return f"{self.target}|{self.meme}"
+    KEY = ("target", "meme")
+
+
+class HumanVoteRecord(ArenaRecord):
+    """A human's pairwise vote, imported for agreement (App. C, Tables 5–6; `arena/agreement.py`)."""
+
+    KIND = "human_vote"
+    KEY = ("index",)
+
+    index: int = Field(description="The vote's position in the votes file (0-based).")
+    task: str
+    model_a: str
+    model_b: str
+    winner: Winner
+
+
+class RepeatRecord(ArenaRecord):
+    """One run of a repeated arena (`repeats: k`): repeat 1 is the run itself, repeat k runs as ``NAME#rk``
+    with seed + k − 1. Every repeat run stores the whole list, so each can report the set."""
+
+    KIND = "repeat"
+    KEY = ("repeat",)
+
+    repeat: int = Field(ge=1)
+    run: str
+    seed: int

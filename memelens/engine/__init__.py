@@ -19,7 +19,7 @@ from memelens.config import ModelRegistry
 from memelens.engine.core import CallOutcome, Engine, cache_key
 from memelens.engine.progress import CallProgress
 from memelens.engine.store import HEARTBEAT_S, RunBusy, Store, StoreError, canonical_json
-from memelens.records import R, Record, read_records
+from memelens.records import R, Record, read_record, read_records, write_records
 from memelens.types import MemeLensError
 
 __all__ = ["CallOutcome", "Engine", "RUN_GC_THRESHOLD", "Run", "RunBusy", "RunIncomplete", "Store", "StoreError",
@@ -32,42 +32,26 @@ def config_hash(config: dict[str, Any]) -> str:
 
 
 class Run:
-    """A named run in the store; stages' outputs are stored here as typed records (`memelens.records`):
-    `put(record)`, `put_many(records)`, `all(RecordClass)`. The untyped (kind, key, data) forms remain
-    for kinds without a model yet."""
+    """A named run in the store. Stages' outputs are stored here as typed records only
+    (`memelens.records`): `put(record)`, `put_many(records)`, `all(RecordClass)`, `get(RecordClass, key)`."""
 
     def __init__(self, store: Store, run_id: int, execution_id: int, name: str, method: str,
                  seed: int | None) -> None:
         self.store, self.id, self.execution_id = store, run_id, execution_id
         self.name, self.method, self.seed = name, method, seed
 
-    def put(self, record: Record | str, key: str | None = None, data: Any = None) -> None:
-        if isinstance(record, Record):
-            self.store.put_record(self.id, record.KIND, record.key, record.stored())
-        else:
-            self.store.put_record(self.id, record, key, data)
+    def put(self, record: Record) -> None:
+        write_records(self.store, self.id, [record])
 
-    def put_many(self, records: list[Record] | str, items: list[tuple[str, Any]] | None = None) -> None:
-        """`put_many([records])` (one kind), or `put_many(kind, [(key, data)])`; one transaction."""
-        if isinstance(records, str):
-            self.store.put_records(self.id, records, items or [])
-            return
-        kinds = {r.KIND for r in records}
-        if len(kinds) > 1:
-            raise ValueError(f"put_many takes records of one kind, not {sorted(kinds)}")
-        if records:
-            self.store.put_records(self.id, records[0].KIND, [(r.key, r.stored()) for r in records])
+    def put_many(self, records: list[Record]) -> None:
+        """Records of one kind, in one transaction."""
+        write_records(self.store, self.id, records)
 
-    def get(self, kind: str, key: str) -> Any | None:
-        return self.store.get_record(self.id, kind, key)
+    def get(self, kind: type[R], key: str | None = None) -> R | None:
+        return read_record(self.store, self.id, kind, key)
 
-    def all(self, kind: str | type[R]) -> list[Any]:
-        if isinstance(kind, str):
-            return self.store.records(self.id, kind)
+    def all(self, kind: type[R]) -> list[R]:
         return read_records(self.store, self.id, kind)
-
-    def items(self, kind: str) -> list[tuple[str, Any]]:
-        return list(self.store.record_items(self.id, kind))
 
 
 @asynccontextmanager

@@ -80,12 +80,16 @@ CREATE INDEX IF NOT EXISTS attempts_key ON attempts(key);
 CREATE INDEX IF NOT EXISTS records_kind ON records(run_id, kind, seq);
 """
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The store layout this MemeLens writes, kept in `PRAGMA user_version`.
 
 0  a store made before versioning (MemeLens ≤ 0.1.0 of 2026-11-23): `calls` may lack the columns of
    `ADDED_CALL_COLUMNS` and the `leases` table may be missing.
 1  every table of `SCHEMA` and every column of `CALL_COLUMNS`.
+2  every record's key is made of its own fields (`memelens.records`): a MemeArena ``repeat`` record is
+   keyed by its 1-based repeat number (it was 0-based). Records that kept a key field only in their key
+   (an AdamMeme reference's repeat/category/meme, a sampling's category, a human vote's index) are
+   completed from the key when read, so they need no rewrite here.
 
 A store is migrated step by step (`MIGRATIONS`) when it is opened for writing; a read-only one is read
 as it is. A store with a higher version was written by a newer MemeLens and is refused, never guessed
@@ -113,7 +117,17 @@ def _to_version_1(db: sqlite3.Connection) -> None:
         db.execute("UPDATE calls SET images_sent=-1")
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1}
+def _to_version_2(db: sqlite3.Connection) -> None:
+    """1 → 2: ``repeat`` records keyed by their `repeat` field; through temporary keys, as the old
+    key ``1`` is the new key of another record."""
+    rows = db.execute("SELECT run_id, rkey, data FROM records WHERE kind='repeat'").fetchall()
+    db.execute("UPDATE records SET rkey = '~' || rkey WHERE kind='repeat'")
+    for run_id, rkey, data in rows:
+        db.execute("UPDATE records SET rkey=? WHERE run_id=? AND kind='repeat' AND rkey=?",
+                   (str(json.loads(data)["repeat"]), run_id, "~" + rkey))
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1, 2: _to_version_2}
 """Step k turns a store of version k - 1 into version k."""
 
 HOST = socket.gethostname()

@@ -41,14 +41,11 @@ class MemeImage(Record):
     """A meme's picture as its run's report shows it."""
 
     KIND = "meme_image"
+    KEY = ("meme",)
 
     meme: str
     sha256: str | None = Field(description="sha256 of the image file the run used.")
     thumbnail: str = Field(description="A JPEG data URL, at most THUMBNAIL_PX a side.")
-
-    @property
-    def key(self) -> str:
-        return self.meme
 
 
 def meme_image_records(memes: Iterable[Meme]) -> list[MemeImage]:

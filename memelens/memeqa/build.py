@@ -34,6 +34,7 @@ from memelens.memeqa.dataset import VERSIONS, Question, write_split
 from memelens.memeqa.filtering import adversarial_filter, trivial_filter
 from memelens.memeqa.generator import generate
 from memelens.memeqa.noneplus import derive_none_plus
+from memelens.memeqa.records import BuildInfo
 from memelens.memeqa.split import assign_memes, split_questions
 from memelens.types import InputError, Meme
 
@@ -122,21 +123,23 @@ async def run_build(store: Store, registry: ModelRegistry, config: BuildConfig,
         drafted = await construct_questions(annotations, tagger, generator=config.generator,
                                             engine=engine, seed=config.seed)
         contexts = {a.image: meme_context(a) for a in annotations}
-        hardened = await adversarial_filter(drafted, memes, contexts, answer_pools(annotations),
-                                            discriminator=config.discriminator,
-                                            generator=config.generator, engine=engine, run=run,
-                                            seed=config.seed, max_rounds=config.af_max_rounds)
-        minus = (await trivial_filter(hardened, model=config.trivial_model, engine=engine, run=run)
-                 if config.trivial_filter else hardened)
+        hardened, rounds = await adversarial_filter(drafted, memes, contexts, answer_pools(annotations),
+                                                    discriminator=config.discriminator,
+                                                    generator=config.generator, engine=engine,
+                                                    seed=config.seed, max_rounds=config.af_max_rounds)
+        run.put_many(rounds)
+        trivial = None
+        minus = hardened
+        if config.trivial_filter:
+            minus, trivial = await trivial_filter(hardened, model=config.trivial_model, engine=engine)
+            run.put(trivial)
         versions = {"none-minus": minus, "none-plus": derive_none_plus(minus, config.seed)}
         assignment = assign_memes([a.image for a in annotations], config.seed, config.split)
         written = _write(versions, assignment, config.out)
-        run.put("meta", "info", {
-            "task": "build", "annotations": str(config.annotations), "out": str(config.out),
-            "memes": len(annotations), "drafted": _type_counts(drafted),
-            "after_trivial_filter": _type_counts(minus),
-            "af_rounds": [r for _, r in sorted(run.items("af"))],
-            "trivial": run.get("trivial", "summary"), "written": written})
+        run.put(BuildInfo(task="build", annotations=str(config.annotations), out=str(config.out),
+                          memes=len(annotations), drafted=_type_counts(drafted),
+                          after_trivial_filter=_type_counts(minus), af_rounds=rounds, trivial=trivial,
+                          written=written))
     return name
 
 

@@ -100,8 +100,8 @@ def compare_command(
     info_minus, minus = load_run_records(store, run_minus)
     info_plus, plus = load_run_records(store, run_plus)
     for name, info, want in ((run_minus, info_minus, "none-minus"), (run_plus, info_plus, "none-plus")):
-        if info["version"] != want:
-            raise InputError(f"run {name!r} is a {info['version']} run", "RUN_MINUS RUN_PLUS",
+        if info.version != want:
+            raise InputError(f"run {name!r} is a {info.version} run", "RUN_MINUS RUN_PLUS",
                              "give the None− run first, then the None+ run")
     result = table4(minus, plus)
     if as_json:
@@ -160,16 +160,17 @@ def build_command(ctx: typer.Context,
     from memelens.config import load_config
     from memelens.clikit import finish
     from memelens.memeqa.build import BuildConfig, run_build
+    from memelens.memeqa.records import BuildInfo
+    from memelens.records import read_record
 
     cfg = _settings(ctx)
     build = load_config(config, BuildConfig)
     name = asyncio.run(run_build(cfg.store(), cfg.registry(), build, progress=cfg.progress))
-    info = cfg.store().get_record(cfg.store().run_row(name)["id"], "meta", "info")
-    for round_ in info["af_rounds"]:
-        console.print(f"AF round {round_['round']}: discriminator accuracy "
-                      f"{100 * round_['accuracy']:.1f}% on {round_['questions']} questions")
-    console.print(f"written to {build.out}: " + ", ".join(f"{k} {v}" for k, v in
-                                                          info["written"].items()))
+    info = read_record(cfg.store(), cfg.store().run_row(name)["id"], BuildInfo)
+    for round_ in info.af_rounds:
+        console.print(f"AF round {round_.round}: discriminator accuracy "
+                      f"{100 * round_.accuracy:.1f}% on {round_.questions} questions")
+    console.print(f"written to {build.out}: " + ", ".join(f"{k} {v}" for k, v in info.written.items()))
     console.print(f"run {name!r}; `memelens report {name}` shows every stage's counts")
     finish(cfg.store(), name, max_failure_rate)
 
@@ -183,6 +184,7 @@ def finetune_command(ctx: typer.Context,
     from memelens.config import load_config
     from memelens.engine import open_run
     from memelens.memeqa.finetune import FinetuneConfig, finetune
+    from memelens.memeqa.records import FinetuneInfo
 
     cfg = _settings(ctx)
     settings = load_config(config, FinetuneConfig)
@@ -198,10 +200,8 @@ def finetune_command(ctx: typer.Context,
                             config={"task": "finetune", **settings.model_dump(mode="json")},
                             seed=settings.seed, progress=False) as (stage_run, _engine):
             state = await asyncio.to_thread(finetune, settings, progress)
-            stage_run.put("meta", "info", {"task": "finetune", "out": str(settings.out),
-                                           "best_step": state["best_step"],
-                                           "best_macro": state["best_macro"],
-                                           "dev": state["history"]})
+            stage_run.put(FinetuneInfo(task="finetune", out=str(settings.out), best_step=state["best_step"],
+                                       best_macro=state["best_macro"], dev=state["history"]))
         return name
 
     name = asyncio.run(main_task())

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from memelens.memeqa.dataset import SENTIMENT, Question
 from memelens.memeqa.evaluate import evaluate_questions
 from memelens.memeqa.generator import distractors_of, generate, has_generator, replace_distractors
+from memelens.memeqa.records import AFRound, TrivialSummary
 from memelens.types import Meme
 
 AF_STAGE = "memeqa.filtering.af"
@@ -43,9 +44,10 @@ def resample(question: Question, pool: list[str], old: list[str], seed: int, rou
 
 async def adversarial_filter(questions: list[Question], memes: dict[str, Meme],
                              contexts: dict[str, dict[str, Any]], pools: Pool, *,
-                             discriminator: str, generator: str, engine, run, seed: int,
-                             max_rounds: int) -> list[Question]:
-    """Harden the questions' distractors; each round's accuracy is stored as an `af` record."""
+                             discriminator: str, generator: str, engine, seed: int,
+                             max_rounds: int) -> tuple[list[Question], list[AFRound]]:
+    """Harden the questions' distractors: the questions, and how each round went."""
+    rounds: list[AFRound] = []
     history = {q.id: distractors_of(q) for q in questions}
     current = {q.id: q for q in questions}
     previous = None
@@ -57,9 +59,8 @@ async def adversarial_filter(questions: list[Question], memes: dict[str, Meme],
         easy = [current[r["id"]] for r in records
                 if r["correct"] and current[r["id"]].specific_type != SENTIMENT]
         stop = previous is not None and accuracy >= previous
-        run.put("af", f"{round_index:03d}", {"round": round_index, "accuracy": accuracy,
-                                             "questions": len(asked), "answered_correctly": len(easy),
-                                             "stopped": stop or round_index == max_rounds - 1})
+        rounds.append(AFRound(round=round_index, accuracy=accuracy, questions=len(asked),
+                              answered_correctly=len(easy), stopped=stop or round_index == max_rounds - 1))
         if stop or round_index == max_rounds - 1:
             break
         previous = accuracy
@@ -75,15 +76,15 @@ async def adversarial_filter(questions: list[Question], memes: dict[str, Meme],
             history[q.id] = history[q.id] + [d for d in distractors_of(updated)
                                              if d not in history[q.id]]
             current[q.id] = updated
-    return [current[q.id] for q in questions]
+    return [current[q.id] for q in questions], rounds
 
 
-async def trivial_filter(questions: list[Question], *, model: str, engine,
-                         run) -> list[Question]:
+async def trivial_filter(questions: list[Question], *, model: str,
+                         engine) -> tuple[list[Question], TrivialSummary]:
     """Drop what `model` answers correctly without the meme; a failed call keeps the question."""
     records = await evaluate_questions(questions, {}, model=model, version="none-minus",
                                        engine=engine, with_meme=False, stage=TRIVIAL_STAGE)
     dropped = {r["id"] for r in records if r["correct"]}
-    run.put("trivial", "summary", {"model": model, "asked": len(records), "dropped": len(dropped),
-                                   "failed_calls": sum(r["correct"] is None for r in records)})
-    return [q for q in questions if q.id not in dropped]
+    summary = TrivialSummary(model=model, asked=len(records), dropped=len(dropped),
+                             failed_calls=sum(r["correct"] is None for r in records))
+    return [q for q in questions if q.id not in dropped], summary

@@ -19,7 +19,7 @@ from memelens.engine import Store, open_run
 from memelens.memeqa.dataset import (Question, load_memes_for, load_questions, resolve_types,
                                      select_questions)
 from memelens.memeqa.evaluate import evaluate_questions, question_record
-from memelens.memeqa.records import EvalInfo, QuestionRecord
+from memelens.memeqa.records import EvalInfo, QuestionRecord, read_info
 from memelens.records import read_checked
 from memelens.types import InputError
 
@@ -150,14 +150,17 @@ def _digest(ids) -> str:
     return hashlib.sha256("\n".join(ids).encode()).hexdigest()[:16]
 
 
-def load_run_records(store: Store, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(info, question records) of a MemeQA run, or an InputError if it is not one."""
+def load_run_records(store: Store, name: str) -> tuple[EvalInfo, list[dict[str, Any]]]:
+    """(info, question records) of a MemeQA evaluation or scoring run, or an InputError if it is not one."""
     row = store.run_row(name)
     if row["method"] != METHOD:
         raise InputError(f"run {name!r} is a {row['method']} run, not a MemeQA run", "run name",
                          "pass the name of a `memelens qa eval` or `qa score` run")
-    info = store.get_record(row["id"], "meta", "info")
+    info = read_info(store, row["id"])
     if info is None:
         raise InputError(f"run {name!r} has no MemeQA results (did it finish?)", "run name",
                          "rerun the same command to complete it")
+    if not isinstance(info, EvalInfo):
+        raise InputError(f"run {name!r} is a MemeQA {info.task} run, it answered no questions", "run name",
+                         "pass the name of a `memelens qa eval` or `qa score` run")
     return info, read_checked(store, row["id"], QuestionRecord)

@@ -16,9 +16,10 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from memelens.adammeme import agreement, metrics
-from memelens.adammeme.records import MiningRecord, RunMeta, ScoreRecord, StepRecord
+from memelens.adammeme.records import (HumanLabel, HumanScore, MiningRecord, RunMeta, SamplingRecord,
+                                       ScoreRecord, StepRecord, TaxonomyRecord)
 from memelens.engine.store import Store
-from memelens.records import read_checked, read_records
+from memelens.records import read_checked, read_record, read_records
 
 DEFAULT_THRESHOLD = 4.0
 
@@ -27,18 +28,18 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     rid = run["id"]
     meta = next(iter(read_checked(store, rid, RunMeta)), {})
     threshold = float(meta.get("threshold", DEFAULT_THRESHOLD))
-    taxonomy = store.get_record(rid, "taxonomy", "final") or {"categories": {}, "added": {}}
+    taxonomy = read_record(store, rid, TaxonomyRecord) or TaxonomyRecord(categories={}, added={})
     # Targets and categories run concurrently, so insertion order varies between two runs; the
     # keys (target/repeat/category/meme, …/chain/step, zero-padded) give one stable order.
     originals = sorted(read_checked(store, rid, ScoreRecord), key=lambda r: r["id"])
     steps = sorted(read_checked(store, rid, StepRecord), key=lambda r: r["id"])
-    sampling = dict(store.record_items(rid, "sampling"))
-    categories = list(sampling) or list(taxonomy["categories"])
+    sampling = {r.category: r for r in read_records(store, rid, SamplingRecord)}
+    categories = list(sampling) or list(taxonomy.categories)
     targets = meta.get("targets") or sorted({r["target"] for r in originals + steps})
     report = {
-        "taxonomy": taxonomy,
+        "taxonomy": {"categories": taxonomy.categories, "added": taxonomy.added},
         "mining": _mining(read_records(store, rid, MiningRecord)),
-        "sampling": {c: {k: v for k, v in e.items() if k != "sampled"} | {"sampled": len(e["sampled"])}
+        "sampling": {c: {"mined": e.mined, "warning": e.warning, "seeds": e.seeds, "sampled": len(e.sampled)}
                      for c, e in sampling.items()},
         "threshold": threshold,
         "targets": {t: {**_target(t, originals, steps, categories, threshold, meta),
@@ -91,11 +92,11 @@ def _target(target: str, originals: list[dict], steps: list[dict], categories: l
     return out
 
 
-def _seeds(target: str, originals: list[dict], sampling: dict[str, dict]) -> dict[str, Any]:
+def _seeds(target: str, originals: list[dict], sampling: dict[str, SamplingRecord]) -> dict[str, Any]:
     """The seed set S is the same for every target (drawn once per meme set); a seed whose original
     scoring failed for this target cannot start a chain, and is listed here as failed for it."""
     scored = {(r["category"], r["meme"]) for r in originals if r["target"] == target and r.get("score") is not None}
-    planned = [(c, m) for c, entry in sampling.items() for m in entry.get("seeds", [])]
+    planned = [(c, m) for c, entry in sampling.items() for m in entry.seeds]
     failed = [f"{c}/{m}" for c, m in planned if (c, m) not in scored]
     return {"planned": len(planned), "refined": len(planned) - len(failed), "failed": failed}
 
@@ -126,14 +127,13 @@ def _per_original(originals: list[dict], targets: list[str]) -> dict[str, dict[s
 
 
 def _agreement(store: Store, rid: int, rows: list[dict], threshold: float, categories: list[str]) -> dict:
-    human_scores = dict(store.record_items(rid, "human_score"))
-    human_labels = dict(store.record_items(rid, "human_label"))
+    human_scores = {h.sample: h.score for h in read_records(store, rid, HumanScore)}
+    human_labels = {h.meme: h.categories for h in read_records(store, rid, HumanLabel)}
     out: dict[str, Any] = {}
     if human_scores:
-        pairs = [(r["score"], human_scores[r["id"]]["score"]) for r in _scored(rows) if r.get("id") in human_scores]
+        pairs = [(r["score"], human_scores[r["id"]]) for r in _scored(rows) if r.get("id") in human_scores]
         out["scores"] = agreement.score_agreement([a for a, _ in pairs], [h for _, h in pairs], threshold)
     if human_labels:
-        votes = {r["meme"]: r["categories"] for r in store.records(rid, "mining") if r["status"] == "ok"}
-        labels = {m: v["categories"] for m, v in human_labels.items()}
-        out["labels"] = agreement.label_agreement(votes, labels, categories)
+        votes = {r.meme: r.categories for r in read_records(store, rid, MiningRecord) if r.status == "ok"}
+        out["labels"] = agreement.label_agreement(votes, human_labels, categories)
     return out

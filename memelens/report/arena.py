@@ -29,23 +29,23 @@ from memelens.arena.detection import detection_summary
 from memelens.arena.judging import ALL_DIMENSIONS, battle_records
 from memelens.arena.ranking import mean_ci, rank_table
 from memelens.arena.records import (AnswerRecord, BattleRecord, ContextRecord, DetectionRecord,
-                                    FusionRoundRecord, GuidelineRecord, JudgmentRecord, MemeRecord,
-                                    TaskRecord, TasksRecord)
+                                    FusionRoundRecord, GuidelineRecord, HumanVoteRecord, JudgmentRecord,
+                                    MemeRecord, RepeatRecord, TaskRecord, TasksRecord)
 from memelens.engine.store import Store
 from memelens.parse import TIE, TIE_STRONG, TIE_WEAK
-from memelens.records import read_checked
+from memelens.records import read_checked, read_records
 from memelens.types import InputError
 
 _STAGE_KINDS = ("context", "tasks", "answer", "fusion_round", "judgment", "detection")
 
 
-TYPED = (MemeRecord, ContextRecord, TasksRecord, TaskRecord, AnswerRecord, FusionRoundRecord, GuidelineRecord, JudgmentRecord,
-         BattleRecord, DetectionRecord)
+TYPED = (MemeRecord, ContextRecord, TasksRecord, TaskRecord, AnswerRecord, FusionRoundRecord, GuidelineRecord,
+         JudgmentRecord, BattleRecord, DetectionRecord, HumanVoteRecord)
 
 
 def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     config = run["config"]
-    records = {"human_vote": store.records(run["id"], "human_vote")}
+    records = {}
     for model in TYPED:  # validated against the writers' models
         records[model.KIND] = read_checked(store, run["id"], model)
     settings = config["settings"]
@@ -67,27 +67,27 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
         report["detection"] = detection_summary(records["detection"])
     report["agreement"] = (agreement_summary(records["human_vote"], headline, judges)
                            if records["human_vote"] else {"ablation": judges_ablation(headline, judges)})
-    repeats = store.records(run["id"], "repeat")
+    repeats = read_records(store, run["id"], RepeatRecord)
     if repeats:
         report["repeats"] = _repeats(store, repeats, run["id"], report["ranking"])
     report["details"] = _details(records)
     return report
 
 
-def _repeats(store: Store, repeats: list[dict[str, Any]], own_id: int,
+def _repeats(store: Store, repeats: list[RepeatRecord], own_id: int,
              own_ranking: list[dict[str, Any]]) -> dict[str, Any]:
     """Each model's headline figures over the repeat runs (this one first) that are done: mean and a
     95% t-interval; runs not done yet are listed as missing, never averaged in."""
     done, missing, tables = [], [], []
-    for r in sorted(repeats, key=lambda r: r["repeat"]):
+    for r in sorted(repeats, key=lambda r: r.repeat):
         try:
-            row = store.run_row(r["run"])
+            row = store.run_row(r.run)
         except InputError:  # not started yet
             row = None
         if row is None or (row["id"] != own_id and row["status"] != "done"):
-            missing.append(r["run"])
+            missing.append(r.run)
             continue
-        done.append(r["run"])
+        done.append(r.run)
         tables.append(own_ranking if row["id"] == own_id else
                       build(store, {"id": row["id"], "config": json.loads(row["config_json"])})["ranking"])
     models = sorted({t["model"] for table in tables for t in table})

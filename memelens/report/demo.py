@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from memelens.engine.store import Store
+from memelens.records import read_checked
+from memelens.screen_records import ScreenRecord
 
 
 def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
-    rows = store.records(run["id"], "screen")
+    rows = read_checked(store, run["id"], ScreenRecord)
     answered = [r for r in rows if r["ok"]]
     agree = [r for r in answered
              if bool(r["answer"].get("harmful")) == ("harmful" in r["labels"])]

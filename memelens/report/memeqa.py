@@ -13,7 +13,7 @@ from typing import Any
 
 from memelens.engine.store import Store
 from memelens.memeqa.metrics import summarize
-from memelens.memeqa.records import QuestionRecord
+from memelens.memeqa.records import BuildInfo, FinetuneInfo, QuestionRecord, read_info
 from memelens.records import read_checked
 
 DETAIL_KEYS = ("id", "type", "question", "options", "gold", "prediction", "raw", "correct",
@@ -21,18 +21,18 @@ DETAIL_KEYS = ("id", "type", "question", "options", "gold", "prediction", "raw",
 
 
 def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
-    info = store.get_record(run["id"], "meta", "info") or {}
-    task = info.get("task")
-    if task in ("build", "finetune"):
-        return {"task": task, **{k: v for k, v in info.items() if k != "task"}}
+    info = read_info(store, run["id"])
+    if isinstance(info, (BuildInfo, FinetuneInfo)):
+        return info.stored()
     records = read_checked(store, run["id"], QuestionRecord)
-    figures = summarize(records, info.get("types"))
+    figures = summarize(records, info.types if info else None)
     return {
-        "task": task, "version": info.get("version"), "split": info.get("split"),
-        "model": info.get("model"), "circular": info.get("circular", False),
+        "task": info and info.task, "version": info and info.version, "split": info and info.split,
+        "model": info and info.model, "circular": bool(info and info.circular),
         **figures,
         "latency": _latency(store, run["id"]),
-        "timing": _timing(info.get("last_execution"), len(records)),
+        "timing": _timing(info.last_execution.model_dump() if info and info.last_execution else None,
+                          len(records)),
         "details": [_detail(r) for r in records],
     }
 

@@ -20,6 +20,7 @@ from typing import Any
 from memelens.config import ModelRegistry, ModelSpec
 from memelens.engine import Store, open_run
 from memelens.parse import parse_rating
+from memelens.records import Record
 from memelens.types import ChatRequest, Message, OutputKind, OutputSpec, SamplingParams
 
 
@@ -30,6 +31,17 @@ def probe_registry(base_url: str | list[str], concurrency: int, **overrides: Any
               **overrides}
     return ModelRegistry({"probe": ModelSpec(name="probe", **fields)})
 
+
+
+class ProbeRecord(Record):
+    """One probe item's rating (or the class of its failure)."""
+
+    KIND = "probe"
+    KEY = ("item",)
+
+    item: int
+    value: int | None
+    error_class: str | None
 
 def probe_request(index: int) -> ChatRequest:
     text = (f"Probe item {index}: judge how clear this sentence is. Explain briefly and end with "
@@ -47,9 +59,9 @@ async def run_workload(store: Store, registry: ModelRegistry, calls: int, run_na
                         config={"calls": calls}, progress=False) as (run, engine):
         outcomes = await engine.chat_many((probe_request(i) for i in range(calls)), parse=parse_rating)
         for start in range(0, calls, 10_000):  # records in chunks: a 200k-item list is not needed
-            run.put_many("probe", [(str(i), {"value": o.value, "error_class":
-                                             o.error_class.value if o.error_class else None})
-                                   for i, o in enumerate(outcomes[start:start + 10_000], start=start)])
+            run.put_many([ProbeRecord(item=i, value=o.value,
+                                      error_class=o.error_class.value if o.error_class else None)
+                          for i, o in enumerate(outcomes[start:start + 10_000], start=start)])
         made = engine.calls_made
     return {"values": [o.value for o in outcomes],
             "error_classes": [o.error_class.value if o.error_class else None for o in outcomes],
