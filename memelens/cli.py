@@ -130,7 +130,8 @@ def demo_command(ctx: typer.Context,
     """Run MemeLens on the bundled sample memes with the embedded offline model."""
     from memelens.demo import run_demo
 
-    run_demo(settings(ctx), out_dir, model, memes)
+    cfg = settings(ctx)
+    run_demo(cfg.store(), cfg.registry(), out_dir, model, memes, progress=cfg.progress)
 
 
 def _register_commands() -> None:

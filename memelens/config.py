@@ -16,13 +16,13 @@ import yaml
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
                       model_validator)
 
+from memelens.models import backends, find_backend
 from memelens.types import InputError
 
 T = TypeVar("T", bound=BaseModel)
 
 ENV_STORE = "MEMELENS_STORE"
 ENV_MODELS = "MEMELENS_MODELS"
-VISION_BY_DEFAULT = {"openai"}  # backends whose models get the picture unless `vision: false`
 
 
 class ModelSpec(BaseModel):
@@ -72,8 +72,9 @@ class ModelSpec(BaseModel):
 
     @model_validator(mode="after")
     def _vision_default(self) -> "ModelSpec":
-        if self.vision is None:
-            self.vision = self.backend in VISION_BY_DEFAULT
+        if self.vision is None:  # the backend's default (an unknown backend is refused when loaded)
+            descriptor = find_backend(self.backend)
+            self.vision = bool(descriptor and descriptor.vision_by_default)
         return self
 
     @property
@@ -186,13 +187,12 @@ def load_registry(path: Path | str | None) -> ModelRegistry:
 
 
 def _check_backend(spec: ModelSpec, where: str) -> None:
-    from memelens.models import BACKENDS
-
-    if spec.backend not in BACKENDS:
+    descriptor = find_backend(spec.backend)
+    if descriptor is None:
         raise InputError(f"{spec.name}.backend: unknown backend {spec.backend!r}", where=where,
-                         fix=f"use one of: {', '.join(sorted(BACKENDS))}")
-    if spec.backend == "openai" and not spec.base_url:
-        raise InputError(f"{spec.name}.base_url: missing for an openai backend", where=where,
+                         fix=f"use one of: {', '.join(sorted(backends()))}")
+    if descriptor.needs_base_url and not spec.base_url:
+        raise InputError(f"{spec.name}.base_url: missing for an {spec.backend} backend", where=where,
                          fix="add e.g. base_url: http://127.0.0.1:8000/v1")
     for url in spec.base_url:
         parsed = urlsplit(url)

@@ -19,6 +19,7 @@ from rich.table import Table
 from memelens.engine import Store, open_run
 from memelens.files import user_cache_root, write_text_atomic
 from memelens.memes import load_memes
+from memelens.methods import DemoInputs
 from memelens.models.preflight import preflight
 from memelens.parse import parse_json
 from memelens.prompts import render_prompt
@@ -29,7 +30,7 @@ from memelens.types import (ChatRequest, ImagePart, Meme, Message, OutputKind, O
                             SamplingParams)
 
 if TYPE_CHECKING:
-    from memelens.clikit import Settings
+    from memelens.config import ModelRegistry
 
 console = Console(stderr=True)
 SEED_CATEGORIES = ["race", "gender", "religion", "nationality", "disability", "animal"]
@@ -55,13 +56,13 @@ def screen_request(meme: Meme, model: str) -> ChatRequest:
                                          schema_name="screen"))
 
 
-async def screen_memes(memes: list[Meme], model: str, settings: "Settings") -> str:
+async def screen_memes(memes: list[Meme], model: str, store: Store, registry: "ModelRegistry",
+                       progress: bool | None = None) -> str:
     """The engine demo stage: each meme screened once; results stored as `screen` records."""
-    store = settings.store()
     config = {"method": "demo", "model": model, "memes": [m.id for m in memes]}
     name = f"demo-screen-{model}"
-    async with open_run(store, settings.registry(), name=name, method="demo", config=config,
-                        progress=settings.progress) as (run, engine):
+    async with open_run(store, registry, name=name, method="demo", config=config,
+                        progress=progress) as (run, engine):
         outcomes = await engine.chat_many([screen_request(m, model) for m in memes], parse=parse_json)
         run.put_many([ScreenRecord(meme=m.id, labels=m.labels, ok=o.ok, answer=o.value, error=o.record.error)
                       for m, o in zip(memes, outcomes)])
@@ -88,21 +89,21 @@ def _parts() -> list[Any]:
     return [m.demo for m in sorted(methods(), key=lambda m: (m.demo_order, m.name)) if m.demo]
 
 
-def run_demo(settings: "Settings", out_dir: Path, model: str = "embedded",
-             memes_path: Path | None = None) -> None:
+def run_demo(store: Store, registry: "ModelRegistry", out_dir: Path, model: str = "embedded",
+             memes_path: Path | None = None, progress: bool | None = None) -> None:
     """Validate everything first (memes, model, endpoint), so bad input writes nothing."""
     started = time.monotonic()
     memes = load_memes(memes_path or sample_memes_path())
-    preflight(settings.registry(), [model])
+    preflight(registry, [model])
     out_dir.mkdir(parents=True, exist_ok=True)
-    console.print(f"[bold]MemeLens demo[/] — {len(memes)} memes, model {model!r}, "
-                  f"store {settings.store_path}")
+    console.print(f"[bold]MemeLens demo[/] — {len(memes)} memes, model {model!r}, store {store.path}")
     console.print(f"[yellow]note:[/] {WARNING}")
-    runs = [asyncio.run(screen_memes(memes, model, settings))]
-    _print_screen(settings, runs[0])
+    runs = [asyncio.run(screen_memes(memes, model, store, registry, progress))]
+    _print_screen(store, runs[0])
+    inputs = DemoInputs(store=store, registry=registry, memes=memes, model=model, out_dir=out_dir,
+                        progress=progress)
     for part in _parts():
-        runs.append(asyncio.run(part(settings, memes, model, out_dir)))
-    store = settings.store()
+        runs.append(asyncio.run(part(inputs)))
     for name in runs:
         s = store.run_summary(name)
         console.print(f"run {name!r} ({s['method']}): {s['calls']} calls, "
@@ -130,8 +131,7 @@ def _write_reports(store: Store, runs: list[str], out_dir: Path) -> None:
     Console(soft_wrap=True).print(f"{index.resolve()}  (index of the reports above)", highlight=False)
 
 
-def _print_screen(settings: "Settings", name: str) -> None:
-    store = settings.store()
+def _print_screen(store: Store, name: str) -> None:
     rows = read_checked(store, store.run_row(name)["id"], ScreenRecord)
     table = Table(title="harmfulness screen (embedded model)")
     for column in ("meme", "labels", "harmful", "category"):

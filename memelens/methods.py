@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from memelens.types import MemeLensError
@@ -24,7 +25,9 @@ from memelens.types import MemeLensError
 if TYPE_CHECKING:
     import typer
 
+    from memelens.config import ModelRegistry
     from memelens.engine.store import Store
+    from memelens.types import Meme
 
 ENTRY_POINT_GROUP = "memelens.methods"
 
@@ -42,8 +45,8 @@ class Method:
               shows the figures as generic tables.
     commands  `commands(app)`: adds the method's CLI commands to the `memelens` Typer app; None adds
               none (a method that only reports, such as the demo's screen).
-    demo      `async part(settings, memes, model, out_dir) -> run name`: the method's part of
-              `memelens demo`; None takes no part. Parts run in `demo_order`, lowest first.
+    demo      `async part(DemoInputs) -> run name`: the method's part of `memelens demo`; None takes
+              no part. Parts run in `demo_order`, lowest first.
     config    `config(source) -> model`: the method's config (a pydantic model) from a YAML path or a
               dict, validated; paths in it resolve from the file. None for a method without runs.
     run       `async run(config, *, store, registry, name=None, progress=None) -> RunResult`: run (or
@@ -56,7 +59,7 @@ class Method:
     report: Callable[["Store", dict[str, Any]], dict[str, Any]]
     view: Callable[[dict[str, Any], "Store"], tuple[list[Any], dict[str, Any]]] | None = None
     commands: Callable[["typer.Typer"], None] | None = None
-    demo: Callable[..., Awaitable[str]] | None = None
+    demo: Callable[[DemoInputs], Awaitable[str]] | None = None
     demo_order: int = 100
     config: Callable[[Any], Any] | None = None
     run: Callable[..., Awaitable["RunResult"]] | None = None
@@ -73,6 +76,18 @@ class Method:
         return cls(name=name, title=title, report=hook("report"), view=hook("view"),
                    commands=hook("commands"), demo=hook("demo"), demo_order=demo_order,
                    config=hook("config"), run=hook("run"))
+
+
+@dataclass(frozen=True)
+class DemoInputs:
+    """What `memelens demo` gives each method's demo part."""
+
+    store: "Store"
+    registry: "ModelRegistry"  # a part may add entries (e.g. Arena's personas of the demo model)
+    memes: list["Meme"]  # the demo's meme set (the bundled samples unless --memes)
+    model: str  # the model for every role
+    out_dir: Path  # where the part writes its report JSON
+    progress: bool | None = None  # a progress bar: None decides by the terminal
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,10 @@ import json
 import pytest
 
 from memelens.adammeme.demo import DEMO_MEMES, demo
-from memelens.cli import Settings
+from memelens.config import load_registry
+from memelens.engine import Store
 from memelens.memes import load_memes
+from memelens.methods import DemoInputs
 from memelens.samples import sample_memes_path
 from memelens.testing.server import start_server
 
@@ -20,8 +22,10 @@ def test_demo_part_runs_every_stage_and_writes_its_report(tmp_path):
     with start_server(latency_ms=0, seed=1) as server:
         models = tmp_path / "models.yaml"
         models.write_text(f"demo-model: {{backend: openai, model: demo-model, base_url: {server.base_url}}}\n")
-        settings = Settings(store_path=tmp_path / "store.db", models_path=models, quiet=True)
-        name = asyncio.run(demo(settings, load_memes(sample_memes_path()), "demo-model", tmp_path))
+        inputs = DemoInputs(store=Store(tmp_path / "store.db"), registry=load_registry(models),
+                            memes=load_memes(sample_memes_path()), model="demo-model", out_dir=tmp_path,
+                            progress=False)
+        name = asyncio.run(demo(inputs))
     report = json.loads((tmp_path / "adammeme-report.json").read_text())
     assert report["run"]["name"] == name and report["run"]["status"] == "done"
     assert report["mining"]["memes"] == len(DEMO_MEMES) and report["mining"]["failed"] == 0
@@ -32,5 +36,6 @@ def test_demo_part_runs_every_stage_and_writes_its_report(tmp_path):
     assert target["steps"]["total"] <= len(report["sampling"]["gender"]["seeds"]) <= 1  # |S| = 1, N = 1
     # with this server seed the Miners put the gender meme in gender: every stage runs
     assert sampled == 1 and target["original_only"]["n"] == 1 and target["steps"]["scored"] == 1
-    stages = {call.stage for call in settings.store().run_calls(settings.store().run_row(name)["id"])}
+    store = inputs.store
+    stages = {call.stage for call in store.run_calls(store.run_row(name)["id"])}
     assert {"adammeme.mining"} <= stages and (sampled == 0 or "adammeme.scoring.scorer" in stages)

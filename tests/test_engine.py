@@ -51,8 +51,6 @@ def scripts():
     def bad(req: ChatRequest) -> str:
         raise ModelCallError(ErrorClass.BAD_REQUEST, "context too long")
 
-    async_slow_started = []
-
     def refuser(req: ChatRequest) -> str:
         return "I'm sorry, but I can't help with that."
 

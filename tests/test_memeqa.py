@@ -485,21 +485,24 @@ def test_table4_pure():
 def test_demo_part_builds_and_asks_questions_on_the_samples(tmp_path):
     import yaml
 
-    from memelens.cli import Settings
+    from memelens.config import load_registry
     from memelens.memeqa.demo import QUESTIONS, demo
     from memelens.memes import load_memes
+    from memelens.methods import DemoInputs
     from memelens.samples import sample_memes_path
 
     register_script("qa-demo", lambda request: "A")
     models = tmp_path / "models.yaml"
     models.write_text(yaml.safe_dump({"qa-demo": {"backend": "scripted", "model": "qa-demo"}}))
-    settings = Settings(store_path=tmp_path / "s.db", models_path=models, quiet=True)
-    name = asyncio.run(demo(settings, load_memes(sample_memes_path()), "qa-demo", tmp_path))
     store = Store(tmp_path / "s.db")
+    inputs = DemoInputs(store=store, registry=load_registry(models), memes=load_memes(sample_memes_path()),
+                        model="qa-demo", out_dir=tmp_path, progress=False)
+    name = asyncio.run(demo(inputs))
     report = build_report(store, name)
     store.close()
     assert report["n_scored"] == QUESTIONS and report["parse_failure_rate"] == 0
     assert sum(v is not None for v in report["accuracy"].values()) == QUESTIONS
+    assert report["timing"]["new_calls"] == QUESTIONS  # stored like a `qa eval` run's, wall time too
 
 
 def test_eval_cli_bad_input_exits_2_and_writes_nothing(tmp_path, dataset):

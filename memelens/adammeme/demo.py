@@ -25,10 +25,9 @@ from memelens.images.erase import tesseract_available
 from memelens.demo import demo_meme_file
 from memelens.report import build_report
 from memelens.samples import sample_memes_path
-from memelens.types import Meme
 
 if TYPE_CHECKING:
-    from memelens.clikit import Settings
+    from memelens.methods import DemoInputs
 
 DEMO_MEMES = ("parking",)  # one gender meme: the 2-core, 10-minute demo budget allows one
 DEMO_BUDGET = MaxTokens(miner=32, judge=24, examiner=24, narrator=40, candidate=48, senior=56, target=48,
@@ -48,10 +47,11 @@ def demo_config(memes_path: Path, model: str, erase: bool) -> AdamConfig:
                       warn_below=0, erase=erase, max_tokens=DEMO_BUDGET)
 
 
-async def demo(settings: "Settings", memes: list[Meme], model: str, out_dir: Path) -> str:
+async def demo(inputs: "DemoInputs") -> str:
     """Run AdamMeme on a few sample memes; write `adammeme-report.json` to out_dir; return the run."""
     console = Console(stderr=True)
-    chosen = [m for m in memes if m.id in DEMO_MEMES]
+    model, out_dir = inputs.model, inputs.out_dir
+    chosen = [m for m in inputs.memes if m.id in DEMO_MEMES]
     memes_path = demo_meme_file(chosen, "adammeme")
     sample_dir = sample_memes_path().parent
     erase = tesseract_available()
@@ -60,9 +60,9 @@ async def demo(settings: "Settings", memes: list[Meme], model: str, out_dir: Pat
                       "pictures (install tesseract-ocr to erase meme text first)")
     cfg = demo_config(memes_path, model, erase)
     name = f"demo-adammeme-{model}"
-    await run_adammeme(cfg, settings.store(), settings.registry(), name, progress=settings.progress,
+    await run_adammeme(cfg, inputs.store, inputs.registry, name, progress=inputs.progress,
                        erase_cache=out_dir / "erased")
-    report = build_report(settings.store(), name)
+    report = build_report(inputs.store, name)
     (out_dir / "adammeme-report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str),
                                                    encoding="utf-8")
     _print(report, sample_dir)

@@ -10,7 +10,7 @@ ratings in `memelens.arena.ranking` compute on. One record per pairwise judgment
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 

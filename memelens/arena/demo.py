@@ -26,10 +26,9 @@ from memelens.arena.pipeline import run_arena
 from memelens.config import ModelRegistry
 from memelens.demo import demo_meme_file
 from memelens.report import build_report
-from memelens.types import Meme
 
 if TYPE_CHECKING:
-    from memelens.clikit import Settings
+    from memelens.methods import DemoInputs
 
 DEMO_MEMES = ("parking",)  # one meme: the whole demo must fit 10 minutes on 2 cores
 PERSONAS = {
@@ -59,16 +58,16 @@ def demo_config(memes_path: Path, model: str, targets: list[str]) -> ArenaConfig
                        detection=False, bootstrap_rounds=200, max_tokens=DEMO_BUDGET)
 
 
-async def demo(settings: "Settings", memes: list[Meme], model: str, out_dir: Path) -> str:
+async def demo(inputs: "DemoInputs") -> str:
     """Run MemeArena on one sample meme; write `arena-report.json` to out_dir; return the run name."""
-    chosen = [m for m in memes if m.id in DEMO_MEMES]
+    model = inputs.model
+    chosen = [m for m in inputs.memes if m.id in DEMO_MEMES]
     memes_path = demo_meme_file(chosen, "arena")
-    registry = settings.registry()
-    config = demo_config(memes_path, model, register_personas(registry, model))
+    config = demo_config(memes_path, model, register_personas(inputs.registry, model))
     name = f"demo-arena-{model}"
-    await run_arena(config, settings.store(), registry, name, progress=settings.progress)
-    report = build_report(settings.store(), name)
-    (out_dir / "arena-report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str),
+    await run_arena(config, inputs.store, inputs.registry, name, progress=inputs.progress)
+    report = build_report(inputs.store, name)
+    (inputs.out_dir / "arena-report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str),
                                                encoding="utf-8")
     _print(report)
     return name

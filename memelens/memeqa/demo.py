@@ -16,16 +16,14 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from memelens.engine import open_run
 from memelens.memeqa.construct import load_annotations, multi_questions, single_questions
 from memelens.memeqa.dataset import select_questions
-from memelens.memeqa.evaluate import evaluate_questions
 from memelens.memeqa.metrics import summarize
-from memelens.memeqa.runs import store_results
-from memelens.types import Meme
+from memelens.memeqa.records import EvalInfo
+from memelens.memeqa.runs import ask_questions
 
 if TYPE_CHECKING:
-    from memelens.clikit import Settings
+    from memelens.methods import DemoInputs
 
 QUESTIONS = 4
 SEED = 0
@@ -36,21 +34,20 @@ def sample_annotations_path() -> Path:
     return Path(str(resources.files("memelens.samples").joinpath("annotations.jsonl")))
 
 
-async def demo(settings: "Settings", memes: list[Meme], model: str, out_dir: Path) -> str:
+async def demo(inputs: "DemoInputs") -> str:
+    """Build a few questions from the sample annotations and ask them like `qa eval` does."""
+    model = inputs.model
     annotations = load_annotations(sample_annotations_path())
-    by_image = {m.image.name: m for m in memes if m.image}
+    by_image = {m.image.name: m for m in inputs.memes if m.image}
     annotations = [a for a in annotations if a.image in by_image]
     built = multi_questions(annotations, SEED) + single_questions(annotations, SEED)
     questions = select_questions(built, limit=QUESTIONS, seed=SEED)
     name = f"demo-memeqa-{model}"
     config = {"task": "eval", "version": VERSION, "split": "samples", "model": model,
               "questions": [q.id for q in questions]}
-    async with open_run(settings.store(), settings.registry(), name=name, method="memeqa",
-                        config=config, seed=SEED, progress=settings.progress) as (run, engine):
-        records = await evaluate_questions(questions, by_image, model=model, version=VERSION,
-                                           engine=engine)
-        store_results(run, records, {"task": "eval", "version": VERSION, "split": "samples", "model": model,
-                                     "circular": False, "types": None})
+    info = EvalInfo(task="eval", version=VERSION, split="samples", model=model, circular=False, types=None)
+    records = await ask_questions(inputs.store, inputs.registry, questions, by_image, name=name, config=config,
+                                  info=info, seed=SEED, progress=inputs.progress)
     _print(records, model)
     return name
 

@@ -19,9 +19,9 @@ from memelens.engine import Store, open_run
 from memelens.memeqa.dataset import (Question, load_memes_for, load_questions, resolve_types,
                                      select_questions)
 from memelens.memeqa.evaluate import evaluate_questions, question_record
-from memelens.memeqa.records import EvalInfo, QuestionRecord, read_info
+from memelens.memeqa.records import EvalInfo, Execution, QuestionRecord, read_info
 from memelens.records import read_checked
-from memelens.types import InputError
+from memelens.types import InputError, Meme
 
 METHOD = "memeqa"
 
@@ -53,17 +53,26 @@ async def eval_run(store: Store, registry: ModelRegistry, *, data: Path, images:
     config = {"task": "eval", "version": version, "split": split, "model": model,
               "questions": _digest(q.id for q in questions), "limit": limit,
               "types": chosen_types, "seed": seed, "circular": circular}
-    async with open_run(store, registry, name=name, method=METHOD, config=config, seed=seed,
-                        progress=progress, vision_models=[model]) as (run, engine):
-        started = time.monotonic()
-        records = await evaluate_questions(questions, memes, model=model, version=version,
-                                           engine=engine, circular=circular)
-        # Wall time of this execution only: a resumed or replayed run reports its own, shorter one.
-        timing = {"wall_s": time.monotonic() - started, "new_calls": engine.calls_made}
-        store_results(run, records, {"task": "eval", "version": version, "split": split,
-                              "model": model, "circular": circular, "types": chosen_types,
-                              "last_execution": timing})
+    info = EvalInfo(task="eval", version=version, split=split, model=model, circular=circular, types=chosen_types)
+    await ask_questions(store, registry, questions, memes, name=name, config=config, info=info, seed=seed,
+                        progress=progress)
     return name
+
+
+async def ask_questions(store: Store, registry: ModelRegistry, questions: list[Question],
+                        memes: dict[str, Meme], *, name: str, config: dict[str, Any], info: EvalInfo,
+                        seed: int = 0, progress: bool | None = None) -> list[dict[str, Any]]:
+    """Ask `info.model` the questions as the run `name` and store every outcome with the run's info
+    (and this execution's wall time); returns the question records. `qa eval` and the demo."""
+    async with open_run(store, registry, name=name, method=METHOD, config=config, seed=seed,
+                        progress=progress, vision_models=[info.model]) as (run, engine):
+        started = time.monotonic()
+        records = await evaluate_questions(questions, memes, model=info.model, version=info.version,
+                                           engine=engine, circular=info.circular)
+        # Wall time of this execution only: a resumed or replayed run reports its own, shorter one.
+        timing = Execution(wall_s=time.monotonic() - started, new_calls=engine.calls_made)
+        store_results(run, records, info.model_copy(update={"last_execution": timing}))
+    return records
 
 
 def read_predictions(path: Path) -> dict[str, str]:
@@ -134,16 +143,15 @@ async def score_run(store: Store, registry: ModelRegistry, *, data: Path, versio
               "limit": limit, "types": chosen_types, "seed": seed}
     async with open_run(store, registry, name=name, method=METHOD, config=config, seed=seed,
                         progress=False) as (run, _engine):
-        store_results(run, records, {"task": "score", "version": version, "split": split,
-                              "model": Path(predictions).name, "circular": False,
-                              "types": chosen_types})
+        store_results(run, records, EvalInfo(task="score", version=version, split=split,
+                                             model=Path(predictions).name, circular=False, types=chosen_types))
     return name
 
 
-def store_results(run, records: list[dict[str, Any]], info: dict[str, Any]) -> None:
-    """An evaluation's or a scoring's question records and its info, through their models."""
+def store_results(run, records: list[dict[str, Any]], info: EvalInfo) -> None:
+    """An evaluation's or a scoring's question records and its info."""
     run.put_many([QuestionRecord.model_validate(r) for r in records])
-    run.put(EvalInfo.model_validate(info))
+    run.put(info)
 
 
 def _digest(ids) -> str:

@@ -1,44 +1,120 @@
-"""Model backends, registered by name and imported lazily.
+"""Model backends: one `Backend` descriptor per backend, registered by name, imported lazily.
 
-A backend module is imported only when a model using it is first called, so `memelens runs` never
-loads llama.cpp and a machine without the `train` extra never imports torch. Add a backend with
-`register_backend("name", "package.module:Class")`; the class is built as `Class(spec)` and must
-satisfy `memelens.types.ModelBackend`.
+A backend's module is imported only when a model using it is first called (`Backend.load`), so
+`memelens runs` never loads llama.cpp and a machine without the `train` extra never imports torch.
+The built-in backends register themselves below with `@backend(...)` on a function that imports
+their class. A package adds one the same way, or declares a `Backend` as an entry point of the group
+``memelens.backends``; two backends with one name are refused (`DuplicateBackend`). The class is built
+as `Class(spec)` and must satisfy `memelens.types.ModelBackend`.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Callable
+
+from memelens.types import MemeLensError
 
 if TYPE_CHECKING:
     from memelens.config import ModelSpec
     from memelens.types import ModelBackend
 
-BACKENDS: dict[str, str] = {
-    "openai": "memelens.models.openai_backend:OpenAIBackend",
-    "embedded": "memelens.models.embedded:EmbeddedBackend",
-    "scripted": "memelens.models.scripted:ScriptedBackend",
-    "hf": "memelens.models.hf:HFBackend",
-}
+ENTRY_POINT_GROUP = "memelens.backends"
 
 
-SEED_STRIDE = 1_000_003  # sample_index multiplier: seeds of repeated draws never collide
+@dataclass(frozen=True)
+class Backend:
+    """A model backend, as the registry and `models.yaml` know it."""
+
+    name: str  # the `backend:` value in models.yaml
+    load: Callable[[], type]  # imports and returns the backend class (called on first use)
+    vision_by_default: bool = False  # its models get the picture unless `vision: false`
+    needs_base_url: bool = False  # a model entry must give `base_url`
+    source: str = "memelens"  # where it was registered (named when a duplicate is refused)
 
 
-def draw_seed(seed: int | None, sample_index: int, default: int = 0, modulus: int = 2**31 - 1) -> int:
-    """The backend seed of one draw: the request's seed (or `default`) moved by its sample index, so
-    each repeated draw (3 Miners at T = 1, `--repeat K`) differs and each is reproducible."""
-    return ((default if seed is None else seed) + sample_index * SEED_STRIDE) % modulus
+class DuplicateBackend(MemeLensError):
+    """Two backends registered under one name."""
 
 
-def register_backend(name: str, target: str) -> None:
-    """Register a backend class by dotted path (`module:Class`)."""
-    BACKENDS[name] = target
+_REGISTRY: dict[str, Backend] = {}
+_plugins_loaded = False
+
+
+def register_backend(descriptor: Backend) -> None:
+    """Add a backend; a second one with the same name is refused, naming both sources."""
+    known = _REGISTRY.get(descriptor.name)
+    if known is not None and known is not descriptor:
+        raise DuplicateBackend(f"backend {descriptor.name!r} is registered twice ({known.source} and "
+                               f"{descriptor.source}); uninstall one of them")
+    _REGISTRY[descriptor.name] = descriptor
+
+
+def backend(name: str, *, vision_by_default: bool = False, needs_base_url: bool = False,
+            source: str = "memelens") -> Callable[[Callable[[], type]], Callable[[], type]]:
+    """Decorate the function that imports and returns a backend class to register it as `name`."""
+    def register(load: Callable[[], type]) -> Callable[[], type]:
+        register_backend(Backend(name, load, vision_by_default, needs_base_url, source))
+        return load
+    return register
+
+
+def backends() -> dict[str, Backend]:
+    """Every registered backend by name: the built-ins and those declared by installed packages."""
+    global _plugins_loaded
+    if not _plugins_loaded:
+        _plugins_loaded = True
+        for point in entry_points(group=ENTRY_POINT_GROUP):
+            descriptor = point.load()
+            if not isinstance(descriptor, Backend):
+                raise TypeError(f"entry point {point.value} ({ENTRY_POINT_GROUP}) is not a Backend")
+            register_backend(descriptor)
+    return dict(_REGISTRY)
+
+
+def find_backend(name: str) -> Backend | None:
+    return _REGISTRY.get(name) or backends().get(name)
 
 
 def create_backend(spec: "ModelSpec") -> "ModelBackend":
     """Import the spec's backend module and build the backend."""
-    module_name, _, class_name = BACKENDS[spec.backend].partition(":")
-    backend_class = getattr(importlib.import_module(module_name), class_name)
-    return backend_class(spec)
+    descriptor = find_backend(spec.backend)
+    if descriptor is None:
+        raise KeyError(f"no backend {spec.backend!r}; registered: {', '.join(sorted(backends()))}")
+    return descriptor.load()(spec)
+
+
+# ---- the built-in backends ---------------------------------------------------------------------------
+
+
+@backend("openai", vision_by_default=True, needs_base_url=True)
+def _openai() -> type:
+    """Any OpenAI-compatible server: vLLM, SGLang, llama.cpp's server, Ollama, OpenAI."""
+    from memelens.models.openai_backend import OpenAIBackend
+
+    return OpenAIBackend
+
+
+@backend("embedded")
+def _embedded() -> type:
+    """The offline GGUF model shipped in a PyPI wheel, run by llama.cpp (text only)."""
+    from memelens.models.embedded import EmbeddedBackend
+
+    return EmbeddedBackend
+
+
+@backend("scripted")
+def _scripted() -> type:
+    """Deterministic answers by stage, for tests."""
+    from memelens.models.scripted import ScriptedBackend
+
+    return ScriptedBackend
+
+
+@backend("hf")
+def _hf() -> type:
+    """A local Hugging Face model (extra `train`), e.g. a MemeQA LoRA adapter (text only)."""
+    from memelens.models.hf import HFBackend
+
+    return HFBackend

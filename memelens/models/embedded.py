@@ -52,7 +52,6 @@ import atexit
 import json
 import os
 import secrets
-import sys
 import threading
 import time
 import warnings
@@ -60,8 +59,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memelens.models import draw_seed, grammars
-from memelens.models.weights import resolve_model_path
+import memelens.models.grammars as grammars
+from memelens.models.seeds import draw_seed
+from memelens.models.weights import QWEN_ID, resolve_model_path
 from memelens.types import (
     ChatRequest,
     ChatResult,

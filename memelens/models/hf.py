@@ -19,11 +19,13 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memelens.config import ModelSpec
 from memelens.types import (ChatRequest, ChatResult, ErrorClass, ImagePart, InputError,
                             ModelCallError, Usage)
+
+if TYPE_CHECKING:
+    from memelens.config import ModelSpec
 
 
 def require_torch() -> tuple[Any, Any]:

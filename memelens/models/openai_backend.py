@@ -21,13 +21,12 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 import openai
 
-from memelens.config import ModelSpec
-from memelens.models import draw_seed
+from memelens.models.seeds import draw_seed
 from memelens.types import (
     ChatRequest,
     ChatResult,
@@ -37,6 +36,9 @@ from memelens.types import (
     OutputKind,
     Usage,
 )
+
+if TYPE_CHECKING:
+    from memelens.config import ModelSpec
 
 COOL_DOWN_S = 5.0
 FAILOVER_CLASSES = (ErrorClass.SERVER, ErrorClass.TIMEOUT)

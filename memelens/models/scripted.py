@@ -30,10 +30,12 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from memelens.config import ModelSpec
 from memelens.types import ChatRequest, ChatResult, ErrorClass, ModelCallError, Usage
+
+if TYPE_CHECKING:
+    from memelens.config import ModelSpec
 
 Responder = Callable[[ChatRequest], "str | ChatResult"]
 SCRIPTS: dict[str, Responder] = {}

@@ -7,7 +7,6 @@ import asyncio
 import signal
 import sys
 
-from memelens.testing import realistic
 from memelens.testing.server.config import DEFAULT_MODELS, FAULT_KINDS, HOST, ServerConfig
 from memelens.testing.server.app import _App
 

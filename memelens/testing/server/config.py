@@ -7,7 +7,6 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from memelens.testing import realistic
 
 
 HOST = "127.0.0.1"

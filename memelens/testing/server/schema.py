@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 from typing import Any, Iterable
 
 from memelens.testing.server.config import _h64
