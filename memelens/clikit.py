@@ -57,6 +57,25 @@ def safe(text: object) -> str:
     return escape(_CONTROL.sub("", str(text)))
 
 
+def finish_all(store, names: list[str], max_failure_rate: float) -> None:
+    """`finish` for several runs of one command: every run's line, then exit 1 if any is incomplete."""
+    from memelens.engine import RunIncomplete
+
+    if len(names) == 1:
+        finish(store, names[0], max_failure_rate)
+        return
+    incomplete = []
+    for name in names:
+        try:
+            finish(store, name, max_failure_rate)
+        except RunIncomplete as exc:
+            console.print(f"[red]{safe(str(exc))}[/]")
+            incomplete.append(name)
+    if incomplete:
+        raise RunIncomplete(f"runs {', '.join(incomplete)} are incomplete; rerun the same command to retry "
+                            "their failed calls")
+
+
 def finish(store, name: str, max_failure_rate: float) -> None:
     """The last lines of a method command: done (or what was accepted), else RunIncomplete (exit 1)."""
     from memelens.engine import ensure_complete

@@ -7,6 +7,7 @@ runs with no network and no key.
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -201,17 +202,55 @@ def _check_backend(spec: ModelSpec, where: str) -> None:
                              fix="write it like http://127.0.0.1:8000/v1 (scheme, host, port, path)")
 
 
-def load_config(path: Path | str, model: type[T]) -> T:
-    """Load a method config YAML into its pydantic model; relative paths resolve from the file."""
+def load_config(path: Path | str, model: type[T], overrides: dict[str, Any] | None = None) -> T:
+    """Load a method config YAML into its pydantic model; relative paths resolve from the file.
+    `overrides` (dotted keys, e.g. from `-o max_tokens.judging=900`) replace the file's values before
+    validation, so they are checked like the file and become part of the stored config."""
     path = Path(path)
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise InputError("the config must be a YAML mapping", where=str(path),
-                         fix="see the example configs in the README")
+                         fix="see the example configs in docs/")
+    data = with_overrides(data, overrides or {})
     try:
         return model.model_validate(data, context={"base_dir": path.resolve().parent})
     except ValidationError as exc:
-        raise validation_error(exc, str(path)) from None
+        raise validation_error(exc, f"{path} (with the command line's overrides)" if overrides else str(path)) \
+            from None
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``["key=value", "a.b=3"]`` (the CLI's ``-o``) → ``{"key": "value", "a.b": 3}``; values are read as
+    YAML scalars or flow collections (``3``, ``false``, ``[a, b]``), so they reach the config typed."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"override {item!r} is not KEY=VALUE", "-o", "write e.g. -o seed=3 or "
+                             "-o max_tokens.judging=900 (nested keys with dots)")
+        try:
+            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            out[key.strip()] = raw
+    return out
+
+
+def with_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """`data` with each dotted key of `overrides` set (nested mappings created as needed)."""
+    data = copy.deepcopy(data)
+    for dotted, value in overrides.items():
+        *parents, last = dotted.split(".")
+        node = data
+        for i, part in enumerate(parents):
+            child = node.get(part)
+            if child is None:
+                child = node[part] = {}
+            if not isinstance(child, dict):
+                raise InputError(f"override {dotted!r}: {'.'.join(parents[:i + 1])} is not a mapping", "-o",
+                                 "override the whole value, or a key of a mapping")
+            node = child
+        node[last] = value
+    return data
 
 
 def method_config(source: Path | str | dict[str, Any], model: type[T]) -> T:

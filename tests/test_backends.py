@@ -66,3 +66,18 @@ def test_an_unknown_backend_is_one_message_listing_the_registered_ones(tmp_path)
 def test_registry_of_a_spec_with_an_unknown_backend_is_refused_before_any_call():
     with pytest.raises(KeyError, match="no backend 'nope'"):
         models.create_backend(ModelSpec(name="x", backend="nope", model="m"))
+
+
+def test_a_backend_whose_extra_is_missing_stops_before_the_run_naming_the_install(monkeypatch):
+    import importlib.util
+
+    from memelens.models.preflight import preflight
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "xllamacpp" else real(name, *a))
+    monkeypatch.delenv("MEMELENS_MODELS", raising=False)
+    with pytest.raises(InputError) as info:
+        preflight(load_registry(None), ["embedded"])
+    assert "needs the `embedded` extra (xllamacpp not installed)" in str(info.value)
+    assert info.value.fix == "pip install 'memelens[embedded]'"

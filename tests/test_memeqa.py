@@ -514,3 +514,31 @@ def test_eval_cli_bad_input_exits_2_and_writes_nothing(tmp_path, dataset):
     assert main(base + ["--version", "none-minus", "--model", "no-such-model"]) == 2
     assert main(base + ["--version", "none-minus", "--model", "embedded", "--types", "humour"]) == 2
     assert not db.exists() or Store(db).list_runs() == []
+
+
+def test_eval_several_models_in_one_command_prints_one_table(tmp_path, dataset, capsys):
+    import yaml
+
+    data, images = dataset
+    register_script("qa-always-a", lambda request: "A")
+    register_script("qa-always-b", lambda request: "The answer is (b).")
+    models = tmp_path / "models.yaml"
+    models.write_text(yaml.safe_dump({n: {"backend": "scripted", "model": n} for n in ("qa-always-a", "qa-always-b")}))
+    db = tmp_path / "s.db"
+    base = ["--store", str(db), "--models", str(models), "qa", "eval", "--data", str(data), "--images",
+            str(images), "--version", "none-minus", "--split", "dev"]
+    assert main(base + ["--model", "qa-always-a", "--model", "no-such-model"]) == 2
+    assert not db.exists() or Store(db).list_runs() == []  # every model is checked before the first run
+    capsys.readouterr()
+    assert main(base + ["--model", "qa-always-a,qa-always-b"]) == 0
+    printed = capsys.readouterr().out
+    store = Store(db)
+    runs = [r["name"] for r in store.list_runs()]
+    assert len(runs) == 2
+    reports = {build_report(store, r)["model"]: build_report(store, r) for r in runs}
+    assert set(reports) == {"qa-always-a", "qa-always-b"}
+    assert reports["qa-always-a"]["micro"] != reports["qa-always-b"]["micro"]  # each model its own answers
+    header = next(line for line in printed.splitlines() if "qa-always-a" in line)
+    assert "qa-always-b" in header  # one table, a column per model
+    for report in reports.values():
+        assert f"{100 * report['macro']:.1f}" in printed

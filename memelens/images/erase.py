@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageOps
 
+from memelens.extras import install_hint
 from memelens.types import InputError, file_sha256
 
 Box = tuple[int, int, int, int]  # (x, y, w, h) in pixels of the original image
@@ -39,8 +40,8 @@ METHODS = ("telea", "ns")
 
 _WHERE = "text erasure"
 _NO_TESSERACT_FIX = (
-    "run `apt-get install tesseract-ocr` (the project's setup script does this) "
-    "or score on original images with --no-erase"
+    "run `apt-get install tesseract-ocr` (the project's setup script does this) and "
+    f"{install_hint('erase')}, or score on original images with --no-erase"
 )
 _OCR_TARGET_SIDE = 1000  # images whose longer side is smaller are upscaled for OCR (small print)
 _OCR_MAX_SCALE = 3.0
@@ -97,9 +98,9 @@ def _cv2() -> Any:
         import cv2
     except ImportError as exc:
         raise InputError(
-            f"OpenCV is not installed ({exc})",
+            f"text erasure needs the `erase` extra (OpenCV: {exc})",
             where=_WHERE,
-            fix="pip install opencv-python-headless==5.0.0.93, or score on original images with --no-erase",
+            fix=f"{install_hint('erase')}, or score on original images with --no-erase",
         ) from None
     return cv2
 

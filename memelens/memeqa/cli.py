@@ -34,10 +34,12 @@ def eval_command(
     images: Path = typer.Option(..., "--images", help="Folder of the meme PNGs (+ memes.jsonl)."),
     version: str = typer.Option(..., "--version", help="none-minus or none-plus."),
     split: str = typer.Option(..., "--split", help="train, dev or test."),
-    model: str = typer.Option(..., "--model", help="Registry name of the model."),
+    model: list[str] = typer.Option(..., "--model", help="Registry name of the model; repeat it (or "
+                                    "give a,b) to evaluate several and compare them in one table."),
     texts: Optional[Path] = typer.Option(None, "--texts", help="{image, text} JSONL (default: "
                                          "IMAGES/memes.jsonl)."),
-    run: Optional[str] = typer.Option(None, "--run", help="Run name (default from the options)."),
+    run: Optional[str] = typer.Option(None, "--run", help="Run name (default from the options); with "
+                                      "several models, the prefix of RUN-<model>."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most N questions, sampled by "
                                         "type and meme (seeded)."),
     types: Optional[list[str]] = typer.Option(None, "--types", help=TYPES_HELP),
@@ -48,17 +50,26 @@ def eval_command(
                                            help="Accept the run as done when at most this share of its "
                                                 "calls still failed after retries (default 0: none)."),
 ) -> None:
-    """Evaluate a model on one split of MemeQA (paper prompts, greedy, ≤10 new tokens)."""
-    from memelens.clikit import finish
+    """Evaluate one or more models on one split of MemeQA (paper prompts, greedy, ≤10 new tokens)."""
+    from memelens.clikit import finish_all
     from memelens.memeqa.runs import eval_run
 
     cfg = _settings(ctx)
-    name = asyncio.run(eval_run(cfg.store(), cfg.registry(), data=data, images=images,
-                                version=version, split=split, model=model, texts=texts,
-                                run_name=run, limit=limit, types=types, seed=seed,
-                                circular=circular, progress=cfg.progress))
-    _print_summary(cfg, name)
-    finish(cfg.store(), name, max_failure_rate)
+    models = _several(model, "--model")
+    registry = cfg.registry()
+    for name in models:  # every model known before the first question is asked
+        registry.get(name)
+    names = []
+    for name in models:
+        names.append(asyncio.run(eval_run(cfg.store(), registry, data=data, images=images, version=version,
+                                          split=split, model=name, texts=texts,
+                                          run_name=_run_name(run, name, len(models)), limit=limit,
+                                          types=types, seed=seed, circular=circular, progress=cfg.progress)))
+        if len(models) == 1:
+            _print_summary(cfg, names[0])
+    if len(models) > 1:
+        _print_comparison(cfg, names)
+    finish_all(cfg.store(), names, max_failure_rate)
 
 
 @qa_app.command("score")
@@ -67,21 +78,29 @@ def score_command(
     data: Path = typer.Option(..., "--data", help="Folder with none-minus/ and none-plus/ splits."),
     version: str = typer.Option(..., "--version", help="none-minus or none-plus."),
     split: str = typer.Option(..., "--split", help="train, dev or test."),
-    predictions: Path = typer.Option(..., "--predictions", help='JSONL of {"id", "prediction"}.'),
+    predictions: list[Path] = typer.Option(..., "--predictions", help='JSONL of {"id", "prediction"}; '
+                                           "repeat it to score several files and compare them."),
     run: Optional[str] = typer.Option(None, "--run", help="Run name."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Score the same sample as eval "
                                         "--limit N."),
     types: Optional[list[str]] = typer.Option(None, "--types", help=TYPES_HELP),
     seed: int = typer.Option(0, "--seed", help="Seed of the --limit sample."),
 ) -> None:
-    """Score answers produced elsewhere (raw text per question id); stored as a run."""
+    """Score answers produced elsewhere (raw text per question id); each file stored as a run."""
     from memelens.memeqa.runs import score_run
 
     cfg = _settings(ctx)
-    name = asyncio.run(score_run(cfg.store(), cfg.registry(), data=data, version=version,
-                                 split=split, predictions=predictions, run_name=run, limit=limit,
-                                 types=types, seed=seed))
-    _print_summary(cfg, name)
+    for path in predictions:
+        if not path.is_file():
+            raise InputError("predictions file not found", str(path), "check the path")
+    names = [asyncio.run(score_run(cfg.store(), cfg.registry(), data=data, version=version, split=split,
+                                   predictions=path, run_name=_run_name(run, path.stem, len(predictions)),
+                                   limit=limit, types=types, seed=seed))
+             for path in predictions]
+    if len(names) == 1:
+        _print_summary(cfg, names[0])
+    else:
+        _print_comparison(cfg, names)
 
 
 @qa_app.command("compare")
@@ -123,6 +142,44 @@ def compare_command(
 
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _several(values: list[str], option: str) -> list[str]:
+    """Repeated and comma-separated values, in order, each once."""
+    names = list(dict.fromkeys(v.strip() for value in values for v in value.split(",") if v.strip()))
+    if not names:
+        raise InputError(f"{option} is empty", option, f"give {option} NAME (repeat it for several)")
+    return names
+
+
+def _run_name(run: str | None, model: str, models: int) -> str | None:
+    if run is None or models == 1:
+        return run
+    return f"{run}-{model}"
+
+
+def _print_comparison(cfg, names: list[str]) -> None:
+    """One table, a column per run: accuracy by type, macro, micro, parse failures, failed calls."""
+    from memelens.clikit import console, out
+    from memelens.report import build_report
+
+    reports = [build_report(cfg.store(), name) for name in names]
+    first = reports[0]
+    table = Table(title=f"MemeQA {first['version']} {first['split']}: {len(names)} models")
+    table.add_column("type")
+    for report in reports:
+        table.add_column(report["model"], justify="right")
+    table.add_column("random", justify="right")
+    for qtype in first["accuracy"]:
+        table.add_row(qtype, *[_pct(r["accuracy"].get(qtype)) for r in reports],
+                      _pct(first["random_baseline"]["by_type"][qtype]))
+    table.add_row("macro", *[_pct(r["macro"]) for r in reports], _pct(first["random_baseline"]["macro"]))
+    table.add_row("micro", *[_pct(r["micro"]) for r in reports], _pct(first["random_baseline"]["micro"]))
+    table.add_row("scored", *[str(r["n_scored"]) for r in reports], "")
+    table.add_row("parse failures %", *[_pct(r["parse_failure_rate"]) for r in reports], "")
+    table.add_row("failed calls", *[str(r["n_failed_calls"]) for r in reports], "")
+    out.print(table)
+    console.print("runs: " + ", ".join(names) + "; `memelens report RUN` for details")
 
 
 def _print_summary(cfg, name: str) -> None:

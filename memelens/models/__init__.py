@@ -32,6 +32,15 @@ class Backend:
     vision_by_default: bool = False  # its models get the picture unless `vision: false`
     needs_base_url: bool = False  # a model entry must give `base_url`
     source: str = "memelens"  # where it was registered (named when a duplicate is refused)
+    extra: str | None = None  # the MemeLens extra that installs what it needs
+    modules: tuple[str, ...] = ()  # modules it imports that the core does not install
+
+    def check_installed(self, where: str) -> None:
+        """One InputError naming the `pip install` when the backend's extra is missing."""
+        if self.extra:
+            from memelens.extras import require_extra
+
+            require_extra(self.extra, *self.modules, needed_for=f"backend {self.name!r}", where=where)
 
 
 class DuplicateBackend(MemeLensError):
@@ -52,10 +61,11 @@ def register_backend(descriptor: Backend) -> None:
 
 
 def backend(name: str, *, vision_by_default: bool = False, needs_base_url: bool = False,
-            source: str = "memelens") -> Callable[[Callable[[], type]], Callable[[], type]]:
+            source: str = "memelens", extra: str | None = None,
+            modules: tuple[str, ...] = ()) -> Callable[[Callable[[], type]], Callable[[], type]]:
     """Decorate the function that imports and returns a backend class to register it as `name`."""
     def register(load: Callable[[], type]) -> Callable[[], type]:
-        register_backend(Backend(name, load, vision_by_default, needs_base_url, source))
+        register_backend(Backend(name, load, vision_by_default, needs_base_url, source, extra, modules))
         return load
     return register
 
@@ -82,6 +92,7 @@ def create_backend(spec: "ModelSpec") -> "ModelBackend":
     descriptor = find_backend(spec.backend)
     if descriptor is None:
         raise KeyError(f"no backend {spec.backend!r}; registered: {', '.join(sorted(backends()))}")
+    descriptor.check_installed(where=f"model {spec.name!r}")
     return descriptor.load()(spec)
 
 
@@ -96,7 +107,7 @@ def _openai() -> type:
     return OpenAIBackend
 
 
-@backend("embedded")
+@backend("embedded", extra="embedded", modules=("xllamacpp",))
 def _embedded() -> type:
     """The offline GGUF model shipped in a PyPI wheel, run by llama.cpp (text only)."""
     from memelens.models.embedded import EmbeddedBackend
@@ -112,7 +123,7 @@ def _scripted() -> type:
     return ScriptedBackend
 
 
-@backend("hf")
+@backend("hf", extra="train", modules=("torch", "transformers", "peft"))
 def _hf() -> type:
     """A local Hugging Face model (extra `train`), e.g. a MemeQA LoRA adapter (text only)."""
     from memelens.models.hf import HFBackend

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memelens.extras import install_hint
 from memelens.types import (ChatRequest, ChatResult, ErrorClass, ImagePart, InputError,
                             ModelCallError, Usage)
 
@@ -35,7 +36,7 @@ def require_torch() -> tuple[Any, Any]:
         import transformers
     except ImportError:
         raise InputError("the hf backend and fine-tuning need the `train` extra", "backend: hf",
-                         "pip install -r requirements-train.lock") from None
+                         f"{install_hint('train')} (install the torch build for your machine first)") from None
     return torch, transformers
 
 

@@ -10,6 +10,7 @@ from urllib.parse import urlparse
 from rich.console import Console
 
 from memelens.config import ModelRegistry, ModelSpec
+from memelens.models import backends
 from memelens.types import InputError
 
 console = Console(stderr=True)
@@ -19,6 +20,7 @@ def preflight(registry: ModelRegistry, names: list[str], timeout_s: float = 3.0)
     """Raise one InputError (exit 2) for the first model that cannot work; warn on dead replicas."""
     specs = [registry.get(name) for name in dict.fromkeys(names)]
     for spec in specs:
+        backends()[spec.backend].check_installed(where=f"model {spec.name!r} ({registry.source})")
         if spec.api_key_env and not os.environ.get(spec.api_key_env):
             raise InputError(f"model {spec.name!r}: environment variable {spec.api_key_env} is not set",
                              where=registry.source, fix=f"export {spec.api_key_env}=<your key>")
