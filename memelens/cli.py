@@ -35,11 +35,15 @@ def main_options(
     store: Optional[Path] = typer.Option(None, "--store", help="Run store (default ./memelens.db "
                                          "or $MEMELENS_STORE)."),
     models: Optional[Path] = typer.Option(None, "--models", help="Model registry YAML."),
-    verbose: int = typer.Option(0, "-v", "--verbose", count=True, help="More output."),
+    verbose: int = typer.Option(0, "-v", "--verbose", count=True,
+                                help="-v: each execution and every failed attempt as it happens; -vv: every call."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars; errors only."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit.",
                                  is_eager=True, callback=lambda value: _print_version(value)),
 ) -> None:
+    from memelens.logs import configure
+
+    configure(verbose, quiet)
     store_path = store or Path(os.environ.get(ENV_STORE) or "memelens.db")
     ctx.obj = Settings(store_path=store_path, models_path=models, verbose=verbose, quiet=quiet)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.console import Console
@@ -46,6 +46,37 @@ class Settings:
 
 def settings(ctx: typer.Context) -> Settings:
     return ctx.find_root().obj
+
+
+# ---- the options every method command shares ---------------------------------------------------
+
+LIMIT = typer.Option(None, "--limit", min=1, help="Use at most N items (memes, or questions for MemeQA); "
+                     "sets the config's `limit`.")
+SEED = typer.Option(None, "--seed", help="Seed of every random draw; sets the config's `seed`.")
+SET = typer.Option(None, "-o", "--set", metavar="KEY=VALUE",
+                   help="Set any config key, repeatable; nested keys with dots (-o max_tokens.judging=900).")
+
+
+def overrides(sets: Optional[list[str]], **options: Any) -> dict[str, Any]:
+    """The config values the command line sets: its named options that were given, then `-o KEY=VALUE`
+    (later wins), so they are validated with the file and stored with the run's config."""
+    from memelens.config import parse_overrides
+
+    given = {key: value for key, value in options.items() if value is not None}
+    return {**given, **parse_overrides(sets or [])}
+
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def default_run_name(method: str, models: list[str], data: Path | str, config: dict[str, Any]) -> str:
+    """``<method>-<models>-<data>-<hash>``: what ran, on what, and which config (6 hex digits of its
+    hash, so two configs never share a run by accident)."""
+    from memelens.engine import config_hash
+
+    who = "+".join(models) if len(models) <= 3 else f"{'+'.join(models[:3])}+{len(models) - 3}more"
+    parts = [method, who[:60], Path(str(data)).stem[:40], config_hash(config)[:6]]
+    return "-".join(_UNSAFE_NAME.sub("_", p).strip("_") or "x" for p in parts)
 
 
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -542,3 +542,23 @@ def test_eval_several_models_in_one_command_prints_one_table(tmp_path, dataset, 
     assert "qa-always-b" in header  # one table, a column per model
     for report in reports.values():
         assert f"{100 * report['macro']:.1f}" in printed
+
+
+def test_eval_from_a_config_file_with_options_and_overrides(tmp_path, dataset, monkeypatch):
+    import yaml
+
+    data, images = dataset
+    register_script("qa-cfg", lambda request: "A")
+    models = tmp_path / "models.yaml"
+    models.write_text(yaml.safe_dump({"qa-cfg": {"backend": "scripted", "model": "qa-cfg"}}))
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    (folder / "eval.yaml").write_text(f"data: {data}\nimages: {images}\nmodel: qa-cfg\nsplit: dev\nlimit: 5\n")
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "s.db"
+    assert main(["--store", str(db), "--models", str(models), "qa", "eval", "-c", str(folder / "eval.yaml"),
+                 "--limit", "4", "-o", "version=none-plus", "--run", "from-config"]) == 0
+    report = build_report(Store(db), "from-config")
+    assert report["version"] == "none-plus" and report["n_scored"] == 4  # the options won over the file
+    assert main(["--store", str(db), "qa", "eval", "-c", str(folder / "eval.yaml"), "-o", "nonsense"]) == 2
+    assert main(["--store", str(db), "qa", "eval", "--images", str(images), "--model", "qa-cfg"]) == 2

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from memelens.clikit import LIMIT, SEED, SET
 from memelens.types import InputError
 
 import_app = typer.Typer(help="Import results made elsewhere into the run store.", no_args_is_help=True)
@@ -22,9 +23,12 @@ def register(app: typer.Typer) -> None:
 def adam_command(
     ctx: typer.Context,
     config: Path = typer.Option(..., "-c", "--config", help="AdamMeme config YAML."),
-    run: Optional[str] = typer.Option(None, "--run", help="Run name (default: adam-<config name>)."),
-    repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help="Repeats (overrides the config)."),
-    no_erase: bool = typer.Option(False, "--no-erase", help="Score on the original pictures."),
+    run: Optional[str] = typer.Option(None, "--run", help="Run name (default: adam-<targets>-<memes>-<hash>)."),
+    limit: Optional[int] = LIMIT,
+    seed: Optional[int] = SEED,
+    sets: Optional[list[str]] = SET,
+    repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help="Repeats (sets the config's `repeats`)."),
+    no_erase: bool = typer.Option(False, "--no-erase", help="Score on the original pictures (erase: false)."),
     max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
                                            help="Accept the run as done when at most this share of its "
                                                 "calls still failed after retries (default 0: none)."),
@@ -32,22 +36,49 @@ def adam_command(
     """Run AdamMeme: mine, score and refine memes for one or more target models."""
     from memelens.adammeme.config import AdamConfig
     from memelens.adammeme.pipeline import check_inputs, run_adammeme
-    from memelens.clikit import finish, settings
+    from memelens.clikit import default_run_name, finish, overrides, settings
     from memelens.config import load_config
 
-    cfg = load_config(config, AdamConfig)
-    overrides = {"repeats": repeat} if repeat else {}
-    if no_erase:
-        overrides["erase"] = False
-    cfg = cfg.model_copy(update=overrides)
+    cfg = load_config(config, AdamConfig, overrides(sets, limit=limit, seed=seed, repeats=repeat,
+                                                    erase=False if no_erase else None))
     s = settings(ctx)
-    name = run or f"adam-{config.stem}"
+    name = run or default_run_name("adam", cfg.targets, cfg.memes, cfg.config_dict())
     cache = s.store_path.resolve().parent / "memelens-erased"
     memes = check_inputs(cfg, s.registry())  # before the store exists: bad input writes nothing
     store = s.store()
     asyncio.run(run_adammeme(cfg, store, s.registry(), name, progress=s.progress, erase_cache=cache,
                              memes=memes))
+    print_results(store, name)
     finish(store, name, max_failure_rate)
+
+
+def print_results(store, name: str) -> None:
+    """The run's results table: per target, the average score and failure rate with refinement and on
+    the original memes only (paper Table 2), the refinement steps, and the failed calls."""
+    from rich.table import Table
+
+    from memelens.clikit import out
+    from memelens.report import build_report
+
+    report = build_report(store, name)
+    table = Table(title=f"AdamMeme — {name} (score 1–10; failure: score < {report['threshold']:g})")
+    for column in ("target", "n", "avg score", "failure rate", "original n", "original avg", "original FR",
+                   "steps (improved)", "failed"):
+        table.add_column(column, justify="left" if column == "target" else "right")
+    for target, figures in report["targets"].items():
+        overall, original = figures["overall"], figures["original_only"]
+        table.add_row(target, str(overall["n"]), _num(overall["avg_score"]), _pct(overall["failure_rate"]),
+                      str(original["n"]), _num(original["avg_score"]), _pct(original["failure_rate"]),
+                      f"{figures['steps']['total']} ({figures['steps']['improved']})", str(overall["failed"]))
+    out.print(table)
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
 
 
 def erase_command(

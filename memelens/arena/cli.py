@@ -12,12 +12,12 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
-from pydantic import ValidationError
 from rich.table import Table
 
+from memelens.clikit import LIMIT, SEED, SET
 from memelens.types import InputError
 
 
@@ -32,7 +32,10 @@ def register(app: typer.Typer) -> None:
 def arena_command(
     ctx: typer.Context,
     config_path: Optional[Path] = typer.Option(None, "-c", "--config", help="Arena config YAML."),
-    run: Optional[str] = typer.Option(None, "--run", help="Run name (default from the config)."),
+    run: Optional[str] = typer.Option(None, "--run", help="Run name (default: arena-<targets>-<memes>-<hash>)."),
+    limit: Optional[int] = LIMIT,
+    seed: Optional[int] = SEED,
+    sets: Optional[list[str]] = SET,
     setting: Optional[list[str]] = typer.Option(
         None, "--setting", help="Reference setting, repeatable: fused, self, human, none."),
     both_orders: Optional[bool] = typer.Option(
@@ -52,23 +55,16 @@ def arena_command(
     if ctx.invoked_subcommand is not None:
         return
     from memelens.arena.config import ArenaConfig
-    from memelens.clikit import finish
     from memelens.arena.pipeline import extend_config, read_inputs, run_arena
-    from memelens.clikit import console, settings
-    from memelens.config import load_config, validation_error
-    from memelens.engine import config_hash
+    from memelens.clikit import console, default_run_name, finish, overrides, settings
+    from memelens.config import load_config
 
     if config_path is None:
         raise InputError("no config given", "memelens arena", "pass -c CONFIG (an arena YAML file)")
     cfg = settings(ctx)
-    config = load_config(config_path, ArenaConfig)
-    overrides: dict[str, Any] = {k: v for k, v in {"settings": setting, "both_orders": both_orders,
-                                                   "self_judging": self_judging}.items() if v is not None}
-    if overrides:
-        try:
-            config = ArenaConfig.model_validate({**config.model_dump(), **overrides})
-        except ValidationError as exc:
-            raise validation_error(exc, "command-line options") from None
+    config = load_config(config_path, ArenaConfig,
+                         overrides(sets, limit=limit, seed=seed, settings=setting or None, both_orders=both_orders,
+                                   self_judging=self_judging))
     if extend:
         if not cfg.store_path.exists():
             raise InputError("no store here yet", str(cfg.store_path), "pass the --store of the run to extend")
@@ -78,7 +74,7 @@ def arena_command(
                              "name a run made by `memelens arena`")
         config = extend_config(config, json.loads(row["config_json"]), extend)
     name = run or (f"{extend}+{'+'.join(config.added_targets)}" if extend
-                   else f"arena-{config_path.stem}-{config_hash(config.stored())[:6]}")
+                   else default_run_name("arena", config.targets, config.memes, config.stored()))
     registry = cfg.registry()
     inputs = read_inputs(config, registry)  # every input checked before the store is touched
     store = cfg.store()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import hashlib
+import logging
 import json
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, AsyncIterator, Iterator
@@ -25,6 +26,9 @@ from memelens.types import MemeLensError
 __all__ = ["CallOutcome", "Engine", "RUN_GC_THRESHOLD", "Run", "RunBusy", "RunIncomplete", "Store", "StoreError",
            "cache_key", "config_hash",
            "ensure_complete", "failure_text", "open_run"]
+
+
+log = logging.getLogger(__name__)
 
 
 def config_hash(config: dict[str, Any]) -> str:
@@ -72,6 +76,7 @@ async def open_run(store: Store, registry: ModelRegistry, *, name: str, method: 
     run_id, execution_id = store.open_run(name, method, config, config_hash(config), seed,
                                           __version__)
     run = Run(store, run_id, execution_id, name, method, seed)
+    log.info("run %r (%s): execution %d started", name, method, execution_id)
     beating = asyncio.create_task(_heartbeat(store, run_id, execution_id))
     with CallProgress(enabled=progress) as bar, _collector_for_many_calls():
         engine = Engine(store, registry, run_id=run_id, execution_id=execution_id, progress=bar,

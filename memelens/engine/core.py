@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterable, TypeVar
@@ -35,6 +36,8 @@ from memelens.types import (
     ParseFailure,
     Usage,
 )
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Parser = Callable[[str], Any]
@@ -289,11 +292,16 @@ class Engine:
                       latency: float) -> None:
         if error.error_class in CONTENT_ERRORS:
             state.content_failures += 1
+        log.info("%s: attempt %d failed (%s): %s", spec.name, state.attempts, error.error_class.value,
+                 str(error)[:200])
         self.store.put_attempt(key, spec.name, self.run_id, state.attempts, error.error_class,
                                str(error)[:2000], latency)
 
     def _record(self, spec: ModelSpec, request: ChatRequest, key: str, state: "_CallState",
                 latency: float, error: ModelCallError | None = None) -> CallRecord:
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s %s: %s after %d attempt(s), %.2f s", request.stage, spec.name,
+                      error.error_class.value if error else "ok", state.attempts, latency)
         stored = request_for_store(spec, request)
         stored["image_paths"] = _image_paths(request)
         return CallRecord(

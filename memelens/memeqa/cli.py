@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
+from memelens.clikit import SEED, SET
 from memelens.types import InputError
 
 qa_app = typer.Typer(no_args_is_help=True, help="MemeQA: holistic multiple-choice meme understanding.")
@@ -30,44 +31,61 @@ def _settings(ctx: typer.Context):
 @qa_app.command("eval")
 def eval_command(
     ctx: typer.Context,
-    data: Path = typer.Option(..., "--data", help="Folder with none-minus/ and none-plus/ splits."),
-    images: Path = typer.Option(..., "--images", help="Folder of the meme PNGs (+ memes.jsonl)."),
-    version: str = typer.Option(..., "--version", help="none-minus or none-plus."),
-    split: str = typer.Option(..., "--split", help="train, dev or test."),
-    model: list[str] = typer.Option(..., "--model", help="Registry name of the model; repeat it (or "
-                                    "give a,b) to evaluate several and compare them in one table."),
+    config: Optional[Path] = typer.Option(None, "-c", "--config", help="Eval config YAML (the keys of "
+                                          "EvalConfig); options given here override it."),
+    data: Optional[Path] = typer.Option(None, "--data", help="Folder with none-minus/ and none-plus/ splits."),
+    images: Optional[Path] = typer.Option(None, "--images", help="Folder of the meme PNGs (+ memes.jsonl)."),
+    version: Optional[str] = typer.Option(None, "--version", help="none-minus (default) or none-plus."),
+    split: Optional[str] = typer.Option(None, "--split", help="train, dev (default) or test."),
+    model: Optional[list[str]] = typer.Option(None, "--model", help="Registry name of the model; repeat it "
+                                              "(or give a,b) to evaluate several and compare them in one table."),
     texts: Optional[Path] = typer.Option(None, "--texts", help="{image, text} JSONL (default: "
                                          "IMAGES/memes.jsonl)."),
     run: Optional[str] = typer.Option(None, "--run", help="Run name (default from the options); with "
                                       "several models, the prefix of RUN-<model>."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="At most N questions, sampled by "
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N questions, sampled by "
                                         "type and meme (seeded)."),
     types: Optional[list[str]] = typer.Option(None, "--types", help=TYPES_HELP),
-    seed: int = typer.Option(0, "--seed", help="Seed of the --limit sample."),
-    circular: bool = typer.Option(False, "--circular", help="Ask every rotation of the options; "
-                                  "correct only if all are."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the --limit sample (default 0)."),
+    circular: Optional[bool] = typer.Option(None, "--circular/--no-circular", help="Ask every rotation of "
+                                            "the options; correct only if all are."),
+    sets: Optional[list[str]] = SET,
     max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
                                            help="Accept the run as done when at most this share of its "
                                                 "calls still failed after retries (default 0: none)."),
 ) -> None:
     """Evaluate one or more models on one split of MemeQA (paper prompts, greedy, ≤10 new tokens)."""
-    from memelens.clikit import finish_all
+    from memelens.clikit import finish_all, overrides
+    from memelens.config import load_config, method_config
+    from memelens.memeqa.config import EvalConfig
     from memelens.memeqa.runs import eval_run
 
     cfg = _settings(ctx)
-    models = _several(model, "--model")
+    # Paths given here are the shell's (from the working directory), not the config file's.
+    given = overrides(sets, data=_absolute(data), images=_absolute(images), version=version, split=split,
+                      texts=_absolute(texts), limit=limit, types=types, seed=seed, circular=circular)
+    if config is None:
+        for key, option in (("data", "--data"), ("images", "--images")):
+            if key not in given:
+                raise InputError(f"no {option} given", "memelens qa eval", f"pass {option}, or -c CONFIG")
+        if not model and "model" not in given:
+            raise InputError("no --model given", "memelens qa eval", "pass --model NAME (repeat it for several)")
+    models = _several(model, "--model") if model else [None]
+    configs = [load_config(config, EvalConfig, {**given, **({"model": m} if m else {})}) if config else
+               method_config({**given, **({"model": m} if m else {})}, EvalConfig) for m in models]
     registry = cfg.registry()
-    for name in models:  # every model known before the first question is asked
-        registry.get(name)
+    for c in configs:  # every model known before the first question is asked
+        registry.get(c.model)
     names = []
-    for name in models:
-        names.append(asyncio.run(eval_run(cfg.store(), registry, data=data, images=images, version=version,
-                                          split=split, model=name, texts=texts,
-                                          run_name=_run_name(run, name, len(models)), limit=limit,
-                                          types=types, seed=seed, circular=circular, progress=cfg.progress)))
-        if len(models) == 1:
-            _print_summary(cfg, names[0])
-    if len(models) > 1:
+    for c in configs:
+        names.append(asyncio.run(eval_run(cfg.store(), registry, data=c.data, images=c.images, version=c.version,
+                                          split=c.split, model=c.model, texts=c.texts,
+                                          run_name=_run_name(run, c.model, len(configs)), limit=c.limit,
+                                          types=c.types, seed=c.seed, circular=c.circular,
+                                          progress=cfg.progress)))
+    if len(names) == 1:
+        _print_summary(cfg, names[0])
+    else:
         _print_comparison(cfg, names)
     finish_all(cfg.store(), names, max_failure_rate)
 
@@ -144,6 +162,10 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
+def _absolute(path: Path | None) -> str | None:
+    return None if path is None else str(path.resolve())
+
+
 def _several(values: list[str], option: str) -> list[str]:
     """Repeated and comma-separated values, in order, each once."""
     names = list(dict.fromkeys(v.strip() for value in values for v in value.split(",") if v.strip()))
@@ -208,20 +230,22 @@ def _print_summary(cfg, name: str) -> None:
 @qa_app.command("build")
 def build_command(ctx: typer.Context,
                   config: Path = typer.Option(..., "-c", "--config", help="Build config YAML."),
+                  run: Optional[str] = typer.Option(None, "--run", help="Run name (sets the config's `run`)."),
+                  seed: Optional[int] = SEED,
+                  sets: Optional[list[str]] = SET,
                   max_failure_rate: float = typer.Option(
                       0.0, "--max-failure-rate", min=0.0, max=1.0,
                       help="Accept the run as done when at most this share of its calls still failed."),
                   ) -> None:
     """Construct MemeQA from annotations: QO pairs → AF → trivial filter → None+ → split."""
-    from memelens.clikit import console
+    from memelens.clikit import console, finish, overrides
     from memelens.config import load_config
-    from memelens.clikit import finish
     from memelens.memeqa.build import BuildConfig, run_build
     from memelens.memeqa.records import BuildInfo
     from memelens.records import read_record
 
     cfg = _settings(ctx)
-    build = load_config(config, BuildConfig)
+    build = load_config(config, BuildConfig, overrides(sets, run=run, seed=seed))
     name = asyncio.run(run_build(cfg.store(), cfg.registry(), build, progress=cfg.progress))
     info = read_record(cfg.store(), cfg.store().run_row(name)["id"], BuildInfo)
     for round_ in info.af_rounds:
@@ -235,16 +259,18 @@ def build_command(ctx: typer.Context,
 @qa_app.command("finetune")
 def finetune_command(ctx: typer.Context,
                      config: Path = typer.Option(..., "-c", "--config", help="Fine-tuning YAML."),
-                     run: Optional[str] = typer.Option(None, "--run", help="Run name.")) -> None:
+                     run: Optional[str] = typer.Option(None, "--run", help="Run name."),
+                     seed: Optional[int] = SEED,
+                     sets: Optional[list[str]] = SET) -> None:
     """LoRA fine-tuning with dev evaluation every 20% of an epoch (extra `train`); resumable."""
-    from memelens.clikit import console
+    from memelens.clikit import console, overrides
     from memelens.config import load_config
     from memelens.engine import open_run
     from memelens.memeqa.finetune import FinetuneConfig, finetune
     from memelens.memeqa.records import FinetuneInfo
 
     cfg = _settings(ctx)
-    settings = load_config(config, FinetuneConfig)
+    settings = load_config(config, FinetuneConfig, overrides(sets, seed=seed))
 
     def progress(state: dict) -> None:
         point = state["history"][-1]
