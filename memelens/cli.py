@@ -15,7 +15,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from memelens import __version__
+from memelens._version import __version__
 from memelens.clikit import Settings, console, finish, out, safe, settings  # noqa: F401 (the API)
 from memelens.config import ENV_STORE
 from memelens.files import write_text_atomic

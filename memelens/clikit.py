@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from memelens.config import ModelRegistry, load_registry
+from memelens.methods import default_run_name  # noqa: F401 (the method commands' default names)
 
 console = Console(stderr=True)
 out = Console()
@@ -66,17 +67,6 @@ def overrides(sets: Optional[list[str]], **options: Any) -> dict[str, Any]:
     return {**given, **parse_overrides(sets or [])}
 
 
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
-
-
-def default_run_name(method: str, models: list[str], data: Path | str, config: dict[str, Any]) -> str:
-    """``<method>-<models>-<data>-<hash>``: what ran, on what, and which config (6 hex digits of its
-    hash, so two configs never share a run by accident)."""
-    from memelens.engine import config_hash
-
-    who = "+".join(models) if len(models) <= 3 else f"{'+'.join(models[:3])}+{len(models) - 3}more"
-    parts = [method, who[:60], Path(str(data)).stem[:40], config_hash(config)[:6]]
-    return "-".join(_UNSAFE_NAME.sub("_", p).strip("_") or "x" for p in parts)
 
 
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")

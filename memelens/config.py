@@ -167,8 +167,14 @@ def load_registry(path: Path | str | None) -> ModelRegistry:
     if path is None:
         return ModelRegistry(specs)
     data = read_yaml(Path(path))
-    if data is None:
-        data = {}
+    return registry_from_mapping({} if data is None else data, str(path))
+
+
+def registry_from_mapping(data: Any, source: str) -> ModelRegistry:
+    """A registry of `data`'s entries (`{name: {backend, model, ...}}`) on top of the built-in models,
+    every entry checked as a registry file's is; `source` names where they came from in messages."""
+    specs = _builtin_specs()
+    path = source
     if not isinstance(data, dict):
         raise InputError("the registry must be a mapping of model names to specs", where=str(path),
                          fix="write `name: {backend: openai, model: ..., base_url: ...}` entries")

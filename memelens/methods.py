@@ -15,6 +15,8 @@ load torch, the embedded model or a method's statistics. Two descriptors with on
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -52,6 +54,8 @@ class Method:
     run       `async run(config, *, store, registry, name=None, progress=None) -> RunResult`: run (or
               resume) the method on `config` as run `name` (a default name when None). The same shape
               for every method.
+    tables    `tables(report) -> {name: [row dicts]}`: the report as flat tables (`memelens.Result`'s
+              `to_pandas`); None: one table of the report's top-level scalars.
     """
 
     name: str
@@ -63,19 +67,20 @@ class Method:
     demo_order: int = 100
     config: Callable[[Any], Any] | None = None
     run: Callable[..., Awaitable["RunResult"]] | None = None
+    tables: Callable[[dict[str, Any]], dict[str, list[dict[str, Any]]]] | None = None
 
 
     @classmethod
     def from_hooks(cls, name: str, title: str, hooks: Callable[[], Any], demo_order: int = 100) -> "Method":
-        """A method with all four hooks, taken from the functions `report`, `view`, `commands` and
-        `demo` of the module `hooks()` returns. That module is imported on the first call of a hook,
-        so the descriptor module stays light."""
+        """A method with every hook, taken from the functions `report`, `view`, `commands`, `demo`,
+        `config`, `run` and `tables` of the module `hooks()` returns. That module is imported on the
+        first call of a hook, so the descriptor module stays light."""
         def hook(attribute: str) -> Callable[..., Any]:
             return lambda *args, **kwargs: getattr(hooks(), attribute)(*args, **kwargs)
 
         return cls(name=name, title=title, report=hook("report"), view=hook("view"),
                    commands=hook("commands"), demo=hook("demo"), demo_order=demo_order,
-                   config=hook("config"), run=hook("run"))
+                   config=hook("config"), run=hook("run"), tables=hook("tables"))
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,20 @@ class RunResult:
         summary = store.run_summary(name)
         return cls(name=name, status=summary["status"], calls=summary["calls"],
                    calls_made=summary["calls_made"], failed_calls=summary["failed_calls"])
+
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def default_run_name(method: str, models: list[str], data: Path | str, config: dict[str, Any]) -> str:
+    """``<method>-<models>-<data>-<hash>``: what ran, on what, and which config (6 hex digits of its
+    hash, so two configs never share a run by accident)."""
+    from memelens.engine.store import canonical_json
+
+    who = "+".join(models) if len(models) <= 3 else f"{'+'.join(models[:3])}+{len(models) - 3}more"
+    digest = hashlib.sha256(canonical_json(config).encode()).hexdigest()[:6]  # = config_hash's first 6
+    parts = [method, who[:60], Path(str(data)).stem[:40], digest]
+    return "-".join(_UNSAFE_NAME.sub("_", p).strip("_") or "x" for p in parts)
 
 
 class DuplicateMethod(MemeLensError):

@@ -21,4 +21,10 @@ def _view(report: dict[str, Any], store: Any) -> tuple[list[Any], dict[str, Any]
     return demo_view(report, store)
 
 
-METHOD = Method(name="demo", title="demo screen", report=_report, view=_view)
+def _tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    from memelens.report.demo import tables
+
+    return tables(report)
+
+
+METHOD = Method(name="demo", title="demo screen", report=_report, view=_view, tables=_tables)

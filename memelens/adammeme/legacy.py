@@ -25,7 +25,7 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
-from memelens import __version__
+from memelens._version import __version__
 from memelens.adammeme.records import (MiningRecord, MisbeliefRecord, ReferenceRecord, RunMeta, SamplingRecord,
                                        ScoreRecord, StepRecord, TaxonomyRecord)
 from memelens.adammeme.taxonomy import SEED_CATEGORIES, Taxonomy, normalise_name

@@ -15,7 +15,7 @@ import json
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, AsyncIterator, Iterator
 
-from memelens import __version__
+from memelens._version import __version__
 from memelens.config import ModelRegistry
 from memelens.engine.core import CallOutcome, Engine, cache_key
 from memelens.engine.progress import CallProgress

@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from memelens import __version__
+from memelens._version import __version__
 from memelens.types import ActionableError, CallRecord, CallStatus, ErrorClass, InputError, Usage
 
 SCHEMA = """

@@ -10,6 +10,7 @@ from memelens.memeqa.runs import eval_run
 from memelens.memeqa.cli import register as commands  # noqa: F401
 from memelens.memeqa.demo import demo  # noqa: F401
 from memelens.report.memeqa import build as report  # noqa: F401
+from memelens.report.memeqa import tables  # noqa: F401
 from memelens.report.html import memeqa_view as view  # noqa: F401
 from memelens.config import ModelRegistry, method_config
 from memelens.engine import Store

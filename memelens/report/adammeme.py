@@ -137,3 +137,18 @@ def _agreement(store: Store, rid: int, rows: list[dict], threshold: float, categ
         votes = {r.meme: r.categories for r in read_records(store, rid, MiningRecord) if r.status == "ok"}
         out["labels"] = agreement.label_agreement(votes, human_labels, categories)
     return out
+
+
+def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The report as flat tables (`Result.to_pandas`): per target, per target × category, and every
+    scored sample and refinement step."""
+    targets, categories = [], []
+    for target, figures in report["targets"].items():
+        overall, original = figures["overall"], figures["original_only"]
+        targets.append({"target": target, **overall, "original_n": original["n"],
+                        "original_avg_score": original["avg_score"],
+                        "original_failure_rate": original["failure_rate"], "steps": figures["steps"]["total"],
+                        "improved_steps": figures["steps"]["improved"]})
+        categories += [{"target": target, "category": c, **v} for c, v in figures["categories"].items()]
+    return {"targets": targets, "categories": categories, "samples": report["details"]["samples"],
+            "steps": report["details"]["steps"]}

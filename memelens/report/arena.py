@@ -186,3 +186,12 @@ def _details(records: dict[str, list]) -> dict[str, Any]:
         memes.append({**meme, "personas": context.get("personas", []),
                       "context_error": context.get("error_class"), "tasks": tasks})
     return {"memes": memes}
+
+
+def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The report as flat tables (`Result.to_pandas`): the headline ranking, the ranking per dimension,
+    and each judge's agreement with the panel."""
+    return {"ranking": report["ranking"],
+            "dimensions": [{"dimension": d, **row} for d, rows in report["dimensions"].items() for row in rows],
+            "judges": [{"judge": j, **{k: v for k, v in figures.items() if k != "ranking"}}
+                       for j, figures in report["judges"].items()]}

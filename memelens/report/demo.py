@@ -17,3 +17,7 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     return {"screen": {"memes": len(rows), "answered": len(answered),
                        "agreement_with_labels": len(agree) / len(answered) if answered else None},
             "details": rows}
+
+
+def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    return {"screen": report["details"]}

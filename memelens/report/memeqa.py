@@ -54,3 +54,14 @@ def _timing(execution: dict[str, Any] | None, questions: int) -> dict[str, Any] 
 def _detail(record: dict[str, Any]) -> dict[str, Any]:
     """One question for the HTML report; gold and prediction as answer letters ("ACD", "N")."""
     return {k: record["gold_letters"] if k == "gold" else record.get(k) for k in DETAIL_KEYS}
+
+
+def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The report as flat tables (`Result.to_pandas`): accuracy per question type beside random
+    guessing, and every question asked. Build and fine-tune runs: their stored summary."""
+    if report.get("task") in ("build", "finetune"):
+        return {"dev": report.get("dev", [])} if report["task"] == "finetune" else \
+            {"af_rounds": report.get("af_rounds", [])}
+    return {"accuracy": [{"type": t, "n": report["n"][t], "accuracy": a,
+                          "random": report["random_baseline"]["by_type"][t]} for t, a in report["accuracy"].items()],
+            "questions": report["details"]}

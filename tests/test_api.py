@@ -1,0 +1,81 @@
+"""The Python API (issue 13): docs/api.md's example runs as written, and every method has one shape."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+import memelens
+from memelens.testing.server import start_server
+from memelens.types import InputError
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+
+
+def test_the_documented_example_runs_as_written(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    blocks = re.findall(r"```python\n(.*?)```", DOCS.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 2
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, str(DOCS), "exec"), namespace)  # noqa: S102 (the documentation's own code)
+    printed = capsys.readouterr().out
+    assert "done" in printed and "win_rate" in printed
+    assert namespace["again"].calls_made == namespace["result"].calls_made  # the rerun made no new call
+    assert (tmp_path / "example.db").exists()
+
+
+def test_import_memelens_is_light_and_exports_the_entry_points():
+    import subprocess
+    import sys
+
+    code = "import sys, memelens; print(sorted(m for m in ('memelens.api', 'pydantic', 'typer') if m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "[]"
+    assert callable(memelens.run_arena) and callable(memelens.run_memeqa) and callable(memelens.run_adammeme)
+    with pytest.raises(AttributeError):
+        memelens.no_such_thing  # noqa: B018
+
+
+def test_memeqa_and_adammeme_run_through_the_same_shape(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from report_runs import world
+
+    with start_server(latency_ms=0) as server:
+        w = world(tmp_path, server.base_url)
+        qa = memelens.run_memeqa({"data": str(w.qa_data), "images": str(w.qa_images), "model": "qwen-x"},
+                                 store=w.store, models=w.models)
+        adam = memelens.run("adammeme", w.adam, store=str(w.store), models=str(w.models), name="adam-api")
+    assert qa.status == "done" and qa.method == "memeqa" and qa.report["n_scored"] > 0
+    accuracy = qa.to_pandas("accuracy")
+    assert len(accuracy) == 11 and set(accuracy.columns) == {"type", "n", "accuracy", "random"}
+    assert adam.name == "adam-api" and set(adam.tables()) == {"targets", "categories", "samples", "steps"}
+    targets = adam.to_pandas("targets")
+    assert list(targets["target"]) == ["gpt-x", "llava-x"]
+    assert targets["avg_score"].tolist() == [adam.report["targets"][t]["overall"]["avg_score"] for t in ("gpt-x", "llava-x")]
+    with pytest.raises(InputError, match="no table 'nope'"):
+        adam.to_pandas("nope")
+
+
+def test_an_api_call_inside_a_running_event_loop_still_runs(tmp_path):
+    """A notebook cell runs inside an event loop, where asyncio.run() is refused."""
+    from memelens.samples import sample_memes_path
+
+    with start_server(latency_ms=0) as server:
+        models = {n: {"backend": "openai", "model": n, "base_url": server.base_url} for n in ("a", "b")}
+        config = {"memes": str(sample_memes_path()), "limit": 1, "agent": "a", "targets": ["a", "b"],
+                  "judges": ["a"], "bootstrap_rounds": 10}
+
+        async def notebook_cell():
+            return memelens.run_arena(config, store=tmp_path / "s.db", models=models)
+
+        result = asyncio.run(notebook_cell())
+        with pytest.raises(InputError, match="meme set not found"):  # a bad config: one message
+            memelens.run_arena({**config, "memes": str(tmp_path / "nowhere.jsonl")}, store=tmp_path / "s.db",
+                               models=models)
+    assert result.status == "done" and result.calls > 0
