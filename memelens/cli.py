@@ -1,6 +1,6 @@
 """`memelens` command line (typer). Thin on purpose: parse options, load config, call the Python API.
 
-Exit codes (DESIGN §3): 0 success, 2 bad input or config, 1 failure.
+Exit codes: 0 success, 2 bad input or config, 1 failure.
 """
 
 from __future__ import annotations

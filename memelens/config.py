@@ -27,7 +27,7 @@ ENV_MODELS = "MEMELENS_MODELS"
 
 
 class ModelSpec(BaseModel):
-    """One entry of the model registry (DESIGN §4)."""
+    """One entry of the model registry."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -45,7 +45,7 @@ class ModelSpec(BaseModel):
     rpm: float | None = Field(default=None, gt=0, description="Requests per minute cap.")
     vision: bool | None = Field(
         default=None, description="Accepts images (else it reads meme text + caption). Default: "
-        "true for `openai` endpoints (DESIGN §4: the image is sent unless a model is declared "
+        "true for `openai` endpoints (the image is sent unless a model is declared "
         "text-only with `vision: false`), false for the text-only embedded model.")
     price_in: float = Field(default=0.0, ge=0, description="USD per 1M prompt tokens.")
     price_out: float = Field(default=0.0, ge=0, description="USD per 1M completion tokens.")

@@ -1,4 +1,4 @@
-"""Load a meme set (DESIGN §5) into validated `Meme` records.
+"""Load a meme set into validated `Meme` records.
 
 Three layouts are read:
 

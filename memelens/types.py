@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Meme(BaseModel):
-    """One meme of a meme set (DESIGN §5)."""
+    """One meme of a meme set."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -1,6 +1,6 @@
 """Import the original AdamMeme code's files (Lbotirx/AdamMeme layout) as a MemeLens run.
 
-Read from DIR (DESIGN §5):
+Read from DIR:
 
 * `data/base_cat.json` and `data/<set>/cls_res_full_cat.json` → the taxonomy (the latter when present:
   it holds the categories mining added);

@@ -1,4 +1,4 @@
-"""`memelens arena -c CONFIG [--run NAME]` and `memelens arena rank BATTLES.jsonl` (DESIGN §3).
+"""`memelens arena -c CONFIG [--run NAME]` and `memelens arena rank BATTLES.jsonl`.
 
 Options given here override the config file's values (and so become part of the stored config).
 `--extend RUN` adds the config's new targets to the finished arena RUN: the new run keeps RUN's config

@@ -1,4 +1,4 @@
-"""MemeArena ranking (DESIGN §1 step 6, paper §2.4): online Elo and Bradley–Terry over battles.
+"""MemeArena ranking (paper §2.4): online Elo and Bradley–Terry over battles.
 
 Pure, vectorised, seeded functions in the style of FastChat's `rating_systems.py`. The input is a
 battles table in Chatbot Arena format — one record per pairwise judgment::
@@ -25,7 +25,7 @@ scale = 400 (the paper's α) and base = 10.
   the aggregated (pair, outcome) cells — the same distribution as resampling battle rows — and all
   rounds are fitted in one vectorised L-BFGS problem.
 * `rank_table` / `rank_by_dimension` — the report rows ``{model, elo, bt, bt_ci: [lo, hi], win_rate,
-  battles}`` (DESIGN §3); `mean_ci` — a figure's mean over repeated runs with its t-interval.
+  battles}``; `mean_ci` — a figure's mean over repeated runs with its t-interval.
 
 The battles table itself is `memelens.arena.battles`; reading battle files and the `arena rank`
 command's output are `memelens.arena.battle_file`. This module does no I/O.

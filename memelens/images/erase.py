@@ -1,6 +1,6 @@
 """Text erasure: find the words written on a meme (tesseract OCR) and paint them out (OpenCV inpainting).
 
-AdamMeme scores a meme on its picture with the text erased and the meme text in the prompt (DESIGN §1),
+AdamMeme scores a meme on its picture with the text erased and the meme text in the prompt,
 so an original and a rewritten text are judged against the same picture. The pipeline is:
 
 1. `find_text_boxes` runs `pytesseract.image_to_data` on two views of the image (grayscale and an

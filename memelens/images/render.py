@@ -1,4 +1,4 @@
-"""Draw the project's own sample memes (DESIGN §5 `samples/`).
+"""Draw the project's own sample memes (`memelens/samples`).
 
 Every picture is made here from simple shapes with Pillow — sky and ground, stick figures, animals as
 ellipses and triangles, buildings, flags as stripes — and carries classic meme text: white capitals
@@ -562,7 +562,7 @@ def render_meme(sample: SampleMeme) -> Image.Image:
 def render_samples(out_dir: str | Path) -> list[Path]:
     """Draw every sample meme into `out_dir` as `<id>.png` and write `out_dir/memes.jsonl`.
 
-    The JSONL follows DESIGN §5 (image paths relative to the JSONL file). Returns the files written,
+    The JSONL is a meme set (docs/models.md) (image paths relative to the JSONL file). Returns the files written,
     PNGs first in set order, the JSONL last. Same Pillow version → byte-identical files.
     """
     out = Path(out_dir)

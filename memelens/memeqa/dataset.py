@@ -1,6 +1,6 @@
 """MemeQA data: the official layout, the SemEval-2021 Task 6 memes, validation and selection.
 
-Official layout (DESIGN §5): ``DIR/{none-minus,none-plus}/{train,dev,test}.json``, each a JSON list of
+Official layout: ``DIR/{none-minus,none-plus}/{train,dev,test}.json``, each a JSON list of
 ``{id, img, question, options, general_type: single|multi, specific_type, answer_key}``. A single key
 is the index of the correct option; a multi key is one 0/1 flag per option (all zeros: none is
 correct, answered "N" in None−). None+ puts "None of the above" at index 3 of every question except

@@ -1,4 +1,4 @@
-"""The embedded offline model: llama.cpp in-process through `xllamacpp` (DESIGN §4).
+"""The embedded offline model: llama.cpp in-process through `xllamacpp`.
 
 Nothing to configure and no network: the built-in models ``embedded`` (Qwen2.5-Coder-1.5B-Instruct
 Q4_K_M) and ``embedded-small`` (SmolLM2-135M-Instruct Q4_1) run from weights shipped as Python

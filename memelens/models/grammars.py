@@ -1,4 +1,4 @@
-"""GBNF grammars and JSON-schema caps that constrain the embedded model's answers (DESIGN §4).
+"""GBNF grammars and JSON-schema caps that constrain the embedded model's answers.
 
 Every builder here is a pure function returning a llama.cpp GBNF grammar string (or a new schema
 dict); nothing imports llama.cpp, so the module is cheap to import and easy to unit-test. The

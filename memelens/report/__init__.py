@@ -15,7 +15,7 @@ from memelens.types import InputError
 
 
 def run_header(store: Store, name: str) -> dict[str, Any]:
-    """The `run` section every report starts with (DESIGN §3)."""
+    """The `run` section every report starts with."""
     r = store.run_summary(name)
     truncated = store.truncated_counts(r["id"])
     return {

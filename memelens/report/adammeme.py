@@ -1,4 +1,4 @@
-"""AdamMeme report (DESIGN §3): read the run's records (see `memelens.adammeme.pipeline`) → one dict.
+"""AdamMeme report: read the run's records (see `memelens.adammeme.pipeline`) → one dict.
 
 `targets.{T}` holds, for repeat 0 … R−1 pooled: `categories.{C}` and `overall` on history H (original
 samples plus scored rewrites — "with refinement"; `failed` beside n counts samples and steps that have

@@ -1,4 +1,4 @@
-"""MemeArena report (DESIGN §3), built from the run's records only (see `memelens.arena.pipeline`).
+"""MemeArena report, built from the run's records only (see `memelens.arena.pipeline`).
 
 Sections:
 

@@ -1,4 +1,4 @@
-"""MemeQA report (DESIGN §3): `accuracy.{type}`, `macro`, `micro`, `parse_failure_rate`,
+"""MemeQA report: `accuracy.{type}`, `macro`, `micro`, `parse_failure_rate`,
 `random_baseline.{macro, micro}`, counts, model-call latency, wall time per question (`timing`,
 `qa eval` runs), and `details` (one row per question: id, type, question, options, gold,
 prediction, raw output, correct) for the HTML report.
