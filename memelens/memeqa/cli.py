@@ -59,6 +59,7 @@ def eval_command(
     from memelens.config import load_config, method_config
     from memelens.memeqa.config import EvalConfig
     from memelens.memeqa.runs import eval_run
+    from memelens.models.preflight import preflight
 
     cfg = _settings(ctx)
     # Paths given here are the shell's (from the working directory), not the config file's.
@@ -74,8 +75,8 @@ def eval_command(
     configs = [load_config(config, EvalConfig, {**given, **({"model": m} if m else {})}) if config else
                method_config({**given, **({"model": m} if m else {})}, EvalConfig) for m in models]
     registry = cfg.registry()
-    for c in configs:  # every model known before the first question is asked
-        registry.get(c.model)
+    # Every model known, its key set and its endpoint reachable before the first question is asked.
+    preflight(registry, [c.model for c in configs])
     names = []
     for c in configs:
         names.append(asyncio.run(eval_run(cfg.store(), registry, data=c.data, images=c.images, version=c.version,
