@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterator
 
 from PIL import Image
 
+from memelens.extras import install_hint
 from memelens.types import InputError, Meme
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff")
@@ -282,7 +283,12 @@ def _csv_record(header: list[str], row: list[str], where: str) -> dict[str, Any]
 
 
 def _load_folder(ctx: _Context, ocr: Ocr | None) -> list[Meme]:
-    """One meme per image file; text from `<stem>.txt`, else `ocr`, else empty (warned once)."""
+    """One meme per image file; text from `<stem>.txt`, else `ocr` (by default RapidOCR, read once per
+    picture and cached by its content: `memelens.images.erase.cached_ocr_text`), else empty (warned once)."""
+    if ocr is None:
+        from memelens.images.erase import cached_ocr_text, text_detection_available
+
+        ocr = cached_ocr_text if text_detection_available() else None
     images = sorted(p for p in ctx.source.iterdir()
                     if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
     if not images:
@@ -296,8 +302,8 @@ def _load_folder(ctx: _Context, ocr: Ocr | None) -> list[Meme]:
         without_text += text is None
         memes.append(meme.model_copy(update={"text": text or ""}))
     if without_text:
-        warnings.warn(f"{ctx.source}: {without_text} image(s) have no sidecar .txt and no OCR was "
-                      "given; their meme text is empty", stacklevel=3)
+        warnings.warn(f"{ctx.source}: {without_text} image(s) have no sidecar .txt and OCR is not "
+                      f"installed ({install_hint('erase')}); their meme text is empty", stacklevel=3)
     return memes
 
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up MemeLens in ./.venv from pinned files only. Usage: bash scripts/setup.sh [--test]
 #   --test  also the test tools: pytest, selenium, the `train` extra (CPU torch, transformers,
-#           peft: the LoRA tests), Debian tesseract-ocr (OCR tests) and chromium (report browser
-#           tests); system packages are installed only when running as root.
+#           peft: the LoRA tests), Debian tesseract-ocr (the OCR tests' second engine) and chromium
+#           (report browser tests); system packages are installed only when running as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
@@ -35,8 +35,8 @@ apt_install() {  # apt_install BINARY PACKAGE...
     || say "could not install $* (see $LOG); dependent features will say so"
 }
 
-apt_install tesseract tesseract-ocr
 if [ "${1:-}" = "--test" ]; then
+  apt_install tesseract tesseract-ocr  # the tests' second OCR engine (erasure uses RapidOCR)
   say "installing test tools and the train extra (log: $LOG)"
   .venv/bin/python -m pip install --disable-pip-version-check -q -r requirements-test.lock \
     -r requirements-train.lock >>"$LOG" 2>&1 \

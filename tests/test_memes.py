@@ -302,12 +302,14 @@ def test_folder_with_sidecars_and_ocr(good: Path):
     assert all(m.image.is_absolute() for m in memes)
 
 
-def test_folder_without_ocr_warns_once(good: Path):
+def test_folder_without_ocr_warns_once(good: Path, monkeypatch):
+    monkeypatch.setattr("memelens.images.erase.text_detection_available", lambda: False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         memes = load_memes(good)
     assert [m.text for m in memes] == ["", ""]
     assert len(caught) == 1 and "2 image(s)" in str(caught[0].message)
+    assert "pip install 'memelens[erase]'" in str(caught[0].message)
 
 
 def test_folder_limit_skips_ocr_of_the_rest(good: Path):

@@ -21,7 +21,8 @@ from rich.table import Table
 
 from memelens.adammeme.config import AdamConfig, MaxTokens
 from memelens.adammeme.pipeline import run_adammeme
-from memelens.images.erase import tesseract_available
+from memelens.extras import install_hint
+from memelens.images.erase import text_detection_available
 from memelens.demo import demo_meme_file
 from memelens.report import build_report
 from memelens.samples import sample_memes_path
@@ -54,10 +55,10 @@ async def demo(inputs: "DemoInputs") -> str:
     chosen = [m for m in inputs.memes if m.id in DEMO_MEMES]
     memes_path = demo_meme_file(chosen, "adammeme")
     sample_dir = sample_memes_path().parent
-    erase = tesseract_available()
+    erase = text_detection_available()
     if not erase:
-        console.print("[yellow]note:[/] tesseract is not installed: AdamMeme scores on the original "
-                      "pictures (install tesseract-ocr to erase meme text first)")
+        console.print("[yellow]note:[/] text detection is not installed: AdamMeme scores on the original "
+                      f"pictures ({install_hint('erase')} to erase meme text first)")
     cfg = demo_config(memes_path, model, erase)
     name = f"demo-adammeme-{model}"
     await run_adammeme(cfg, inputs.store, inputs.registry, name, progress=inputs.progress,

@@ -137,7 +137,7 @@ async def _mine_wave(wave: list[Meme], taxonomy: Taxonomy, engine: Engine, cfg: 
             "categories": [] if failed else list(dict.fromkeys(kept + accepted)),
             "votes": votes, "miners": [{"ok": o.ok, "answer": o.value, "error_class":
                                         o.error_class.value if o.error_class else None} for o in answers],
-            "proposals": props, "labels": list(meme.labels)}
+            "proposals": props, "labels": list(meme.labels), "text": meme.text}
     return records
 
 

@@ -33,19 +33,20 @@ from memelens.config import ModelRegistry
 from memelens.engine import CallOutcome, Engine, Run, Store, open_run
 from memelens.records import Record
 from memelens.images.thumbnail import meme_image_records
-from memelens.images.erase import erased_image_for, tesseract_available
+from memelens.extras import install_hint
+from memelens.images.erase import erased_image_for, text_detection_available
 from memelens.memes import load_memes
 from memelens.types import InputError, Meme
 
 
 def check_inputs(cfg: AdamConfig, registry: ModelRegistry) -> list[Meme]:
-    """Everything that can be wrong before a run starts: models, tesseract, the meme set."""
+    """Everything that can be wrong before a run starts: models, text detection, the meme set."""
     for name in (cfg.agent, *cfg.targets):
         registry.get(name)
-    if cfg.erase and not tesseract_available():
-        raise InputError("tesseract is not installed, so meme text cannot be erased for scoring",
-                         "config: erase", "install tesseract-ocr, or score on the original pictures "
-                         "with `erase: false` in the config (or `memelens adam --no-erase`)")
+    if cfg.erase and not text_detection_available():
+        raise InputError("text detection (RapidOCR, OpenCV) is not installed, so meme text cannot be erased "
+                         "for scoring", "config: erase", f"{install_hint('erase')}, or score on the original "
+                         "pictures with `erase: false` in the config (or `memelens adam --no-erase`)")
     return load_memes(cfg.memes, require_images=cfg.require_images, limit=cfg.limit)
 
 

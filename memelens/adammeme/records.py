@@ -111,6 +111,8 @@ class MiningRecord(AdamRecord):
     miners: list[MinerAnswer]
     proposals: list[Proposal]
     labels: list[str] = Field(description="The meme set's own labels, kept for agreement figures.")
+    text: str = Field(default="", description="The meme's text as the run read it (its meme set, a sidecar "
+                                          ".txt, or OCR for a folder of images). Empty in older stores.")
 
 
 class SamplingRecord(AdamRecord):

@@ -1,19 +1,25 @@
-"""Text erasure: find the words written on a meme (tesseract OCR) and paint them out (OpenCV inpainting).
+"""Text erasure: find the text lines written on a meme (RapidOCR) and paint them out (OpenCV inpainting).
 
 AdamMeme scores a meme on its picture with the text erased and the meme text in the prompt,
 so an original and a rewritten text are judged against the same picture. The pipeline is:
 
-1. `find_text_boxes` runs `pytesseract.image_to_data` on two views of the image (grayscale and an
-   inverted "white text" view that turns white-with-black-outline meme lettering into dark-on-light print),
-   keeps the confident words and merges their slightly padded boxes.
-2. `erase_text` builds a mask from the boxes, refined inside each box to the text pixels (near-white
-   letters plus their dark outline, or the minority Otsu class for other text), dilates it and fills it
-   with `cv2.inpaint` (Telea or Navier-Stokes). The result is written as PNG, atomically.
-3. `erase_dir` / `iter_erase_dir` do a folder, resumably; `erased_image_for` is the content-addressed
-   cache the scoring stage uses so each image is erased once.
+1. `detect_text` finds the text lines with PP-OCRv4's detector (RapidOCR; the ONNX models ship in the
+   `rapidocr-onnxruntime` wheel, nothing is downloaded): captions of any colour, outline, size or angle.
+2. `erase_regions` fills each line's quadrilateral, grows it by 0.3 × the line height (outlines,
+   shadows, anti-aliasing), inpaints it (`cv2.inpaint`, Telea or Navier-Stokes; only masked pixels
+   change), then detects again and erases what is left of those lines (a second pass).
+3. `erase_text` writes the result as PNG, atomically; `erase_dir` / `iter_erase_dir` do a folder,
+   resumably; `erased_image_for` is the content-addressed cache the scoring stage uses, so each image
+   is erased once.
+
+`read_text` / `ocr_text` / `cached_ocr_text` read the text (detection, angle, recognition), e.g. for a
+meme set given as a folder of images. The tesseract functions (`find_text_boxes`, `ocr_words`) remain
+as a second, independent engine: `bench/erase_quality.py` and the tests check an erasure with the
+engine that did not detect the text. `bench/erase_quality.py` measured why the detector changed: on the
+190 SemEval dev memes, tesseract's word boxes left text that RapidOCR still read.
 
 Images are handled as RGB uint8 arrays (never BGR): numpy arrays passed in are read as RGB / gray.
-OpenCV and pytesseract are imported lazily, so `import memelens` works without them.
+OpenCV, RapidOCR and pytesseract are imported lazily, so `import memelens` works without them.
 """
 
 from __future__ import annotations
@@ -412,6 +418,140 @@ def ocr_words(
 
 
 # --------------------------------------------------------------------------------------------------
+# Text detection and reading: RapidOCR (PP-OCRv4 detection and recognition, ONNX models inside the
+# `rapidocr-onnxruntime` wheel: nothing is downloaded at run time)
+# --------------------------------------------------------------------------------------------------
+
+Quad = tuple[tuple[float, float], ...]  # a text line's four corners, clockwise from top left
+
+
+@lru_cache(maxsize=1)
+def _rapidocr() -> Any:
+    try:
+        from rapidocr_onnxruntime import RapidOCR
+    except ImportError as exc:
+        raise InputError(f"text detection needs the `erase` extra ({exc})", where=_WHERE,
+                         fix=f"{install_hint('erase')}, or score on original images with --no-erase") from None
+    return RapidOCR(print_verbose=False)
+
+
+def text_detection_available() -> bool:
+    """True when RapidOCR and OpenCV import (erasure and OCR can run)."""
+    try:
+        _rapidocr()
+        _cv2()
+    except InputError:
+        return False
+    return True
+
+
+def _bgr(rgb: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(rgb[:, :, ::-1]) if rgb.ndim == 3 else rgb
+
+
+def detect_text(image: Image.Image | np.ndarray | str | os.PathLike[str]) -> list[Quad]:
+    """The text lines of an image as quadrilaterals (PP-OCRv4 detection): captions of any colour,
+    outline, size and angle, and small print."""
+    rgb = load_rgb(image) if isinstance(image, (str, os.PathLike)) else _as_rgb_array(image)
+    if rgb.ndim == 2:
+        rgb = np.repeat(rgb[:, :, None], 3, axis=2)
+    found, _ = _rapidocr()(_bgr(rgb), use_det=True, use_cls=False, use_rec=False)
+    return [tuple((float(x), float(y)) for x, y in quad) for quad in (found or [])]
+
+
+def read_text(image: Image.Image | np.ndarray | str | os.PathLike[str],
+              min_score: float = 0.5) -> list[tuple[Quad, str, float]]:
+    """The text lines of an image, read (detection, angle classification and recognition): `(quad, text,
+    score)` in reading order, lines scored below `min_score` left out."""
+    rgb = load_rgb(image) if isinstance(image, (str, os.PathLike)) else _as_rgb_array(image)
+    if rgb.ndim == 2:
+        rgb = np.repeat(rgb[:, :, None], 3, axis=2)
+    found, _ = _rapidocr()(_bgr(rgb))
+    lines = [(tuple((float(x), float(y)) for x, y in quad), str(text), float(score))
+             for quad, text, score in (found or []) if float(score) >= min_score]
+    height = np.median([_quad_height(q) for q, _, _ in lines]) if lines else 1.0
+    return sorted(lines, key=lambda line: (round(min(y for _, y in line[0]) / max(height, 1.0)),
+                                           min(x for x, _ in line[0])))
+
+
+def ocr_text(image: Image.Image | np.ndarray | str | os.PathLike[str]) -> str:
+    """The text written on an image, one line per detected text line (for a folder of memes)."""
+    return "\n".join(text for _, text, _ in read_text(image))
+
+
+def cached_ocr_text(image_path: str | os.PathLike[str]) -> str:
+    """`ocr_text` of an image file, read once per picture: kept under the user cache by the file's
+    sha256 (a folder of memes is read again at every run; its pictures are OCR'd once)."""
+    from memelens.files import user_cache_root, write_text_atomic
+
+    cached = user_cache_root() / "ocr" / f"{file_sha256(Path(image_path))}-ppocrv4.txt"  # per engine
+    if cached.is_file():
+        return cached.read_text(encoding="utf-8")
+    text = ocr_text(image_path)
+    write_text_atomic(cached, text)
+    return text
+
+
+def _quad_height(quad: Quad) -> float:
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = quad
+    return (float(np.hypot(x3 - x0, y3 - y0)) + float(np.hypot(x2 - x1, y2 - y1))) / 2
+
+
+def region_mask(shape: tuple[int, ...], quads: Sequence[Quad], grow: float = 0.3,
+                min_grow: int = 3) -> np.ndarray:
+    """The inpainting mask (uint8, 255 = erase) of text lines: each quadrilateral filled and grown by
+    `grow` × its line height (at least `min_grow` px), so outlines, shadows and anti-aliasing go too."""
+    cv2 = _cv2()
+    height, width = shape[:2]
+    mask = np.zeros((height, width), dtype=np.uint8)
+    for quad in quads:
+        g = max(min_grow, int(round(grow * _quad_height(quad))))
+        points = np.round(np.array(quad, dtype=np.float64)).astype(np.int32)
+        x0, y0 = np.maximum(points.min(axis=0) - g, 0)
+        x1, y1 = np.minimum(points.max(axis=0) + g + 1, [width, height])
+        if x1 <= x0 or y1 <= y0:
+            continue
+        window = np.zeros((y1 - y0, x1 - x0), dtype=np.uint8)
+        cv2.fillPoly(window, [points - [x0, y0]], 255)
+        window = cv2.dilate(window, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * g + 1, 2 * g + 1)))
+        region = mask[y0:y1, x0:x1]
+        np.maximum(region, window, out=region)
+    return mask
+
+
+def erase_regions(rgb: np.ndarray, *, passes: int = 2, method: str = "telea", grow: float = 0.3
+                  ) -> tuple[np.ndarray, np.ndarray, int]:
+    """(erased image, union of the masks painted, lines found): detect, mask, inpaint; then detect
+    again on the result and erase what is still found of the text already erased (a line a first
+    pass left half visible), up to `passes` times. Only masked pixels change.
+
+    A later pass keeps only lines no taller than the first pass's tallest and lying mostly on what was
+    painted: an inpainted smear can look like one huge text line to the detector, and erasing it
+    would wipe the picture."""
+    current, painted, found = rgb, np.zeros(rgb.shape[:2], dtype=np.uint8), 0
+    tallest = None
+    for _ in range(passes):
+        quads = detect_text(current)
+        if tallest is not None:
+            quads = [q for q in quads if _quad_height(q) <= tallest and _share_on(painted, q) >= 0.5]
+        if not quads:
+            break
+        tallest = tallest or max(_quad_height(q) for q in quads)
+        found += len(quads)
+        mask = region_mask(current.shape, quads, grow=grow)
+        current = inpaint(current, mask, method=method)
+        np.maximum(painted, mask, out=painted)
+    return current, painted, found
+
+
+def _share_on(mask: np.ndarray, quad: Quad) -> float:
+    """The share of the quadrilateral's pixels that `mask` covers."""
+    own = region_mask(mask.shape, [quad], grow=0, min_grow=0)
+    area = int((own > 0).sum())
+    return float(((own > 0) & (mask > 0)).sum()) / area if area else 0.0
+
+
+# --------------------------------------------------------------------------------------------------
 # Erasing
 # --------------------------------------------------------------------------------------------------
 
@@ -495,28 +635,29 @@ def erase_text(
     boxes: Sequence[Box] | None = None,
     method: str = "telea",
     dilate: int = 5,
-    min_conf: float = 50,
 ) -> EraseResult:
     """Erase the text of one image and write the result to `out_path` as PNG (atomically).
 
-    With `boxes=None` the text is found by OCR (`find_text_boxes`), which needs tesseract; with
-    explicit boxes no OCR runs. An image without text is written unchanged (as PNG)."""
+    With `boxes=None` the text lines are found by RapidOCR's detector and erased in up to two passes
+    (`erase_regions`); with explicit boxes `(x, y, w, h)` no detection runs and the letters inside them
+    are painted out (`build_mask`, grown by `dilate` px). An image without text is written unchanged."""
     image_path, out_path = Path(image_path), Path(out_path)
     if method not in METHODS:
         raise InputError(
             f"unknown inpainting method {method!r}", where=_WHERE, fix=f"use one of {', '.join(METHODS)}"
         )
+    _cv2()  # fail before reading when OpenCV is missing
     if boxes is None:
-        _require_tesseract()
-    cv2 = _cv2()  # fail before reading when OpenCV is missing
-    del cv2
+        _rapidocr()
     rgb = load_rgb(image_path)
     if boxes is None:
-        boxes = find_text_boxes(rgb, min_conf=min_conf)
-    boxes = list(boxes)
-    result = inpaint(rgb, build_mask(rgb, boxes, dilate=dilate), method=method) if boxes else rgb
+        result, _, found = erase_regions(rgb, method=method)
+    else:
+        boxes = list(boxes)
+        found = len(boxes)
+        result = inpaint(rgb, build_mask(rgb, boxes, dilate=dilate), method=method) if boxes else rgb
     _write_png_atomic(result, out_path)
-    return EraseResult(boxes_found=len(boxes), out_path=out_path, source=image_path)
+    return EraseResult(boxes_found=found, out_path=out_path, source=image_path)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -549,8 +690,6 @@ def iter_erase_dir(
     out_dir: str | os.PathLike[str],
     *,
     method: str = "telea",
-    dilate: int = 5,
-    min_conf: float = 50,
 ) -> Iterator[EraseResult]:
     """Erase every image of `in_dir` into `out_dir/<stem>.png`, yielding one result per image.
 
@@ -558,7 +697,7 @@ def iter_erase_dir(
     for a progress total, e.g. `for r in track(iter_erase_dir(a, b), total=n)`."""
     images = list_images(in_dir)
     if images:
-        _require_tesseract()
+        _rapidocr()
     out_dir = Path(out_dir)
     names = _output_names(images)
     for src in images:
@@ -569,7 +708,7 @@ def iter_erase_dir(
                 continue
         except FileNotFoundError:
             pass
-        yield erase_text(src, dst, method=method, dilate=dilate, min_conf=min_conf)
+        yield erase_text(src, dst, method=method)
 
 
 def erase_dir(
@@ -577,11 +716,9 @@ def erase_dir(
     out_dir: str | os.PathLike[str],
     *,
     method: str = "telea",
-    dilate: int = 5,
-    min_conf: float = 50,
 ) -> list[EraseResult]:
     """`iter_erase_dir` run to the end."""
-    return list(iter_erase_dir(in_dir, out_dir, method=method, dilate=dilate, min_conf=min_conf))
+    return list(iter_erase_dir(in_dir, out_dir, method=method))
 
 
 def erased_image_for(
@@ -589,18 +726,17 @@ def erased_image_for(
     cache_dir: str | os.PathLike[str],
     *,
     method: str = "telea",
-    dilate: int = 5,
 ) -> Path:
-    """The text-erased version of an image, from `cache_dir/<sha256>.png` (erased once, then reused).
-
-    Keyed by the image's sha256, so the same picture under two names is erased once; non-default
-    settings get their own file (`<sha256>-<method>-d<dilate>.png`)."""
+    """The text-erased version of an image, from `cache_dir/<sha256>-lines.png` (erased once, then
+    reused). Keyed by the image's sha256, so the same picture under two names is erased once; the
+    `-lines` tag keeps pictures erased by the earlier word-box method (`<sha256>.png`) from being
+    reused; another inpainting method gets its own file (`<sha256>-lines-ns.png`)."""
     image_path = Path(image_path)
     if not image_path.is_file():
         load_rgb(image_path)  # raises the InputError naming the file
     digest = file_sha256(image_path)
-    suffix = "" if (method, dilate) == ("telea", 5) else f"-{method}-d{dilate}"
+    suffix = "-lines" if method == "telea" else f"-lines-{method}"
     out = Path(cache_dir) / f"{digest}{suffix}.png"
     if not out.is_file():
-        erase_text(image_path, out, method=method, dilate=dilate)
+        erase_text(image_path, out, method=method)
     return out
