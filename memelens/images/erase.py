@@ -15,8 +15,9 @@ so an original and a rewritten text are judged against the same picture. The pip
 `read_text` / `ocr_text` / `cached_ocr_text` read the text (detection, angle, recognition), e.g. for a
 meme set given as a folder of images. The tesseract functions (`find_text_boxes`, `ocr_words`) remain
 as a second, independent engine: `bench/erase_quality.py` and the tests check an erasure with the
-engine that did not detect the text. `bench/erase_quality.py` measured why the detector changed: on the
-190 SemEval dev memes, tesseract's word boxes left text that RapidOCR still read.
+engine that did not detect the text. Why the detector changed (`bench/erase_quality.py`, the 190 SemEval
+dev memes): after tesseract's word boxes were erased, RapidOCR still read 7.6% of the words it read
+before (190 of 2,494); after RapidOCR's lines, 0.0% (0 of 2,494), and tesseract 1 of 2,188.
 
 Images are handled as RGB uint8 arrays (never BGR): numpy arrays passed in are read as RGB / gray.
 OpenCV, RapidOCR and pytesseract are imported lazily, so `import memelens` works without them.
