@@ -25,7 +25,8 @@ is run against one local test server of fixed latency (its own process), twice:
   both (the original worked from pre-erased pictures).
 
 Prints each side's wall time and calls, the wall-time ratio, and MemeLens' calls for the extra
-target over its calls for the first. Last line: `ratio: <original wall / MemeLens wall>`.
+target over its calls for the first, by stage (0 in every target-independent one). Last line:
+`floor_ratio: <MemeLens wall / Algorithm 1 floor>`; `--skip-original` measures MemeLens alone.
 
 Before it, the **Algorithm 1 floor**: within a (target, category) the chains run in order and every
 step waits for the one before (each reads H and P as the previous left them, and goes on only if
@@ -58,6 +59,7 @@ from memelens.adammeme.messages import MemeView
 from memelens.adammeme.mining import examiner_request, judge_request, majority, miner_request, parse_miner
 from memelens.adammeme.misbelief import narrator_request, parse_misbelief
 from memelens.adammeme.pipeline import run_adammeme
+from memelens.adammeme.records import MiningRecord
 from memelens.adammeme.reference import build_reference
 from memelens.adammeme.refinement import refine_category, validity_checked
 from memelens.adammeme.sampling import plan_samples
@@ -165,7 +167,8 @@ def original_mining(memes: list[Meme], cfg: AdamConfig, engine: BlockingEngine) 
                 with lock:
                     if not taxonomy.rejection(name):
                         kept.append(taxonomy.add(name, description, meme.id))
-        mined[meme.id] = {"status": "ok", "categories": kept}
+        mined[meme.id] = MiningRecord(meme=meme.id, status="ok", categories=kept, votes={}, miners=[],
+                                      proposals=[], labels=[])
 
     in_threads(split(memes, 8), lambda part: [mine_one(m) for m in part])
     return taxonomy, mined
@@ -177,7 +180,7 @@ def original_schedule(memes: list[Meme], cfg: AdamConfig, engine: BlockingEngine
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plan = plan_samples([m.id for m in memes], mined, taxonomy, cfg)
-    views = {m: MemeView.original(by_id[m]) for entry in plan.values() for m in entry["sampled"]}
+    views = {m: MemeView.original(by_id[m]) for entry in plan.values() for m in entry.sampled}
     misbeliefs: dict[tuple[str, str], str] = {}
     references: dict[tuple[str, str], dict] = {}
 
@@ -189,7 +192,7 @@ def original_schedule(memes: list[Meme], cfg: AdamConfig, engine: BlockingEngine
                 references[(category, m)] = asyncio.run(build_reference(views[m], category, engine, cfg, 0))
 
     for category, entry in plan.items():  # gen_misb.py
-        in_threads(split(entry["sampled"], 5), lambda part: narrate_and_reference(category, part))
+        in_threads(split(entry.sampled, 5), lambda part: narrate_and_reference(category, part))
     for target in TARGETS:
         scored = {c: {} for c in plan}
 
@@ -204,15 +207,22 @@ def original_schedule(memes: list[Meme], cfg: AdamConfig, engine: BlockingEngine
                                                  iteration=0, score=result["score"])
 
         for category, entry in plan.items():  # scoring.py
-            in_threads(split(entry["sampled"], 3), lambda part: score(category, part))
+            in_threads(split(entry.sampled, 3), lambda part: score(category, part))
         categories = list(plan)
         for group in (categories[i:i + 5] for i in range(0, len(categories), 5)):
             in_threads(group, lambda c: asyncio.run(drain(refine_category(
-                target, 0, c, [scored[c][m] for m in plan[c]["sampled"] if m in scored[c]], plan[c]["seeds"],
+                target, 0, c, [scored[c][m] for m in plan[c].sampled if m in scored[c]], plan[c].seeds,
                 engine, cfg))))  # refinement.py
 
 
 # ---- MemeLens ------------------------------------------------------------------------------------
+
+
+def calls_by_stage(store: Store) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for call in store.run_calls(store.run_row("bench")["id"]):
+        counts[call.stage] = counts.get(call.stage, 0) + 1
+    return counts
 
 
 def memelens_run(cfg: AdamConfig, models: ModelRegistry, store_path: Path) -> tuple[float, int, Store]:
@@ -247,7 +257,10 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=300.0)
     parser.add_argument("--concurrency", type=int, default=64, help="MemeLens' per-model limit")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip-original", action="store_true", help="measure MemeLens alone (no original "
+                        "schedule, which takes minutes)")
     args = parser.parse_args()
+    original_wall = None
     server, url = spawn_server(args.latency_ms)
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -260,23 +273,31 @@ def main() -> None:
             both_wall, both_calls, both_store = memelens_run(cfg, models, Path(tmp) / "both.db")
             floor_calls, floor_where = algorithm1_floor(both_store)
             print(f"MemeLens, 2 targets: {both_wall:.1f} s, {both_calls} calls", flush=True)
-            one_wall, one_calls, _ = memelens_run(cfg.model_copy(update={"targets": [TARGETS[0]]}), models,
-                                               Path(tmp) / "one.db")
+            one_wall, one_calls, one_store = memelens_run(cfg.model_copy(update={"targets": [TARGETS[0]]}),
+                                                          models, Path(tmp) / "one.db")
             print(f"MemeLens, 1 target:  {one_wall:.1f} s, {one_calls} calls", flush=True)
-            engine = BlockingEngine(models, url)
-            started = time.monotonic()
-            original_schedule(load_memes(memes_path, require_images=True), cfg, engine)
-            original_wall = time.monotonic() - started
-            print(f"original schedule, 2 targets: {original_wall:.1f} s, {engine.calls} calls")
+            both_stages, one_stages = calls_by_stage(both_store), calls_by_stage(one_store)
+            originals = [len(s.records(s.run_row("bench")["id"], "reference")) for s in (one_store, both_store)]
+            if not args.skip_original:
+                engine = BlockingEngine(models, url)
+                started = time.monotonic()
+                original_schedule(load_memes(memes_path, require_images=True), cfg, engine)
+                original_wall = time.monotonic() - started
+                print(f"original schedule, 2 targets: {original_wall:.1f} s, {engine.calls} calls")
     finally:
         server.terminate()
         server.wait()
     extra = both_calls - one_calls
     floor = floor_calls * args.latency_ms / 1000
-    print(f"Algorithm 1 floor: {floor_calls} calls in sequence ({floor_where}) = {floor:.1f} s; "
-          f"highest ratio an in-order schedule can show: {original_wall / floor:.1f}")
-    print(f"extra target: {extra} calls = {extra / one_calls:.1%} of the first target's {one_calls}")
-    print(f"ratio: {original_wall / both_wall:.1f}")
+    print(f"Algorithm 1 floor: {floor_calls} calls in sequence ({floor_where}) = {floor:.1f} s")
+    print(f"extra target: {extra} calls = {extra / one_calls:.1%} of the first target's {one_calls}; by stage:")
+    for stage in sorted(set(both_stages) | set(one_stages)):
+        print(f"  {stage:36} {both_stages.get(stage, 0) - one_stages.get(stage, 0):6}")
+    print(f"  original references: {originals[0]} with one target, {originals[1]} with two (the same ones)")
+    if original_wall is not None:
+        print(f"original / floor: {original_wall / floor:.1f} (the highest ratio an in-order schedule can show)")
+        print(f"ratio: {original_wall / both_wall:.1f}")
+    print(f"floor_ratio: {both_wall / floor:.2f}")
 
 
 if __name__ == "__main__":

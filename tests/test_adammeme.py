@@ -408,3 +408,31 @@ def test_seed_set_is_the_same_for_every_target_and_a_failed_seed_is_reported(tmp
     report = build_report(store, "r")
     assert report["targets"]["target"]["seeds"] == {"planned": 2, "refined": 2, "failed": []}
     assert report["targets"]["fragile"]["seeds"] == {"planned": 2, "refined": 1, "failed": ["gender/m00"]}
+
+
+def test_the_refinement_priority_changes_no_record(tmp_path, monkeypatch):
+    """Critical-path-first scheduling reorders calls in the models' queues only: the same records."""
+    import contextlib
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from report_runs import world
+
+    from memelens.testing.server import start_server
+
+    def records(store_path):
+        store = Store(store_path)
+        rid = store.run_row("adam")["id"]
+        kinds = store.record_kinds(rid)
+        return {(k, key): data for k in kinds for key, data in store.record_items(rid, k)}
+
+    with start_server(latency_ms=0) as server:
+        w = world(tmp_path / "a", server.base_url)
+        assert w.cli("adam", "-c", str(w.adam), "--run", "adam") == 0
+        with monkeypatch.context() as m:
+            m.setattr("memelens.adammeme.pipeline.call_priority", lambda level: contextlib.nullcontext())
+            plain = world(tmp_path / "b", server.base_url)
+            assert plain.cli("adam", "-c", str(plain.adam), "--run", "adam") == 0
+    with_priority, without = records(w.store), records(plain.store)
+    assert with_priority.keys() == without.keys() and len(with_priority) > 50
+    assert with_priority == without

@@ -249,3 +249,29 @@ def test_personas_of_one_model_share_its_gate(store) -> None:
     engine = Engine(store, ModelRegistry(specs))
     assert engine._gate(specs["judge-1"]) is engine._gate(specs["judge-2"])
     assert engine._gate(specs["other"]) is not engine._gate(specs["judge-1"])
+
+
+def test_a_model_gate_serves_waiters_by_priority_then_arrival():
+    from memelens.engine.limits import ModelGate
+
+    async def go():
+        gate = ModelGate(1, None)
+        order: list[str] = []
+
+        async def call(name: str, priority: int) -> None:
+            async with gate.slot(priority):
+                order.append(name)
+                await asyncio.sleep(0.01)
+
+        async with gate.slot(0):  # the only slot is busy: the rest queue
+            tasks = [asyncio.create_task(call(n, p)) for n, p in
+                     (("bulk-1", 0), ("chain-1", 5), ("bulk-2", 0), ("chain-2", 5))]
+            cancelled = asyncio.create_task(call("cancelled", 9))
+            await asyncio.sleep(0.01)
+            cancelled.cancel()
+            await asyncio.sleep(0)
+        await asyncio.gather(*tasks)
+        return order, gate.in_use
+
+    order, in_use = asyncio.run(go())
+    assert order == ["chain-1", "chain-2", "bulk-1", "bulk-2"] and in_use == 0

@@ -30,7 +30,8 @@ from memelens.adammeme.refinement import refine_category
 from memelens.adammeme.sampling import plan_samples
 from memelens.adammeme.scoring import Sample, answer, rate
 from memelens.config import ModelRegistry
-from memelens.engine import CallOutcome, Engine, Run, Store, open_run
+from memelens.engine import CallOutcome, Engine, Run, Store, call_priority, open_run
+from memelens.engine.limits import URGENT
 from memelens.records import Record
 from memelens.images.thumbnail import meme_image_records
 from memelens.extras import install_hint
@@ -79,20 +80,43 @@ async def _pipeline(memes: list[Meme], cfg: AdamConfig, engine: Engine, run: Run
     views = await _scoring_views(plan, by_id, cfg, cache)
     samples = [(c, m) for c, entry in plan.items() for m in entry.sampled if (c, m) in misbeliefs]
     for repeat in range(cfg.repeats):
+        # Each category goes on to its chains as soon as its own samples are scored: Algorithm 1 runs
+        # step after step within a (target, category), so its chains are the run's critical path and
+        # must wait neither for the other categories' scoring nor, in the models' queues, for bulk calls.
+        # The categories' own scoring goes through the models' queues largest sample first (their
+        # chains draw from the largest pools, so they tend to be the longest), so one category's
+        # chains start as soon as its scoring is done, not when every category's is.
+        order = sorted(plan, key=lambda c: -len(plan[c].sampled))
+        await asyncio.gather(*(_category(c, [s for s in samples if s[0] == c], repeat, views, misbeliefs, plan,
+                                         engine, run, cfg, priority=len(order) - rank)
+                               for rank, c in enumerate(order)))
+
+
+async def _category(category: str, samples: list[tuple[str, str]], repeat: int, views: dict[str, MemeView],
+                    misbeliefs: dict[tuple[str, str], str], plan: dict[str, SamplingRecord], engine: Engine,
+                    run: Run, cfg: AdamConfig, priority: int) -> None:
+    """One category in one repeat: references and every target's answers, then each target's scoring
+    (calls at `priority`, below the refinement's) and refinement."""
+    with call_priority(priority):
         references, *answers = await asyncio.gather(
             _references(samples, views, engine, run, cfg, repeat),
             *(asyncio.gather(*(answer(views[m], c, t, engine, cfg) for c, m in samples)) for t in cfg.targets))
-        scoring = Scoring(repeat, samples, views, misbeliefs, references, plan, engine, run, cfg)
-        await asyncio.gather(*(_evaluate_target(t, answered, scoring)
-                               for t, answered in zip(cfg.targets, answers)))
+    scoring = Scoring(repeat, samples, views, misbeliefs, references, plan, engine, run, cfg, priority)
+    await asyncio.gather(*(_evaluate_target(t, category, answered, scoring)
+                           for t, answered in zip(cfg.targets, answers)))
+
+
+REFINEMENT_PRIORITY = URGENT
+"""The priority of refinement calls in the models' queues (`memelens.engine.call_priority`): urgent, above
+every category's scoring (priority 1 … number of categories) and mining and narration (0), which wait."""
 
 
 @dataclass(frozen=True)
 class Scoring:
-    """What every target's scoring and refinement share within one repeat."""
+    """What every target's scoring and refinement of one category share within one repeat."""
 
     repeat: int
-    samples: list[tuple[str, str]]  # (category, meme id) pairs with a misbelief
+    samples: list[tuple[str, str]]  # the category's (category, meme id) pairs with a misbelief
     views: dict[str, MemeView]  # each sampled meme as scoring shows it
     misbeliefs: dict[tuple[str, str], str]  # (category, meme id) → misbelief
     references: dict[tuple[str, str], ReferenceRecord]  # (category, meme id) → its reference
@@ -100,6 +124,7 @@ class Scoring:
     engine: Engine
     run: Run
     cfg: AdamConfig
+    priority: int  # the category's scoring calls' priority in the models' queues
 
 
 async def _scoring_views(plan: dict[str, SamplingRecord], memes: dict[str, Meme], cfg: AdamConfig,
@@ -123,24 +148,26 @@ async def _references(samples: list[tuple[str, str]], views: dict[str, MemeView]
     return dict(zip(samples, built))
 
 
-async def _evaluate_target(target: str, answers: list[CallOutcome], scoring: Scoring) -> None:
-    """Score `target`'s answers to the repeat's samples, then run Algorithm 1 on each category."""
+async def _evaluate_target(target: str, category: str, answers: list[CallOutcome], scoring: Scoring) -> None:
+    """Score `target`'s answers to the category's samples, then run Algorithm 1 on the category, its
+    calls ahead of bulk calls in the models' queues (`REFINEMENT_PRIORITY`)."""
     sc, repeat = scoring, scoring.repeat
-    results = await asyncio.gather(*(rate(sc.views[m], c, sc.references[(c, m)], a, sc.engine, sc.cfg)
-                                     for (c, m), a in zip(sc.samples, answers)))
-    scored: dict[str, list[Sample]] = {c: [] for c in sc.plan}
+    with call_priority(sc.priority):
+        results = await asyncio.gather(*(rate(sc.views[m], c, sc.references[(c, m)], a, sc.engine, sc.cfg)
+                                         for (c, m), a in zip(sc.samples, answers)))
+    scored: list[Sample] = []
     records = []
     for (c, m), result in zip(sc.samples, results):
         key = ScoreRecord.id_of(target, repeat, c, m)
         sample = Sample(id=key, category=c, meme_id=m, misbelief=sc.misbeliefs[(c, m)],
                         view=sc.views[m], iteration=0, score=result["score"])
-        scored[c].append(sample)
+        scored.append(sample)
         records.append(ScoreRecord(id=key, target=target, repeat=repeat, category=c, meme=m,
                                    text=sc.views[m].text, misbelief=sample.misbelief, iteration=0, **result))
     sc.run.put_many(records)
-    await asyncio.gather(*(_keep(sc.run, refine_category(target, repeat, c, scored[c], sc.plan[c].seeds,
-                                                         sc.engine, sc.cfg))
-                           for c in sc.plan))
+    with call_priority(REFINEMENT_PRIORITY):
+        await _keep(sc.run, refine_category(target, repeat, category, scored, sc.plan[category].seeds,
+                                            sc.engine, sc.cfg))
 
 
 async def _keep(run: Run, records: AsyncIterator[Record]) -> None:

@@ -17,14 +17,14 @@ from typing import Any, AsyncIterator, Iterator
 
 from memelens._version import __version__
 from memelens.config import ModelRegistry
-from memelens.engine.core import CallOutcome, Engine, cache_key
+from memelens.engine.core import CallOutcome, Engine, cache_key, call_priority
 from memelens.engine.progress import CallProgress
 from memelens.engine.store import HEARTBEAT_S, RunBusy, Store, StoreError, canonical_json
 from memelens.records import R, Record, read_record, read_records, write_records
 from memelens.types import MemeLensError
 
 __all__ = ["CallOutcome", "Engine", "RUN_GC_THRESHOLD", "Run", "RunBusy", "RunIncomplete", "Store", "StoreError",
-           "cache_key", "config_hash",
+           "cache_key", "call_priority", "config_hash",
            "ensure_complete", "failure_text", "open_run"]
 
 

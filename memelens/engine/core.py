@@ -9,11 +9,13 @@ result committed to the store → only then returned to the stage. Failures come
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Iterable, TypeVar
+from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
@@ -38,6 +40,21 @@ from memelens.types import (
 )
 
 log = logging.getLogger(__name__)
+
+CALL_PRIORITY: contextvars.ContextVar[int] = contextvars.ContextVar("memelens_call_priority", default=0)
+"""The priority of the calls made in this context (and the tasks it starts) when they wait for a model's
+slots: higher goes first (`ModelGate`). Scheduling only: it changes no request, key or record."""
+
+
+@contextmanager
+def call_priority(level: int) -> Iterator[None]:
+    """Calls made inside (and in tasks started inside) wait for model slots at priority `level`:
+    e.g. a method's critical path ahead of its bulk calls."""
+    token = CALL_PRIORITY.set(level)
+    try:
+        yield
+    finally:
+        CALL_PRIORITY.reset(token)
 
 T = TypeVar("T")
 Parser = Callable[[str], Any]
@@ -273,7 +290,7 @@ class Engine:
         state.attempts += 1
         t0 = time.monotonic()
         try:
-            async with self._gate(spec):
+            async with self._gate(spec).slot(CALL_PRIORITY.get()):
                 result = await asyncio.wait_for(backend.complete(request), timeout=spec.timeout_s)
             state.add_usage(result)
             result = _without_reasoning(result)

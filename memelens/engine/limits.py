@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import time
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
 
 
 class RequestPacer:
@@ -29,21 +33,67 @@ class RequestPacer:
             await asyncio.sleep(start - now)
 
 
+URGENT = 1_000_000
+"""The priority of a critical path's calls (above any bulk priority a method uses)."""
+
+
 class ModelGate:
-    """Concurrency semaphore + rpm pacer for one model; held only while a request is in flight."""
+    """Concurrency cap + rpm pacer for one model; a slot is held only while a request is in flight.
+
+    Waiters are served by priority, then in arrival order: a critical-path call (an AdamMeme
+    refinement step, whose chain waits for it) goes ahead of bulk calls queued for the same slots.
+    With one priority it is a plain FIFO semaphore. `async with gate:` takes a slot at priority 0,
+    `async with gate.slot(p):` at priority p. (Keeping slots free for urgent calls was measured and
+    did not shorten AdamMeme's wall time: a waiting urgent call gets the next slot freed.)"""
 
     def __init__(self, max_concurrency: int, rpm: float | None) -> None:
-        self.semaphore = asyncio.Semaphore(max_concurrency)
+        self.capacity = max_concurrency
+        self.in_use = 0
+        self.waiters: list[tuple[int, int, asyncio.Future[None]]] = []  # (-priority, arrival, future)
+        self.arrivals = itertools.count()
         self.pacer = RequestPacer(rpm)
 
+    @asynccontextmanager
+    async def slot(self, priority: int = 0) -> AsyncIterator["ModelGate"]:
+        await self._acquire(priority)
+        try:
+            await self.pacer.wait()
+            yield self
+        finally:
+            self._release()
+
     async def __aenter__(self) -> "ModelGate":
-        await self.semaphore.acquire()
+        await self._acquire(0)
         try:
             await self.pacer.wait()
         except BaseException:
-            self.semaphore.release()
+            self._release()
             raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        self.semaphore.release()
+        self._release()
+
+    async def _acquire(self, priority: int) -> None:
+        if self.in_use < self.capacity:  # a free slot means no live waiter: slots pass on at release
+            self.in_use += 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self.waiters, (-priority, next(self.arrivals), waiter))
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():  # the slot was handed over as we were cancelled
+                self._release()
+            else:
+                waiter.cancel()  # left in the heap, skipped when reached
+            raise
+
+    def _release(self) -> None:
+        """Hand the slot to the first live waiter by priority, or free it."""
+        while self.waiters:
+            _, _, waiter = heapq.heappop(self.waiters)
+            if not waiter.done():
+                waiter.set_result(None)  # the slot passes on: `in_use` is unchanged
+                return
+        self.in_use -= 1
