@@ -80,12 +80,10 @@ async def _pipeline(memes: list[Meme], cfg: AdamConfig, engine: Engine, run: Run
     views = await _scoring_views(plan, by_id, cfg, cache)
     samples = [(c, m) for c, entry in plan.items() for m in entry.sampled if (c, m) in misbeliefs]
     for repeat in range(cfg.repeats):
-        # Each category goes on to its chains as soon as its own samples are scored: Algorithm 1 runs
-        # step after step within a (target, category), so its chains are the run's critical path and
-        # must wait neither for the other categories' scoring nor, in the models' queues, for bulk calls.
-        # The categories' own scoring goes through the models' queues largest sample first (their
-        # chains draw from the largest pools, so they tend to be the longest), so one category's
-        # chains start as soon as its scoring is done, not when every category's is.
+        # Algorithm 1 runs step after step within a (target, category): its chains are the run's
+        # critical path. So each category goes on to its chains as soon as its own samples are scored,
+        # categories are scored largest sample first (the largest pools tend to give the longest
+        # chains), and refinement calls go ahead of every bulk call in the models' queues.
         order = sorted(plan, key=lambda c: -len(plan[c].sampled))
         await asyncio.gather(*(_category(c, [s for s in samples if s[0] == c], repeat, views, misbeliefs, plan,
                                          engine, run, cfg, priority=len(order) - rank)
