@@ -117,7 +117,12 @@ def read_record(store: "Store", run_id: int, cls: type[R], key: str | None = Non
     """One record of `cls`'s kind (`key` defaults to the fixed key of a record a run holds once)."""
     key = key if key is not None else cls.KEY
     data = store.get_record(run_id, cls.KIND, key)
-    return None if data is None else _as_stored(cls).from_stored(key, data)
+    return None if data is None else read_stored(cls, key, data)
+
+
+def read_stored(cls: type[R], key: str, data: dict[str, Any]) -> R:
+    """One stored record's data through `cls`, keeping fields retired since (as `read_records` does)."""
+    return _as_stored(cls).from_stored(key, data)
 
 
 def read_checked(store: "Store", run_id: int, cls: type[R]) -> list[dict[str, Any]]:

@@ -446,17 +446,18 @@ def text_detection_available() -> bool:
     return True
 
 
-def _bgr(rgb: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(rgb[:, :, ::-1]) if rgb.ndim == 3 else rgb
+def _bgr(image: Image.Image | np.ndarray | str | os.PathLike[str]) -> np.ndarray:
+    """The image as the BGR colour array RapidOCR (OpenCV) reads; a gray image is given three channels."""
+    rgb = load_rgb(image) if isinstance(image, (str, os.PathLike)) else _as_rgb_array(image)
+    if rgb.ndim == 2:
+        rgb = np.repeat(rgb[:, :, None], 3, axis=2)
+    return np.ascontiguousarray(rgb[:, :, ::-1])
 
 
 def detect_text(image: Image.Image | np.ndarray | str | os.PathLike[str]) -> list[Quad]:
     """The text lines of an image as quadrilaterals (PP-OCRv4 detection): captions of any colour,
     outline, size and angle, and small print."""
-    rgb = load_rgb(image) if isinstance(image, (str, os.PathLike)) else _as_rgb_array(image)
-    if rgb.ndim == 2:
-        rgb = np.repeat(rgb[:, :, None], 3, axis=2)
-    found, _ = _rapidocr()(_bgr(rgb), use_det=True, use_cls=False, use_rec=False)
+    found, _ = _rapidocr()(_bgr(image), use_det=True, use_cls=False, use_rec=False)
     return [tuple((float(x), float(y)) for x, y in quad) for quad in (found or [])]
 
 
@@ -464,10 +465,7 @@ def read_text(image: Image.Image | np.ndarray | str | os.PathLike[str],
               min_score: float = 0.5) -> list[tuple[Quad, str, float]]:
     """The text lines of an image, read (detection, angle classification and recognition): `(quad, text,
     score)` in reading order, lines scored below `min_score` left out."""
-    rgb = load_rgb(image) if isinstance(image, (str, os.PathLike)) else _as_rgb_array(image)
-    if rgb.ndim == 2:
-        rgb = np.repeat(rgb[:, :, None], 3, axis=2)
-    found, _ = _rapidocr()(_bgr(rgb))
+    found, _ = _rapidocr()(_bgr(image))
     lines = [(tuple((float(x), float(y)) for x, y in quad), str(text), float(score))
              for quad, text, score in (found or []) if float(score) >= min_score]
     height = np.median([_quad_height(q) for q, _, _ in lines]) if lines else 1.0

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memelens.records import KeySpelling, Record, read_record
+from memelens.records import KeySpelling, Record, read_stored
 
 if TYPE_CHECKING:
     from memelens.engine.store import Store
@@ -149,4 +149,4 @@ def read_info(store: "Store", run_id: int) -> EvalInfo | BuildInfo | FinetuneInf
     if data is None:
         return None
     model = INFO_BY_TASK.get(data.get("task"), EvalInfo)  # another task fails EvalInfo's own check
-    return read_record(store, run_id, model)  # type: ignore[return-value]
+    return read_stored(model, "info", data)  # type: ignore[return-value]
