@@ -8,6 +8,7 @@ runs with no network and no key.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -18,7 +19,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationI
                       model_validator)
 
 from memelens.models import backends, find_backend
-from memelens.types import InputError
+from memelens.types import InputError, file_sha256
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -62,6 +63,10 @@ class ModelSpec(BaseModel):
     structured_output: bool = Field(
         default=True, description="Send response_format json_schema when a stage asks for JSON."
     )
+    adapter: str | None = Field(
+        default=None, description="`hf` only: a LoRA adapter folder loaded on top of `model` "
+        "(e.g. a `qa finetune` output's best/)."
+    )
     extra: dict[str, Any] = Field(
         default_factory=dict, description="Backend-specific options (e.g. extra_body, n_ctx)."
     )
@@ -75,21 +80,44 @@ class ModelSpec(BaseModel):
     def _vision_default(self) -> "ModelSpec":
         if self.vision is None:  # the backend's default (an unknown backend is refused when loaded)
             descriptor = find_backend(self.backend)
-            self.vision = bool(descriptor and descriptor.vision_by_default)
+            self.vision = bool(descriptor and descriptor.sees_images(self))
+        if self.adapter and self.backend != "hf":
+            raise ValueError("`adapter` is for `backend: hf` models only")
         return self
 
     @property
     def identity(self) -> dict[str, Any]:
         """What decides a model's answers, and so enters the cache key (replicas and limits don't)."""
-        return {
+        identity = {
             "backend": self.backend,
             "model": self.model,
             "system_prompt": self.system_prompt,
-            "extra": {k: v for k, v in self.extra.items() if k not in {"n_parallel", "n_threads"}},
+            "extra": {k: v for k, v in self.extra.items()
+                      if k not in {"n_parallel", "n_threads", "batch_size"}},
         }
+        adapter = self.adapter or self.extra.get("adapter")
+        if adapter:  # by content: a retrained adapter in the same folder answers differently
+            identity["adapter"] = adapter_digest(adapter)
+        return identity
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return (prompt_tokens * self.price_in + completion_tokens * self.price_out) / 1e6
+
+
+def adapter_digest(folder: str | Path) -> str:
+    """sha256 of a LoRA adapter folder's weights ('missing' when absent: loading it will say so)."""
+    weights = [Path(folder) / name for name in ("adapter_model.safetensors", "adapter_model.bin")]
+    found = next((w for w in weights if w.is_file()), None)
+    if found is None:
+        return "missing"
+    stat = found.stat()
+    return _weights_sha256(str(found.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _weights_sha256(path: str, mtime_ns: int, size: int) -> str:
+    """Hashed once per version of the file (the key changes when the file is rewritten)."""
+    return file_sha256(Path(path))
 
 
 # In-process CPU models get a long per-call timeout: their speed depends on what else the

@@ -286,7 +286,8 @@ def finetune_command(ctx: typer.Context,
                             seed=settings.seed, progress=False) as (stage_run, _engine):
             state = await asyncio.to_thread(finetune, settings, progress)
             stage_run.put(FinetuneInfo(task="finetune", out=str(settings.out), best_step=state["best_step"],
-                                       best_macro=state["best_macro"], dev=state["history"]))
+                                       best_macro=state["best_macro"], dev=state["history"],
+                                       losses=state["curve"], vision=state["vision"]))
         return name
 
     name = asyncio.run(main_task())

@@ -137,6 +137,10 @@ class FinetuneInfo(QARecord):
     best_step: int | None
     best_macro: float | None
     dev: list[DevPoint]
+    losses: list[float] = Field(default_factory=list, description="Training loss of every step "
+                                "(the loss curve; empty in runs made before it was stored).")
+    vision: bool | None = Field(default=None, description="Whether the model saw the meme pictures "
+                                "(None: not recorded).")
 
 
 INFO_BY_TASK: dict[str, type[QARecord]] = {"eval": EvalInfo, "score": EvalInfo, "build": BuildInfo,

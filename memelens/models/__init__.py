@@ -29,11 +29,18 @@ class Backend:
 
     name: str  # the `backend:` value in models.yaml
     load: Callable[[], type]  # imports and returns the backend class (called on first use)
-    vision_by_default: bool = False  # its models get the picture unless `vision: false`
+    vision_by_default: bool | Callable[["ModelSpec"], bool] = False  # its models get the picture
+    # unless `vision: false`; a function decides by the model entry (e.g. what a model folder holds)
     needs_base_url: bool = False  # a model entry must give `base_url`
     source: str = "memelens"  # where it was registered (named when a duplicate is refused)
     extra: str | None = None  # the MemeLens extra that installs what it needs
     modules: tuple[str, ...] = ()  # modules it imports that the core does not install
+
+    def sees_images(self, spec: "ModelSpec") -> bool:
+        """Whether a model entry without `vision:` is sent pictures."""
+        if callable(self.vision_by_default):
+            return bool(self.vision_by_default(spec))
+        return self.vision_by_default
 
     def check_installed(self, where: str) -> None:
         """One InputError naming the `pip install` when the backend's extra is missing."""
@@ -60,7 +67,7 @@ def register_backend(descriptor: Backend) -> None:
     _REGISTRY[descriptor.name] = descriptor
 
 
-def backend(name: str, *, vision_by_default: bool = False, needs_base_url: bool = False,
+def backend(name: str, *, vision_by_default: bool | Callable[["ModelSpec"], bool] = False, needs_base_url: bool = False,
             source: str = "memelens", extra: str | None = None,
             modules: tuple[str, ...] = ()) -> Callable[[Callable[[], type]], Callable[[], type]]:
     """Decorate the function that imports and returns a backend class to register it as `name`."""
@@ -123,9 +130,17 @@ def _scripted() -> type:
     return ScriptedBackend
 
 
-@backend("hf", extra="train", modules=("torch", "transformers", "peft"))
+def _hf_folder_has_vision(spec: "ModelSpec") -> bool:
+    from memelens.models.hf_local import is_vision_folder  # reads config.json; imports no torch
+
+    return is_vision_folder(spec.model)
+
+
+@backend("hf", vision_by_default=_hf_folder_has_vision, extra="train",
+         modules=("torch", "transformers", "peft"))
 def _hf() -> type:
-    """A local Hugging Face model (extra `train`), e.g. a MemeQA LoRA adapter (text only)."""
+    """A local Hugging Face model (extra `train`): a vision-language model sees the picture, a
+    causal LM reads its alt text; optionally with a LoRA adapter (e.g. from `qa finetune`)."""
     from memelens.models.hf import HFBackend
 
     return HFBackend
