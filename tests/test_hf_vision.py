@@ -1,0 +1,206 @@
+"""Vision-language models through the `hf` backend and `qa finetune`, on tiny randomly initialised
+Qwen2-VL and LLaVA models built locally (no hub): the picture reaches the vision tower (answers
+change with it), batched answers equal one-by-one answers, one epoch of LoRA fine-tuning with the
+picture in every example, resume after SIGKILL, and `qa eval` of the adapter named in models.yaml."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+pytest.importorskip("torch")
+pytest.importorskip("peft")
+
+from PIL import Image  # noqa: E402
+
+from memelens.cli import main  # noqa: E402
+from memelens.config import ModelRegistry, ModelSpec, load_registry  # noqa: E402
+from memelens.engine import Store  # noqa: E402
+from memelens.memeqa.tiny import VLM_ARCHITECTURES, build_tiny_vlm  # noqa: E402
+from memelens.models import create_backend  # noqa: E402
+from memelens.report import build_report  # noqa: E402
+from memelens.types import ChatRequest, ImagePart, Message, SamplingParams  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_memeqa import make_dataset  # noqa: E402
+
+
+def noise_picture(path: Path, seed: int, size=(120, 90)) -> Path:
+    pixels = np.random.default_rng(seed).integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
+    Image.fromarray(pixels).save(path)
+    return path
+
+
+@pytest.fixture(scope="module", params=VLM_ARCHITECTURES)
+def vlm(request, tmp_path_factory):
+    root = tmp_path_factory.mktemp(request.param)
+    # Weights drawn wider than a trained model's (0.2, not 0.02): an untrained model's answers then
+    # move with its inputs instead of repeating one token whatever it is shown.
+    folder = build_tiny_vlm(root / "base", request.param, init_range=0.2, seed=3)
+    pictures = [noise_picture(root / f"p{i}.png", i) for i in range(4)]
+    return request.param, root, folder, pictures
+
+
+def ask(backend, picture: Path, question: str = "Which option? A, B or C.", max_tokens: int = 6):
+    request = ChatRequest(model="m", messages=[Message.user(ImagePart.of(picture, alt_text="alt"),
+                                                            question)],
+                          params=SamplingParams(temperature=0, max_tokens=max_tokens), stage="t")
+    return backend.complete(request)
+
+
+def test_a_vlm_folder_is_a_vision_model_by_default(vlm):
+    _, _, folder, _ = vlm
+    assert ModelSpec(name="v", backend="hf", model=str(folder)).vision is True
+    assert ModelSpec(name="v", backend="hf", model=str(folder), vision=False).vision is False
+
+
+def test_answers_change_when_the_picture_changes(vlm):
+    """The same question about four different pictures gets more than one answer: the picture goes
+    through the processor into the vision tower and moves the output. The alt text is the same in
+    all four, so a backend that sent alt text instead would answer the same four times."""
+    _, _, folder, pictures = vlm
+    backend = create_backend(ModelSpec(name="v", backend="hf", model=str(folder),
+                                       extra={"device": "cpu"}))
+
+    async def answers():
+        return [await ask(backend, p) for p in pictures]
+
+    results = asyncio.run(answers())
+    assert len({r.text for r in results}) > 1, [r.text for r in results]
+    assert all(r.usage.prompt_tokens > 10 for r in results)  # the vision tokens are in the prompt
+    text_only = create_backend(ModelSpec(name="t", backend="hf", model=str(folder), vision=False,
+                                         extra={"device": "cpu"}))
+    assert text_only.vision is False
+
+
+def test_batched_answers_equal_one_by_one_answers(vlm):
+    _, _, folder, pictures = vlm
+    one = create_backend(ModelSpec(name="v", backend="hf", model=str(folder),
+                                   extra={"device": "cpu", "batch_size": 1}))
+    batched = create_backend(ModelSpec(name="v", backend="hf", model=str(folder),
+                                       extra={"device": "cpu", "batch_size": 4}))
+    questions = ["Which option? A, B or C.", "Pick one letter.", "Answer: A or B?", "Go."]
+
+    async def run(backend):
+        return await asyncio.gather(*(ask(backend, p, q) for p, q in zip(pictures, questions)))
+
+    calls = []
+    real_generate = batched._run
+
+    async def counting(batch):
+        calls.append(len(batch))
+        await real_generate(batch)
+
+    batched._run = counting
+    alone = asyncio.run(run(one))
+    together = asyncio.run(run(batched))
+    assert calls == [4]  # the four waiting requests went through the model as one batch
+    assert [r.text for r in together] == [r.text for r in alone]
+    assert [r.usage.prompt_tokens for r in together] == [r.usage.prompt_tokens for r in alone]
+
+
+def finetune_config(root: Path, folder: Path, data: Path, images: Path, out: str) -> Path:
+    config = root / f"{out}.yaml"
+    config.write_text(yaml.safe_dump({
+        "model": str(folder), "data": str(data), "images": str(images), "out": out, "epochs": 1,
+        "dev_limit": 4, "device": "cpu", "micro_batch_size": 2, "lr": 1e-3}))
+    return config
+
+
+@pytest.fixture(scope="module")
+def trained(vlm):
+    """One epoch of `qa finetune` through the CLI on 33 questions with their pictures."""
+    architecture, root, folder, _ = vlm
+    data, images = make_dataset(root)
+    for i, png in enumerate(sorted(images.glob("*.png"))):
+        noise_picture(png, 10 + i)
+    for version in ("none-minus", "none-plus"):
+        (data / version / "train.json").write_text((data / version / "dev.json").read_text())
+    config = finetune_config(root, folder, data, images, "full")
+    db = root / "ft.db"
+    assert main(["--store", str(db), "qa", "finetune", "-c", str(config), "--run", "ft"]) == 0
+    return architecture, root, folder, data, images, db
+
+
+def test_one_epoch_of_vlm_finetuning(trained):
+    _, root, _, _, _, db = trained
+    out = root / "full"
+    history = json.loads((out / "dev_scores.json").read_text())
+    assert [p["step"] for p in history] == [2, 4, 6, 8, 9]  # 33 questions / batch 4 = 9 steps
+    assert all(np.isfinite(p["train_loss"]) for p in history)
+    adapter = json.loads((out / "best" / "adapter_config.json").read_text())
+    assert (adapter["r"], adapter["lora_alpha"], adapter["lora_dropout"]) == (8, 8, 0.1)
+    assert "language_model" in adapter["target_modules"]  # the vision tower is not adapted
+    store = Store(db)
+    report = build_report(store, "ft")
+    store.close()
+    assert report["vision"] is True and len(report["losses"]) == 9
+    assert len(report["dev"]) == 5
+
+
+def test_killed_vlm_finetuning_resumes_to_the_same_result(trained):
+    _, root, folder, data, images, _ = trained
+    config = finetune_config(root, folder, data, images, "killed")
+    state = root / "killed" / "last" / "state.json"
+    process = subprocess.Popen([sys.executable, "-m", "memelens.cli", "--store", str(root / "k.db"),
+                                "qa", "finetune", "-c", str(config)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not state.is_file() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert state.is_file(), "no checkpoint was written before the kill"
+    assert json.loads(state.read_text())["step"] < 9
+    assert main(["--store", str(root / "k.db"), "qa", "finetune", "-c", str(config)]) == 0
+    full = json.loads((root / "full" / "dev_scores.json").read_text())
+    resumed = json.loads((root / "killed" / "dev_scores.json").read_text())
+    assert [p["step"] for p in resumed] == [p["step"] for p in full]
+    for a, b in zip(full, resumed):
+        assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-4)
+        assert a["macro"] == b["macro"]
+
+
+def test_qa_eval_of_the_adapter_named_in_models_yaml(trained, tmp_path):
+    """The adapter is evaluated like any model: `adapter:` in models.yaml, pictures sent; its
+    answers differ from the base model's (the adapter changed the weights the answers come from)."""
+    _, root, folder, data, images, _ = trained
+    models = tmp_path / "models.yaml"
+    models.write_text(yaml.safe_dump({
+        "base": {"backend": "hf", "model": str(folder), "extra": {"device": "cpu"}},
+        "tuned": {"backend": "hf", "model": str(folder), "adapter": str(root / "full" / "best"),
+                  "extra": {"device": "cpu"}}}))
+    db = tmp_path / "s.db"
+    code = main(["--store", str(db), "--models", str(models), "qa", "eval", "--data", str(data),
+                 "--images", str(images), "--split", "dev", "--model", "base", "--model", "tuned"])
+    assert code == 0
+    store = Store(db)
+    runs = {r["name"]: build_report(store, r["name"]) for r in store.list_runs()}
+    calls = store.db.execute("SELECT COUNT(*), SUM(images_sent) FROM calls").fetchone()
+    store.close()
+    reports = sorted(runs.values(), key=lambda r: r["model"])
+    assert [r["model"] for r in reports] == ["base", "tuned"]
+    assert all(r["n_scored"] == 33 and r["n_failed_calls"] == 0 for r in reports)
+    assert calls[1] == calls[0]  # one picture in every call
+    registry = load_registry(models)
+    assert registry.get("tuned").identity["adapter"] != "missing"
+    assert registry.get("tuned").identity != registry.get("base").identity
+    raw = [[d["raw"] for d in r["details"]] for r in reports]
+    assert raw[0] != raw[1]
+
+
+def test_adapter_is_refused_on_other_backends():
+    with pytest.raises(ValueError, match="adapter"):
+        ModelSpec(name="x", backend="openai", base_url="http://127.0.0.1:1/v1", adapter="/tmp/a")
+    assert ModelRegistry  # imported for the registry tests above
