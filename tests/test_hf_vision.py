@@ -146,6 +146,10 @@ def test_one_epoch_of_vlm_finetuning(trained):
     store.close()
     assert report["vision"] is True and len(report["losses"]) == 9
     assert len(report["dev"]) == 5
+    best = next(p for p in report["dev"] if p["step"] == report["best_step"])
+    macro_row = report["paper"]["versions"]["none-minus"][-1]
+    assert macro_row["type"] == "macro" and macro_row["run"] == best["macro"]
+    assert macro_row["fine-tuned"]["Qwen"] == 0.698  # Table 3, None−
 
 
 def test_killed_vlm_finetuning_resumes_to_the_same_result(trained):

@@ -509,8 +509,12 @@ def _arena_judges(report: dict[str, Any], joint: list[str]) -> list[Block]:
 
 def memeqa_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, Any]]:
     if report.get("task") in ("build", "finetune"):
-        return data_blocks(f"MemeQA {report['task']}",
-                           {k: v for k, v in report.items() if k not in ("run", "details")}), {}
+        blocks = data_blocks(f"MemeQA {report['task']}", {k: v for k, v in report.items()
+                                                         if k not in ("run", "details", "paper", "losses")})
+        if report["task"] == "finetune":
+            blocks += [b for b in [_plot("Loss curve and dev accuracy", plots.loss_curve(
+                report.get("losses", []), report.get("dev", []), "Fine-tuning"))] if b]
+        return blocks + _paper_blocks(report.get("paper")), {}
     accuracy, baseline = report.get("accuracy", {}), report.get("random_baseline", {})
     types = [t for t in accuracy if report.get("n", {}).get(t)]
     blocks = [Block("facts", "Summary", facts=[
@@ -534,10 +538,37 @@ def memeqa_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict
                              reference=[baseline.get("by_type", {}).get(t) for t in types],
                              reference_label="random baseline")
     blocks += [b for b in (_plot("Accuracy per type", src), _none_versions(report, store)) if b]
+    blocks += _paper_blocks(report.get("paper"))
     blocks.append(Block("browser", "Questions", browser="memeqa",
                         text="Filter by type and outcome; open a question for its options, the gold answer, "
                              "the prediction and the model's raw output."))
     return blocks, {"questions": report.get("details", [])}
+
+
+def _paper_blocks(paper: dict[str, Any] | None) -> list[Block]:
+    """The paper's Tables 2 and 3 for the run's version(s), with the run's own column first."""
+    if not paper:
+        return []
+    from memelens.memeqa.paper import SETTINGS, TABLE_OF
+
+    blocks = []
+    for version, rows in paper["versions"].items():
+        for setting in SETTINGS:
+            models = list(rows[0][setting])
+            with_run = any(r["run"] is not None for r in rows)
+            columns = ["type", *([paper["run_label"]] if with_run else []), "random (paper)", "human",
+                       *models]
+            body = [[text(r["type"]), *([pct(r["run"])] if with_run else []), pct(r["random"]),
+                     pct(r["human"]), *[pct(r[setting][m]) for m in models]] for r in rows]
+            blocks.append(Block("table", f"Beside the paper: {setting} results, {version} "
+                                         f"({TABLE_OF[setting]}, {paper['split']} split)",
+                                table=table(columns, body)))
+    notes = " ".join(paper["notes"].values())
+    models = "; ".join(f"{k}: {v}" for k, v in paper["models"].items())
+    blocks.append(Block("note", "About the paper's figures",
+                        text=f"Source: {paper['source']}, on its {paper['split']} split. {notes} "
+                             f"Columns: {models}."))
+    return blocks
 
 
 def _none_versions(report: dict[str, Any], store: Store) -> Block | None:

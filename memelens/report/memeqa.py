@@ -1,9 +1,11 @@
 """MemeQA report: `accuracy.{type}`, `macro`, `micro`, `parse_failure_rate`,
 `random_baseline.{macro, micro}`, counts, model-call latency, wall time per question (`timing`,
-`qa eval` runs), and `details` (one row per question: id, type, question, options, gold,
-prediction, raw output, correct) for the HTML report.
+`qa eval` runs), `details` (one row per question: id, type, question, options, gold,
+prediction, raw output, correct) for the HTML report, and `paper`: the paper's published figures
+(random, human, every model, zero-shot and fine-tuned) beside the run's (`memeqa/paper.py`).
 
-Build and fine-tuning runs (`qa build`, `qa finetune`) report what they stored instead.
+Build and fine-tuning runs (`qa build`, `qa finetune`) report what they stored instead, with
+`paper` too (a fine-tuning run's best dev point beside the paper's figures).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from memelens.engine.store import Store
 from memelens.memeqa.metrics import summarize
+from memelens.memeqa.paper import beside
 from memelens.memeqa.records import BuildInfo, FinetuneInfo, QuestionRecord, read_info
 from memelens.records import read_checked
 
@@ -22,8 +25,10 @@ DETAIL_KEYS = ("id", "type", "question", "options", "gold", "prediction", "raw",
 
 def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     info = read_info(store, run["id"])
-    if isinstance(info, (BuildInfo, FinetuneInfo)):
-        return info.stored()
+    if isinstance(info, BuildInfo):
+        return {**info.stored(), "paper": beside(None)}
+    if isinstance(info, FinetuneInfo):
+        return {**info.stored(), "paper": _beside_best_dev_point(info, run.get("config") or {})}
     records = read_checked(store, run["id"], QuestionRecord)
     figures = summarize(records, info.types if info else None)
     return {
@@ -34,7 +39,15 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
         "timing": _timing(info.last_execution.model_dump() if info and info.last_execution else None,
                           len(records)),
         "details": [_detail(r) for r in records],
+        # the published figures (test split) beside this run's, for reading it against the paper
+        "paper": beside(info and info.version, figures["accuracy"], figures["macro"]),
     }
+
+
+def _beside_best_dev_point(info: FinetuneInfo, config: dict[str, Any]) -> dict[str, Any]:
+    best = next((p for p in info.dev if p.step == info.best_step), None)
+    return beside(config.get("version"), best.accuracy if best else None, best.macro if best else None,
+                  label=f"best dev point (step {info.best_step}, {config.get('dev_split', 'dev')} split)")
 
 
 def _latency(store: Store, run_id: int) -> dict[str, Any]:

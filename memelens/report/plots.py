@@ -101,6 +101,27 @@ def lines_by_iteration(series: dict[str, list[dict[str, Any]]], title: str) -> s
         return _png(fig)
 
 
+def loss_curve(losses: Sequence[float], dev: Sequence[dict[str, Any]], title: str) -> str | None:
+    """Fine-tuning: training loss of every step, and dev macro accuracy at each dev point (right
+    axis, on the whole 0-100% scale)."""
+    if not losses:
+        return None
+    with matplotlib.rc_context(_STYLE):
+        fig, ax = _figure()
+        ax.plot(range(1, len(losses) + 1), losses, label="training loss (per step)")
+        ax.set_xlabel("optimizer step")
+        ax.set_ylabel("training loss")
+        ax.set_title(title)
+        right = ax.twinx()
+        points = [p for p in dev if p.get("macro") is not None]
+        right.plot([p["step"] for p in points], [100 * p["macro"] for p in points], marker="o",
+                   color="C1", label="dev macro accuracy")
+        right.set_ylabel("dev macro accuracy (%)")
+        right.set_ylim(0, 100)
+        fig.legend(loc="upper right", frameon=False)
+        return _png(fig)
+
+
 def horizontal_bars(labels: Sequence[str], values: Sequence[float], title: str, xlabel: str,
                     secondary: Sequence[float] | None = None, secondary_label: str = "",
                     primary_label: str = "") -> str | None:
