@@ -1,11 +1,12 @@
 """MemeQA LoRA fine-tuning on a GPU with a locally built model (no hub access needed).
 
-Builds an untrained Llama-architecture model (character tokenizer, ~25M parameters by default),
-turns one MemeQA split into training data (its memes split 80/20 into train/dev, so no meme is in
-both), runs `memeqa.finetune` with the paper's hyper-parameters, and prints every dev point. Then it
-times a few training steps on the GPU and on the CPU side by side and prints the ratio.
+Builds an untrained model — a Llama-architecture causal LM (character tokenizer, ~25M parameters by
+default), or with `--vlm qwen2-vl|llava` a vision-language model of that architecture that sees the
+meme pictures — turns one MemeQA split into training data (its memes split 80/20 into train/dev, so
+no meme is in both), runs `memeqa.finetune` with the paper's hyper-parameters, and prints every dev
+point. Then it times a few training steps on the GPU and on the CPU side by side and prints the ratio.
 
-    python bench/memeqa_finetune_gpu.py --data DIR --images DIR --out DIR [--epochs 1] [--lr 1e-5]
+    python bench/memeqa_finetune_gpu.py --data DIR --images DIR --out DIR [--vlm qwen2-vl] [--epochs 1]
 
 An untrained model learns the answer format, not memes: the figures show the machinery at GPU
 scale (throughput, checkpoints, dev evaluation), not meme understanding.
@@ -19,9 +20,9 @@ import time
 from pathlib import Path
 
 from memelens.memeqa.dataset import VERSIONS, load_questions, write_split
-from memelens.memeqa.finetune import (FinetuneConfig, batch_tensors, encode, examples, finetune)
+from memelens.memeqa.finetune import FinetuneConfig, _train_step, examples, finetune
 from memelens.memeqa.split import assign_memes
-from memelens.memeqa.tiny import build_tiny_model
+from memelens.memeqa.tiny import VLM_ARCHITECTURES, build_tiny_model, build_tiny_vlm
 
 
 def make_splits(data: Path, split: str, out: Path, seed: int) -> Path:
@@ -35,32 +36,34 @@ def make_splits(data: Path, split: str, out: Path, seed: int) -> Path:
 
 
 def time_steps(config: FinetuneConfig, device: str, steps: int) -> float:
-    """Seconds per training step (after one warm-up step) on `device`."""
+    """Seconds per training step (after one warm-up step) on `device`, through the same step
+    function as `finetune` (pictures and all for a VLM)."""
     import torch
+    from accelerate import Accelerator
     from peft import LoraConfig, get_peft_model
 
     from memelens.memeqa.dataset import load_memes_for
-    from memelens.models.hf import load_model
+    from memelens.memeqa.finetune import language_model_linears
+    from memelens.models.hf_local import load_local_model
 
     questions = load_questions(config.data, config.version, "train")[:config.batch_size * (steps + 1)]
     memes = load_memes_for(questions, config.images, config.texts)
-    base, tokenizer, device = load_model(config.model, device=device)
-    model = get_peft_model(base, LoraConfig(r=8, lora_alpha=8, lora_dropout=0.1,
-                                            target_modules="all-linear", task_type="CAUSAL_LM"))
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
-    encoded = [encode(tokenizer, e, config.max_length) for e in examples(questions, memes, config.version)]
-    model.train()
+    batch = examples(questions, memes, config.version)
+    accelerator = Accelerator(cpu=device == "cpu")
+    local = load_local_model(config.model, device=device, dtype=config.dtype)
+    local.model = get_peft_model(local.model, LoraConfig(
+        r=8, lora_alpha=8, lora_dropout=0.1, target_modules=language_model_linears(local.model),
+        task_type="CAUSAL_LM"))
+    optimizer = torch.optim.AdamW([p for p in local.model.parameters() if p.requires_grad], lr=1e-5)
+    local.model.train()
     started = None
     for step in range(steps + 1):
         if step == 1:
             if device == "cuda":
                 torch.cuda.synchronize()
             started = time.perf_counter()
-        rows = encoded[step * config.batch_size:(step + 1) * config.batch_size]
-        batch = {k: v.to(device) for k, v in batch_tensors(torch, rows, tokenizer.pad_token_id).items()}
-        model(**batch).loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
+        _train_step(local, accelerator, optimizer,
+                    batch[step * config.batch_size:(step + 1) * config.batch_size], config)
     if device == "cuda":
         torch.cuda.synchronize()
     return (time.perf_counter() - started) / steps
@@ -79,20 +82,29 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--dev-limit", type=int, default=110)
     parser.add_argument("--timing-steps", type=int, default=5)
+    parser.add_argument("--vlm", choices=VLM_ARCHITECTURES, default=None,
+                        help="a vision-language model of this architecture (pictures in every example)")
+    parser.add_argument("--image-size", type=int, default=448, help="VLM: longest picture side, pixels")
     args = parser.parse_args()
     import torch
+    from safetensors import safe_open
 
-    base = build_tiny_model(args.out / "base", hidden=args.hidden, layers=args.layers,
-                            heads=max(1, args.hidden // 64))
-    from transformers import AutoModelForCausalLM
-
-    params = sum(p.numel() for p in AutoModelForCausalLM.from_pretrained(base).parameters())
+    heads = max(1, args.hidden // 64)
+    if args.vlm:
+        base = build_tiny_vlm(args.out / f"base-{args.vlm}", args.vlm, hidden=args.hidden,
+                              layers=args.layers, heads=heads, vision_hidden=args.hidden,
+                              image_size=args.image_size)
+    else:
+        base = build_tiny_model(args.out / "base", hidden=args.hidden, layers=args.layers, heads=heads)
+    with safe_open(str(base / "model.safetensors"), "pt") as weights:
+        params = sum(_numel(weights.get_slice(k).get_shape()) for k in weights.keys())
     data = make_splits(args.data, args.split, args.out / "data", seed=0)
     config = FinetuneConfig(model=base, data=data, images=args.images, version=args.version,
                             out=args.out / f"ft-lr{args.lr:g}", epochs=args.epochs, lr=args.lr,
                             dev_limit=args.dev_limit, max_length=1024)
     print(json.dumps({"device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
-                      "parameters": params, "lr": args.lr, "epochs": args.epochs}))
+                      "model": args.vlm or "llama (text only)", "parameters": params, "lr": args.lr,
+                      "epochs": args.epochs}))
     started = time.perf_counter()
 
     def show(state: dict) -> None:
@@ -110,6 +122,13 @@ def main() -> None:
         cpu = time_steps(config, "cpu", args.timing_steps)
         print(json.dumps({"s_per_step_cuda": round(gpu, 4), "s_per_step_cpu": round(cpu, 4),
                           "cpu_over_cuda": round(cpu / gpu, 1)}))
+
+
+def _numel(shape: list[int]) -> int:
+    total = 1
+    for n in shape:
+        total *= n
+    return total
 
 
 if __name__ == "__main__":
