@@ -204,6 +204,29 @@ def test_qa_eval_of_the_adapter_named_in_models_yaml(trained, tmp_path):
     assert raw[0] != raw[1]
 
 
+def test_the_adapter_scores_in_qa_eval_what_its_dev_point_scored_in_training(trained, tmp_path):
+    """Training's dev evaluation and `qa eval` render, generate and grade one way: the best adapter
+    evaluated on the same dev questions (`--limit` draws the sample `dev_limit` drew) gets the macro
+    its dev point recorded."""
+    _, root, folder, data, images, _ = trained
+    models = tmp_path / "models.yaml"
+    models.write_text(yaml.safe_dump({"tuned": {
+        "backend": "hf", "model": str(folder), "adapter": str(root / "full" / "best"),
+        "extra": {"device": "cpu"}}}))
+    db = tmp_path / "s.db"
+    assert main(["--store", str(db), "--models", str(models), "qa", "eval", "--data", str(data),
+                 "--images", str(images), "--split", "dev", "--limit", "4", "--model", "tuned",
+                 "--run", "dev4"]) == 0
+    store = Store(db)
+    report = build_report(store, "dev4")
+    store.close()
+    history = json.loads((root / "full" / "dev_scores.json").read_text())
+    best = max(history, key=lambda p: p["macro"])  # the first of the best, as training keeps it
+    assert report["n_scored"] == 4
+    assert report["macro"] == pytest.approx(best["macro"])
+    assert report["accuracy"] == pytest.approx(best["accuracy"])
+
+
 def test_adapter_is_refused_on_other_backends():
     with pytest.raises(ValueError, match="adapter"):
         ModelSpec(name="x", backend="openai", base_url="http://127.0.0.1:1/v1", adapter="/tmp/a")
