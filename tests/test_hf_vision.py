@@ -231,3 +231,33 @@ def test_adapter_is_refused_on_other_backends():
     with pytest.raises(ValueError, match="adapter"):
         ModelSpec(name="x", backend="openai", base_url="http://127.0.0.1:1/v1", adapter="/tmp/a")
     assert ModelRegistry  # imported for the registry tests above
+
+
+def test_two_processes_under_accelerate_launch_train_like_one(trained, tmp_path):
+    """`accelerate launch --num_processes 2` (here on CPU, gloo) runs the same command without code
+    changes: each process takes half of every step's examples, the gradients are averaged, and
+    the dev points equal a one-process run's; only the main process writes the run to the store."""
+    _, root, folder, data, images, _ = trained
+    losses = {}
+    for name, launcher in (("one", [sys.executable, "-m", "memelens.cli"]),
+                           ("two", [sys.executable, "-m", "accelerate.commands.launch", "--cpu",
+                                    "--num_processes", "2", "--num_machines", "1",
+                                    "--mixed_precision", "no", "--dynamo_backend", "no",
+                                    "-m", "memelens.cli"])):
+        config = tmp_path / f"{name}.yaml"
+        config.write_text(yaml.safe_dump({
+            "model": str(folder), "data": str(data), "images": str(images), "out": str(tmp_path / name),
+            "epochs": 1, "train_limit": 16, "dev_limit": 4, "device": "cpu", "lr": 1e-3,
+            "micro_batch_size": 1}))
+        db = tmp_path / f"{name}.db"
+        done = subprocess.run([*launcher, "--store", str(db), "qa", "finetune", "-c", str(config),
+                               "--run", name], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        losses[name] = json.loads((tmp_path / name / "dev_scores.json").read_text())
+        store = Store(db)
+        assert [r["name"] for r in store.list_runs()] == [name]
+        store.close()
+    assert [p["step"] for p in losses["two"]] == [p["step"] for p in losses["one"]]
+    for a, b in zip(losses["one"], losses["two"]):
+        assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-5)
+        assert a["macro"] == b["macro"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import json
 from pathlib import Path
 from typing import Optional
@@ -273,6 +274,11 @@ def finetune_command(ctx: typer.Context,
 
     cfg = _settings(ctx)
     settings = load_config(config, FinetuneConfig, overrides(sets, seed=seed))
+    if int(os.environ.get("RANK", "0")) > 0:
+        # a helper process of `accelerate launch`: it trains its share; the main process (rank 0)
+        # evaluates, saves and is the only one that writes the run to the store
+        finetune(settings)
+        return
 
     def progress(state: dict) -> None:
         point = state["history"][-1]
