@@ -227,6 +227,17 @@ def test_the_adapter_scores_in_qa_eval_what_its_dev_point_scored_in_training(tra
     assert report["accuracy"] == pytest.approx(best["accuracy"])
 
 
+def test_a_text_only_folder_declared_to_see_pictures_is_refused(tmp_path):
+    from memelens.memeqa.tiny import build_tiny_model
+    from memelens.types import InputError
+
+    folder = build_tiny_model(tmp_path / "text", hidden=16, layers=1, heads=2)
+    assert ModelSpec(name="t", backend="hf", model=str(folder)).vision is False
+    with pytest.raises(InputError, match="text-only model"):
+        create_backend(ModelSpec(name="t", backend="hf", model=str(folder), vision=True,
+                                 extra={"device": "cpu"}))
+
+
 def test_adapter_is_refused_on_other_backends():
     with pytest.raises(ValueError, match="adapter"):
         ModelSpec(name="x", backend="openai", base_url="http://127.0.0.1:1/v1", adapter="/tmp/a")
@@ -261,3 +272,30 @@ def test_two_processes_under_accelerate_launch_train_like_one(trained, tmp_path)
     for a, b in zip(losses["one"], losses["two"]):
         assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-5)
         assert a["macro"] == b["macro"]
+
+
+def test_a_request_that_breaks_generation_fails_alone(vlm, monkeypatch):
+    """One request the model cannot take (here: a processor error on its picture) is that request's
+    BAD_REQUEST; the batch it was in is retried one by one and the others are answered."""
+    from memelens.models import hf
+    from memelens.types import ModelCallError
+
+    _, _, folder, pictures = vlm
+    backend = create_backend(ModelSpec(name="v", backend="hf", model=str(folder),
+                                       extra={"device": "cpu", "batch_size": 4}))
+    real = hf.generate
+
+    def breaking(local, prompts, *args, **kwargs):
+        if any("poison" in prompt for prompt, _ in prompts):
+            raise ValueError("image features and image tokens do not match")
+        return real(local, prompts, *args, **kwargs)
+
+    monkeypatch.setattr(hf, "generate", breaking)
+
+    async def run():
+        return await asyncio.gather(ask(backend, pictures[0]), ask(backend, pictures[1], "poison"),
+                                    ask(backend, pictures[2]), return_exceptions=True)
+
+    results = asyncio.run(run())
+    assert isinstance(results[1], ModelCallError) and "ValueError" in str(results[1])
+    assert [type(r).__name__ for r in (results[0], results[2])] == ["ChatResult", "ChatResult"]

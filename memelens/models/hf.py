@@ -19,8 +19,9 @@ transformers (the `train` extra) are imported when the backend is built, never b
 Requests are generated in batches: whatever is waiting when the model is free (up to
 `extra.batch_size`: 8 on a GPU, 1 on a CPU by default) goes through `generate` as one left-padded
 batch, in a worker thread. Greedy requests batch together; a sampled request (temperature > 0)
-runs alone so that its seed decides its sample. A batch that fails for memory is retried one
-request at a time; a request that still fails is that request's BAD_REQUEST, not the batch's.
+runs alone so that its seed decides its sample. A batch that fails (memory, a processor error) is
+retried one request at a time; a request that still fails is that request's BAD_REQUEST, not the
+batch's, and the others are answered.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memelens.models.hf_local import chat_messages, generate, load_local_model, require_torch
-from memelens.types import ChatRequest, ChatResult, ErrorClass, ModelCallError, Usage
+from memelens.types import ChatRequest, ChatResult, ErrorClass, InputError, ModelCallError, Usage
 
 if TYPE_CHECKING:
     from memelens.config import ModelSpec
@@ -56,6 +57,10 @@ class HFBackend:
         self.local = load_local_model(spec.model, spec.adapter or extra.get("adapter"),
                                       extra.get("device", "auto"), extra.get("dtype", "auto"),
                                       extra.get("processor"))
+        if spec.vision and not self.local.vision:  # the run would count pictures never seen
+            raise InputError(f"{spec.model} holds a text-only model, but {spec.name!r} says `vision: true`",
+                             f"model {spec.name!r}", "remove `vision: true` (it reads the meme text "
+                             "and caption), or point `model` at a vision-language model folder")
         self.vision = self.local.vision and spec.vision is not False
         default_batch = 8 if self.local.device.startswith("cuda") else 1
         self.batch_size = int(extra.get("batch_size", default_batch))
@@ -106,13 +111,15 @@ class HFBackend:
             results = await asyncio.to_thread(
                 generate, self.local, [(w.prompt, w.images) for w in batch], params.max_tokens,
                 params.temperature, params.seed)
-        except RuntimeError as exc:  # CUDA out of memory, shape errors
-            if len(batch) > 1:
+        except Exception as exc:  # noqa: BLE001 — out of memory, a shape or processor error
+            if len(batch) > 1:  # one request may be the cause, or the batch's size: each alone
                 for one in batch:
                     await self._run([one])
                 return
-            _settle(batch[0].answer, error=ModelCallError(ErrorClass.BAD_REQUEST,
-                                                          f"generation failed: {exc}"))
+            # settled, never raised here: an escaping error would end the worker and leave every
+            # waiting caller waiting forever
+            _settle(batch[0].answer, error=ModelCallError(
+                ErrorClass.BAD_REQUEST, f"generation failed: {type(exc).__name__}: {exc}"))
             return
         for w, result in zip(batch, results):
             _settle(w.answer, result=result)
