@@ -118,7 +118,9 @@ def loss_curve(losses: Sequence[float], dev: Sequence[dict[str, Any]], title: st
                    color="C1", label="dev macro accuracy")
         right.set_ylabel("dev macro accuracy (%)")
         right.set_ylim(0, 100)
-        fig.legend(loc="upper right", frameon=False)
+        handles, labels = ax.get_legend_handles_labels()
+        more_handles, more_labels = right.get_legend_handles_labels()
+        ax.legend(handles + more_handles, labels + more_labels, loc="upper right", frameon=False)
         return _png(fig)
 
 
