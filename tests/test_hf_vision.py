@@ -285,7 +285,7 @@ def test_a_request_that_breaks_generation_fails_alone(vlm, monkeypatch):
                                        extra={"device": "cpu", "batch_size": 4}))
     real = hf.generate
 
-    def breaking(local, prompts, *args, **kwargs):
+    def breaking(local, prompts, *args, **kwargs):  # `hf` renders, then calls `generate`
         if any("poison" in prompt for prompt, _ in prompts):
             raise ValueError("image features and image tokens do not match")
         return real(local, prompts, *args, **kwargs)

@@ -42,8 +42,6 @@ __all__ = ["HFBackend", "require_torch"]
 
 @dataclass
 class _Waiting:
-    prompt: str
-    images: list[Any]
     request: ChatRequest
     answer: asyncio.Future
 
@@ -68,9 +66,7 @@ class HFBackend:
         self.worker: asyncio.Task | None = None
 
     async def complete(self, request: ChatRequest) -> ChatResult:
-        messages, images = chat_messages(request.messages, self.vision, self.spec.system_prompt)
-        waiting = _Waiting(self.local.render(messages), images, request,
-                           asyncio.get_running_loop().create_future())
+        waiting = _Waiting(request, asyncio.get_running_loop().create_future())
         self.waiting.append(waiting)
         if self.worker is None or self.worker.done():
             self.worker = asyncio.create_task(self._serve())
@@ -108,9 +104,7 @@ class HFBackend:
     async def _run(self, batch: list[_Waiting]) -> None:
         params = batch[0].request.params
         try:
-            results = await asyncio.to_thread(
-                generate, self.local, [(w.prompt, w.images) for w in batch], params.max_tokens,
-                params.temperature, params.seed)
+            results = await asyncio.to_thread(self._generate, [w.request for w in batch], params)
         except Exception as exc:  # noqa: BLE001 — out of memory, a shape or processor error
             if len(batch) > 1:  # one request may be the cause, or the batch's size: each alone
                 for one in batch:
@@ -123,6 +117,14 @@ class HFBackend:
             return
         for w, result in zip(batch, results):
             _settle(w.answer, result=result)
+
+    def _generate(self, requests: list[ChatRequest], params: Any) -> list[Any]:
+        """In the worker thread: render each request (pictures read from disk), then one batch."""
+        prompts = []
+        for request in requests:
+            messages, images = chat_messages(request.messages, self.vision, self.spec.system_prompt)
+            prompts.append((self.local.render(messages), images))
+        return generate(self.local, prompts, params.max_tokens, params.temperature, params.seed)
 
     async def aclose(self) -> None:
         if self.worker is not None:

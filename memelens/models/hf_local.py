@@ -157,6 +157,9 @@ def load_local_model(path: str | Path, adapter: str | Path | None = None, device
     processor = None
     if is_vision_folder(path):
         processor = load_processor(path, **(processor_options or {}))
+        if not getattr(processor, "chat_template", None):  # nothing would say where the picture goes
+            raise InputError(f"the vision-language model at {path} has no chat template",
+                             "model", "use the model's instruct/chat release, whose processor has one")
         tokenizer = processor.tokenizer
         model = transformers.AutoModelForImageTextToText.from_pretrained(path, **kwargs)
     else:
