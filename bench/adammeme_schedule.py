@@ -28,8 +28,14 @@ Prints each side's wall time and calls, the wall-time ratio, and MemeLens' calls
 target over its calls for the first, by stage (0 in every target-independent one). Last line:
 `floor_ratio: <MemeLens wall / Algorithm 1 floor>`; `--skip-original` measures MemeLens alone.
 
-Before it, the **Algorithm 1 floor**: within a (target, category) the chains run in order and every
-step waits for the one before (each reads H and P as the previous left them, and goes on only if
+Two lower bounds on MemeLens' wall time, printed before it. The **throughput bound**: every
+schedule that follows the protocol makes the same calls, and a model serves at most
+`concurrency / latency` calls a second, so the busiest model's calls need at least
+`calls × latency / concurrency` (the agent's, at 1,000 memes: 12,892 calls, 100.7 s at 64 × 500 ms).
+`bound_ratio` is the wall over the larger of the two bounds.
+
+The **Algorithm 1 floor**: within a (target, category) the chains run in order and every step waits
+for the one before (each reads H and P as the previous left them, and goes on only if
 s' < s), so the category's steps form one sequence of calls: per Refiner try the Refiner and, when it
 ran, the validity check; per scored rewrite the reference (candidates, then senior — the target's
 answer alongside), then the Scorer. The longest such sequence, counted from MemeLens' own step
@@ -225,6 +231,13 @@ def calls_by_stage(store: Store) -> dict[str, int]:
     return counts
 
 
+def calls_by_model(store: Store) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for call in store.run_calls(store.run_row("bench")["id"]):
+        counts[call.model] = counts.get(call.model, 0) + 1
+    return counts
+
+
 def memelens_run(cfg: AdamConfig, models: ModelRegistry, store_path: Path) -> tuple[float, int, Store]:
     store = Store(store_path)
     started = time.monotonic()
@@ -272,6 +285,7 @@ def main() -> None:
                   f"{args.latency_ms:g} ms, MemeLens concurrency {args.concurrency} per model", flush=True)
             both_wall, both_calls, both_store = memelens_run(cfg, models, Path(tmp) / "both.db")
             floor_calls, floor_where = algorithm1_floor(both_store)
+            by_model = calls_by_model(both_store)
             print(f"MemeLens, 2 targets: {both_wall:.1f} s, {both_calls} calls", flush=True)
             one_wall, one_calls, one_store = memelens_run(cfg.model_copy(update={"targets": [TARGETS[0]]}),
                                                           models, Path(tmp) / "one.db")
@@ -290,6 +304,11 @@ def main() -> None:
     extra = both_calls - one_calls
     floor = floor_calls * args.latency_ms / 1000
     print(f"Algorithm 1 floor: {floor_calls} calls in sequence ({floor_where}) = {floor:.1f} s")
+    busiest = max(by_model, key=by_model.get)
+    throughput = by_model[busiest] * args.latency_ms / 1000 / args.concurrency
+    print(f"throughput bound: {by_model[busiest]} calls to {busiest} at {args.concurrency} in flight "
+          f"= {throughput:.1f} s (any schedule makes these calls); calls by model: {by_model}")
+    print(f"bound_ratio: {both_wall / max(floor, throughput):.2f} (wall / the larger of the two bounds)")
     print(f"extra target: {extra} calls = {extra / one_calls:.1%} of the first target's {one_calls}; by stage:")
     for stage in sorted(set(both_stages) | set(one_stages)):
         print(f"  {stage:36} {both_stages.get(stage, 0) - one_stages.get(stage, 0):6}")

@@ -86,6 +86,29 @@ def test_cache_replays_with_zero_calls(store, scripts):
     assert store.run_summary("second")["cached"] == 5
 
 
+def test_a_small_chat_many_starts_no_idle_workers(store):
+    """A few requests get as many workers as requests: AdamMeme asks for its 3 reference candidates
+    thousands of times, and 2,048 idle worker tasks per ask stalled a 1,000-meme run's event loop for
+    ~27 s before any call was sent (bench/adammeme_schedule.py)."""
+    register_script("tasks", lambda req: "ok")
+    created = []
+
+    async def go():
+        reg = registry()
+        reg.add(ModelSpec(name="tasks", backend="scripted", model="tasks"))
+        async with open_run(store, reg, name="w", method="t", config={},
+                            progress=False) as (_, engine):
+            loop = asyncio.get_running_loop()
+            loop.set_task_factory(lambda loop, coro, **kw: created.append(1) or asyncio.Task(coro, loop=loop, **kw))
+            try:
+                return await engine.chat_many([request(model="tasks", sample_index=i) for i in range(3)])
+            finally:
+                loop.set_task_factory(None)
+
+    assert [o.text for o in run(go())] == ["ok"] * 3
+    assert len(created) <= 3 * 3  # a worker per request, and what each call itself starts
+
+
 def test_rate_limits_are_retried_and_recorded(store, scripts):
     async def go():
         async with open_run(store, registry(), name="r", method="t", config={},

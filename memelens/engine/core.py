@@ -15,6 +15,7 @@ import logging
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+from collections.abc import Sized
 from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
@@ -186,6 +187,10 @@ class Engine:
         model's slots full, while memory stays bounded by what is in flight rather than by the
         number of requests (200k requests are not 200k live coroutines)."""
         results: dict[int, CallOutcome] = {}
+        # No more workers than requests: a worker costs a task even when it finds nothing to do,
+        # and AdamMeme asks for 3 reference candidates at a time thousands of times (2,048 idle
+        # tasks each stalled a 1,000-meme run's event loop for ~27 s before any call was sent).
+        workers = min(WINDOW, len(requests)) if isinstance(requests, Sized) else WINDOW
         pending = iter(enumerate(requests))  # a generator is read as calls start, never whole
         stopped: list[bool] = []
 
@@ -199,7 +204,7 @@ class Engine:
                     stopped.append(True)
                     raise
 
-        await asyncio.gather(*(worker() for _ in range(WINDOW)))
+        await asyncio.gather(*(worker() for _ in range(workers)))
         return [results[i] for i in range(len(results))]
 
     def seeded(self, request: ChatRequest) -> ChatRequest:
