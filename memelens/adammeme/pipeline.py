@@ -82,8 +82,10 @@ async def _pipeline(memes: list[Meme], cfg: AdamConfig, engine: Engine, run: Run
     for repeat in range(cfg.repeats):
         # Algorithm 1 runs step after step within a (target, category): its chains are the run's
         # critical path. So each category goes on to its chains as soon as its own samples are scored,
-        # categories are scored largest sample first (the largest pools tend to give the longest
-        # chains), and refinement calls go ahead of every bulk call in the models' queues.
+        # and refinement calls go ahead of every bulk call in the models' queues. Categories are
+        # scored largest sample first: the run ends with the latest (scoring end + chains), best when
+        # the longest chains start first, and a category's steps are at most its sample count (each
+        # step after a chain's first takes a meme from the pool), so larger samples allow longer chains.
         order = sorted(plan, key=lambda c: -len(plan[c].sampled))
         await asyncio.gather(*(_category(c, [s for s in samples if s[0] == c], repeat, views, misbeliefs, plan,
                                          engine, run, cfg, priority=len(order) - rank)
