@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +30,7 @@ from memelens.types import ChatRequest, ImagePart, Message, SamplingParams  # no
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_memeqa import make_dataset  # noqa: E402
+from test_memeqa_finetune import assert_same_dev_points, kill_at_first_checkpoint_then_resume  # noqa: E402
 
 
 def noise_picture(path: Path, seed: int, size=(120, 90)) -> Path:
@@ -155,25 +153,8 @@ def test_one_epoch_of_vlm_finetuning(trained):
 def test_killed_vlm_finetuning_resumes_to_the_same_result(trained):
     _, root, folder, data, images, _ = trained
     config = finetune_config(root, folder, data, images, "killed")
-    state = root / "killed" / "last" / "state.json"
-    process = subprocess.Popen([sys.executable, "-m", "memelens.cli", "--store", str(root / "k.db"),
-                                "qa", "finetune", "-c", str(config)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
-    deadline = time.monotonic() + 300
-    while not state.is_file() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    assert state.is_file(), "no checkpoint was written before the kill"
-    assert json.loads(state.read_text())["step"] < 9
-    assert main(["--store", str(root / "k.db"), "qa", "finetune", "-c", str(config)]) == 0
-    full = json.loads((root / "full" / "dev_scores.json").read_text())
-    resumed = json.loads((root / "killed" / "dev_scores.json").read_text())
-    assert [p["step"] for p in resumed] == [p["step"] for p in full]
-    for a, b in zip(full, resumed):
-        assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-4)
-        assert a["macro"] == b["macro"]
+    resumed = kill_at_first_checkpoint_then_resume(root, config, "killed", steps=9)
+    assert_same_dev_points(json.loads((root / "full" / "dev_scores.json").read_text()), resumed, 1e-4)
 
 
 def test_qa_eval_of_the_adapter_named_in_models_yaml(trained, tmp_path):
