@@ -40,10 +40,9 @@ def time_steps(config: FinetuneConfig, device: str, steps: int) -> float:
     function as `finetune` (pictures and all for a VLM)."""
     import torch
     from accelerate import Accelerator
-    from peft import LoraConfig, get_peft_model
 
     from memelens.memeqa.dataset import load_memes_for
-    from memelens.memeqa.finetune import language_model_linears
+    from memelens.memeqa.finetune import with_lora
     from memelens.models.hf_local import load_local_model
 
     questions = load_questions(config.data, config.version, "train")[:config.batch_size * (steps + 1)]
@@ -51,10 +50,8 @@ def time_steps(config: FinetuneConfig, device: str, steps: int) -> float:
     batch = examples(questions, memes, config.version)
     accelerator = Accelerator(cpu=device == "cpu")
     local = load_local_model(config.model, device=device, dtype=config.dtype)
-    local.model = get_peft_model(local.model, LoraConfig(
-        r=8, lora_alpha=8, lora_dropout=0.1, target_modules=language_model_linears(local.model),
-        task_type="CAUSAL_LM"))
-    optimizer = torch.optim.AdamW([p for p in local.model.parameters() if p.requires_grad], lr=1e-5)
+    local.model = with_lora(local.model, config.lora)
+    optimizer = torch.optim.AdamW([p for p in local.model.parameters() if p.requires_grad], lr=config.lr)
     local.model.train()
     started = None
     for step in range(steps + 1):

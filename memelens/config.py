@@ -86,6 +86,11 @@ class ModelSpec(BaseModel):
         return self
 
     @property
+    def adapter_folder(self) -> str | None:
+        """The LoRA adapter this entry names: `adapter`, or the older spelling `extra.adapter`."""
+        return self.adapter or self.extra.get("adapter")
+
+    @property
     def identity(self) -> dict[str, Any]:
         """What decides a model's answers, and so enters the cache key (replicas and limits don't)."""
         identity = {
@@ -95,9 +100,8 @@ class ModelSpec(BaseModel):
             "extra": {k: v for k, v in self.extra.items()
                       if k not in {"n_parallel", "n_threads", "batch_size"}},
         }
-        adapter = self.adapter or self.extra.get("adapter")
-        if adapter:  # by content: a retrained adapter in the same folder answers differently
-            identity["adapter"] = adapter_digest(adapter)
+        if self.adapter_folder:  # by content: a retrained adapter in the same folder answers differently
+            identity["adapter"] = adapter_digest(self.adapter_folder)
         return identity
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
@@ -202,23 +206,22 @@ def registry_from_mapping(data: Any, source: str) -> ModelRegistry:
     """A registry of `data`'s entries (`{name: {backend, model, ...}}`) on top of the built-in models,
     every entry checked as a registry file's is; `source` names where they came from in messages."""
     specs = _builtin_specs()
-    path = source
     if not isinstance(data, dict):
-        raise InputError("the registry must be a mapping of model names to specs", where=str(path),
+        raise InputError("the registry must be a mapping of model names to specs", where=source,
                          fix="write `name: {backend: openai, model: ..., base_url: ...}` entries")
     for name, fields in data.items():
         if not isinstance(fields, dict):
             raise InputError(f"{name}: expected a mapping, got {type(fields).__name__}",
-                             where=str(path), fix=f"give {name!r} keys such as backend and model")
+                             where=source, fix=f"give {name!r} keys such as backend and model")
         try:
             spec = ModelSpec(name=str(name), **fields)
         except ValidationError as exc:
-            raise validation_error(exc, str(path), prefix=str(name)) from None
+            raise validation_error(exc, source, prefix=str(name)) from None
         except TypeError as exc:
-            raise InputError(f"{name}: {exc}", where=str(path), fix="check the keys") from None
-        _check_backend(spec, str(path))
+            raise InputError(f"{name}: {exc}", where=source, fix="check the keys") from None
+        _check_backend(spec, source)
         specs[spec.name] = spec
-    return ModelRegistry(specs, source=str(path))
+    return ModelRegistry(specs, source=source)
 
 
 def _check_backend(spec: ModelSpec, where: str) -> None:

@@ -13,9 +13,9 @@ import contextvars
 import hashlib
 import logging
 import time
+from collections.abc import Sized
 from contextlib import contextmanager
 from dataclasses import dataclass
-from collections.abc import Sized
 from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter

@@ -195,6 +195,15 @@ def language_model_linears(model: Any) -> str:
     return rf"^{scope}.*\.({'|'.join(map(re.escape, names))})$"
 
 
+def with_lora(model: Any, lora: LoraSettings) -> Any:
+    """The model with a fresh LoRA adapter (`lora`'s r, α, dropout) on its language model's linears."""
+    from peft import LoraConfig, get_peft_model
+
+    return get_peft_model(model, LoraConfig(
+        r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+        target_modules=language_model_linears(model), task_type="CAUSAL_LM"))
+
+
 def _save_atomic(folder: Path, write) -> None:
     """Write into `folder.tmp`, then swap it in; `restore_interrupted` undoes a kill mid-swap."""
     tmp = folder.with_name(folder.name + ".tmp")
@@ -222,7 +231,6 @@ def finetune(config: FinetuneConfig, on_eval=None) -> dict[str, Any]:
     loss of every step (`curve`)."""
     torch, _ = require_torch()
     from accelerate import Accelerator
-    from peft import LoraConfig, get_peft_model
 
     train_q = select_questions(load_questions(config.data, config.version, config.train_split),
                                limit=config.train_limit, seed=config.seed)
@@ -233,9 +241,7 @@ def finetune(config: FinetuneConfig, on_eval=None) -> dict[str, Any]:
     accelerator = Accelerator(cpu=config.device == "cpu")
     local = load_local_model(config.model, device=str(accelerator.device), dtype=config.dtype)
     torch.manual_seed(config.seed)  # LoRA's initial weights: the same in every process
-    model = get_peft_model(local.model, LoraConfig(
-        r=config.lora.r, lora_alpha=config.lora.alpha, lora_dropout=config.lora.dropout,
-        target_modules=language_model_linears(local.model), task_type="CAUSAL_LM"))
+    model = with_lora(local.model, config.lora)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr)
     state = _resume(config, model, optimizer, accelerator.device)
     state["vision"] = local.vision

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memelens.models.hf import require_torch
+from memelens.models.hf_local import require_torch
 
 SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]
 CHARACTERS = [chr(i) for i in range(32, 127)] + ["\n", "’", "‘", "“", "”", "—", "–", "…", "é"]

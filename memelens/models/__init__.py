@@ -67,7 +67,8 @@ def register_backend(descriptor: Backend) -> None:
     _REGISTRY[descriptor.name] = descriptor
 
 
-def backend(name: str, *, vision_by_default: bool | Callable[["ModelSpec"], bool] = False, needs_base_url: bool = False,
+def backend(name: str, *, vision_by_default: bool | Callable[["ModelSpec"], bool] = False,
+            needs_base_url: bool = False,
             source: str = "memelens", extra: str | None = None,
             modules: tuple[str, ...] = ()) -> Callable[[Callable[[], type]], Callable[[], type]]:
     """Decorate the function that imports and returns a backend class to register it as `name`."""

@@ -31,14 +31,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memelens.models.hf_local import chat_messages, generate, load_local_model, require_torch
+from memelens.models.hf_local import chat_messages, generate, load_local_model
 from memelens.types import ChatRequest, ChatResult, ErrorClass, InputError, ModelCallError, Usage
 
 if TYPE_CHECKING:
     from memelens.config import ModelSpec
-
-__all__ = ["HFBackend", "require_torch"]
-
 
 @dataclass
 class _Waiting:
@@ -52,14 +49,14 @@ class HFBackend:
     def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
         extra = spec.extra
-        self.local = load_local_model(spec.model, spec.adapter or extra.get("adapter"),
+        self.local = load_local_model(spec.model, spec.adapter_folder,
                                       extra.get("device", "auto"), extra.get("dtype", "auto"),
                                       extra.get("processor"))
         if spec.vision and not self.local.vision:  # the run would count pictures never seen
             raise InputError(f"{spec.model} holds a text-only model, but {spec.name!r} says `vision: true`",
                              f"model {spec.name!r}", "remove `vision: true` (it reads the meme text "
                              "and caption), or point `model` at a vision-language model folder")
-        self.vision = self.local.vision and spec.vision is not False
+        self.vision = self.local.vision and bool(spec.vision)
         default_batch = 8 if self.local.device.startswith("cuda") else 1
         self.batch_size = int(extra.get("batch_size", default_batch))
         self.waiting: list[_Waiting] = []
@@ -76,6 +73,8 @@ class HFBackend:
         return ChatResult(text=generated.text,
                           usage=Usage(prompt_tokens=generated.prompt_tokens,
                                       completion_tokens=generated.completion_tokens),
+                          # not cut unless it ran to max_tokens (a model may also stop on an end
+                          # token of its generation config that the tokenizer does not name)
                           finish_reason="stop" if generated.stopped or generated.completion_tokens
                           < params.max_tokens else "length",
                           served_model=str(self.spec.model), latency_s=time.monotonic() - started)
