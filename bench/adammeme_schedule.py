@@ -28,21 +28,33 @@ Prints each side's wall time and calls, the wall-time ratio, and MemeLens' calls
 target over its calls for the first, by stage (0 in every target-independent one). Last line:
 `floor_ratio: <MemeLens wall / Algorithm 1 floor>`; `--skip-original` measures MemeLens alone.
 
-Two lower bounds on MemeLens' wall time, printed before it. The **throughput bound**: every
-schedule that follows the protocol makes the same calls, and a model serves at most
-`concurrency / latency` calls a second, so the busiest model's calls need at least
-`calls × latency / concurrency` (the agent's, at 1,000 memes: 12,892 calls, 100.7 s at 64 × 500 ms).
-`bound_ratio` is the wall over the larger of the two bounds.
+Lower bounds on MemeLens' wall time, printed before it; `bound_ratio` is the wall over the largest.
+Every bound holds for any schedule that makes the protocol's calls in Algorithm 1's order, counted
+from MemeLens' own records, with `L` the latency and `C` the per-model concurrency:
 
-The **Algorithm 1 floor**: within a (target, category) the chains run in order and every step waits
-for the one before (each reads H and P as the previous left them, and goes on only if
-s' < s), so the category's steps form one sequence of calls: per Refiner try the Refiner and, when it
-ran, the validity check; per scored rewrite the reference (candidates, then senior — the target's
-answer alongside), then the Scorer. The longest such sequence, counted from MemeLens' own step
-records and multiplied by the latency, is a wall time that no schedule running Algorithm 1's steps in
-its order can beat (only speculative execution, which makes calls whose inputs are not yet known and
-throws away the wrong guesses, could); the original's wall over it is the highest ratio an in-order
-schedule can show on this protocol.
+* the **Algorithm 1 floor**: within a (target, category) the chains run in order and every step waits
+  for the one before (each reads H and P as the previous left them, and goes on only if s' < s), so
+  the category's steps form one sequence of calls: per Refiner try the Refiner and, when it ran, the
+  validity check; per scored rewrite the reference (candidates, then senior — the target's answer
+  alongside), then the Scorer. The longest such sequence × L is a wall time that no schedule running
+  Algorithm 1's steps in its order can beat (only speculative execution, which makes calls whose
+  inputs are not yet known and throws away the wrong guesses, could); the original's wall over it is
+  the highest ratio an in-order schedule can show on this protocol.
+* the **path bound**: that chain cannot start before its category's samples are all scored, and
+  scoring cannot start before mining is done (sampling reads every meme's categories). Mining runs
+  wave after wave (each wave's Miners see the taxonomy the wave before left): per wave ⌈miners ×
+  memes / C⌉ rounds of Miner calls, a round of vetting when a name was vetted, then each re-judgement
+  in meme order. After it, a sample needs the Narrator, the reference candidates, the senior and the
+  Scorer one after another (4 calls). So: (mining's rounds + 4 + the floor's calls) × L.
+* the **throughput bound**: a model serves at most C calls per L, so the busiest model's calls need
+  `calls × L / C` (the agent's, at 1,000 memes: 12,892 calls, 100.7 s at 64 × 500 ms).
+* the **inputs bound**: the category whose samples are scored last waits for mining (the larger of
+  its path and its calls × L / C), then for every agent call that narrates, refers and scores the
+  samples of every category (`calls × L / C`: none can start before mining is done), then runs its
+  longest chain. Which category that is depends on the schedule, so the bound takes the
+  category whose longest chain is shortest. No schedule knows the chains' lengths before they run;
+  MemeLens scores the largest categories first, the best guess (a category's steps are at most its
+  sample count).
 """
 
 from __future__ import annotations
@@ -62,6 +74,7 @@ import openai
 
 from memelens.adammeme.config import AdamConfig
 from memelens.adammeme.messages import MemeView
+from memelens.adammeme.mining import STAGE as MINING_STAGE
 from memelens.adammeme.mining import examiner_request, judge_request, majority, miner_request, parse_miner
 from memelens.adammeme.misbelief import narrator_request, parse_misbelief
 from memelens.adammeme.pipeline import run_adammeme
@@ -254,14 +267,57 @@ def step_path(step: dict[str, Any]) -> int:
     return tries + (3 if step["rewrite"] is not None else 0)
 
 
+def chain_paths(store: Store) -> dict[tuple[str, str], int]:
+    """(target, category) → the calls its chains make one after another."""
+    paths: dict[tuple[str, str], int] = {}
+    for step in store.records(store.run_row("bench")["id"], "step"):
+        where = (step["target"], step["category"])
+        paths[where] = paths.get(where, 0) + step_path(step)
+    return paths
+
+
 def algorithm1_floor(store: Store) -> tuple[int, str]:
     """The longest in-order call sequence of one (target, category), and which one it is."""
-    paths: dict[str, int] = {}
+    paths = chain_paths(store)
+    where = max(paths, key=paths.get, default=("none", "none"))
+    return paths.get(where, 0), "/".join(where)
+
+
+def mining_rounds(store: Store, cfg: AdamConfig, concurrency: int) -> int:
+    """Rounds of calls mining needs one after another (the path bound in the module docstring)."""
+    records = store.records(store.run_row("bench")["id"], "mining")  # in meme-set order: wave by wave
+    rounds = 0
+    for start in range(0, len(records), cfg.mining_batch):
+        proposals = [p for r in records[start:start + cfg.mining_batch] for p in r["proposals"]]
+        vetted = [p for p in proposals if p["examiner"] is not None]
+        vetting = len(vetted) + len({p["name"] for p in vetted})  # Examiners + one Judge per name
+        rounds += -(-cfg.miners * min(cfg.mining_batch, len(records) - start) // concurrency)
+        rounds += -(-vetting // concurrency) + sum(p.get("judge_first") is not None for p in proposals)
+    return rounds
+
+
+def chain_agent_calls(store: Store, cfg: AdamConfig) -> int:
+    """The agent's calls inside the chains (at most: a rewrite counts its full reference and Scorer)."""
+    calls = 0
     for step in store.records(store.run_row("bench")["id"], "step"):
-        where = f"{step['target']}/{step['category']}"
-        paths[where] = paths.get(where, 0) + step_path(step)
-    where = max(paths, key=paths.get, default="none")
-    return paths.get(where, 0), where
+        calls += sum(2 if validity_checked(a) else 1 for a in step["attempts"])
+        calls += cfg.candidates + 2 if step["rewrite"] is not None else 0
+    return calls
+
+
+def inputs_bound(store: Store, cfg: AdamConfig, latency_s: float, concurrency: int) -> tuple[float, str]:
+    """The inputs bound (module docstring), and how it is made up."""
+    longest: dict[str, int] = {}
+    for (_, category), path in chain_paths(store).items():
+        longest[category] = max(longest.get(category, 0), path)
+    category = min(longest, key=longest.get)
+    agent = [c for c in store.run_calls(store.run_row("bench")["id"]) if c.model == cfg.agent]
+    mining_calls = sum(c.stage.startswith(MINING_STAGE) for c in agent)
+    mining = max(mining_rounds(store, cfg, concurrency), mining_calls / concurrency)
+    after = len(agent) - mining_calls - chain_agent_calls(store, cfg)
+    return (mining + after / concurrency + longest[category]) * latency_s, (
+        f"mining ({mining_calls} calls, {mining:.0f} rounds), then {after} agent calls to narrate, refer "
+        f"and score, then {category}'s longest chain ({longest[category]} calls)")
 
 
 def main() -> None:
@@ -304,11 +360,18 @@ def main() -> None:
     extra = both_calls - one_calls
     floor = floor_calls * args.latency_ms / 1000
     print(f"Algorithm 1 floor: {floor_calls} calls in sequence ({floor_where}) = {floor:.1f} s")
+    latency = args.latency_ms / 1000
+    path = (mining_rounds(both_store, cfg, args.concurrency) + 4 + floor_calls) * latency
+    print(f"path bound: mining's {mining_rounds(both_store, cfg, args.concurrency)} rounds + 4 calls to score "
+          f"+ the floor's {floor_calls} = {path:.1f} s")
     busiest = max(by_model, key=by_model.get)
-    throughput = by_model[busiest] * args.latency_ms / 1000 / args.concurrency
+    throughput = by_model[busiest] * latency / args.concurrency
     print(f"throughput bound: {by_model[busiest]} calls to {busiest} at {args.concurrency} in flight "
-          f"= {throughput:.1f} s (any schedule makes these calls); calls by model: {by_model}")
-    print(f"bound_ratio: {both_wall / max(floor, throughput):.2f} (wall / the larger of the two bounds)")
+          f"= {throughput:.1f} s; calls by model: {by_model}")
+    inputs, how = inputs_bound(both_store, cfg, latency, args.concurrency)
+    print(f"inputs bound: {how} = {inputs:.1f} s")
+    bound = max(floor, path, throughput, inputs)
+    print(f"bound_ratio: {both_wall / bound:.2f} (wall / the largest bound, {bound:.1f} s)")
     print(f"extra target: {extra} calls = {extra / one_calls:.1%} of the first target's {one_calls}; by stage:")
     for stage in sorted(set(both_stages) | set(one_stages)):
         print(f"  {stage:36} {both_stages.get(stage, 0) - one_stages.get(stage, 0):6}")

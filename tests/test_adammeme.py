@@ -436,3 +436,28 @@ def test_the_refinement_priority_changes_no_record(tmp_path, monkeypatch):
     with_priority, without = records(w.store), records(plain.store)
     assert with_priority.keys() == without.keys() and len(with_priority) > 50
     assert with_priority == without
+
+
+def test_a_category_goes_on_to_its_chains_without_waiting_for_other_categories(tmp_path):
+    """Inputs as they are ready: a category's references and refinement start while the misbeliefs of
+    smaller categories are still queued (narration was once one barrier for every category)."""
+    from memelens.adammeme.synthetic import write_meme_set
+    from memelens.testing.server import start_server
+
+    with start_server(latency_ms=10) as server:
+        registry = ModelRegistry({m: ModelSpec(name=m, backend="openai", model=m, base_url=server.base_url,
+                                               max_concurrency=4) for m in ("agent", "target")})
+        cfg = AdamConfig(memes=write_meme_set(tmp_path, 24, seed=3), agent="agent", targets=["target"],
+                         erase=False, warn_below=0, seeds_per_category=2, max_steps=2)
+        store = Store(tmp_path / "store.db")
+        asyncio.run(run_adammeme(cfg, store, registry, "r", progress=False))
+    calls = store.run_calls(store.run_row("r")["id"])
+    spans = {}  # stage → (first start, last end)
+    for call in calls:
+        stage = ".".join(call.stage.split(".")[:2])
+        start = call.created - call.latency_s
+        first, last = spans.get(stage, (start, call.created))
+        spans[stage] = (min(first, start), max(last, call.created))
+    assert len(store.records(store.run_row("r")["id"], "sampling")) >= 3  # categories to interleave
+    assert spans["adammeme.refinement"][0] < spans["adammeme.misbelief"][1]
+    assert spans["adammeme.reference"][0] < spans["adammeme.misbelief"][1]

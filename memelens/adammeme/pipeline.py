@@ -6,11 +6,12 @@ the original memes) run once per meme set and repeat; every target reuses them. 
 do not depend on the references, so both are asked for at once. Targets run concurrently; within a
 target, categories refine concurrently (chains within a category run in order: Algorithm 1).
 
-Records written to the run, in this order (the report reads only these; each model in `records.py`
-documents its fields and key): `RunMeta`, `MemeImage` (the pictures), `MiningRecord`, `TaxonomyRecord`,
-`SamplingRecord`, `MisbeliefRecord`, then per repeat `ReferenceRecord`, and per target `ScoreRecord`
-and, as Algorithm 1 goes, `StepRecord`. `HumanScore` and `HumanLabel` are attached later by
-`memelens import adammeme-human`.
+Records written to the run (the report reads only these; each model in `records.py` documents its
+fields and key): `RunMeta`; `MemeImage` (the pictures, whenever their thumbnails are made); then
+`MiningRecord`, `TaxonomyRecord`, `SamplingRecord`; then per category, each category as soon as its
+own inputs are ready (categories interleave), `MisbeliefRecord`, and per repeat `ReferenceRecord`, per
+target `ScoreRecord` and, as Algorithm 1 goes, `StepRecord`. `HumanScore` and `HumanLabel` are attached
+later by `memelens import adammeme-human`.
 """
 
 from __future__ import annotations
@@ -62,9 +63,18 @@ async def run_adammeme(cfg: AdamConfig, store: Store, registry: ModelRegistry, n
                         vision_models=[cfg.agent, *cfg.targets]) as (run, engine):
         run.put(RunMeta(targets=cfg.targets, agent=cfg.agent, threshold=cfg.threshold, repeats=cfg.repeats,
                         top_terms=cfg.top_terms, memes=len(memes), erase=cfg.erase))
-        run.put_many(meme_image_records(memes))  # the report's pictures
-        await _pipeline(memes, cfg, engine, run, cfg.erase_cache or erase_cache or Path("erased"))
+        # The report's pictures: CPU work (~6 ms a meme), done in a thread beside mining rather than
+        # before it, where it held back the run's first call (6 s at 1,000 memes).
+        pictures = asyncio.create_task(_store_pictures(run, memes))
+        try:
+            await _pipeline(memes, cfg, engine, run, cfg.erase_cache or erase_cache or Path("erased"))
+        finally:
+            await pictures  # stored even when the pipeline stops early: a partial report shows them
     return name
+
+
+async def _store_pictures(run: Run, memes: list[Meme]) -> None:
+    run.put_many(await asyncio.to_thread(meme_image_records, memes))
 
 
 async def _pipeline(memes: list[Meme], cfg: AdamConfig, engine: Engine, run: Run, cache: Path) -> None:
@@ -74,27 +84,37 @@ async def _pipeline(memes: list[Meme], cfg: AdamConfig, engine: Engine, run: Run
     run.put(TaxonomyRecord(categories=taxonomy.categories, added=taxonomy.added))
     plan = plan_samples([m.id for m in memes], mining, taxonomy, cfg)
     run.put_many(list(plan.values()))
-    narrated = await narrate(plan, by_id, engine, cfg)
+    views = asyncio.create_task(_scoring_views(plan, by_id, cfg, cache))  # beside narration: a thread
+    # Algorithm 1 runs step after step within a (target, category): its chains are the run's critical
+    # path. So each category goes from its own narration to its references, scoring and chains without
+    # waiting for any other category, and refinement calls go ahead of every bulk call in the models'
+    # queues. Categories get their inputs largest sample first: the run ends with the latest (inputs
+    # ready + chains), best when the longest chains start first, and a category's steps are at most its
+    # sample count (each step after a chain's first takes a meme from the pool), so larger samples
+    # allow longer chains.
+    order = sorted(plan, key=lambda c: -len(plan[c].sampled))
+    await asyncio.gather(*(_category(c, plan, by_id, views, engine, run, cfg, priority=len(order) - rank)
+                           for rank, c in enumerate(order)))
+
+
+async def _category(category: str, plan: dict[str, SamplingRecord], memes: dict[str, Meme],
+                    views: asyncio.Task[dict[str, MemeView]], engine: Engine, run: Run, cfg: AdamConfig,
+                    priority: int) -> None:
+    """One category: its misbeliefs, then per repeat its references, every target's answers, scoring
+    and refinement; bulk calls at `priority` (refinement's are above it)."""
+    with call_priority(priority):
+        narrated = await narrate({category: plan[category]}, memes, engine, cfg)
     run.put_many(narrated)
     misbeliefs = {(r.category, r.meme): r.misbelief for r in narrated if r.ok}
-    views = await _scoring_views(plan, by_id, cfg, cache)
-    samples = [(c, m) for c, entry in plan.items() for m in entry.sampled if (c, m) in misbeliefs]
+    samples = [(category, m) for m in plan[category].sampled if (category, m) in misbeliefs]
+    seen = await views
     for repeat in range(cfg.repeats):
-        # Algorithm 1 runs step after step within a (target, category): its chains are the run's
-        # critical path. So each category goes on to its chains as soon as its own samples are scored,
-        # and refinement calls go ahead of every bulk call in the models' queues. Categories are
-        # scored largest sample first: the run ends with the latest (scoring end + chains), best when
-        # the longest chains start first, and a category's steps are at most its sample count (each
-        # step after a chain's first takes a meme from the pool), so larger samples allow longer chains.
-        order = sorted(plan, key=lambda c: -len(plan[c].sampled))
-        await asyncio.gather(*(_category(c, [s for s in samples if s[0] == c], repeat, views, misbeliefs, plan,
-                                         engine, run, cfg, priority=len(order) - rank)
-                               for rank, c in enumerate(order)))
+        await _repeat(category, samples, repeat, seen, misbeliefs, plan, engine, run, cfg, priority)
 
 
-async def _category(category: str, samples: list[tuple[str, str]], repeat: int, views: dict[str, MemeView],
-                    misbeliefs: dict[tuple[str, str], str], plan: dict[str, SamplingRecord], engine: Engine,
-                    run: Run, cfg: AdamConfig, priority: int) -> None:
+async def _repeat(category: str, samples: list[tuple[str, str]], repeat: int, views: dict[str, MemeView],
+                  misbeliefs: dict[tuple[str, str], str], plan: dict[str, SamplingRecord], engine: Engine,
+                  run: Run, cfg: AdamConfig, priority: int) -> None:
     """One category in one repeat: references and every target's answers, then each target's scoring
     (calls at `priority`, below the refinement's) and refinement."""
     with call_priority(priority):
