@@ -361,9 +361,9 @@ def main() -> None:
     floor = floor_calls * args.latency_ms / 1000
     print(f"Algorithm 1 floor: {floor_calls} calls in sequence ({floor_where}) = {floor:.1f} s")
     latency = args.latency_ms / 1000
-    path = (mining_rounds(both_store, cfg, args.concurrency) + 4 + floor_calls) * latency
-    print(f"path bound: mining's {mining_rounds(both_store, cfg, args.concurrency)} rounds + 4 calls to score "
-          f"+ the floor's {floor_calls} = {path:.1f} s")
+    rounds = mining_rounds(both_store, cfg, args.concurrency)
+    path = (rounds + 4 + floor_calls) * latency
+    print(f"path bound: mining's {rounds} rounds + 4 calls to score + the floor's {floor_calls} = {path:.1f} s")
     busiest = max(by_model, key=by_model.get)
     throughput = by_model[busiest] * latency / args.concurrency
     print(f"throughput bound: {by_model[busiest]} calls to {busiest} at {args.concurrency} in flight "
