@@ -63,8 +63,8 @@ async def run_adammeme(cfg: AdamConfig, store: Store, registry: ModelRegistry, n
                         vision_models=[cfg.agent, *cfg.targets]) as (run, engine):
         run.put(RunMeta(targets=cfg.targets, agent=cfg.agent, threshold=cfg.threshold, repeats=cfg.repeats,
                         top_terms=cfg.top_terms, memes=len(memes), erase=cfg.erase))
-        # The report's pictures: CPU work (~6 ms a meme), done in a thread beside mining rather than
-        # before it, where it held back the run's first call (6 s at 1,000 memes).
+        # The report's pictures: CPU work (~5 ms a meme), done in a thread beside mining rather than
+        # before it, where it held back the run's first call (5.2 s at 1,000 memes).
         pictures = asyncio.create_task(_store_pictures(run, memes))
         try:
             await _pipeline(memes, cfg, engine, run, cfg.erase_cache or erase_cache or Path("erased"))
@@ -101,34 +101,35 @@ async def _category(category: str, plan: dict[str, SamplingRecord], memes: dict[
                     views: asyncio.Task[dict[str, MemeView]], engine: Engine, run: Run, cfg: AdamConfig,
                     priority: int) -> None:
     """One category: its misbeliefs, then per repeat its references, every target's answers, scoring
-    and refinement; bulk calls at `priority` (refinement's are above it)."""
+    and refinement. Its calls wait for model slots at `priority` (the context carries it into every
+    call the category makes), except refinement's, which are urgent."""
     with call_priority(priority):
         narrated = await narrate({category: plan[category]}, memes, engine, cfg)
-    run.put_many(narrated)
-    misbeliefs = {(r.category, r.meme): r.misbelief for r in narrated if r.ok}
-    samples = [(category, m) for m in plan[category].sampled if (category, m) in misbeliefs]
-    seen = await views
-    for repeat in range(cfg.repeats):
-        await _repeat(category, samples, repeat, seen, misbeliefs, plan, engine, run, cfg, priority)
+        run.put_many(narrated)
+        misbeliefs = {(r.category, r.meme): r.misbelief for r in narrated if r.ok}
+        samples = [(category, m) for m in plan[category].sampled if (category, m) in misbeliefs]
+        seen = await views
+        for repeat in range(cfg.repeats):
+            await _repeat(category, samples, repeat, seen, misbeliefs, plan, engine, run, cfg)
 
 
 async def _repeat(category: str, samples: list[tuple[str, str]], repeat: int, views: dict[str, MemeView],
                   misbeliefs: dict[tuple[str, str], str], plan: dict[str, SamplingRecord], engine: Engine,
-                  run: Run, cfg: AdamConfig, priority: int) -> None:
+                  run: Run, cfg: AdamConfig) -> None:
     """One category in one repeat: references and every target's answers, then each target's scoring
-    (calls at `priority`, below the refinement's) and refinement."""
-    with call_priority(priority):
-        references, *answers = await asyncio.gather(
-            _references(samples, views, engine, run, cfg, repeat),
-            *(asyncio.gather(*(answer(views[m], c, t, engine, cfg) for c, m in samples)) for t in cfg.targets))
-    scoring = Scoring(repeat, samples, views, misbeliefs, references, plan, engine, run, cfg, priority)
+    and refinement."""
+    references, *answers = await asyncio.gather(
+        _references(samples, views, engine, run, cfg, repeat),
+        *(asyncio.gather(*(answer(views[m], c, t, engine, cfg) for c, m in samples)) for t in cfg.targets))
+    scoring = Scoring(repeat, samples, views, misbeliefs, references, plan, engine, run, cfg)
     await asyncio.gather(*(_evaluate_target(t, category, answered, scoring)
                            for t, answered in zip(cfg.targets, answers)))
 
 
 REFINEMENT_PRIORITY = URGENT
 """The priority of refinement calls in the models' queues (`memelens.engine.call_priority`): urgent, above
-every category's scoring (priority 1 … number of categories) and mining and narration (0), which wait."""
+every category's narration, references and scoring (priority 1 … number of categories, largest sample
+highest) and mining (0), which wait."""
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,6 @@ class Scoring:
     engine: Engine
     run: Run
     cfg: AdamConfig
-    priority: int  # the category's scoring calls' priority in the models' queues
 
 
 async def _scoring_views(plan: dict[str, SamplingRecord], memes: dict[str, Meme], cfg: AdamConfig,
@@ -172,9 +172,8 @@ async def _evaluate_target(target: str, category: str, answers: list[CallOutcome
     """Score `target`'s answers to the category's samples, then run Algorithm 1 on the category, its
     calls ahead of bulk calls in the models' queues (`REFINEMENT_PRIORITY`)."""
     sc, repeat = scoring, scoring.repeat
-    with call_priority(sc.priority):
-        results = await asyncio.gather(*(rate(sc.views[m], c, sc.references[(c, m)], a, sc.engine, sc.cfg)
-                                         for (c, m), a in zip(sc.samples, answers)))
+    results = await asyncio.gather(*(rate(sc.views[m], c, sc.references[(c, m)], a, sc.engine, sc.cfg)
+                                     for (c, m), a in zip(sc.samples, answers)))
     scored: list[Sample] = []
     records = []
     for (c, m), result in zip(sc.samples, results):

@@ -42,8 +42,8 @@ class ModelGate:
 
     Waiters are served by priority, then in arrival order: a critical-path call (an AdamMeme
     refinement step, whose chain waits for it) goes ahead of bulk calls queued for the same slots.
-    With one priority it is a plain FIFO semaphore. `async with gate:` takes a slot at priority 0,
-    `async with gate.slot(p):` at priority p. (Keeping slots free for urgent calls was measured and
+    With one priority it is a plain FIFO semaphore. `async with gate.slot(p):` holds a slot, taken at
+    priority p. (Keeping slots free for urgent calls was measured and
     did not shorten AdamMeme's wall time: a waiting urgent call gets the next slot freed.)"""
 
     def __init__(self, max_concurrency: int, rpm: float | None) -> None:
@@ -61,18 +61,6 @@ class ModelGate:
             yield self
         finally:
             self._release()
-
-    async def __aenter__(self) -> "ModelGate":
-        await self._acquire(0)
-        try:
-            await self.pacer.wait()
-        except BaseException:
-            self._release()
-            raise
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._release()
 
     async def _acquire(self, priority: int) -> None:
         if self.in_use < self.capacity:  # a free slot means no live waiter: slots pass on at release

@@ -37,6 +37,7 @@ from memelens.types import ChatRequest, ChatResult, ErrorClass, InputError, Mode
 if TYPE_CHECKING:
     from memelens.config import ModelSpec
 
+
 @dataclass
 class _Waiting:
     request: ChatRequest
