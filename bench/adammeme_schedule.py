@@ -1,13 +1,13 @@
-"""AdamMeme's call schedule: MemeLens vs a re-creation of the original code's, side by side.
+"""AdamMeme's call schedule: MemeGauge vs a re-creation of the original code's, side by side.
 
     python bench/adammeme_schedule.py [--memes 200] [--latency-ms 300] [--concurrency 64] [--seed 0]
 
 One protocol — the same synthetic meme set, the same two targets, the same sizes (paper defaults: 3
 Miners, 3 reference candidates, cap 200, 10 seeds, N = 10), the same prompts, parsers and decisions
-(MemeLens' own stage functions, so both runs make the same kinds of calls and follow Algorithm 1) —
+(MemeGauge' own stage functions, so both runs make the same kinds of calls and follow Algorithm 1) —
 is run against one local test server of fixed latency (its own process), twice:
 
-* **MemeLens**: `run_adammeme`, both targets in one run (fresh store, per-model concurrency
+* **MemeGauge**: `run_adammeme`, both targets in one run (fresh store, per-model concurrency
   `--concurrency`). Run once more with the first target alone (fresh store) to count what the
   second target adds.
 * **original**: the schedule of the original scripts (Lbotirx/AdamMeme `scripts/`), threads making
@@ -24,13 +24,13 @@ is run against one local test server of fixed latency (its own process), twice:
   than k samples; the re-creation uses parts of at least one sample. Text erasure is left out of
   both (the original worked from pre-erased pictures).
 
-Prints each side's wall time and calls, the wall-time ratio, and MemeLens' calls for the extra
+Prints each side's wall time and calls, the wall-time ratio, and MemeGauge' calls for the extra
 target over its calls for the first, by stage (0 in every target-independent one). Last line:
-`floor_ratio: <MemeLens wall / Algorithm 1 floor>`; `--skip-original` measures MemeLens alone.
+`floor_ratio: <MemeGauge wall / Algorithm 1 floor>`; `--skip-original` measures MemeGauge alone.
 
-Lower bounds on MemeLens' wall time, printed before it; `bound_ratio` is the wall over the largest.
+Lower bounds on MemeGauge' wall time, printed before it; `bound_ratio` is the wall over the largest.
 Every bound holds for any schedule that makes the protocol's calls in Algorithm 1's order, counted
-from MemeLens' own records, with `L` the latency and `C` the per-model concurrency:
+from MemeGauge' own records, with `L` the latency and `C` the per-model concurrency:
 
 * the **Algorithm 1 floor**: within a (target, category) the chains run in order and every step waits
   for the one before (each reads H and P as the previous left them, and goes on only if s' < s), so
@@ -53,7 +53,7 @@ from MemeLens' own records, with `L` the latency and `C` the per-model concurren
   samples of every category (`calls × L / C`: none can start before mining is done), then runs its
   longest chain. Which category that is depends on the schedule, so the bound takes the
   category whose longest chain is shortest. No schedule knows the chains' lengths before they run;
-  MemeLens scores the largest categories first, the best guess (a category's steps are at most its
+  MemeGauge scores the largest categories first, the best guess (a category's steps are at most its
   sample count).
 """
 
@@ -72,26 +72,26 @@ from typing import Any, Callable
 
 import openai
 
-from memelens.adammeme.config import AdamConfig
-from memelens.adammeme.messages import MemeView
-from memelens.adammeme.mining import STAGE as MINING_STAGE
-from memelens.adammeme.mining import examiner_request, judge_request, majority, miner_request, parse_miner
-from memelens.adammeme.misbelief import narrator_request, parse_misbelief
-from memelens.adammeme.pipeline import run_adammeme
-from memelens.adammeme.records import MiningRecord
-from memelens.adammeme.reference import build_reference
-from memelens.adammeme.refinement import refine_category, validity_checked
-from memelens.adammeme.sampling import plan_samples
-from memelens.adammeme.scoring import Sample, rate, target_request
-from memelens.adammeme.synthetic import write_meme_set
-from memelens.adammeme.taxonomy import Taxonomy
-from memelens.config import ModelRegistry, ModelSpec
-from memelens.engine import Store
-from memelens.memes import load_memes
-from memelens.models.openai_backend import OpenAIBackend
-from memelens.parse import starts_yes_no
-from memelens.testing.server import spawn_server
-from memelens.types import ChatRequest, ErrorClass, Meme, ParseFailure
+from memegauge.adammeme.config import AdamConfig
+from memegauge.adammeme.messages import MemeView
+from memegauge.adammeme.mining import STAGE as MINING_STAGE
+from memegauge.adammeme.mining import examiner_request, judge_request, majority, miner_request, parse_miner
+from memegauge.adammeme.misbelief import narrator_request, parse_misbelief
+from memegauge.adammeme.pipeline import run_adammeme
+from memegauge.adammeme.records import MiningRecord
+from memegauge.adammeme.reference import build_reference
+from memegauge.adammeme.refinement import refine_category, validity_checked
+from memegauge.adammeme.sampling import plan_samples
+from memegauge.adammeme.scoring import Sample, rate, target_request
+from memegauge.adammeme.synthetic import write_meme_set
+from memegauge.adammeme.taxonomy import Taxonomy
+from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.engine import Store
+from memegauge.memes import load_memes
+from memegauge.models.openai_backend import OpenAIBackend
+from memegauge.parse import starts_yes_no
+from memegauge.testing.server import spawn_server
+from memegauge.types import ChatRequest, ErrorClass, Meme, ParseFailure
 
 TARGETS = ("target-a", "target-b")
 
@@ -107,7 +107,7 @@ def registry(url: str, concurrency: int) -> ModelRegistry:
 
 @dataclass
 class Answer:
-    """What MemeLens' stage functions read of a call outcome (`ok`, `value`, `text`, `error_class`)."""
+    """What MemeGauge' stage functions read of a call outcome (`ok`, `value`, `text`, `error_class`)."""
 
     text: str | None
     value: Any
@@ -123,7 +123,7 @@ class Answer:
 
 class BlockingEngine:
     """The original's way of calling a model: the calling thread waits for each answer. Exposes
-    the engine's `chat`/`chat_many` so MemeLens' stage functions run unchanged on top of it;
+    the engine's `chat`/`chat_many` so MemeGauge' stage functions run unchanged on top of it;
     `chat_many` uses a thread pool, as the original does for the 3 reference candidates."""
 
     def __init__(self, models: ModelRegistry, url: str) -> None:
@@ -234,7 +234,7 @@ def original_schedule(memes: list[Meme], cfg: AdamConfig, engine: BlockingEngine
                 engine, cfg))))  # refinement.py
 
 
-# ---- MemeLens ------------------------------------------------------------------------------------
+# ---- MemeGauge ------------------------------------------------------------------------------------
 
 
 def calls_by_stage(store: Store) -> dict[str, int]:
@@ -251,7 +251,7 @@ def calls_by_model(store: Store) -> dict[str, int]:
     return counts
 
 
-def memelens_run(cfg: AdamConfig, models: ModelRegistry, store_path: Path) -> tuple[float, int, Store]:
+def memegauge_run(cfg: AdamConfig, models: ModelRegistry, store_path: Path) -> tuple[float, int, Store]:
     store = Store(store_path)
     started = time.monotonic()
     with warnings.catch_warnings():
@@ -324,9 +324,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--memes", type=int, default=200)
     parser.add_argument("--latency-ms", type=float, default=300.0)
-    parser.add_argument("--concurrency", type=int, default=64, help="MemeLens' per-model limit")
+    parser.add_argument("--concurrency", type=int, default=64, help="MemeGauge' per-model limit")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--skip-original", action="store_true", help="measure MemeLens alone (no original "
+    parser.add_argument("--skip-original", action="store_true", help="measure MemeGauge alone (no original "
                         "schedule, which takes minutes)")
     args = parser.parse_args()
     original_wall = None
@@ -338,14 +338,14 @@ def main() -> None:
             cfg = AdamConfig(memes=memes_path, agent="agent", targets=list(TARGETS), seed=args.seed,
                              erase=False)
             print(f"protocol: {args.memes} memes, targets {', '.join(TARGETS)}, server latency "
-                  f"{args.latency_ms:g} ms, MemeLens concurrency {args.concurrency} per model", flush=True)
-            both_wall, both_calls, both_store = memelens_run(cfg, models, Path(tmp) / "both.db")
+                  f"{args.latency_ms:g} ms, MemeGauge concurrency {args.concurrency} per model", flush=True)
+            both_wall, both_calls, both_store = memegauge_run(cfg, models, Path(tmp) / "both.db")
             floor_calls, floor_where = algorithm1_floor(both_store)
             by_model = calls_by_model(both_store)
-            print(f"MemeLens, 2 targets: {both_wall:.1f} s, {both_calls} calls", flush=True)
-            one_wall, one_calls, one_store = memelens_run(cfg.model_copy(update={"targets": [TARGETS[0]]}),
+            print(f"MemeGauge, 2 targets: {both_wall:.1f} s, {both_calls} calls", flush=True)
+            one_wall, one_calls, one_store = memegauge_run(cfg.model_copy(update={"targets": [TARGETS[0]]}),
                                                           models, Path(tmp) / "one.db")
-            print(f"MemeLens, 1 target:  {one_wall:.1f} s, {one_calls} calls", flush=True)
+            print(f"MemeGauge, 1 target:  {one_wall:.1f} s, {one_calls} calls", flush=True)
             both_stages, one_stages = calls_by_stage(both_store), calls_by_stage(one_store)
             originals = [len(s.records(s.run_row("bench")["id"], "reference")) for s in (one_store, both_store)]
             if not args.skip_original:

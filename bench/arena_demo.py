@@ -1,8 +1,8 @@
-"""Time MemeArena's part of `memelens demo` alone, with the demo's model, on a fresh store.
+"""Time MemeArena's part of `memegauge demo` alone, with the demo's model, on a fresh store.
 
     python bench/arena_demo.py [--model embedded] [--timeout-s S] [--out DIR]
 
-Runs `memelens.arena.demo.demo` exactly as `memelens demo` does (the bundled sample memes, the
+Runs `memegauge.arena.demo.demo` exactly as `memegauge demo` does (the bundled sample memes, the
 model playing three personas, two of them judges) against a new store in DIR (a temporary folder by
 default), so nothing comes from the cache. Prints the wall time, the process's CPU time and the load
 average next to it (on a shared machine the wall time grows with the other processes' load), the calls
@@ -29,11 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memelens.arena.demo import demo  # noqa: E402
-from memelens.cli import Settings  # noqa: E402
-from memelens.config import load_registry  # noqa: E402
-from memelens.memes import load_memes  # noqa: E402
-from memelens.samples import sample_memes_path  # noqa: E402
+from memegauge.arena.demo import demo  # noqa: E402
+from memegauge.cli import Settings  # noqa: E402
+from memegauge.config import load_registry  # noqa: E402
+from memegauge.memes import load_memes  # noqa: E402
+from memegauge.samples import sample_memes_path  # noqa: E402
 
 
 def main() -> int:

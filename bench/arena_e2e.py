@@ -3,11 +3,11 @@
     python bench/arena_e2e.py [--memes 20] [--latency-ms 20] [--one-order] [--out DIR]
 
 1. Writes a meme set of N memes (the bundled samples' pictures, cycled, with numbered texts) and a model
-   registry of an agent plus six `backend: openai` models served by `memelens.testing.server`.
-2. `memelens arena -c arena.yaml --both-orders` with 5 targets and 3 judges (`--one-order` drops
+   registry of an agent plus six `backend: openai` models served by `memegauge.testing.server`.
+2. `memegauge arena -c arena.yaml --both-orders` with 5 targets and 3 judges (`--one-order` drops
    `--both-orders`); checks the report JSON has every section DESIGN §3 asks for (the flip rate too
    with both orders, bt_ci on every row, NDCG for every judge); prints the ranking and the call counts.
-3. `memelens arena -c arena6.yaml --extend full` adds a sixth target; prints how many calls it made and
+3. `memegauge arena -c arena6.yaml --extend full` adds a sixth target; prints how many calls it made and
    what they were (its answers, one fusion round per task merging its answer, its detection labels, its
    new battles' judgments), next to what a fresh six-target arena costs, measured in the same run
    against a fresh store. Exits 1 when a section is missing or the extension made any other call.
@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memelens.cli import main as cli  # noqa: E402
-from memelens.memes import load_memes  # noqa: E402
-from memelens.samples import sample_memes_path  # noqa: E402
-from memelens.testing.server import start_server  # noqa: E402
+from memegauge.cli import main as cli  # noqa: E402
+from memegauge.memes import load_memes  # noqa: E402
+from memegauge.samples import sample_memes_path  # noqa: E402
+from memegauge.testing.server import start_server  # noqa: E402
 
 TARGETS = ["gpt-x", "gemini-x", "qwen-x", "llava-x", "pixtral-x"]
 JUDGES = ["gpt-x", "gemini-x", "qwen-x"]
@@ -68,7 +68,7 @@ def run(folder: Path, store: str, *args: str) -> float:
     start = time.perf_counter()
     code = cli(["--store", str(folder / store), "--models", str(folder / "models.yaml"), "--quiet", *args])
     if code:
-        raise SystemExit(f"memelens {' '.join(args)} exited {code}")
+        raise SystemExit(f"memegauge {' '.join(args)} exited {code}")
     return time.perf_counter() - start
 
 

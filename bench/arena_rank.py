@@ -3,7 +3,7 @@
     python bench/arena_rank.py [--battles 100000] [--rounds 1000] [--seed 0]
 
 1. Writes a seeded Chatbot Arena format JSONL file (8 models with known strengths, both tie
-   kinds) to a temporary directory and times the command `memelens arena rank FILE --rounds 1000`
+   kinds) to a temporary directory and times the command `memegauge arena rank FILE --rounds 1000`
    (a fresh process: start-up and imports included) and `rank_battle_file` in-process on it.
 2. Fits Bradley–Terry the way FastChat's `compute_mle_elo` does — every battle duplicated into a
    design matrix X with +log(base) / −log(base) in the two models' columns, a tie labelled a win for
@@ -31,9 +31,9 @@ from scipy.special import expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memelens.arena.battle_file import rank_battle_file  # noqa: E402
-from memelens.arena.battles import battles_from_records  # noqa: E402
-from memelens.arena.ranking import bootstrap_bt, compute_bt, compute_online_elo  # noqa: E402
+from memegauge.arena.battle_file import rank_battle_file  # noqa: E402
+from memegauge.arena.battles import battles_from_records  # noqa: E402
+from memegauge.arena.ranking import bootstrap_bt, compute_bt, compute_online_elo  # noqa: E402
 
 STRENGTHS = {  # true Elo-scale strengths of the synthetic models
     "gemini-2": 1250.0,
@@ -108,7 +108,7 @@ def main() -> int:
         path = Path(tmp) / "battles.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
         size_mb = path.stat().st_size / 1e6
-        command = [sys.executable, "-m", "memelens.cli", "arena", "rank", str(path),
+        command = [sys.executable, "-m", "memegauge.cli", "arena", "rank", str(path),
                    "--rounds", str(args.rounds), "--seed", str(args.seed)]
         start = time.perf_counter()
         cli = subprocess.run(command, capture_output=True, text=True, check=True)
@@ -155,7 +155,7 @@ def main() -> int:
         f"synthetic battles: {len(records):,}, {len(STRENGTHS)} models, ties {TIE_RATE:.0%} "
         f"({BOTHBAD_SHARE:.0%} of them 'tie (bothbad)'), seed {args.seed}, JSONL {size_mb:.1f} MB"
     )
-    print(f"memelens arena rank FILE --rounds {args.rounds} (new process): {cli_s:.2f} s")
+    print(f"memegauge arena rank FILE --rounds {args.rounds} (new process): {cli_s:.2f} s")
     print(f"rank_battle_file(fmt='json', bootstrap_rounds={args.rounds}): {file_s:.2f} s")
     print(f"rank_battle_file(fmt='md',   bootstrap_rounds={args.rounds}): {md_s:.2f} s")
     print("parts (in memory):")
@@ -175,7 +175,7 @@ def main() -> int:
     worst = max(abs(v) for v in diff.values())
     print(f"max |compute_bt − LR|        = {worst:.3e} rating points")
     print(f"max |rank_battle_file bt − LR| = {diff_file:.3e} rating points")
-    print(f"max |memelens arena rank bt − LR| = {diff_cli:.3e} rating points")
+    print(f"max |memegauge arena rank bt − LR| = {diff_cli:.3e} rating points")
     worst = max(worst, diff_file, diff_cli)
     print(f"max_abs_diff: {worst:.3e}")
     return 0 if worst < 0.01 else 1

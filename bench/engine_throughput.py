@@ -20,11 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from memelens.engine import Store
-from memelens.engine.core import Engine
-from memelens.testing.server import spawn_server
-from memelens.testing.workload import probe_registry, probe_request, run_workload
-from memelens.types import ChatResult, Usage
+from memegauge.engine import Store
+from memegauge.engine.core import Engine
+from memegauge.testing.server import spawn_server
+from memegauge.testing.workload import probe_registry, probe_request, run_workload
+from memegauge.types import ChatResult, Usage
 
 
 class NullBackend:
@@ -54,7 +54,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency-ms", type=float, nargs="+", default=[200.0, 1000.0])
     args = parser.parse_args()
-    import memelens.models.openai_backend  # noqa: F401  one-time import cost is not per-call cost
+    import memegauge.models.openai_backend  # noqa: F401  one-time import cost is not per-call cost
 
     for latency_ms in args.latency_ms:
         measure(args.calls, args.concurrency, latency_ms)

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from memelens.images import erase
+from memegauge.images import erase
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "semeval2021-task6"
 ENGINES = ("tesseract", "rapidocr")

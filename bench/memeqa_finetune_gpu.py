@@ -19,10 +19,10 @@ import json
 import time
 from pathlib import Path
 
-from memelens.memeqa.dataset import VERSIONS, load_questions, write_split
-from memelens.memeqa.finetune import FinetuneConfig, _train_step, examples, finetune
-from memelens.memeqa.split import assign_memes
-from memelens.memeqa.tiny import VLM_ARCHITECTURES, build_tiny_model, build_tiny_vlm
+from memegauge.memeqa.dataset import VERSIONS, load_questions, write_split
+from memegauge.memeqa.finetune import FinetuneConfig, _train_step, examples, finetune
+from memegauge.memeqa.split import assign_memes
+from memegauge.memeqa.tiny import VLM_ARCHITECTURES, build_tiny_model, build_tiny_vlm
 
 
 def make_splits(data: Path, split: str, out: Path, seed: int) -> Path:
@@ -41,9 +41,9 @@ def time_steps(config: FinetuneConfig, device: str, steps: int) -> float:
     import torch
     from accelerate import Accelerator
 
-    from memelens.memeqa.dataset import load_memes_for
-    from memelens.memeqa.finetune import with_lora
-    from memelens.models.hf_local import load_local_model
+    from memegauge.memeqa.dataset import load_memes_for
+    from memegauge.memeqa.finetune import with_lora
+    from memegauge.models.hf_local import load_local_model
 
     questions = load_questions(config.data, config.version, "train")[:config.batch_size * (steps + 1)]
     memes = load_memes_for(questions, config.images, config.texts)

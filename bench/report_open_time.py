@@ -27,10 +27,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from memelens.engine import Store  # noqa: E402
-from memelens.report import build_report  # noqa: E402
-from memelens.report.html import to_html  # noqa: E402
-from memelens.testing.browser import MISSING, available, start_driver  # noqa: E402
+from memegauge.engine import Store  # noqa: E402
+from memegauge.report import build_report  # noqa: E402
+from memegauge.report.html import to_html  # noqa: E402
+from memegauge.testing.browser import MISSING, available, start_driver  # noqa: E402
 from report_synthetic import adammeme_run, arena_run, memeqa_run  # noqa: E402
 
 CATEGORIES = ("gender", "race", "religion", "nationality", "disability")

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from memelens.testing.browser import MISSING, available, start_driver
+from memegauge.testing.browser import MISSING, available, start_driver
 
 # The first item to open in each browser, outermost first (a later selector is looked up in the
 # item opened before it).

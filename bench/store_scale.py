@@ -2,7 +2,7 @@
 
     python bench/store_scale.py [--calls 200000] [--concurrency 64] [--store PATH]
 
-The test server (latency 0, its own process) answers N distinct rating calls (`memelens.testing.workload`,
+The test server (latency 0, its own process) answers N distinct rating calls (`memegauge.testing.workload`,
 the same path the methods use: engine → openai backend → store). Each phase runs in a fresh Python
 process so its peak RSS is its own: the run, then the same command again (a full replay from the
 store, 0 calls), then the report header of the run (call accounting in SQL). Prints one line per phase
@@ -18,17 +18,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-from memelens.testing.server import spawn_server
+from memegauge.testing.server import spawn_server
 
 PHASE = """
 import asyncio, json, resource, sys, time
-from memelens.engine import Store
-from memelens.testing.workload import probe_registry, run_workload
+from memegauge.engine import Store
+from memegauge.testing.workload import probe_registry, run_workload
 store_path, url, calls, concurrency, phase = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 started = time.perf_counter()
 store = Store(store_path)
 if phase == "report":
-    from memelens.report import run_header
+    from memegauge.report import run_header
     header = run_header(store, "probe")
     out = {"calls": header["calls"], "failed": header["failed_calls"]}
 else:

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Check that MemeLens installs from its pyproject ranges (not the lock files) into a clean venv, and
+# Check that MemeGauge installs from its pyproject ranges (not the lock files) into a clean venv, and
 # that the documented Python example runs there. Usage: bash scripts/check_install.sh [VENV_DIR]
-#   1. `pip install .` (the core): `memelens --help` works, and the embedded model's absence is one
-#      message naming `pip install 'memelens[embedded]'` (exit 2);
+#   1. `pip install .` (the core): `memegauge --help` works, and the embedded model's absence is one
+#      message naming `pip install 'memegauge[embedded]'` (exit 2);
 #   2. `pip install .[all,test]` (+ torch==2.13.0: this workplace's CPU wheel; an unpinned torch would
-#      pull the CUDA build): `import memelens` and docs/api.md's example, run by its test.
+#      pull the CUDA build): `import memegauge` and docs/api.md's example, run by its test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
@@ -39,13 +39,13 @@ rm -rf "$VENV"
 start=$(date +%s)
 pip_install .
 say "core installed in $(( $(date +%s) - start )) s: $(du -sh "$VENV" | cut -f1)"
-"$VENV/bin/memelens" --help >/dev/null
+"$VENV/bin/memegauge" --help >/dev/null
 set +e
 demo_dir=$(mktemp -d)
-out=$(cd "$demo_dir" && "$VENV/bin/memelens" demo 2>&1); code=$?
+out=$(cd "$demo_dir" && "$VENV/bin/memegauge" demo 2>&1); code=$?
 rm -rf "$demo_dir"
 set -e
-if [ "$code" != 2 ] || ! grep -q "pip install 'memelens\[embedded\]'" <<<"$out"; then
+if [ "$code" != 2 ] || ! grep -q "pip install 'memegauge\[embedded\]'" <<<"$out"; then
   say "the core's demo should stop with exit 2 naming the embedded extra; got exit $code:"; echo "$out" >&2; exit 1
 fi
 say "core: demo stops with one message naming the extra (exit 2)"
@@ -53,6 +53,6 @@ say "core: demo stops with one message naming the extra (exit 2)"
 start=$(date +%s)
 pip_install ".[all,test]" "torch==2.13.0"
 say "all extras installed in $(( $(date +%s) - start )) s: $(du -sh "$VENV" | cut -f1)"
-"$VENV/bin/python" -c "import memelens; print('memelens', memelens.__version__)"
+"$VENV/bin/python" -c "import memegauge; print('memegauge', memegauge.__version__)"
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/test_api.py
 say "ok"

@@ -4,7 +4,7 @@
 
 MemeQA runs on the real dev split (both versions, SemEval images: 182 of them JPEGs named .png) when
 `--shared` has it; MemeArena and AdamMeme on a few of those memes. The server answers the way real chat
-models do (`memelens.testing.realistic`) and records what each reply means; this script looks each
+models do (`memegauge.testing.realistic`) and records what each reply means; this script looks each
 stored answer up there and prints, per method, the report's figure beside the ground truth's. It exits
 1 if any figure differs. Offline; binds 127.0.0.1 only.
 """
@@ -20,16 +20,16 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from memelens.adammeme.config import AdamConfig
-from memelens.adammeme.pipeline import run_adammeme
-from memelens.arena.config import ArenaConfig
-from memelens.arena.pipeline import run_arena
-from memelens.config import load_registry
-from memelens.engine import Store
-from memelens.memeqa.runs import eval_run
-from memelens.report import build_report
-from memelens.testing.realistic import REFUSAL
-from memelens.testing.server import start_server
+from memegauge.adammeme.config import AdamConfig
+from memegauge.adammeme.pipeline import run_adammeme
+from memegauge.arena.config import ArenaConfig
+from memegauge.arena.pipeline import run_arena
+from memegauge.config import load_registry
+from memegauge.engine import Store
+from memegauge.memeqa.runs import eval_run
+from memegauge.report import build_report
+from memegauge.testing.realistic import REFUSAL
+from memegauge.testing.server import start_server
 
 MISMATCHES: list[str] = []
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up MemeLens in ./.venv from pinned files only. Usage: bash scripts/setup.sh [--test]
+# Set up MemeGauge in ./.venv from pinned files only. Usage: bash scripts/setup.sh [--test]
 #   --test  also the test tools: pytest, selenium, the `train` extra (CPU torch, transformers,
 #           peft: the LoRA tests), Debian tesseract-ocr (the OCR tests' second engine) and chromium
 #           (report browser tests); system packages are installed only when running as root.
@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null || PY=python3
-LOG=${MEMELENS_SETUP_LOG:-.venv-setup.log}
+LOG=${MEMEGAUGE_SETUP_LOG:-.venv-setup.log}
 say() { printf '[setup] %s\n' "$*" >&2; }
 
 if [ ! -x .venv/bin/python ]; then
@@ -28,8 +28,8 @@ apt_install() {  # apt_install BINARY PACKAGE...
     say "$binary not found and not root: install Debian packages '$*' to enable it"; return 0
   fi
   say "installing Debian packages: $*"
-  if [ ! -f /tmp/.memelens-apt-updated ]; then
-    apt-get update -qq >>"$LOG" 2>&1 && touch /tmp/.memelens-apt-updated
+  if [ ! -f /tmp/.memegauge-apt-updated ]; then
+    apt-get update -qq >>"$LOG" 2>&1 && touch /tmp/.memegauge-apt-updated
   fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >>"$LOG" 2>&1 \
     || say "could not install $* (see $LOG); dependent features will say so"
@@ -43,4 +43,4 @@ if [ "${1:-}" = "--test" ]; then
     || { say "pip failed; last lines of $LOG:"; tail -20 "$LOG" >&2; exit 1; }
   apt_install chromium chromium chromium-driver
 fi
-say "ready: .venv/bin/memelens"
+say "ready: .venv/bin/memegauge"

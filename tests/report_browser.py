@@ -1,4 +1,4 @@
-"""Page helpers for the report tests (the browser itself: `memelens.testing.browser`).
+"""Page helpers for the report tests (the browser itself: `memegauge.testing.browser`).
 
 `open_page` loads a report and checks its script finished; `console_errors` returns what the page
 logged as errors since.

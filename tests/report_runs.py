@@ -1,4 +1,4 @@
-"""Real method runs for the report tests: each method's own pipeline, through the `memelens` CLI,
+"""Real method runs for the report tests: each method's own pipeline, through the `memegauge` CLI,
 against the local OpenAI-compatible test server (deterministic answers, no faults). Small sizes.
 
 `world(tmp, base_url, meme_text=...)` writes memes, a model registry, the AdamMeme and MemeArena configs
@@ -13,9 +13,9 @@ from pathlib import Path
 
 from PIL import Image
 
-from memelens.adammeme.synthetic import write_meme_set
-from memelens.cli import main
-from memelens.memeqa.dataset import NONE_OF_THE_ABOVE, QUESTION_TYPES
+from memegauge.adammeme.synthetic import write_meme_set
+from memegauge.cli import main
+from memegauge.memeqa.dataset import NONE_OF_THE_ABOVE, QUESTION_TYPES
 
 TARGETS = ("gpt-x", "qwen-x", "llava-x")
 JUDGES = ("gpt-x", "qwen-x")

@@ -13,18 +13,18 @@ import pytest
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*no image file:UserWarning", "ignore:.*fewer than:UserWarning")
 
-from memelens.adammeme.config import AdamConfig
-from memelens.adammeme.metrics import by_iteration, paired_tests, summary
-from memelens.adammeme.mining import majority
-from memelens.adammeme.pipeline import run_adammeme
-from memelens.adammeme.retrieval import retrieve
-from memelens.adammeme.sampling import seeded_draw
-from memelens.adammeme.taxonomy import Taxonomy, normalise_name
-from memelens.config import ModelRegistry, ModelSpec
-from memelens.engine import Store
-from memelens.models.scripted import prompt_text, register_script
-from memelens.report import build_report
-from memelens.types import ChatRequest
+from memegauge.adammeme.config import AdamConfig
+from memegauge.adammeme.metrics import by_iteration, paired_tests, summary
+from memegauge.adammeme.mining import majority
+from memegauge.adammeme.pipeline import run_adammeme
+from memegauge.adammeme.retrieval import retrieve
+from memegauge.adammeme.sampling import seeded_draw
+from memegauge.adammeme.taxonomy import Taxonomy, normalise_name
+from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.engine import Store
+from memegauge.models.scripted import prompt_text, register_script
+from memegauge.report import build_report
+from memegauge.types import ChatRequest
 
 
 class World:
@@ -319,7 +319,7 @@ def test_repeats_give_mean_and_std_and_targets_a_paired_t_test(tmp_path):
 
 
 def test_icc_kappa_and_label_agreement_match_hand_computations():
-    from memelens.adammeme.agreement import cohen_kappa, icc_2_1, label_agreement, score_agreement
+    from memegauge.adammeme.agreement import cohen_kappa, icc_2_1, label_agreement, score_agreement
 
     assert icc_2_1([[1, 1], [2, 2], [3, 3]]) == pytest.approx(1.0)
     # rater 2 = rater 1 + 1: MS_rows 2, MS_cols 1.5, MS_err 0 → 2 / (2 + 2·1.5/3) = 2/3
@@ -334,7 +334,7 @@ def test_icc_kappa_and_label_agreement_match_hand_computations():
 
 
 def test_human_scores_and_labels_attach_to_a_run_and_reach_the_report(tmp_path, capsys):
-    from memelens.cli import main
+    from memegauge.cli import main
 
     world = World(gender_miner, score=scores_by_softening(6, lambda k: 2))
     report = run_world(tmp_path, world, TEXTS[:4], seeds_per_category=0)
@@ -353,8 +353,8 @@ def test_human_scores_and_labels_attach_to_a_run_and_reach_the_report(tmp_path, 
 
 
 def test_synthetic_meme_set_never_repeats_a_meme(tmp_path):
-    from memelens.adammeme.synthetic import write_meme_set
-    from memelens.memes import load_memes
+    from memegauge.adammeme.synthetic import write_meme_set
+    from memegauge.memes import load_memes
 
     memes = load_memes(write_meme_set(tmp_path, 1000, seed=3))
     assert len(memes) == 1000
@@ -386,7 +386,7 @@ def test_judge_sees_categories_accepted_earlier_in_the_same_wave(tmp_path):
 
 
 def test_seed_set_is_the_same_for_every_target_and_a_failed_seed_is_reported(tmp_path):
-    from memelens.types import ErrorClass, ModelCallError
+    from memegauge.types import ErrorClass, ModelCallError
 
     world = World(gender_miner, score=lambda a: 6)
     registry = make_registry(world)
@@ -418,7 +418,7 @@ def test_the_refinement_priority_changes_no_record(tmp_path, monkeypatch):
     sys.path.insert(0, str(Path(__file__).parent))
     from report_runs import world
 
-    from memelens.testing.server import start_server
+    from memegauge.testing.server import start_server
 
     def records(store_path):
         store = Store(store_path)
@@ -430,7 +430,7 @@ def test_the_refinement_priority_changes_no_record(tmp_path, monkeypatch):
         w = world(tmp_path / "a", server.base_url)
         assert w.cli("adam", "-c", str(w.adam), "--run", "adam") == 0
         with monkeypatch.context() as m:
-            m.setattr("memelens.adammeme.pipeline.call_priority", lambda level: contextlib.nullcontext())
+            m.setattr("memegauge.adammeme.pipeline.call_priority", lambda level: contextlib.nullcontext())
             plain = world(tmp_path / "b", server.base_url)
             assert plain.cli("adam", "-c", str(plain.adam), "--run", "adam") == 0
     with_priority, without = records(w.store), records(plain.store)
@@ -441,8 +441,8 @@ def test_the_refinement_priority_changes_no_record(tmp_path, monkeypatch):
 def test_a_category_goes_on_to_its_chains_without_waiting_for_other_categories(tmp_path):
     """Inputs as they are ready: a category's references and refinement start while the misbeliefs of
     smaller categories are still queued (narration was once one barrier for every category)."""
-    from memelens.adammeme.synthetic import write_meme_set
-    from memelens.testing.server import start_server
+    from memegauge.adammeme.synthetic import write_meme_set
+    from memegauge.testing.server import start_server
 
     with start_server(latency_ms=10) as server:
         registry = ModelRegistry({m: ModelSpec(name=m, backend="openai", model=m, base_url=server.base_url,

@@ -1,4 +1,4 @@
-"""AdamMeme's part of `memelens demo`, end to end against the local test server (fast, deterministic):
+"""AdamMeme's part of `memegauge demo`, end to end against the local test server (fast, deterministic):
 every stage runs on the demo meme and the report file holds the figures."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-from memelens.adammeme.demo import DEMO_MEMES, demo
-from memelens.config import load_registry
-from memelens.engine import Store
-from memelens.memes import load_memes
-from memelens.methods import DemoInputs
-from memelens.samples import sample_memes_path
-from memelens.testing.server import start_server
+from memegauge.adammeme.demo import DEMO_MEMES, demo
+from memegauge.config import load_registry
+from memegauge.engine import Store
+from memegauge.memes import load_memes
+from memegauge.methods import DemoInputs
+from memegauge.samples import sample_memes_path
+from memegauge.testing.server import start_server
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")

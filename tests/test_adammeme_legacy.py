@@ -1,4 +1,4 @@
-"""`memelens import adammeme DIR` + `memelens report`: figures computed from the imported steps, refusal
+"""`memegauge import adammeme DIR` + `memegauge report`: figures computed from the imported steps, refusal
 stubs counted as failed steps (never as scores), and a bad folder leaves nothing behind.
 
 One test reads the trimmed real copy in ../shared/data (skipped when absent) and checks the figures
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memelens.cli import main
+from memegauge.cli import main
 
 SHARED = Path("/work/shared/data/adammeme-original")
 

@@ -1,4 +1,4 @@
-"""Kill a real `memelens adam` process in the middle of refinement, rerun it, and get exactly the records
+"""Kill a real `memegauge adam` process in the middle of refinement, rerun it, and get exactly the records
 of an uninterrupted run, with no finished call made twice (local test server, deterministic answers)."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from memelens.adammeme.synthetic import write_meme_set
-from memelens.engine import Store
-from memelens.testing.server import start_server
+from memegauge.adammeme.synthetic import write_meme_set
+from memegauge.engine import Store
+from memegauge.testing.server import start_server
 
-MEMELENS = str(Path(sys.executable).with_name("memelens"))
+MEMEGAUGE = str(Path(sys.executable).with_name("memegauge"))
 KINDS = ("taxonomy", "mining", "sampling", "misbelief", "reference", "score", "step")
 
 
@@ -37,7 +37,7 @@ def setup(tmp_path: Path, server) -> tuple[Path, Path]:
 
 
 def command(store: Path, models: Path, config: Path) -> list[str]:
-    return [MEMELENS, "--store", str(store), "--models", str(models), "--quiet", "adam", "-c", str(config),
+    return [MEMEGAUGE, "--store", str(store), "--models", str(models), "--quiet", "adam", "-c", str(config),
             "--run", "r"]
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import memelens
-from memelens.testing.server import start_server
-from memelens.types import InputError
+import memegauge
+from memegauge.testing.server import start_server
+from memegauge.types import InputError
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "api.md"
 
@@ -28,16 +28,16 @@ def test_the_documented_example_runs_as_written(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "example.db").exists()
 
 
-def test_import_memelens_is_light_and_exports_the_entry_points():
+def test_import_memegauge_is_light_and_exports_the_entry_points():
     import subprocess
     import sys
 
-    code = "import sys, memelens; print(sorted(m for m in ('memelens.api', 'pydantic', 'typer') if m in sys.modules))"
+    code = "import sys, memegauge; print(sorted(m for m in ('memegauge.api', 'pydantic', 'typer') if m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "[]"
-    assert callable(memelens.run_arena) and callable(memelens.run_memeqa) and callable(memelens.run_adammeme)
+    assert callable(memegauge.run_arena) and callable(memegauge.run_memeqa) and callable(memegauge.run_adammeme)
     with pytest.raises(AttributeError):
-        memelens.no_such_thing  # noqa: B018
+        memegauge.no_such_thing  # noqa: B018
 
 
 def test_memeqa_and_adammeme_run_through_the_same_shape(tmp_path):
@@ -48,9 +48,9 @@ def test_memeqa_and_adammeme_run_through_the_same_shape(tmp_path):
 
     with start_server(latency_ms=0) as server:
         w = world(tmp_path, server.base_url)
-        qa = memelens.run_memeqa({"data": str(w.qa_data), "images": str(w.qa_images), "model": "qwen-x"},
+        qa = memegauge.run_memeqa({"data": str(w.qa_data), "images": str(w.qa_images), "model": "qwen-x"},
                                  store=w.store, models=w.models)
-        adam = memelens.run("adammeme", w.adam, store=str(w.store), models=str(w.models), name="adam-api")
+        adam = memegauge.run("adammeme", w.adam, store=str(w.store), models=str(w.models), name="adam-api")
     assert qa.status == "done" and qa.method == "memeqa" and qa.report["n_scored"] > 0
     accuracy = qa.to_pandas("accuracy")
     assert len(accuracy) == 11 and set(accuracy.columns) == {"type", "n", "accuracy", "random"}
@@ -64,7 +64,7 @@ def test_memeqa_and_adammeme_run_through_the_same_shape(tmp_path):
 
 def test_an_api_call_inside_a_running_event_loop_still_runs(tmp_path):
     """A notebook cell runs inside an event loop, where asyncio.run() is refused."""
-    from memelens.samples import sample_memes_path
+    from memegauge.samples import sample_memes_path
 
     with start_server(latency_ms=0) as server:
         models = {n: {"backend": "openai", "model": n, "base_url": server.base_url} for n in ("a", "b")}
@@ -72,10 +72,10 @@ def test_an_api_call_inside_a_running_event_loop_still_runs(tmp_path):
                   "judges": ["a"], "bootstrap_rounds": 10}
 
         async def notebook_cell():
-            return memelens.run_arena(config, store=tmp_path / "s.db", models=models)
+            return memegauge.run_arena(config, store=tmp_path / "s.db", models=models)
 
         result = asyncio.run(notebook_cell())
         with pytest.raises(InputError, match="meme set not found"):  # a bad config: one message
-            memelens.run_arena({**config, "memes": str(tmp_path / "nowhere.jsonl")}, store=tmp_path / "s.db",
+            memegauge.run_arena({**config, "memes": str(tmp_path / "nowhere.jsonl")}, store=tmp_path / "s.db",
                                models=models)
     assert result.status == "done" and result.calls > 0

@@ -12,23 +12,23 @@ from pathlib import Path
 
 import pytest
 
-from memelens.arena.agreement import agreement_summary, read_human_votes
-from memelens.arena.bias import judge_ndcg
-from memelens.arena.common import OVERALL
-from memelens.arena.config import ArenaConfig
-from memelens.arena.detection import detection_metrics
-from memelens.arena.fusion import guideline_at, plan_fusion
-from memelens.arena.judging import (battle_records, combine_orders, joint_vote, parse_judgment,
+from memegauge.arena.agreement import agreement_summary, read_human_votes
+from memegauge.arena.bias import judge_ndcg
+from memegauge.arena.common import OVERALL
+from memegauge.arena.config import ArenaConfig
+from memegauge.arena.detection import detection_metrics
+from memegauge.arena.fusion import guideline_at, plan_fusion
+from memegauge.arena.judging import (battle_records, combine_orders, joint_vote, parse_judgment,
                                     plan_judgments, sample_pairs, to_winner)
-from memelens.arena.pipeline import run_arena
-from memelens.arena.tasks import task_schema
-from memelens.arena.ranking import compute_bt, compute_online_elo
-from memelens.config import ModelRegistry, ModelSpec
-from memelens.engine import Store
-from memelens.models.scripted import prompt_text, register_script
-from memelens.prompts import render_prompt
-from memelens.report import build_report
-from memelens.types import ChatRequest, ErrorClass, InputError, ModelCallError
+from memegauge.arena.pipeline import run_arena
+from memegauge.arena.tasks import task_schema
+from memegauge.arena.ranking import compute_bt, compute_online_elo
+from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.engine import Store
+from memegauge.models.scripted import prompt_text, register_script
+from memegauge.prompts import render_prompt
+from memegauge.report import build_report
+from memegauge.types import ChatRequest, ErrorClass, InputError, ModelCallError
 
 TARGETS = ["t-best", "t-good", "t-mid", "t-weak", "t-worst"]
 QUALITY = {"t-best": 9, "t-good": 7, "t-mid": 5, "t-weak": 3, "t-worst": 1}

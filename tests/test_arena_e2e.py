@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from memelens.cli import main
-from memelens.engine import Store
-from memelens.testing.server import start_server
+from memegauge.cli import main
+from memegauge.engine import Store
+from memegauge.testing.server import start_server
 
 TARGETS = ["gpt-x", "gemini-x", "qwen-x", "llava-x", "pixtral-x"]
 JUDGES = ["gpt-x", "gemini-x", "qwen-x"]
@@ -86,7 +86,7 @@ def test_full_run_report_is_complete(tmp_path, server, capsys):
     battle = task["battles"][0]
     assert battle["answer_a"] and battle["answer_b"] and battle["joint"]["overall"]
     assert all(set(v) == {*r["dimensions"], "overall"} for v in battle["judges"].values())
-    # the exported battles rank to the same ratings through `memelens arena rank`
+    # the exported battles rank to the same ratings through `memegauge arena rank`
     capsys.readouterr()
     assert main(["arena", "rank", str(battles), "--rounds", "0"]) == 0
     ranked = json.loads(capsys.readouterr().out)
@@ -142,7 +142,7 @@ def _battles(store: Path, run: str) -> list[dict]:
 def test_kill_mid_run_then_resume_equals_uninterrupted(tmp_path):
     with start_server(latency_ms=40, seed=2) as slow:
         config, models = write_world(tmp_path, slow.base_url, 5)
-        args = [sys.executable, "-m", "memelens.cli", "--store", str(tmp_path / "killed.db"), "--models",
+        args = [sys.executable, "-m", "memegauge.cli", "--store", str(tmp_path / "killed.db"), "--models",
                 str(models), "--quiet", "arena", "-c", str(config), "--run", "r"]
         child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         while _calls(tmp_path / "killed.db") < 120:  # past the answers, inside fusion/judging

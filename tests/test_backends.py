@@ -8,17 +8,17 @@ import sys
 
 import pytest
 
-from memelens import models
-from memelens.config import ModelSpec, load_registry
-from memelens.engine import Engine, Store
-from memelens.models import Backend, DuplicateBackend, backends, register_backend
-from memelens.types import ChatRequest, ChatResult, InputError, Message
+from memegauge import models
+from memegauge.config import ModelSpec, load_registry
+from memegauge.engine import Engine, Store
+from memegauge.models import Backend, DuplicateBackend, backends, register_backend
+from memegauge.types import ChatRequest, ChatResult, InputError, Message
 
 
 def test_the_built_in_backends_are_registered_and_import_nothing_until_used():
     assert set(backends()) >= {"openai", "embedded", "scripted", "hf"}
     assert backends()["openai"].vision_by_default and backends()["openai"].needs_base_url
-    code = ("import sys, memelens.config, memelens.models; memelens.models.backends();"
+    code = ("import sys, memegauge.config, memegauge.models; memegauge.models.backends();"
             "print(sorted(m for m in sys.modules if m.startswith(('llama_cpp', 'torch', 'httpx'))))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "[]"
@@ -26,7 +26,7 @@ def test_the_built_in_backends_are_registered_and_import_nothing_until_used():
 
 def test_a_second_backend_with_a_built_in_name_is_refused_naming_both(monkeypatch):
     monkeypatch.setattr(models, "_REGISTRY", dict(models._REGISTRY))
-    with pytest.raises(DuplicateBackend, match="'openai' is registered twice \\(memelens and my-plugin\\)"):
+    with pytest.raises(DuplicateBackend, match="'openai' is registered twice \\(memegauge and my-plugin\\)"):
         register_backend(Backend("openai", lambda: object, source="my-plugin"))
 
 
@@ -71,13 +71,13 @@ def test_registry_of_a_spec_with_an_unknown_backend_is_refused_before_any_call()
 def test_a_backend_whose_extra_is_missing_stops_before_the_run_naming_the_install(monkeypatch):
     import importlib.util
 
-    from memelens.models.preflight import preflight
+    from memegauge.models.preflight import preflight
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "xllamacpp" else real(name, *a))
-    monkeypatch.delenv("MEMELENS_MODELS", raising=False)
+    monkeypatch.delenv("MEMEGAUGE_MODELS", raising=False)
     with pytest.raises(InputError) as info:
         preflight(load_registry(None), ["embedded"])
     assert "needs the `embedded` extra (xllamacpp not installed)" in str(info.value)
-    assert info.value.fix == "pip install 'memelens[embedded]'"
+    assert info.value.fix == "pip install 'memegauge[embedded]'"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memelens.adammeme.config import AdamConfig
-from memelens.adammeme.synthetic import write_meme_set
-from memelens.testing.server import start_server
+from memegauge.adammeme.config import AdamConfig
+from memegauge.adammeme.synthetic import write_meme_set
+from memegauge.testing.server import start_server
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "adammeme_schedule.py"
 
@@ -34,7 +34,7 @@ def small_run(bench, tmp_path_factory):
         warnings.simplefilter("ignore")
         cfg = AdamConfig(memes=write_meme_set(tmp, 40, seed=1), agent="agent", targets=list(bench.TARGETS),
                          seed=1, erase=False, seeds_per_category=3, max_steps=3)
-        _, _, store = bench.memelens_run(cfg, bench.registry(server.base_url, 64), tmp / "s.db")
+        _, _, store = bench.memegauge_run(cfg, bench.registry(server.base_url, 64), tmp / "s.db")
     return cfg, store
 
 

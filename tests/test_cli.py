@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from memelens.cli import main
+from memegauge.cli import main
 
 
 def _free_port() -> int:
@@ -69,8 +69,8 @@ CASES = {
                       "demo", "--model", "m"], "cannot connect"),
     "unset key variable": (
         lambda t, i: ["--models", str(registry(t, "m:\n  backend: openai\n  base_url: http://127.0.0.1:9/v1"
-                                                  "\n  api_key_env: MEMELENS_TEST_UNSET_KEY\n")),
-                      "demo", "--model", "m"], "MEMELENS_TEST_UNSET_KEY is not set"),
+                                                  "\n  api_key_env: MEMEGAUGE_TEST_UNSET_KEY\n")),
+                      "demo", "--model", "m"], "MEMEGAUGE_TEST_UNSET_KEY is not set"),
     "missing image": (
         lambda t, i: ["demo", "--memes", str(write_memes(t, ['{"id": "a", "image": "nope.png", '
                                                               '"text": "hi"}']))], "nope.png"),
@@ -93,7 +93,7 @@ def _corrupt(tmp_path: Path) -> str:
 @pytest.mark.parametrize("case", list(CASES))
 def test_bad_input_catalogue(case, tmp_path, image, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("MEMELENS_TEST_UNSET_KEY", raising=False)
+    monkeypatch.delenv("MEMEGAUGE_TEST_UNSET_KEY", raising=False)
     make_args, needle = CASES[case]
     args = make_args(tmp_path, image)
     if "demo" in args:
@@ -109,7 +109,7 @@ def test_bad_input_catalogue(case, tmp_path, image, capsys, monkeypatch):
 def test_runs_and_report_on_missing_store_or_run(tmp_path, capsys):
     assert run_cli(tmp_path, "runs") == 2
     assert "no store" in capsys.readouterr().err
-    from memelens.engine import Store
+    from memegauge.engine import Store
 
     store = Store(tmp_path / "store.db")
     store.list_runs()  # a new store's file is made on first use
@@ -129,7 +129,7 @@ def test_models_lists_builtins_and_check_reports_failure(tmp_path, capsys):
 
 
 def test_models_check_against_local_server(tmp_path, capsys):
-    from memelens.testing.server import start_server
+    from memegauge.testing.server import start_server
 
     with start_server() as server:
         path = registry(tmp_path, f"local:\n  backend: openai\n  model: x\n  base_url: {server.base_url}\n")
@@ -139,7 +139,7 @@ def test_models_check_against_local_server(tmp_path, capsys):
 
 
 def test_models_check_says_which_models_accept_an_image(tmp_path, capsys):
-    from memelens.testing.server import start_server
+    from memegauge.testing.server import start_server
 
     with start_server(latency_ms=0, text_only=["llama-text"]) as server:
         path = tmp_path / "models.yaml"

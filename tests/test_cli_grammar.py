@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from memelens.config import parse_overrides, with_overrides
-from memelens.engine import Store
-from memelens.testing.server import start_server
-from memelens.types import InputError
+from memegauge.config import parse_overrides, with_overrides
+from memegauge.engine import Store
+from memegauge.testing.server import start_server
+from memegauge.types import InputError
 
 sys.path.insert(0, str(Path(__file__).parent))
 from report_runs import TARGETS, world  # noqa: E402
@@ -52,7 +52,7 @@ def test_adam_and_arena_take_limit_seed_and_overrides_with_readable_default_name
     assert arena_config["max_tokens"]["judging"] == 700
     # AdamMeme ends with its results table and the report command; no raw Python warning anywhere
     out, err = " ".join(printed.out.split()), " ".join(printed.err.split())
-    assert "AdamMeme — " + adam in out and f"memelens report {adam}" in err
+    assert "AdamMeme — " + adam in out and f"memegauge report {adam}" in err
     assert "Warning:" not in err and ".py:" not in err
 
 
@@ -60,7 +60,7 @@ def test_verbose_shows_failed_attempts_through_logging(tmp_path, capsys):
     with start_server(latency_ms=0, fault_rate=0.3, seed=2, faults=("500",)) as server:
         w = world(tmp_path, server.base_url)
         args = ["--store", str(w.store), "--models", str(w.models)]
-        from memelens.cli import main
+        from memegauge.cli import main
 
         assert main([*args, "--quiet", "arena", "-c", str(w.arena), "--limit", "1", "--run", "q"]) in (0, 1)
         quiet = capsys.readouterr().err

@@ -8,9 +8,9 @@ import json
 import sys
 from pathlib import Path
 
-from memelens.engine import Store
-from memelens.report import build_report
-from memelens.testing.server import start_server
+from memegauge.engine import Store
+from memegauge.report import build_report
+from memegauge.testing.server import start_server
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_realistic import _arena_world, _registry  # noqa: E402
@@ -40,8 +40,8 @@ def _twice(tmp: Path, run) -> tuple[str, str]:
 
 
 def test_adammeme_report_is_byte_identical_between_two_clean_runs(tmp_path):
-    from memelens.adammeme.config import AdamConfig
-    from memelens.adammeme.pipeline import run_adammeme
+    from memegauge.adammeme.config import AdamConfig
+    from memegauge.adammeme.pipeline import run_adammeme
 
     def run(server, store):
         _arena_world(tmp_path, server.base_url, n_memes=10)
@@ -57,9 +57,9 @@ def test_adammeme_report_is_byte_identical_between_two_clean_runs(tmp_path):
 
 
 def test_arena_report_is_byte_identical_between_two_clean_runs(tmp_path):
-    from memelens.arena.config import ArenaConfig
-    from memelens.arena.pipeline import run_arena
-    from memelens.config import load_config, load_registry
+    from memegauge.arena.config import ArenaConfig
+    from memegauge.arena.pipeline import run_arena
+    from memegauge.config import load_config, load_registry
 
     def run(server, store):
         config = _arena_world(tmp_path, server.base_url, n_memes=3)
@@ -72,7 +72,7 @@ def test_arena_report_is_byte_identical_between_two_clean_runs(tmp_path):
 
 
 def test_memeqa_report_is_byte_identical_between_two_clean_runs(tmp_path):
-    from memelens.memeqa.runs import eval_run
+    from memegauge.memeqa.runs import eval_run
     from test_memeqa import make_dataset
 
     data, images = make_dataset(tmp_path, memes=("m1", "m2", "m3"))

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from memelens.adammeme.config import AdamConfig
-from memelens.arena.config import ArenaConfig
-from memelens.config import ModelSpec, registry_from_mapping
-from memelens.memeqa.build import BuildConfig
-from memelens.memeqa.config import EvalConfig
-from memelens.memeqa.finetune import FinetuneConfig
+from memegauge.adammeme.config import AdamConfig
+from memegauge.arena.config import ArenaConfig
+from memegauge.config import ModelSpec, registry_from_mapping
+from memegauge.memeqa.build import BuildConfig
+from memegauge.memeqa.config import EvalConfig
+from memegauge.memeqa.finetune import FinetuneConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -1,7 +1,7 @@
 """The embedded backend: weights preparation (logic, fast) and smoke tests on the real model.
 
 The smoke tests (`@pytest.mark.embedded`) load the real GGUF through llama.cpp and check that each
-constrained output kind comes back in a shape `memelens.parse` reads; they are the proof that the
+constrained output kind comes back in a shape `memegauge.parse` reads; they are the proof that the
 grammars parse in llama.cpp and that the model answers at all. Each keeps `max_tokens` small.
 """
 
@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from memelens.config import load_registry
-from memelens.models import create_backend
-from memelens.models.embedded import build_messages, sampling_seed
-from memelens.models.weights import SIDECAR_SUFFIX, is_verified, join_parts, prepare_joined
-from memelens.parse import parse_choice, parse_json, parse_rating, parse_sections, parse_verdict
-from memelens.types import (ChatRequest, ImagePart, InputError, Message, OutputKind, OutputSpec,
+from memegauge.config import load_registry
+from memegauge.models import create_backend
+from memegauge.models.embedded import build_messages, sampling_seed
+from memegauge.models.weights import SIDECAR_SUFFIX, is_verified, join_parts, prepare_joined
+from memegauge.parse import parse_choice, parse_json, parse_rating, parse_sections, parse_verdict
+from memegauge.types import (ChatRequest, ImagePart, InputError, Message, OutputKind, OutputSpec,
                             SamplingParams, TextPart)
 
 
@@ -143,7 +143,7 @@ def test_embedded_small_answers() -> None:
 
 
 def test_fit_json_schema_shrinks_caller_caps_to_the_token_budget() -> None:
-    from memelens.models.grammars import fit_json_schema
+    from memegauge.models.grammars import fit_json_schema
 
     schema = {"type": "object", "properties": {
         "task": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "maxItems": 4},

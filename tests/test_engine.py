@@ -7,12 +7,12 @@ import time
 
 import pytest
 
-from memelens.config import ModelRegistry, ModelSpec
-from memelens.records import Record
-from memelens.engine import Engine, Store, cache_key, open_run
-from memelens.models.scripted import register_script
-from memelens.parse import parse_rating
-from memelens.types import (ChatRequest, ChatResult, ErrorClass, ImagePart, Message,
+from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.records import Record
+from memegauge.engine import Engine, Store, cache_key, open_run
+from memegauge.models.scripted import register_script
+from memegauge.parse import parse_rating
+from memegauge.types import (ChatRequest, ChatResult, ErrorClass, ImagePart, Message,
                             ModelCallError, SamplingParams, Usage)
 
 
@@ -233,7 +233,7 @@ def test_cache_key_covers_params_sample_and_image_hash(tmp_path):
 
 
 def test_same_name_other_config_is_refused(store):
-    from memelens.types import InputError
+    from memegauge.types import InputError
 
     async def go(cfg):
         async with open_run(store, registry(), name="x", method="t", config=cfg, progress=False):
@@ -275,7 +275,7 @@ def test_personas_of_one_model_share_its_gate(store) -> None:
 
 
 def test_a_model_gate_serves_waiters_by_priority_then_arrival():
-    from memelens.engine.limits import ModelGate
+    from memegauge.engine.limits import ModelGate
 
     async def go():
         gate = ModelGate(1, None)

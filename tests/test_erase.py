@@ -1,4 +1,4 @@
-"""Text erasure (memelens.images.erase): text detection (RapidOCR), masks + inpainting, folders, the
+"""Text erasure (memegauge.images.erase): text detection (RapidOCR), masks + inpainting, folders, the
 sha256 cache; tesseract's word boxes, the second engine.
 
 An erasure is checked with the engine that did not detect the text: RapidOCR erases, tesseract reads
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from memelens.images import erase
-from memelens.images.erase import (
+from memegauge.images import erase
+from memegauge.images.erase import (
     EraseResult,
     erase_dir,
     erase_text,
@@ -30,7 +30,7 @@ from memelens.images.erase import (
     tesseract_available,
     text_detection_available,
 )
-from memelens.types import InputError, file_sha256
+from memegauge.types import InputError, file_sha256
 
 HAS_TESSERACT = tesseract_available()
 needs_tesseract = pytest.mark.skipif(not HAS_TESSERACT, reason="tesseract is not installed")
@@ -297,7 +297,7 @@ def test_a_missing_detector_is_an_input_error_naming_the_extra(meme, tmp_path, m
             err = info.value
             assert err.what.startswith("text detection needs the `erase` extra")
             assert err.where == "text erasure"
-            assert "pip install 'memelens[erase]'" in err.fix and "--no-erase" in err.fix
+            assert "pip install 'memegauge[erase]'" in err.fix and "--no-erase" in err.fix
             assert err.exit_code == 2
         assert not (tmp_path / "o.png").exists()
     finally:
@@ -415,7 +415,7 @@ def test_erased_image_for_erases_each_image_once(tmp_path, fake_ocr):
 
 
 def test_erase_command_erases_a_folder_and_reruns_as_a_no_op(tmp_path, fake_ocr, capsys):
-    from memelens.cli import main
+    from memegauge.cli import main
 
     src, out = tmp_path / "in", tmp_path / "out"
     src.mkdir()
@@ -433,9 +433,9 @@ def test_erase_command_erases_a_folder_and_reruns_as_a_no_op(tmp_path, fake_ocr,
 
 
 def test_adam_without_text_detection_says_how_to_score_on_the_originals(tmp_path, monkeypatch, capsys):
-    from memelens.cli import main
+    from memegauge.cli import main
 
-    monkeypatch.setattr("memelens.adammeme.pipeline.text_detection_available", lambda: False)
+    monkeypatch.setattr("memegauge.adammeme.pipeline.text_detection_available", lambda: False)
     draw_meme(tmp_path / "m.png")
     (tmp_path / "memes.jsonl").write_text('{"id": "m", "image": "m.png", "text": "TOP TEXT"}\n')
     (tmp_path / "adam.yaml").write_text("memes: memes.jsonl\nagent: embedded-small\ntargets: [embedded-small]\n")
@@ -443,7 +443,7 @@ def test_adam_without_text_detection_says_how_to_score_on_the_originals(tmp_path
     assert main(["--store", str(store), "--quiet", "adam", "-c", str(tmp_path / "adam.yaml")]) == 2
     err = capsys.readouterr().err
     assert "text detection (RapidOCR, OpenCV) is not installed" in err and "--no-erase" in err
-    assert "erase: false" in err and "pip install 'memelens[erase]'" in err
+    assert "erase: false" in err and "pip install 'memegauge[erase]'" in err
     assert not store.exists()
 
 
@@ -516,16 +516,16 @@ def test_drawn_captions_of_every_kind_are_erased_as_tesseract_reads_them(tmp_pat
 def test_a_folder_of_memes_gets_its_text_by_ocr_and_the_run_stores_it(tmp_path, monkeypatch):
     import asyncio
 
-    from memelens.adammeme.config import AdamConfig
-    from memelens.adammeme.pipeline import run_adammeme
-    from memelens.adammeme.records import MiningRecord
-    from memelens.config import load_registry
-    from memelens.engine import Store
-    from memelens.memes import load_memes
-    from memelens.records import read_records
-    from memelens.testing.server import start_server
+    from memegauge.adammeme.config import AdamConfig
+    from memegauge.adammeme.pipeline import run_adammeme
+    from memegauge.adammeme.records import MiningRecord
+    from memegauge.config import load_registry
+    from memegauge.engine import Store
+    from memegauge.memes import load_memes
+    from memegauge.records import read_records
+    from memegauge.testing.server import start_server
 
-    monkeypatch.setenv("MEMELENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MEMEGAUGE_CACHE_DIR", str(tmp_path / "cache"))
     folder = tmp_path / "memes"
     folder.mkdir()
     draw_meme(folder / "house.png")

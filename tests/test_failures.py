@@ -7,9 +7,9 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from memelens.cli import main
-from memelens.engine import Store
-from memelens.testing.server import start_server
+from memegauge.cli import main
+from memegauge.engine import Store
+from memegauge.testing.server import start_server
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_memeqa import make_dataset  # noqa: E402
@@ -73,7 +73,7 @@ def _eval_process(tmp: Path, data: Path, images: Path):
     # SIGINT handled as a terminal's Ctrl-C would be, even when these tests run as a background job
     # (a non-interactive shell starts those with SIGINT ignored, and children inherit that)
     start = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-             "sys.argv = ['memelens', *sys.argv[1:]]; runpy.run_module('memelens.cli', run_name='__main__')")
+             "sys.argv = ['memegauge', *sys.argv[1:]]; runpy.run_module('memegauge.cli', run_name='__main__')")
     return subprocess.Popen(
         [sys.executable, "-c", start, "--store", str(tmp / "s.db"), "--models", str(tmp / "models.yaml"),
          "--quiet", "qa", "eval", "--data", str(data), "--images", str(images), "--version", "none-minus",
@@ -151,14 +151,14 @@ def test_ctrl_c_marks_the_run_interrupted_and_says_how_to_resume(tmp_path):
 
 
 def test_version_flag(capsys):
-    from memelens import __version__
+    from memegauge import __version__
 
     assert main(["--version"]) == 0
-    assert capsys.readouterr().out.strip() == f"memelens {__version__}"
+    assert capsys.readouterr().out.strip() == f"memegauge {__version__}"
 
 
 def test_terminal_output_strips_control_sequences_from_model_text():
-    from memelens.cli import safe
+    from memegauge.cli import safe
 
     assert safe("\x1b[31mred\x1b[0m \x1b]0;title\x07ok\x07 [bold]x[/bold]") == "red ok \\[bold]x\\[/bold]"
 
@@ -167,7 +167,7 @@ def test_view_answers_only_local_host_names():
     import http.client
     import threading
 
-    from memelens.report.cli import host_allowed, report_server
+    from memegauge.report.cli import host_allowed, report_server
 
     assert host_allowed("127.0.0.1:8000") and host_allowed("localhost") and host_allowed("LOCALHOST:1")
     assert not host_allowed("evil.example:8000") and not host_allowed(None)
@@ -198,7 +198,7 @@ def test_max_tokens_has_an_upper_bound(tmp_path, capsys):
 def test_a_full_disk_is_one_message_naming_the_store_and_the_fix(tmp_path):
     import pytest
 
-    from memelens.engine import StoreError
+    from memegauge.engine import StoreError
 
     store = Store(tmp_path / "s.db")
     run_id, execution_id = store.open_run("r", "t", {}, "h", 0, "v")
@@ -223,7 +223,7 @@ def test_a_damaged_store_names_sqlite_recover(tmp_path, capsys):
         handle.write(bytes(random.Random(2).randrange(256) for _ in range(4096)))
     import pytest
 
-    from memelens.engine import StoreError
+    from memegauge.engine import StoreError
 
     with pytest.raises(StoreError) as caught:
         Store(tmp_path / "s.db").records(run_id, "k")
@@ -233,8 +233,8 @@ def test_a_damaged_store_names_sqlite_recover(tmp_path, capsys):
 def test_a_read_only_store_is_read_and_refuses_writes_with_the_fix(tmp_path, monkeypatch, capsys):
     import pytest
 
-    import memelens.engine.store as store_module
-    from memelens.engine import StoreError
+    import memegauge.engine.store as store_module
+    from memegauge.engine import StoreError
 
     store = Store(tmp_path / "s.db")
     run_id, execution_id = store.open_run("r", "t", {}, "h", 0, "v")

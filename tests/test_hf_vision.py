@@ -20,13 +20,13 @@ pytest.importorskip("peft")
 
 from PIL import Image  # noqa: E402
 
-from memelens.cli import main  # noqa: E402
-from memelens.config import ModelRegistry, ModelSpec, load_registry  # noqa: E402
-from memelens.engine import Store  # noqa: E402
-from memelens.memeqa.tiny import VLM_ARCHITECTURES, build_tiny_vlm  # noqa: E402
-from memelens.models import create_backend  # noqa: E402
-from memelens.report import build_report  # noqa: E402
-from memelens.types import ChatRequest, ImagePart, Message, SamplingParams  # noqa: E402
+from memegauge.cli import main  # noqa: E402
+from memegauge.config import ModelRegistry, ModelSpec, load_registry  # noqa: E402
+from memegauge.engine import Store  # noqa: E402
+from memegauge.memeqa.tiny import VLM_ARCHITECTURES, build_tiny_vlm  # noqa: E402
+from memegauge.models import create_backend  # noqa: E402
+from memegauge.report import build_report  # noqa: E402
+from memegauge.types import ChatRequest, ImagePart, Message, SamplingParams  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_memeqa import make_dataset  # noqa: E402
@@ -209,8 +209,8 @@ def test_the_adapter_scores_in_qa_eval_what_its_dev_point_scored_in_training(tra
 
 
 def test_a_text_only_folder_declared_to_see_pictures_is_refused(tmp_path):
-    from memelens.memeqa.tiny import build_tiny_model
-    from memelens.types import InputError
+    from memegauge.memeqa.tiny import build_tiny_model
+    from memegauge.types import InputError
 
     folder = build_tiny_model(tmp_path / "text", hidden=16, layers=1, heads=2)
     assert ModelSpec(name="t", backend="hf", model=str(folder)).vision is False
@@ -231,11 +231,11 @@ def test_two_processes_under_accelerate_launch_train_like_one(trained, tmp_path)
     the dev points equal a one-process run's; only the main process writes the run to the store."""
     _, root, folder, data, images, _ = trained
     losses = {}
-    for name, launcher in (("one", [sys.executable, "-m", "memelens.cli"]),
+    for name, launcher in (("one", [sys.executable, "-m", "memegauge.cli"]),
                            ("two", [sys.executable, "-m", "accelerate.commands.launch", "--cpu",
                                     "--num_processes", "2", "--num_machines", "1",
                                     "--mixed_precision", "no", "--dynamo_backend", "no",
-                                    "-m", "memelens.cli"])):
+                                    "-m", "memegauge.cli"])):
         config = tmp_path / f"{name}.yaml"
         config.write_text(yaml.safe_dump({
             "model": str(folder), "data": str(data), "images": str(images), "out": str(tmp_path / name),
@@ -258,8 +258,8 @@ def test_two_processes_under_accelerate_launch_train_like_one(trained, tmp_path)
 def test_a_request_that_breaks_generation_fails_alone(vlm, monkeypatch):
     """One request the model cannot take (here: a processor error on its picture) is that request's
     BAD_REQUEST; the batch it was in is retried one by one and the others are answered."""
-    from memelens.models import hf
-    from memelens.types import ModelCallError
+    from memegauge.models import hf
+    from memegauge.types import ModelCallError
 
     _, _, folder, pictures = vlm
     backend = create_backend(ModelSpec(name="v", backend="hf", model=str(folder),

@@ -9,18 +9,18 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from memelens.cli import main
-from memelens.config import ModelRegistry, ModelSpec
-from memelens.engine import Store
-from memelens.memeqa.dataset import (NONE_OF_THE_ABOVE, QUESTION_TYPES, Question, load_memes_for,
+from memegauge.cli import main
+from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.engine import Store
+from memegauge.memeqa.dataset import (NONE_OF_THE_ABOVE, QUESTION_TYPES, Question, load_memes_for,
                                      load_questions, resolve_types, select_questions)
-from memelens.memeqa.errors import table4
-from memelens.memeqa.evaluate import grade, presentations, qa_prompt
-from memelens.memeqa.metrics import summarize
-from memelens.memeqa.runs import eval_run, score_records
-from memelens.models.scripted import register_script
-from memelens.report import build_report
-from memelens.types import ErrorClass, InputError, ModelCallError
+from memegauge.memeqa.errors import table4
+from memegauge.memeqa.evaluate import grade, presentations, qa_prompt
+from memegauge.memeqa.metrics import summarize
+from memegauge.memeqa.runs import eval_run, score_records
+from memegauge.models.scripted import register_script
+from memegauge.report import build_report
+from memegauge.types import ErrorClass, InputError, ModelCallError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 SHARED_QA = SHARED / "memeqa"
@@ -485,11 +485,11 @@ def test_table4_pure():
 def test_demo_part_builds_and_asks_questions_on_the_samples(tmp_path):
     import yaml
 
-    from memelens.config import load_registry
-    from memelens.memeqa.demo import QUESTIONS, demo
-    from memelens.memes import load_memes
-    from memelens.methods import DemoInputs
-    from memelens.samples import sample_memes_path
+    from memegauge.config import load_registry
+    from memegauge.memeqa.demo import QUESTIONS, demo
+    from memegauge.memes import load_memes
+    from memegauge.methods import DemoInputs
+    from memegauge.samples import sample_memes_path
 
     register_script("qa-demo", lambda request: "A")
     models = tmp_path / "models.yaml"

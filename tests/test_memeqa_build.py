@@ -14,20 +14,20 @@ import pytest
 import yaml
 from PIL import Image
 
-from memelens.cli import main
-from memelens.config import ModelRegistry, ModelSpec
-from memelens.engine import Store
-from memelens.memeqa.construct import (Annotation, Target, cloze_items, content_spans,
+from memegauge.cli import main
+from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.engine import Store
+from memegauge.memeqa.construct import (Annotation, Target, cloze_items, content_spans,
                                        load_annotations, multi_questions, single_questions)
-from memelens.memeqa.dataset import (NONE_OF_THE_ABOVE, QUESTION_TYPES, SENTIMENT, Question,
+from memegauge.memeqa.dataset import (NONE_OF_THE_ABOVE, QUESTION_TYPES, SENTIMENT, Question,
                                      load_questions)
-from memelens.memeqa.generator import parse_items
-from memelens.memeqa.noneplus import derive_none_plus
-from memelens.memeqa.runs import eval_run
-from memelens.memeqa.split import assign_memes
-from memelens.models.scripted import register_script
-from memelens.report import build_report
-from memelens.types import InputError
+from memegauge.memeqa.generator import parse_items
+from memegauge.memeqa.noneplus import derive_none_plus
+from memegauge.memeqa.runs import eval_run
+from memegauge.memeqa.split import assign_memes
+from memegauge.models.scripted import register_script
+from memegauge.report import build_report
+from memegauge.types import InputError
 
 SHARED_QA = Path(__file__).resolve().parents[2] / "shared" / "data" / "memeqa"
 SHARED_IMAGES = Path(__file__).resolve().parents[2] / "shared" / "data" / "semeval2021-task6"
@@ -35,7 +35,7 @@ SHARED_IMAGES = Path(__file__).resolve().parents[2] / "shared" / "data" / "semev
 try:
     import spacy  # noqa: F401
 
-    from memelens.memeqa.construct import spacy_tagger
+    from memegauge.memeqa.construct import spacy_tagger
 
     TAGGER = spacy_tagger()
 except (ImportError, InputError):
@@ -300,7 +300,7 @@ def annotations_from_questions(questions: list[Question], texts: dict[str, str])
 @needs_tagger
 @pytest.mark.skipif(not (SHARED_QA / "none-minus" / "dev.json").is_file(), reason="no shared data")
 def test_round_trip_from_shared_dev_questions(tmp_path):
-    from memelens.memeqa.dataset import load_meme_texts
+    from memegauge.memeqa.dataset import load_meme_texts
 
     questions = load_questions(SHARED_QA, "none-minus", "dev")
     texts = load_meme_texts(SHARED_IMAGES / "memes.jsonl")

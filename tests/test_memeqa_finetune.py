@@ -17,11 +17,11 @@ import yaml
 pytest.importorskip("torch")
 pytest.importorskip("peft")
 
-from memelens.cli import main  # noqa: E402
-from memelens.engine import Store  # noqa: E402
-from memelens.memeqa.finetune import _save_atomic, eval_steps, restore_interrupted  # noqa: E402
-from memelens.memeqa.tiny import build_tiny_model  # noqa: E402
-from memelens.report import build_report  # noqa: E402
+from memegauge.cli import main  # noqa: E402
+from memegauge.engine import Store  # noqa: E402
+from memegauge.memeqa.finetune import _save_atomic, eval_steps, restore_interrupted  # noqa: E402
+from memegauge.memeqa.tiny import build_tiny_model  # noqa: E402
+from memegauge.report import build_report  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_memeqa import make_dataset  # noqa: E402
@@ -85,7 +85,7 @@ def kill_at_first_checkpoint_then_resume(root: Path, config: Path, out: str, ste
     """Start `qa finetune` in a child process, SIGKILL it once a checkpoint is on disk, rerun the
     same command to the end in-process, and return the dev points it wrote."""
     state = root / out / "last" / "state.json"
-    process = subprocess.Popen([sys.executable, "-m", "memelens.cli", "--store",
+    process = subprocess.Popen([sys.executable, "-m", "memegauge.cli", "--store",
                                 str(root / f"{out}.db"), "qa", "finetune", "-c", str(config)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
@@ -119,8 +119,8 @@ def test_killed_run_resumes_to_the_same_result(setup):
 def test_hf_backend_answers_with_the_trained_adapter(setup, tmp_path):
     import asyncio
 
-    from memelens.config import ModelRegistry, ModelSpec
-    from memelens.memeqa.runs import eval_run
+    from memegauge.config import ModelRegistry, ModelSpec
+    from memegauge.memeqa.runs import eval_run
 
     root, base, data, images = setup
     adapter = root / "full" / "best"

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from memelens.engine import Store
-from memelens.memeqa.dataset import QUESTION_TYPES
-from memelens.memeqa.paper import SETTINGS, beside, paper_figures
-from memelens.memeqa.runs import eval_run
-from memelens.models.scripted import register_script
-from memelens.report import build_report
-from memelens.report.html import render
+from memegauge.engine import Store
+from memegauge.memeqa.dataset import QUESTION_TYPES
+from memegauge.memeqa.paper import SETTINGS, beside, paper_figures
+from memegauge.memeqa.runs import eval_run
+from memegauge.models.scripted import register_script
+from memegauge.report import build_report
+from memegauge.report.html import render
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_memeqa import make_dataset, registry  # noqa: E402

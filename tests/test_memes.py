@@ -1,4 +1,4 @@
-"""Meme-set loading (memelens.memes) and the bundled sample memes (memelens.images.render)."""
+"""Meme-set loading (memegauge.memes) and the bundled sample memes (memegauge.images.render)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from memelens.images.render import SAMPLES, SIZE, render_samples
-from memelens.memes import load_memes
-from memelens.samples import sample_memes_path
-from memelens.types import InputError, file_sha256
+from memegauge.images.render import SAMPLES, SIZE, render_samples
+from memegauge.memes import load_memes
+from memegauge.samples import sample_memes_path
+from memegauge.types import InputError, file_sha256
 
 CATEGORIES = {"race", "gender", "religion", "nationality", "disability", "animal"}
 
@@ -66,7 +66,7 @@ def test_samples_load_and_validate():
         with Image.open(meme.image) as image:
             assert image.size == (SIZE, SIZE) and image.format == "PNG"
         assert meme.text and meme.caption and meme.labels
-        assert meme.source == "memelens-samples"
+        assert meme.source == "memegauge-samples"
         assert meme.labels[0] in {"harmful", "harmless"}
         if meme.labels[0] == "harmful":
             assert len(meme.labels) == 2 and meme.labels[1] in CATEGORIES, meme
@@ -98,12 +98,12 @@ def test_rendering_is_deterministic_and_matches_committed_files(tmp_path: Path):
                 same_pixels = a.tobytes() == b.tobytes()
             pytest.fail(f"{path.name} differs from the committed file (pixels "
                         f"{'equal: the PNG encoder differs' if same_pixels else 'differ'}); "
-                        "regenerate with python -m memelens.images.render memelens/samples")
+                        "regenerate with python -m memegauge.images.render memegauge/samples")
         assert ours == theirs, f"{path.name} differs from the committed file"
 
 
 def test_render_cli_writes_the_set(tmp_path: Path):
-    from memelens.images.render import main
+    from memegauge.images.render import main
 
     assert main([str(tmp_path)]) == 0
     assert len(load_memes(tmp_path / "memes.jsonl")) == len(SAMPLES)
@@ -303,13 +303,13 @@ def test_folder_with_sidecars_and_ocr(good: Path):
 
 
 def test_folder_without_ocr_warns_once(good: Path, monkeypatch):
-    monkeypatch.setattr("memelens.images.erase.text_detection_available", lambda: False)
+    monkeypatch.setattr("memegauge.images.erase.text_detection_available", lambda: False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         memes = load_memes(good)
     assert [m.text for m in memes] == ["", ""]
     assert len(caught) == 1 and "2 image(s)" in str(caught[0].message)
-    assert "pip install 'memelens[erase]'" in str(caught[0].message)
+    assert "pip install 'memegauge[erase]'" in str(caught[0].message)
 
 
 def test_folder_limit_skips_ocr_of_the_rest(good: Path):

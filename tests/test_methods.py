@@ -7,12 +7,12 @@ import asyncio
 
 import pytest
 
-from memelens import methods as registry
-from memelens.cli import main
-from memelens.engine import Store, open_run
-from memelens.methods import DuplicateMethod, Method, method, methods
-from memelens.report import build_report
-from memelens.records import Record, read_records
+from memegauge import methods as registry
+from memegauge.cli import main
+from memegauge.engine import Store, open_run
+from memegauge.methods import DuplicateMethod, Method, method, methods
+from memegauge.report import build_report
+from memegauge.records import Record, read_records
 
 
 def test_the_built_in_methods_are_registered_through_entry_points():
@@ -37,7 +37,7 @@ def test_the_registry_refuses_a_duplicate_of_a_built_in_name():
 
 
 class _Item(Record):
-    """A toy method's one record kind: a method outside MemeLens types its records the same way."""
+    """A toy method's one record kind: a method outside MemeGauge types its records the same way."""
 
     KIND = "item"
     KEY = ("name",)
@@ -65,7 +65,7 @@ def test_a_method_registered_from_code_is_reported_and_its_commands_appear(tmp_p
 
     asyncio.run(write())
     assert build_report(store, "t")["items"] == 2
-    monkeypatch.setattr("memelens.cli.app", _fresh_app())
+    monkeypatch.setattr("memegauge.cli.app", _fresh_app())
     assert main(["toy"]) == 0 and "toy command ran" in capsys.readouterr().out
 
 
@@ -83,16 +83,16 @@ def test_a_run_of_a_method_no_longer_installed_is_one_clear_message(tmp_path, ca
 
 
 def registry_models():
-    from memelens.config import ModelRegistry
+    from memegauge.config import ModelRegistry
 
     return ModelRegistry({})
 
 
 def _fresh_app():
-    """A new `memelens` app with the same global options, for registering commands again."""
+    """A new `memegauge` app with the same global options, for registering commands again."""
     import typer
 
-    from memelens import cli
+    from memegauge import cli
 
     app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
     app.callback()(cli.main_options)
@@ -110,9 +110,9 @@ def test_every_hook_of_every_registered_method_resolves():
             app = typer.Typer()
             m.commands(app)
             assert app.registered_commands or app.registered_groups, m.name
-    from memelens.adammeme import hooks as adam
-    from memelens.arena import hooks as arena
-    from memelens.memeqa import hooks as qa
+    from memegauge.adammeme import hooks as adam
+    from memegauge.arena import hooks as arena
+    from memegauge.memeqa import hooks as qa
 
     for module in (adam, arena, qa):
         assert all(callable(getattr(module, h)) for h in ("report", "view", "commands", "demo"))
@@ -123,9 +123,9 @@ def test_every_method_runs_through_one_shape_from_python(tmp_path):
     import sys
     from pathlib import Path
 
-    from memelens.config import load_registry
-    from memelens.methods import RunResult
-    from memelens.testing.server import start_server
+    from memegauge.config import load_registry
+    from memegauge.methods import RunResult
+    from memegauge.testing.server import start_server
 
     sys.path.insert(0, str(Path(__file__).parent))
     from test_memeqa import make_dataset
@@ -155,7 +155,7 @@ def test_every_method_runs_through_one_shape_from_python(tmp_path):
 
 
 def test_a_bad_config_dict_is_one_input_error():
-    from memelens.types import InputError
+    from memegauge.types import InputError
 
     with pytest.raises(InputError) as info:
         method("arena").config({"memes": "m.jsonl", "agent": "a", "targets": ["x", "w"], "judges": ["y"],

@@ -1,10 +1,10 @@
-"""Unit tests for memelens.parse on the messy shapes real models write."""
+"""Unit tests for memegauge.parse on the messy shapes real models write."""
 
 from __future__ import annotations
 
 import pytest
 
-from memelens.parse import (
+from memegauge.parse import (
     TIE,
     TIE_STRONG,
     TIE_WEAK,
@@ -21,7 +21,7 @@ from memelens.parse import (
     parse_verdict,
     starts_yes_no,
 )
-from memelens.types import ParseFailure
+from memegauge.types import ParseFailure
 
 
 def failed(value: object, reason_part: str = "") -> bool:

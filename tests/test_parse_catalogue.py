@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from memelens.engine.core import _check_content
-from memelens.parse import (TIE, TIE_STRONG, TIE_WEAK, parse_choice, parse_dimension_verdicts,
+from memegauge.engine.core import _check_content
+from memegauge.parse import (TIE, TIE_STRONG, TIE_WEAK, parse_choice, parse_dimension_verdicts,
                             parse_final_response, parse_rating, parse_verdict, strip_reasoning)
-from memelens.types import ChatResult, ErrorClass, ModelCallError, ParseFailure
+from memegauge.types import ChatResult, ErrorClass, ModelCallError, ParseFailure
 
 DATA = Path(__file__).parent / "data"
 OPTIONS = ["Biden is", "Obama is", "Trump is", "None of the above"]

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from memelens.arena.bias import ndcg_at_n
-from memelens.arena.battle_file import rank_battle_file
-from memelens.arena.battles import BattleRecordError, Battles, battles_from_records
-from memelens.arena.ranking import (
+from memegauge.arena.bias import ndcg_at_n
+from memegauge.arena.battle_file import rank_battle_file
+from memegauge.arena.battles import BattleRecordError, Battles, battles_from_records
+from memegauge.arena.ranking import (
     battle_counts,
     bootstrap_bt,
     bootstrap_bt_samples,
@@ -25,7 +25,7 @@ from memelens.arena.ranking import (
     rank_table,
     win_rates,
 )
-from memelens.types import InputError
+from memegauge.types import InputError
 
 
 def rec(a: str, b: str, winner: str, **extra) -> dict:

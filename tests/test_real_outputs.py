@@ -9,10 +9,10 @@ import json
 
 from PIL import Image
 
-from memelens.config import ModelRegistry, ModelSpec, load_registry
-from memelens.engine import Engine, Store
-from memelens.models.openai_backend import OpenAIBackend, image_mime, rejects_images
-from memelens.types import ChatRequest, ImagePart, Message, SamplingParams
+from memegauge.config import ModelRegistry, ModelSpec, load_registry
+from memegauge.engine import Engine, Store
+from memegauge.models.openai_backend import OpenAIBackend, image_mime, rejects_images
+from memegauge.types import ChatRequest, ImagePart, Message, SamplingParams
 
 
 def test_mime_type_comes_from_the_bytes(tmp_path):
@@ -55,8 +55,8 @@ def test_reasoning_is_kept_apart_and_never_parsed(tmp_path):
                                            "finish_reason": "stop"}]}, "u", 0.1)
     assert result.text == "B" and result.reasoning == "A or B? B."
 
-    from memelens.models.scripted import register_script
-    from memelens.parse import parse_choice
+    from memegauge.models.scripted import register_script
+    from memegauge.parse import parse_choice
 
     register_script("thinker", lambda r: "<think>Option A looks right... no.</think>\nC")
     registry = ModelRegistry({"thinker": ModelSpec(name="thinker", backend="scripted", model="thinker")})
@@ -74,7 +74,7 @@ def test_reasoning_is_kept_apart_and_never_parsed(tmp_path):
 def test_server_sees_the_true_mime_type_of_a_jpeg_named_png(tmp_path):
     import openai
 
-    from memelens.testing.server import start_server
+    from memegauge.testing.server import start_server
 
     jpeg_named_png = tmp_path / "meme.png"
     Image.new("RGB", (8, 8), "red").save(jpeg_named_png, format="JPEG")
@@ -89,4 +89,4 @@ def test_server_sees_the_true_mime_type_of_a_jpeg_named_png(tmp_path):
         client = openai.OpenAI(base_url=server.base_url, api_key="x")
         client.chat.completions.create(model="vl", messages=[{"role": "user", "content": [
             {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}]}])
-        assert server.stats["image_mime_mismatch"] == 1  # what MemeLens used to send for such files
+        assert server.stats["image_mime_mismatch"] == 1  # what MemeGauge used to send for such files

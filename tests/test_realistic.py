@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from memelens.config import load_registry
-from memelens.engine import Store
-from memelens.memeqa.runs import eval_run
-from memelens.report import build_report
-from memelens.testing.server import start_server
-from memelens.types import InputError
+from memegauge.config import load_registry
+from memegauge.engine import Store
+from memegauge.memeqa.runs import eval_run
+from memegauge.report import build_report
+from memegauge.testing.server import start_server
+from memegauge.types import InputError
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_memeqa import make_dataset  # noqa: E402
@@ -117,11 +117,11 @@ def _arena_world(tmp: Path, base_url: str, n_memes: int = 3) -> Path:
 
 
 def test_arena_judgments_equal_the_servers_ground_truth(tmp_path):
-    from memelens.arena.config import ArenaConfig
-    from memelens.arena.judging import to_winner
-    from memelens.arena.pipeline import run_arena
-    from memelens.config import load_config
-    from memelens.parse import JUDGE_DIMENSIONS
+    from memegauge.arena.config import ArenaConfig
+    from memegauge.arena.judging import to_winner
+    from memegauge.arena.pipeline import run_arena
+    from memegauge.config import load_config
+    from memegauge.parse import JUDGE_DIMENSIONS
 
     with start_server(seed=5, style="realistic") as server:
         config = _arena_world(tmp_path, server.base_url)
@@ -162,9 +162,9 @@ def test_arena_judgments_equal_the_servers_ground_truth(tmp_path):
 def test_adammeme_refusals_are_scored_and_figures_equal_ground_truth(tmp_path):
     from PIL import Image
 
-    from memelens.adammeme.config import AdamConfig
-    from memelens.adammeme.pipeline import run_adammeme
-    from memelens.testing.realistic import REFUSAL
+    from memegauge.adammeme.config import AdamConfig
+    from memegauge.adammeme.pipeline import run_adammeme
+    from memegauge.testing.realistic import REFUSAL
 
     lines = []
     for i in range(12):
@@ -213,9 +213,9 @@ def test_adammeme_refusals_are_scored_and_figures_equal_ground_truth(tmp_path):
 
 
 def test_seed_draws_fresh_personas_and_tasks_and_replays_itself(tmp_path):
-    from memelens.arena.config import ArenaConfig
-    from memelens.arena.pipeline import run_arena
-    from memelens.config import load_config
+    from memegauge.arena.config import ArenaConfig
+    from memegauge.arena.pipeline import run_arena
+    from memegauge.config import load_config
 
     def drawn(store: Store, name: str) -> tuple[list, list]:
         rid = store.run_row(name)["id"]
@@ -242,9 +242,9 @@ def test_seed_draws_fresh_personas_and_tasks_and_replays_itself(tmp_path):
 def test_truncated_outputs_are_counted_per_stage(tmp_path):
     import json
 
-    from memelens.arena.config import ArenaConfig
-    from memelens.arena.pipeline import run_arena
-    from memelens.config import load_config
+    from memegauge.arena.config import ArenaConfig
+    from memegauge.arena.pipeline import run_arena
+    from memegauge.config import load_config
 
     with start_server(seed=5, style="realistic") as server:
         config = _arena_world(tmp_path, server.base_url, n_memes=2)
@@ -270,7 +270,7 @@ def test_truncated_outputs_are_counted_per_stage(tmp_path):
 
 
 def test_mean_ci_by_hand():
-    from memelens.arena.ranking import mean_ci
+    from memegauge.arena.ranking import mean_ci
 
     got = mean_ci([1.0, 2.0, 3.0])
     assert got["mean"] == 2.0 and got["n"] == 3
@@ -282,9 +282,9 @@ def test_mean_ci_by_hand():
 def test_arena_repeats_average_three_independent_runs(tmp_path):
     from statistics import mean
 
-    from memelens.arena.config import ArenaConfig
-    from memelens.arena.pipeline import run_arena
-    from memelens.config import load_config
+    from memegauge.arena.config import ArenaConfig
+    from memegauge.arena.pipeline import run_arena
+    from memegauge.config import load_config
 
     with start_server(seed=5) as server:
         config = _arena_world(tmp_path, server.base_url, n_memes=2)
@@ -308,11 +308,11 @@ def test_arena_repeats_average_three_independent_runs(tmp_path):
 
 
 def test_vision_false_sends_no_picture_in_arena_and_adammeme(tmp_path):
-    from memelens.adammeme.config import AdamConfig
-    from memelens.adammeme.pipeline import run_adammeme
-    from memelens.arena.config import ArenaConfig
-    from memelens.arena.pipeline import run_arena
-    from memelens.config import load_config
+    from memegauge.adammeme.config import AdamConfig
+    from memegauge.adammeme.pipeline import run_adammeme
+    from memegauge.arena.config import ArenaConfig
+    from memegauge.arena.pipeline import run_arena
+    from memegauge.config import load_config
 
     with start_server(seed=5, style="realistic") as server:
         config = _arena_world(tmp_path, server.base_url, n_memes=2)

@@ -8,9 +8,9 @@ import asyncio
 import pytest
 from pydantic import ValidationError
 
-from memelens.adammeme.records import MiningRecord, Proposal, ScoreRecord
-from memelens.config import ModelRegistry
-from memelens.engine import Store, open_run
+from memegauge.adammeme.records import MiningRecord, Proposal, ScoreRecord
+from memegauge.config import ModelRegistry
+from memegauge.engine import Store, open_run
 
 
 def _score(**overrides) -> ScoreRecord:
@@ -55,8 +55,8 @@ def test_a_legacy_decision_string_reads_as_decision_and_reason():
 
 
 def test_a_field_retired_since_is_kept_when_read_but_refused_when_written(tmp_path):
-    from memelens.arena.records import GuidelineRecord
-    from memelens.records import read_records
+    from memegauge.arena.records import GuidelineRecord
+    from memegauge.records import read_records
 
     old = {"task": "m0#1", "meme": "m0", "ok": True, "text": "g", "versions": {"0": "g"}, "init_author": "a",
            "rounds": 1, "failed_rounds": 0, "skipped": ["b"], "error_class": None, "error": ""}
@@ -64,7 +64,7 @@ def test_a_field_retired_since_is_kept_when_read_but_refused_when_written(tmp_pa
 
     async def go():
         async with open_run(store, ModelRegistry({}), name="r", method="arena", config={}) as (run, _):
-            run.store.put_record(run.id, "guideline", "m0#1", old)  # as an older MemeLens wrote it
+            run.store.put_record(run.id, "guideline", "m0#1", old)  # as an older MemeGauge wrote it
 
     asyncio.run(go())
     (back,) = read_records(store, store.run_row("r")["id"], GuidelineRecord)

@@ -18,11 +18,11 @@ import threading
 
 import pytest
 
-from memelens.engine import Store
-from memelens.report import build_report
-from memelens.report.cli import serve_report
-from memelens.report.html import to_html, write_html_reports
-from memelens.testing.browser import available, start_driver
+from memegauge.engine import Store
+from memegauge.report import build_report
+from memegauge.report.cli import serve_report
+from memegauge.report.html import to_html, write_html_reports
+from memegauge.testing.browser import available, start_driver
 from report_browser import console_errors, open_page
 from report_synthetic import XSS_IMG, XSS_SCRIPT, adammeme_run, arena_run, memeqa_run
 
@@ -175,7 +175,7 @@ def test_xss_probe_renders_as_text_and_runs_nothing(driver, runs, tmp_path, csp)
         assert len(driver.find_elements(By.TAG_NAME, "script")) == 2  # the data element and our script
         assert console_errors(driver) == [], name
     open_page(driver, paths[PROBE_RUN])
-    assert driver.title == f"MemeLens report: {PROBE_RUN} (adammeme)"
+    assert driver.title == f"MemeGauge report: {PROBE_RUN} (adammeme)"
     assert driver.find_element(By.ID, "embedded-warning").is_displayed()
 
 
@@ -186,7 +186,7 @@ def test_index_links_every_report(driver, runs):
     assert [a.text for a in links] == [n for n in paths if n != "index"]
     assert driver.find_element(By.ID, "embedded-warning").is_displayed()  # one run used the embedded model
     links[1].click()
-    assert driver.title == "MemeLens report: arena (arena)"
+    assert driver.title == "MemeGauge report: arena (arena)"
     assert console_errors(driver) == []
 
 
@@ -201,7 +201,7 @@ def test_view_serves_a_report_the_browser_opens(driver, runs):
             thread.join(0.05)
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", urls[0])
         open_page(driver, urls[0])
-        assert driver.title == "MemeLens report: qa-plus (memeqa)"
+        assert driver.title == "MemeGauge report: qa-plus (memeqa)"
         assert console_errors(driver) == []
     finally:
         stop.set()

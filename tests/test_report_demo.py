@@ -1,4 +1,4 @@
-"""`memelens demo` ends by writing one HTML report per run plus an index and printing their paths.
+"""`memegauge demo` ends by writing one HTML report per run plus an index and printing their paths.
 
 The demo runs for real with a test-server model in place of the embedded one (every stage of every
 method, small): the printed paths must be the files written, one per run in the store, and each page
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memelens.cli import main
-from memelens.engine import Store
-from memelens.report.html import INDEX_NAME, report_file_name
-from memelens.testing.server import start_server
+from memegauge.cli import main
+from memegauge.engine import Store
+from memegauge.report.html import INDEX_NAME, report_file_name
+from memegauge.testing.server import start_server
 
 
 def test_demo_writes_and_prints_an_html_report_per_run_and_an_index(tmp_path, capsys):
@@ -31,13 +31,13 @@ def test_demo_writes_and_prints_an_html_report_per_run_and_an_index(tmp_path, ca
     assert {r.split("-")[1] for r in runs} == {"screen", "adammeme", "arena", "memeqa"}
     assert printed == [(out / report_file_name(r)).resolve() for r in runs] + [(out / INDEX_NAME).resolve()]
     for run, path in zip(runs, printed):
-        assert f"<title>MemeLens report: {run} (" in path.read_text()
+        assert f"<title>MemeGauge report: {run} (" in path.read_text()
     index = printed[-1].read_text()
     assert all(f'href="{report_file_name(r)}"' in index for r in runs)
 
 
 def test_demo_rerun_into_another_out_dir_replays_every_call(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("MEMELENS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MEMEGAUGE_CACHE_DIR", str(tmp_path / "cache"))
     with start_server() as server:
         models = tmp_path / "models.yaml"
         models.write_text(f"tsrv: {{backend: openai, model: tsrv, base_url: {server.base_url}, max_concurrency: 8, "

@@ -1,5 +1,5 @@
 """HTML report: structure, escaping, self-containment, CSP, images, file writing, `report --format html`
-and `memelens view`. Runs are synthetic (records in each method's kinds, see report_synthetic.py), so
+and `memegauge view`. Runs are synthetic (records in each method's kinds, see report_synthetic.py), so
 the real report builders and renderer run in a second; test_report_pipeline.py uses real method runs."""
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ from pathlib import Path
 
 import pytest
 
-from memelens.cli import main
-from memelens.engine import Store
-from memelens.report import build_report
-from memelens.report.cli import report_server, serve_report
-from memelens.report.html import (report_file_name, script_json, thumbnail, to_html, uses_embedded,
+from memegauge.cli import main
+from memegauge.engine import Store
+from memegauge.report import build_report
+from memegauge.report.cli import report_server, serve_report
+from memegauge.report.html import (report_file_name, script_json, thumbnail, to_html, uses_embedded,
                                   write_html_reports)
-from memelens.types import InputError
+from memegauge.types import InputError
 from report_synthetic import PROBE, XSS_IMG, XSS_SCRIPT, adammeme_run, arena_run, memeqa_run
 
-MEMELENS = str(Path(sys.executable).with_name("memelens"))
+MEMEGAUGE = str(Path(sys.executable).with_name("memegauge"))
 PROBE_RUN = 'probe <img src=x onerror="window.__xss=3">'
 
 
@@ -276,13 +276,13 @@ def test_busy_port_is_an_input_error():
 
 
 def test_view_command_prints_url_serves_and_stops_on_ctrl_c(store):
-    process = subprocess.Popen([MEMELENS, "--store", str(store.path), "view", "qa-minus"], stdout=subprocess.PIPE,
+    process = subprocess.Popen([MEMEGAUGE, "--store", str(store.path), "view", "qa-minus"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     try:
         url = process.stdout.readline().strip()
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", url)
         with urllib.request.urlopen(url) as response:
-            assert b"MemeLens report: qa-minus" in response.read()
+            assert b"MemeGauge report: qa-minus" in response.read()
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 0
     finally:
@@ -291,15 +291,15 @@ def test_view_command_prints_url_serves_and_stops_on_ctrl_c(store):
 
 
 def test_view_command_unknown_run_exits_2(store):
-    result = subprocess.run([MEMELENS, "--store", str(store.path), "view", "nope"], capture_output=True, text=True,
+    result = subprocess.run([MEMEGAUGE, "--store", str(store.path), "view", "nope"], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 2 and "no run named 'nope'" in result.stderr
 
 
 def test_warning_follows_calls_to_an_embedded_backend_whatever_its_name(tmp_path):
-    from memelens.config import ModelSpec
-    from memelens.engine.core import cache_key, request_for_store
-    from memelens.types import CallRecord, CallStatus, ChatRequest, Message
+    from memegauge.config import ModelSpec
+    from memegauge.engine.core import cache_key, request_for_store
+    from memegauge.types import CallRecord, CallStatus, ChatRequest, Message
 
     s = Store(tmp_path / "store.db")
     memeqa_run(s, "local", model="local-qwen", questions=4)

@@ -8,9 +8,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from memelens.engine import Store
-from memelens.report import build_report
-from memelens.testing.server import start_server
+from memegauge.engine import Store
+from memegauge.report import build_report
+from memegauge.testing.server import start_server
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_realistic import _arena_world, _registry  # noqa: E402
@@ -18,15 +18,15 @@ from test_report_html import Page  # noqa: E402
 
 
 def _images(store: Store, name: str) -> dict[str, str]:
-    from memelens.report.html import to_html
+    from memegauge.report.html import to_html
 
     return Page(to_html(store, build_report(store, name))).data()["images"]
 
 
 def test_arena_report_after_the_meme_folder_moved_still_shows_the_pictures(tmp_path):
-    from memelens.arena.config import ArenaConfig
-    from memelens.arena.pipeline import run_arena
-    from memelens.config import load_config, load_registry
+    from memegauge.arena.config import ArenaConfig
+    from memegauge.arena.pipeline import run_arena
+    from memegauge.config import load_config, load_registry
 
     world = tmp_path / "memes"
     world.mkdir()
@@ -43,8 +43,8 @@ def test_arena_report_after_the_meme_folder_moved_still_shows_the_pictures(tmp_p
 
 
 def test_adammeme_report_after_the_meme_folder_moved_still_shows_the_pictures(tmp_path):
-    from memelens.adammeme.config import AdamConfig
-    from memelens.adammeme.pipeline import run_adammeme
+    from memegauge.adammeme.config import AdamConfig
+    from memegauge.adammeme.pipeline import run_adammeme
 
     world = tmp_path / "memes"
     world.mkdir()

@@ -1,5 +1,5 @@
 """HTML reports of real method runs: AdamMeme, MemeArena and MemeQA (both versions) run through the
-`memelens` CLI against the local test server (report_runs.py), the first meme's text an XSS probe.
+`memegauge` CLI against the local test server (report_runs.py), the first meme's text an XSS probe.
 
 Checks every piece of the header against the store and the configs, that the probe is escaped in the
 page, and — when headless Chromium is installed — that each report opens with every detail expanded,
@@ -14,13 +14,13 @@ import re
 
 import pytest
 
-from memelens import __version__
-from memelens.engine import Store
-from memelens.report import build_report
-from memelens.report.formats import render_report
-from memelens.report.html import to_html, write_html_reports
-from memelens.testing.browser import available, start_driver
-from memelens.testing.server import start_server
+from memegauge import __version__
+from memegauge.engine import Store
+from memegauge.report import build_report
+from memegauge.report.formats import render_report
+from memegauge.report.html import to_html, write_html_reports
+from memegauge.testing.browser import available, start_driver
+from memegauge.testing.server import start_server
 from report_browser import console_errors, open_page
 from report_runs import JUDGES, QA_MODEL, TARGETS, run_all, world
 from report_synthetic import PROBE, XSS_IMG, XSS_SCRIPT

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from memelens.engine import Store
-from memelens.testing.server import start_server
-from memelens.testing.workload import probe_registry, run_workload
+from memegauge.engine import Store
+from memegauge.testing.server import start_server
+from memegauge.testing.workload import probe_registry, run_workload
 
-SENTINEL = "sk-memelens-SENTINEL-7f3a9c"
+SENTINEL = "sk-memegauge-SENTINEL-7f3a9c"
 
 
 def workload(store_path: Path, base_url, calls: int, run: str = "probe", **overrides):
@@ -57,7 +57,7 @@ def test_twenty_percent_faults_all_recorded_none_parsed(tmp_path, clean_values):
 
 
 def _child(store: Path, url: str, out: Path | None = None) -> subprocess.Popen:
-    args = [sys.executable, "-m", "memelens.testing.workload", "--store", str(store),
+    args = [sys.executable, "-m", "memegauge.testing.workload", "--store", str(store),
             "--base-url", url, "--calls", "500", "--concurrency", "8"]
     if out:
         args += ["--out", str(out)]
@@ -146,7 +146,7 @@ def test_api_key_never_stored_logged_or_raised(tmp_path, monkeypatch, capfd):
             store.close()
             await runner.cleanup()
 
-    monkeypatch.setenv("MEMELENS_PROBE_KEY", SENTINEL)
+    monkeypatch.setenv("MEMEGAUGE_PROBE_KEY", SENTINEL)
     result = asyncio.run(main())
     assert result["error_classes"] == ["bad_request"] * 5
     store_bytes = b"".join(p.read_bytes() for p in tmp_path.iterdir())
@@ -156,4 +156,4 @@ def test_api_key_never_stored_logged_or_raised(tmp_path, monkeypatch, capfd):
     assert errors and all("***" in e and SENTINEL not in e for e in errors)
     captured = capfd.readouterr()
     assert SENTINEL not in captured.out + captured.err
-    assert os.environ["MEMELENS_PROBE_KEY"] == SENTINEL
+    assert os.environ["MEMEGAUGE_PROBE_KEY"] == SENTINEL

@@ -10,10 +10,10 @@ import itertools
 import sys
 from pathlib import Path
 
-from memelens import parse
-from memelens.arena import judging
-from memelens.engine import RUN_GC_THRESHOLD, Engine, Store, open_run
-from memelens.parse import parse_rating
+from memegauge import parse
+from memegauge.arena import judging
+from memegauge.engine import RUN_GC_THRESHOLD, Engine, Store, open_run
+from memegauge.parse import parse_rating
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_arena import config, make_registry, records  # noqa: E402
@@ -40,7 +40,7 @@ def test_successful_calls_leave_no_reference_cycles(tmp_path):
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
-    assert not {name for name in leaked if name.startswith(("tenacity.", "memelens."))}
+    assert not {name for name in leaked if name.startswith(("tenacity.", "memegauge."))}
 
 
 def test_a_run_collects_young_objects_less_often_and_restores_the_setting(tmp_path):

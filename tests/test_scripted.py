@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from memelens.config import ModelSpec
-from memelens.models.scripted import ScriptedBackend, register_script
-from memelens.types import ChatRequest, Message, ModelCallError
+from memegauge.config import ModelSpec
+from memegauge.models.scripted import ScriptedBackend, register_script
+from memegauge.types import ChatRequest, Message, ModelCallError
 
 
 def _ask(backend: ScriptedBackend, stage: str, text: str = "same words for every role") -> str:

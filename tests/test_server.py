@@ -1,4 +1,4 @@
-"""The local OpenAI-compatible test server (memelens.testing.server): shape, determinism, JSON-schema
+"""The local OpenAI-compatible test server (memegauge.testing.server): shape, determinism, JSON-schema
 validity, format cues, fault injection, binding and the CLI. Deterministic and fast (no timing asserts
 beyond a latency lower bound)."""
 
@@ -22,7 +22,7 @@ import aiohttp
 import openai
 import pytest
 
-from memelens.testing.server import (
+from memegauge.testing.server import (
     FAULT_KINDS,
     AsyncTestServer,
     TestServer,
@@ -706,7 +706,7 @@ def test_binds_loopback_only(server):
 
 def test_cli_prints_url_and_serves():
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memelens.testing.server", "--port", "0", "--latency-ms", "0",
+        [sys.executable, "-m", "memegauge.testing.server", "--port", "0", "--latency-ms", "0",
          "--fault-rate", "0", "--seed", "3", "--faults", "429,500"],  # fmt: skip
         cwd=REPO,
         stdout=subprocess.PIPE,
@@ -725,7 +725,7 @@ def test_cli_prints_url_and_serves():
         proc.terminate()
         rc = proc.wait(timeout=10)
     assert rc == 0
-    bad = subprocess.run([sys.executable, "-m", "memelens.testing.server", "--faults", "boom"], cwd=REPO,
+    bad = subprocess.run([sys.executable, "-m", "memegauge.testing.server", "--faults", "boom"], cwd=REPO,
                          capture_output=True, text=True, timeout=30)  # fmt: skip
     assert bad.returncode == 2 and "boom" in bad.stderr
 

@@ -1,4 +1,4 @@
-"""Stores made by earlier MemeLens versions still open and report; stores from later ones are refused
+"""Stores made by earlier MemeGauge versions still open and report; stores from later ones are refused
 with one message. The fixture in tests/data/store-v0 was written before store versioning."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from memelens.engine import Store
-from memelens.engine.store import SCHEMA_VERSION, StoreError
-from memelens.report import build_report
+from memegauge.engine import Store
+from memegauge.engine.store import SCHEMA_VERSION, StoreError
+from memegauge.report import build_report
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_determinism import _without_clock  # noqa: E402
@@ -86,7 +86,7 @@ def test_migration_adds_what_the_old_layout_lacks_and_keeps_every_row(tmp_path):
         assert report == expected
 
 
-def test_a_store_from_a_newer_memelens_is_refused_with_the_fix(tmp_path):
+def test_a_store_from_a_newer_memegauge_is_refused_with_the_fix(tmp_path):
     path = tmp_path / "new.db"
     Store(path).close()
     db = sqlite3.connect(path)
@@ -95,16 +95,16 @@ def test_a_store_from_a_newer_memelens_is_refused_with_the_fix(tmp_path):
     with pytest.raises(StoreError) as info:
         Store(path)
     message = str(info.value)
-    assert f"schema version {SCHEMA_VERSION + 1}" in message and "upgrade MemeLens" in message
+    assert f"schema version {SCHEMA_VERSION + 1}" in message and "upgrade MemeGauge" in message
 
 
 def test_version_1_repeat_keys_migrate_and_a_resumed_run_keeps_one_record_per_repeat(tmp_path):
     """Version 1 keyed a MemeArena repeat record 0-based; version 2 keys every record by its fields.
     Without the migration, resuming such a run would store repeat 1 twice and list its run twice."""
-    from memelens.arena.config import ArenaConfig
-    from memelens.arena.pipeline import run_arena
-    from memelens.config import load_config, load_registry
-    from memelens.testing.server import start_server
+    from memegauge.arena.config import ArenaConfig
+    from memegauge.arena.pipeline import run_arena
+    from memegauge.config import load_config, load_registry
+    from memegauge.testing.server import start_server
     from test_realistic import _arena_world
 
     with start_server(seed=5) as server:
@@ -133,9 +133,9 @@ def test_version_1_repeat_keys_migrate_and_a_resumed_run_keeps_one_record_per_re
 def test_records_that_kept_a_field_only_in_their_key_read_it_from_there(tmp_path):
     """Stores before version 2 wrote an AdamMeme reference, a sampling and a human vote without the
     fields their key was made of; reading completes them from the key."""
-    from memelens.adammeme.records import ReferenceRecord, SamplingRecord
-    from memelens.arena.records import HumanVoteRecord
-    from memelens.records import read_records
+    from memegauge.adammeme.records import ReferenceRecord, SamplingRecord
+    from memegauge.arena.records import HumanVoteRecord
+    from memegauge.records import read_records
 
     store = Store(tmp_path / "s.db")
     run_id, _ = store.open_run("old", "adammeme", {}, "h", None, "0")

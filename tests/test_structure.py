@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "memelens"
+PACKAGE = Path(__file__).resolve().parents[1] / "memegauge"
 
 
 def _module_name(path: Path) -> str:
@@ -102,14 +102,14 @@ def test_no_import_cycle_in_the_package():
 
 def test_the_cycle_finder_finds_a_cycle_closed_through_a_lazy_import():
     graph = import_graph()
-    graph["memelens.types"] = graph["memelens.types"] | {"memelens.cli"}  # as if types imported the CLI
-    assert any("memelens.types" in c and "memelens.cli" in c for c in cycles(graph))
+    graph["memegauge.types"] = graph["memegauge.types"] | {"memegauge.cli"}  # as if types imported the CLI
+    assert any("memegauge.types" in c and "memegauge.cli" in c for c in cycles(graph))
 
 
 def test_shared_modules_name_no_method_module():
-    """The CLI, the demo and the reports find methods through `memelens.methods` only."""
+    """The CLI, the demo and the reports find methods through `memegauge.methods` only."""
     shared = ["cli.py", "clikit.py", "demo.py", "methods.py", "report/__init__.py", "report/formats.py"]
     for name in shared:
         text = (PACKAGE / name).read_text(encoding="utf-8")
         for method in ("adammeme", "arena", "memeqa"):
-            assert f"memelens.{method}" not in text, f"{name} names memelens.{method}"
+            assert f"memegauge.{method}" not in text, f"{name} names memegauge.{method}"

@@ -1,4 +1,4 @@
-"""Make `store.db.gz` and `reports/*.json` here: one run of each method, written by the MemeLens of the
+"""Make `store.db.gz` and `reports/*.json` here: one run of each method, written by the MemeGauge of the
 commit named in README.md beside this file, so later versions can prove they still report it.
 
     .venv/bin/python tests/data/store-v0/make.py      # only at that commit: the point is the old code
@@ -26,18 +26,18 @@ from test_determinism import _without_clock  # noqa: E402
 from test_memeqa import make_dataset  # noqa: E402
 from test_realistic import _arena_world, _registry  # noqa: E402
 
-from memelens.engine import Store  # noqa: E402
-from memelens.report import build_report  # noqa: E402
-from memelens.testing.server import start_server  # noqa: E402
+from memegauge.engine import Store  # noqa: E402
+from memegauge.report import build_report  # noqa: E402
+from memegauge.testing.server import start_server  # noqa: E402
 
 
 def main() -> None:
-    from memelens.adammeme.config import AdamConfig
-    from memelens.adammeme.pipeline import run_adammeme
-    from memelens.arena.config import ArenaConfig
-    from memelens.arena.pipeline import run_arena
-    from memelens.config import load_config, load_registry
-    from memelens.memeqa.runs import eval_run
+    from memegauge.adammeme.config import AdamConfig
+    from memegauge.adammeme.pipeline import run_adammeme
+    from memegauge.arena.config import ArenaConfig
+    from memegauge.arena.pipeline import run_arena
+    from memegauge.config import load_config, load_registry
+    from memegauge.memeqa.runs import eval_run
 
     target = HERE / "store.db.gz"
     with tempfile.TemporaryDirectory() as folder, start_server(latency_ms=0, seed=7, style="realistic",

@@ -1,0 +1,24 @@
+"""MemeGauge: measure how well multimodal LLMs understand memes (AdamMeme, MemeArena, MemeQA).
+
+From Python (docs/api.md): `memegauge.run_adammeme`, `memegauge.run_arena`, `memegauge.run_memeqa` (or
+`memegauge.run(method, ...)`, `await memegauge.arun(...)`) run a method and return a `memegauge.Result`
+with its report, its tables (`to_pandas`) and its run name. They are imported on first use, so
+`import memegauge` stays light.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memegauge._version import __version__
+
+_API = ("Result", "arun", "open_store", "registry_from", "run", "run_adammeme", "run_arena", "run_memeqa")
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from memegauge import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'memegauge' has no attribute {name!r}")

@@ -1,0 +1,108 @@
+"""Agreement with people (§3.4, App. D): human scores vs the Scorer (Table 3) and human category
+labels vs the Miners' majority vote (Table 8).
+
+Inputs are CSV files: scores `sample_id,score` (a sample id as the report's `details` lists it, e.g.
+`gpt-4o/0/race/meme-7` or a refinement step's id) and labels `meme_id,categories` (categories separated
+by `|` or `;`, empty = harmless). `read_*` validate them into one InputError naming file, line and fix.
+
+* `score_agreement`: ICC(2,1) (two-way random effects, absolute agreement, single rater) between agent
+  and human scores, and for FR the same ICC on the 0/1 "score ≥ threshold" lists the paper describes,
+  with their raw agreement and Cohen's κ beside.
+* `label_agreement`: Cohen's κ over every (meme, category) yes/no decision, and accuracy as the share of
+  memes whose human category set equals the Miners' vote (the paper's multiple-choice accuracy).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from memegauge.adammeme.taxonomy import normalise_name
+from memegauge.types import InputError
+
+
+def icc_2_1(ratings: np.ndarray) -> float | None:
+    """ICC(2,1) of an n×k matrix (n targets rated by k raters); None when undefined."""
+    x = np.asarray(ratings, dtype=float)
+    n, k = x.shape
+    if n < 2 or k < 2:
+        return None
+    grand = x.mean()
+    ms_rows = k * ((x.mean(axis=1) - grand) ** 2).sum() / (n - 1)
+    ms_cols = n * ((x.mean(axis=0) - grand) ** 2).sum() / (k - 1)
+    resid = x - x.mean(axis=1, keepdims=True) - x.mean(axis=0, keepdims=True) + grand
+    ms_err = (resid ** 2).sum() / ((n - 1) * (k - 1))
+    denom = ms_rows + (k - 1) * ms_err + k * (ms_cols - ms_err) / n
+    return float((ms_rows - ms_err) / denom) if denom > 0 else None
+
+
+def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float | None:
+    """Cohen's κ of two raters' labels; None when chance agreement is total."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.size == 0:
+        return None
+    labels = np.union1d(a, b)
+    observed = float((a == b).mean())
+    expected = float(sum((a == v).mean() * (b == v).mean() for v in labels))
+    return None if expected >= 1 else (observed - expected) / (1 - expected)
+
+
+def score_agreement(agent: Sequence[float], human: Sequence[float], threshold: float) -> dict[str, Any]:
+    a, h = np.asarray(agent, dtype=float), np.asarray(human, dtype=float)
+    passed_a, passed_h = (a >= threshold).astype(int), (h >= threshold).astype(int)
+    return {"n": int(a.size),
+            "agent_avg_score": float(a.mean()) if a.size else None,
+            "human_avg_score": float(h.mean()) if h.size else None,
+            "agent_failure_rate": float(1 - passed_a.mean()) if a.size else None,
+            "human_failure_rate": float(1 - passed_h.mean()) if h.size else None,
+            "score_icc": icc_2_1(np.column_stack([a, h])) if a.size else None,
+            "fr_icc": icc_2_1(np.column_stack([passed_a, passed_h])) if a.size else None,
+            "fr_raw_agreement": float((passed_a == passed_h).mean()) if a.size else None,
+            "fr_kappa": cohen_kappa(passed_a, passed_h)}
+
+
+def label_agreement(votes: dict[str, list[str]], human: dict[str, list[str]],
+                    categories: Sequence[str]) -> dict[str, Any]:
+    memes = sorted(set(votes) & set(human))
+    agent_flat = [c in votes[m] for m in memes for c in categories]
+    human_flat = [c in human[m] for m in memes for c in categories]
+    exact = [set(votes[m]) == set(human[m]) for m in memes]
+    return {"n": len(memes), "accuracy": float(np.mean(exact)) if memes else None,
+            "kappa": cohen_kappa(agent_flat, human_flat)}
+
+
+def _rows(path: Path, columns: tuple[str, str]) -> list[tuple[str, str, str]]:
+    if not Path(path).is_file():
+        raise InputError("file not found", str(path), "check the path of the CSV file")
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        rows = [(f"{path}:{i}", *row) for i, row in enumerate(reader, start=1) if any(c.strip() for c in row)]
+    if rows and rows[0][1].strip().lower() in (columns[0], "id", "sample", "meme"):
+        rows = rows[1:]
+    for where, *cells in rows:
+        if len(cells) < 2 or not cells[0].strip():
+            raise InputError(f"expected two columns {columns[0]},{columns[1]}", where,
+                             f"write one `{columns[0]},{columns[1]}` pair per line")
+    return [(where, cells[0].strip(), cells[1].strip()) for where, *cells in rows]
+
+
+def read_human_scores(path: Path) -> dict[str, int]:
+    scores = {}
+    for where, sample, value in _rows(path, ("sample_id", "score")):
+        try:
+            score = float(value)
+        except ValueError:
+            raise InputError(f"score {value!r} is not a number", where, "give a score from 1 to 10") from None
+        if not 1 <= score <= 10:
+            raise InputError(f"score {value} is outside 1..10", where, "give a score from 1 to 10")
+        scores[sample] = score
+    return scores
+
+
+def read_human_labels(path: Path) -> dict[str, list[str]]:
+    return {meme: [normalise_name(c) for c in re.split(r"[|;]", value) if c.strip()]
+            for _, meme, value in _rows(path, ("meme_id", "categories"))}

@@ -1,0 +1,144 @@
+"""AdamMeme commands: `memegauge adam`, `memegauge erase`, `memegauge import adammeme|adammeme-human`."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from memegauge.clikit import LIMIT, SEED, SET
+from memegauge.types import InputError
+
+import_app = typer.Typer(help="Import results made elsewhere into the run store.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("adam")(adam_command)
+    app.command("erase")(erase_command)
+    app.add_typer(import_app, name="import")
+
+
+def adam_command(
+    ctx: typer.Context,
+    config: Path = typer.Option(..., "-c", "--config", help="AdamMeme config YAML."),
+    run: Optional[str] = typer.Option(None, "--run", help="Run name (default: adam-<targets>-<memes>-<hash>)."),
+    limit: Optional[int] = LIMIT,
+    seed: Optional[int] = SEED,
+    sets: Optional[list[str]] = SET,
+    repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help="Repeats (sets the config's `repeats`)."),
+    no_erase: bool = typer.Option(False, "--no-erase", help="Score on the original pictures (erase: false)."),
+    max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
+                                           help="Accept the run as done when at most this share of its "
+                                                "calls still failed after retries (default 0: none)."),
+) -> None:
+    """Run AdamMeme: mine, score and refine memes for one or more target models."""
+    from memegauge.adammeme.config import AdamConfig
+    from memegauge.adammeme.pipeline import check_inputs, run_adammeme
+    from memegauge.clikit import default_run_name, finish, overrides, settings
+    from memegauge.config import load_config
+
+    cfg = load_config(config, AdamConfig, overrides(sets, limit=limit, seed=seed, repeats=repeat,
+                                                    erase=False if no_erase else None))
+    s = settings(ctx)
+    name = run or default_run_name("adam", cfg.targets, cfg.memes, cfg.config_dict())
+    cache = s.store_path.resolve().parent / "memegauge-erased"
+    memes = check_inputs(cfg, s.registry())  # before the store exists: bad input writes nothing
+    store = s.store()
+    asyncio.run(run_adammeme(cfg, store, s.registry(), name, progress=s.progress, erase_cache=cache,
+                             memes=memes))
+    print_results(store, name)
+    finish(store, name, max_failure_rate)
+
+
+def print_results(store, name: str) -> None:
+    """The run's results table: per target, the average score and failure rate with refinement and on
+    the original memes only (paper Table 2), the refinement steps, and the failed calls."""
+    from rich.table import Table
+
+    from memegauge.clikit import out
+    from memegauge.report import build_report
+
+    report = build_report(store, name)
+    table = Table(title=f"AdamMeme — {name} (score 1–10; failure: score < {report['threshold']:g})")
+    for column in ("target", "n", "avg score", "failure rate", "original n", "original avg", "original FR",
+                   "steps (improved)", "failed"):
+        table.add_column(column, justify="left" if column == "target" else "right")
+    for target, figures in report["targets"].items():
+        overall, original = figures["overall"], figures["original_only"]
+        table.add_row(target, str(overall["n"]), _num(overall["avg_score"]), _pct(overall["failure_rate"]),
+                      str(original["n"]), _num(original["avg_score"]), _pct(original["failure_rate"]),
+                      f"{figures['steps']['total']} ({figures['steps']['improved']})", str(overall["failed"]))
+    out.print(table)
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def erase_command(
+    in_dir: Path = typer.Argument(..., help="Folder of meme images."),
+    out_dir: Path = typer.Argument(..., help="Where the text-erased images go (same names, .png)."),
+) -> None:
+    """Erase the text of every image in IN_DIR (OCR + inpainting) into OUT_DIR; resumable."""
+    from rich.progress import track
+
+    from memegauge.clikit import console
+    from memegauge.images.erase import iter_erase_dir, list_images
+
+    if not in_dir.is_dir():
+        raise InputError("not a folder", str(in_dir), "give a folder of .png/.jpg/.webp images")
+    total = len(list_images(in_dir))
+    done = skipped = boxes = 0
+    for result in track(iter_erase_dir(in_dir, out_dir), total=total, description="erasing",
+                        console=console):
+        done += 1
+        skipped += result.skipped
+        boxes += result.boxes_found or 0
+    console.print(f"{done} images → {out_dir} ({skipped} already up to date, {boxes} text boxes erased)")
+
+
+@import_app.command("adammeme")
+def import_adammeme_command(
+    ctx: typer.Context,
+    directory: Path = typer.Argument(..., help="The original code's folder (holds data/ and results/)."),
+    run: Optional[str] = typer.Option(None, "--run", help="Run name (default: adammeme-<experiment>)."),
+    experiment: Optional[str] = typer.Option(None, "--experiment", help="results/<exp> to import."),
+) -> None:
+    """Import the original AdamMeme code's data/ and results/ layout as a run."""
+    from memegauge.adammeme.legacy import import_legacy
+    from memegauge.clikit import console, settings
+
+    name = import_legacy(directory, settings(ctx).store, run, experiment)
+    console.print(f"imported into run {name!r}; `memegauge report {name}` shows it")
+
+
+@import_app.command("adammeme-human")
+def import_human_command(
+    ctx: typer.Context,
+    run: str = typer.Argument(..., help="An AdamMeme run."),
+    scores: Optional[Path] = typer.Option(None, "--scores", help="CSV: sample_id,score"),
+    labels: Optional[Path] = typer.Option(None, "--labels", help="CSV: meme_id,categories (a|b)"),
+) -> None:
+    """Attach human scores / category labels to a run; its report then shows agreement (Tables 3, 8)."""
+    from memegauge.adammeme.agreement import read_human_labels, read_human_scores
+    from memegauge.adammeme.records import HumanLabel, HumanScore
+    from memegauge.clikit import console, settings
+    from memegauge.records import write_records
+
+    if scores is None and labels is None:
+        raise InputError("nothing to import", "memegauge import adammeme-human", "give --scores and/or --labels")
+    store = settings(ctx).store()
+    row = store.run_row(run)
+    if row["method"] != "adammeme":
+        raise InputError(f"run {run!r} is a {row['method']} run", run, "give an AdamMeme run")
+    human_scores = read_human_scores(scores) if scores else {}
+    human_labels = read_human_labels(labels) if labels else {}
+    write_records(store, row["id"], [HumanScore(sample=k, score=v) for k, v in human_scores.items()])
+    write_records(store, row["id"], [HumanLabel(meme=k, categories=v) for k, v in human_labels.items()])
+    console.print(f"{len(human_scores)} human scores and {len(human_labels)} label sets attached to {run!r}")

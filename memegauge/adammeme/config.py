@@ -1,0 +1,91 @@
+"""The AdamMeme config (`memegauge adam -c CONFIG`): memes, agent model, targets, sizes, seed, repeats.
+
+Defaults are the paper's hyper-parameters (App. A and C): 3 Miners and 3 reference candidates, a cap of
+200 samples per category (warn under 150), a seed set of 10 per category, at most 10 refinement steps,
+top-3 in-context examples, FR threshold 4.0. Example::
+
+    memes: memes.jsonl            # relative to this file
+    agent: gpt-4o                 # registry name of the agent controller (every AdamMeme role)
+    targets: [qwen-vl, llava]     # one or more target models
+    seed: 0
+    repeats: 1                    # --repeat K: K independent draws of the T>0 agents
+    erase: true                   # score on text-erased pictures (needs tesseract); false: originals
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from memegauge.config import resolve_from_base
+from memegauge.types import MAX_TOKENS
+
+
+class MaxTokens(BaseModel):
+    """Generation budget per agent role (tokens). The defaults fit the paper's own example outputs with
+    room to spare (Fig. 17's candidates and senior answer, Fig. 18's ~260-word comparison, at ~1.4 tokens
+    a word), so a real model's answer is not cut; small models need them tight (the demo's are)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    miner: int = Field(default=300, ge=1, le=MAX_TOKENS)
+    judge: int = Field(default=150, ge=1, le=MAX_TOKENS)
+    examiner: int = Field(default=150, ge=1, le=MAX_TOKENS)
+    narrator: int = Field(default=120, ge=1, le=MAX_TOKENS)
+    candidate: int = Field(default=900, ge=1, le=MAX_TOKENS)
+    senior: int = Field(default=1500, ge=1, le=MAX_TOKENS)
+    target: int = Field(default=900, ge=1, le=MAX_TOKENS)
+    scorer: int = Field(default=700, ge=1, le=MAX_TOKENS)
+    refiner: int = Field(default=300, ge=1, le=MAX_TOKENS)
+    validity: int = Field(default=100, ge=1, le=MAX_TOKENS)
+
+
+class AdamConfig(BaseModel):
+    """Everything one AdamMeme run depends on; the whole object is the run's config (and its hash)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memes: Path = Field(description="Meme set (JSONL, CSV or a folder of images), relative to the file.")
+    require_images: bool = Field(default=True, description="False: memes without images are text-only.")
+    limit: int | None = Field(default=None, ge=1, description="Use only the first N memes.")
+    agent: str = Field(description="Registry name of the agent model (every AdamMeme role); required: "
+                       "the figures are only as good as this model, so it is never chosen silently.")
+    targets: list[str] = Field(min_length=1, description="Registry names of the target models.")
+    seed: int = Field(default=0, description="Seeds every random draw (sampling, seed set).")
+    repeats: int = Field(default=1, ge=1, description="Independent repeats of scoring + refinement.")
+    miners: int = Field(default=3, ge=1, description="Miners per meme (temperature 1).")
+    candidates: int = Field(default=3, ge=1, description="Reference candidates (temperature 1).")
+    mining_batch: int = Field(
+        default=32, ge=1,
+        description="Memes mined at once against one taxonomy snapshot (1 = strictly one by one).")
+    cap: int = Field(default=200, ge=1, description="Samples per category (seeded draw above it).")
+    warn_below: int = Field(default=150, ge=0, description="Warn when a category has fewer.")
+    categories: list[str] | None = Field(
+        default=None, description="Score and refine only these categories (default: all mined).")
+    seeds_per_category: int = Field(default=10, ge=0, description="Seed set size |S| per category.")
+    max_steps: int = Field(default=10, ge=0, description="N: refinement steps per seed at most.")
+    top_k: int = Field(default=3, ge=1, description="In-context examples retrieved from history.")
+    rewrite_attempts: int = Field(default=3, ge=1, description="Refiner tries per step.")
+    threshold: float = Field(default=4.0, description="FR counts scores below this.")
+    erase: bool = Field(default=True, description="Score on text-erased pictures (tesseract).")
+    erase_cache: Path | None = Field(default=None, description="Erased pictures (default: by the store).")
+    top_terms: int = Field(default=10, ge=1, description="Misbelief topic terms per category.")
+    max_tokens: MaxTokens = Field(default_factory=MaxTokens)
+
+    @field_validator("memes", "erase_cache", mode="after")
+    @classmethod
+    def _relative_to_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        return resolve_from_base(value, info)
+
+    @field_validator("targets")
+    @classmethod
+    def _distinct_targets(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("targets must be distinct")
+        return value
+
+    def config_dict(self) -> dict[str, Any]:
+        """The run's stored config: what its answers depend on (paths as strings)."""
+        return self.model_dump(mode="json")

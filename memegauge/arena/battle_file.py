@@ -1,0 +1,181 @@
+"""The `memegauge arena rank` side of MemeArena ranking: read a battles file (JSON array or JSONL),
+rank it overall and per dimension, and write the Markdown table. Errors name the file, the row and
+the fix; the maths is `memegauge.arena.ranking`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memegauge.arena.battles import WINNERS, Battles, BattleRecordError, battles_from_records
+from memegauge.arena.ranking import rank_by_dimension, rank_table
+
+#: Dimension values (case-insensitive) that `rank_battle_file` folds into the overall ranking.
+OVERALL_DIMENSIONS = frozenset({"overall"})
+
+
+def _input_error(what: str, where: str, fix: str) -> Exception:
+    from memegauge.types import InputError  # the contract module (pydantic) only when a file is bad
+
+    return InputError(what, where, fix)
+
+
+_FIX_RECORD = (
+    'each battle must be an object like {"model_a": "m1", "model_b": "m2", "winner": "model_a"} '
+    "with winner one of " + ", ".join(repr(x) for x in WINNERS)
+)
+
+
+def _read_battle_file(path: Path) -> tuple[list[Any], list[int]]:
+    """Parse a JSON array or JSONL battles file; returns the records and each one's 1-based line."""
+    if not path.is_file():
+        raise _input_error(
+            "battles file not found", str(path), "give the path of a .jsonl or .json file"
+        )
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _input_error(
+            f"cannot read battles file ({exc})", str(path), "save it as UTF-8 text"
+        ) from exc
+    records: list[Any] = []
+    lines: list[int] = []
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        decoder = json.JSONDecoder()
+        pos = len(text) - len(stripped) + 1
+        try:
+            while True:
+                while pos < len(text) and text[pos] in " \t\r\n":
+                    pos += 1
+                if pos < len(text) and text[pos] == "]" and not records:
+                    pos += 1
+                    break
+                value, end = decoder.raw_decode(text, pos)
+                records.append(value)
+                lines.append(text.count("\n", 0, pos) + 1)
+                pos = end
+                while pos < len(text) and text[pos] in " \t\r\n":
+                    pos += 1
+                if pos < len(text) and text[pos] == ",":
+                    pos += 1
+                    continue
+                if pos < len(text) and text[pos] == "]":
+                    pos += 1
+                    break
+                raise json.JSONDecodeError("expected ',' or ']' in the JSON array", text, pos)
+            if text[pos:].strip():
+                raise json.JSONDecodeError("extra data after the JSON array", text, pos)
+        except json.JSONDecodeError as exc:
+            raise _input_error(
+                f"invalid JSON: {exc.msg}",
+                f"{path}:{exc.lineno}",
+                "fix the JSON syntax on that line",
+            ) from exc
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise _input_error(
+                    f"invalid JSON: {exc.msg} (column {exc.colno})",
+                    f"{path}:{number}",
+                    "write one JSON object per line (JSONL), or a single JSON array",
+                ) from exc
+            lines.append(number)
+    if not records:
+        raise _input_error("the battles file holds no battles", str(path), _FIX_RECORD)
+    return records, lines
+
+
+def _split_overall(battles: Battles) -> tuple[Battles, Battles | None]:
+    """Overall battles (no dimension, or a dimension in `OVERALL_DIMENSIONS`) and the rest.
+
+    When every battle has a non-overall dimension the overall ranking uses all of them."""
+    if battles.dimension is None:
+        return battles, None
+    overall = np.array(
+        [d is None or d.strip().lower() in OVERALL_DIMENSIONS for d in battles.dimension.tolist()],
+        dtype=bool,
+    )
+    if not overall.any():
+        return battles, battles
+    return battles.select(overall), battles.select(~overall)
+
+
+def _fmt_rating(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def _markdown_rows(rows: list[dict[str, Any]]) -> list[str]:
+    out = [
+        "| # | Model | BT | 95% CI | Elo | Win rate | Battles |",
+        "|---:|:---|---:|:---:|---:|---:|---:|",
+    ]
+    for rank, row in enumerate(rows, start=1):
+        ci = row["bt_ci"]
+        ci_text = "–" if ci is None else f"{_fmt_rating(ci[0])} – {_fmt_rating(ci[1])}"
+        name = row["model"].replace("|", "\\|")
+        out.append(
+            f"| {rank} | {name} | {_fmt_rating(row['bt'])} | {ci_text} | {_fmt_rating(row['elo'])} "
+            f"| {100 * row['win_rate']:.1f}% | {row['battles']} |"
+        )
+    return out
+
+
+def ranking_markdown(result: Mapping[str, Any], title: str = "MemeArena ranking") -> str:
+    """Markdown for a ``{"ranking": rows, "dimensions": {D: rows}}`` result."""
+    out = [f"# {title}", "", "## Overall", ""]
+    out += _markdown_rows(result["ranking"])
+    for dimension, rows in result.get("dimensions", {}).items():
+        out += ["", f"## {dimension}", ""]
+        out += _markdown_rows(rows)
+    out.append("")
+    out.append(
+        "BT: Bradley–Terry maximum-likelihood rating (mean = 1000; ties = half a win each way); "
+        "95% CI: percentile bootstrap; Elo: online, in file order; win rate counts ties as half."
+    )
+    return "\n".join(out) + "\n"
+
+
+def rank_battle_file(
+    path: str | Path,
+    fmt: str = "json",
+    bootstrap_rounds: int = 1000,
+    seed: int = 0,
+    k: float = 4.0,
+) -> str:
+    """Rank the battles of a Chatbot Arena format file (JSON array or JSONL; format by content).
+
+    Returns JSON text ``{"ranking": [rows], "dimensions": {D: [rows]}}`` (rows as `rank_table`) for
+    ``fmt="json"``, or a Markdown report for ``fmt="md"``. `ranking` uses the battles without a
+    dimension or with dimension "overall" (any case); `dimensions` ranks every other dimension. If
+    every battle names a non-overall dimension, `ranking` uses them all.
+
+    Raises `memegauge.types.InputError` for a missing/unreadable file, bad JSON or a bad record,
+    naming ``path:line``.
+    """
+    path = Path(path)
+    if fmt not in ("json", "md"):
+        raise _input_error(f"unknown format {fmt!r}", "--format", "use json or md")
+    records, lines = _read_battle_file(path)
+    try:
+        battles = battles_from_records(records)
+    except BattleRecordError as exc:
+        raise _input_error(exc.reason, f"{path}:{lines[exc.index]}", _FIX_RECORD) from exc
+    overall, per_dimension = _split_overall(battles)
+    result = {
+        "ranking": rank_table(overall, k=k, bootstrap_rounds=bootstrap_rounds, seed=seed),
+        "dimensions": {}
+        if per_dimension is None
+        else rank_by_dimension(per_dimension, k=k, bootstrap_rounds=bootstrap_rounds, seed=seed),
+    }
+    if fmt == "md":
+        return ranking_markdown(result, title=f"MemeArena ranking — {path.name}")
+    return json.dumps(result, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,14 @@
+"""The MemeArena method descriptor (see `memegauge.methods`); its hooks are in `memegauge.arena.hooks`."""
+
+from __future__ import annotations
+
+from memegauge.methods import Method
+
+
+def _hooks():
+    from memegauge.arena import hooks
+
+    return hooks
+
+
+METHOD = Method.from_hooks("arena", "MemeArena", _hooks, demo_order=1)

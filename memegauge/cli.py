@@ -1,0 +1,182 @@
+"""`memegauge` command line (typer). Thin on purpose: parse options, load config, call the Python API.
+
+Exit codes: 0 success, 2 bad input or config, 1 failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from memegauge._version import __version__
+from memegauge.clikit import Settings, console, finish, out, safe, settings  # noqa: F401 (the API)
+from memegauge.config import ENV_STORE
+from memegauge.files import write_text_atomic
+from memegauge.types import InputError, MemeGaugeError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Measure how well multimodal LLMs understand memes.")
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"memegauge {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    store: Optional[Path] = typer.Option(None, "--store", help="Run store (default ./memegauge.db "
+                                         "or $MEMEGAUGE_STORE)."),
+    models: Optional[Path] = typer.Option(None, "--models", help="Model registry YAML."),
+    verbose: int = typer.Option(0, "-v", "--verbose", count=True,
+                                help="-v: each execution and every failed attempt as it happens; -vv: every call."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bars; errors only."),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.",
+                                 is_eager=True, callback=lambda value: _print_version(value)),
+) -> None:
+    from memegauge.logs import configure
+
+    configure(verbose, quiet)
+    store_path = store or Path(os.environ.get(ENV_STORE) or "memegauge.db")
+    ctx.obj = Settings(store_path=store_path, models_path=models, verbose=verbose, quiet=quiet)
+
+
+@app.command("runs")
+def runs_command(ctx: typer.Context,
+                 as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List runs in the store with status, calls, tokens and cost."""
+    cfg = settings(ctx)
+    if not cfg.store_path.exists():
+        raise InputError("no store here yet", where=str(cfg.store_path),
+                         fix="run a method first, or pass --store PATH")
+    rows = cfg.store().list_runs()
+    if as_json:
+        out.print_json(json.dumps(rows, default=str))
+        return
+    table = Table(title=f"runs in {cfg.store_path}")
+    for column in ("name", "method", "status", "calls", "made", "cached", "last rerun new",
+                   "failed", "tokens", "cost $"):
+        table.add_column(column)
+    for r in rows:
+        table.add_row(r["name"], r["method"], r["status"], str(r["calls"]), str(r["calls_made"]),
+                      str(r["cached"]), str(r["last_execution_new_calls"]), str(r["failed_calls"]),
+                      str(r["tokens"]), f"{r['cost']:.4f}")
+    out.print(table)
+
+
+@app.command("models")
+def models_command(ctx: typer.Context,
+                   check: bool = typer.Option(False, "--check", help="Send one tiny request each."),
+                   only: Optional[list[str]] = typer.Argument(None, help="Models to list/check.")
+                   ) -> None:
+    """List configured models; --check sends one tiny request to each."""
+    from memegauge.models.check import check_models
+
+    registry = settings(ctx).registry()
+    names = only or registry.names()
+    specs = [registry.get(n) for n in names]
+    table = Table(title=f"models ({registry.source})")
+    for column in ("name", "backend", "model", "base_url", "vision", "conc.", "rpm", "key env"):
+        table.add_column(column)
+    for s in specs:
+        key_state = f"{s.api_key_env} ({'set' if os.environ.get(s.api_key_env) else 'unset'})" \
+            if s.api_key_env else "-"
+        table.add_row(s.name, s.backend, s.model, ", ".join(s.base_url) or "-", str(s.vision),
+                      str(s.max_concurrency), str(s.rpm or "-"), key_state)
+    out.print(table)
+    if check:
+        results = asyncio.run(check_models(registry, names))
+        for r in results:
+            mark = "[green]ok[/]" if r["ok"] else f"[red]{safe(r['error_class'])}[/]"
+            out.print(f"{safe(r['model'])}: {mark} {r['latency_s']:.2f}s image: {r['image']} "
+                      f"{safe(r['detail'])}")
+            if r["image"] == "no":
+                out.print(f"  {safe(r['model'])} refuses images: add `vision: false` to its registry "
+                          "entry (it then reads meme text and caption), or serve a vision model")
+        if not all(r["ok"] and r["image"] != "no" for r in results):
+            raise typer.Exit(1)
+
+
+@app.command("report")
+def report_command(
+    ctx: typer.Context, run: str = typer.Argument(..., help="Run name."),
+    fmt: str = typer.Option("json", "--format", help="json, csv, md or html."),
+    out_path: Optional[Path] = typer.Option(None, "--out", help="Write here instead of stdout."),
+) -> None:
+    """Report a run from the store."""
+    from memegauge.report.formats import render_report
+
+    cfg = settings(ctx)
+    if not cfg.store_path.exists():
+        raise InputError("no store here yet", where=str(cfg.store_path), fix="pass --store PATH")
+    text = render_report(cfg.store(), run, fmt)
+    if out_path:
+        write_text_atomic(out_path, text)
+        console.print(f"report written to {out_path}")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+@app.command("demo")
+def demo_command(ctx: typer.Context,
+                 out_dir: Path = typer.Option(Path("demo-out"), "--out", help="Output folder."),
+                 model: str = typer.Option("embedded", "--model", help="Model for every role."),
+                 memes: Optional[Path] = typer.Option(None, "--memes",
+                                                      help="Your meme set instead of the samples."),
+                 ) -> None:
+    """Run MemeGauge on the bundled sample memes with the embedded offline model."""
+    from memegauge.demo import run_demo
+
+    cfg = settings(ctx)
+    run_demo(cfg.store(), cfg.registry(), out_dir, model, memes, progress=cfg.progress)
+
+
+def _register_commands() -> None:
+    """The report commands, then each registered method's (see `memegauge.methods`)."""
+    from memegauge.methods import methods
+    from memegauge.report.cli import register as register_report_commands
+
+    if getattr(app, "_methods_registered", False):
+        return
+    app._methods_registered = True  # type: ignore[attr-defined]
+    register_report_commands(app)
+    for method in methods():
+        if method.commands:
+            method.commands(app)
+
+
+INTERRUPTED = ("interrupted: the run is marked `interrupted`; every answer received so far is stored. "
+               "Rerun the same command to continue where it stopped.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: maps MemeGauge errors to exit codes and one clear message."""
+    try:
+        _register_commands()
+        app(args=argv, prog_name="memegauge")
+    except SystemExit as exc:  # typer's own exits: --help, usage errors (2), typer.Exit
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if code == 130:  # typer turns Ctrl-C into a silent exit 130
+            console.print(INTERRUPTED)
+        return code
+    except InputError as exc:
+        console.print(f"[red]error:[/] {safe(exc)}", highlight=False, soft_wrap=True)
+        return 2
+    except MemeGaugeError as exc:
+        console.print(f"[red]failed:[/] {safe(exc)}", highlight=False, soft_wrap=True)
+        return 1
+    except KeyboardInterrupt:
+        console.print(INTERRUPTED)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

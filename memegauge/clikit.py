@@ -1,0 +1,107 @@
+"""What every `memegauge` command shares: the consoles, the global settings, terminal-safe text and the
+closing lines of a method command. Method packages import these from here, not from `memegauge.cli`,
+which registers the methods' commands: so no import cycle runs through the command line."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from memegauge.config import ModelRegistry, load_registry
+from memegauge.methods import default_run_name  # noqa: F401 (the method commands' default names)
+
+console = Console(stderr=True)
+out = Console()
+
+
+@dataclass
+class Settings:
+    """Global options shared by every command."""
+
+    store_path: Path
+    models_path: Optional[Path]
+    verbose: int = 0
+    quiet: bool = False
+    _registry: Optional[ModelRegistry] = field(default=None, repr=False)
+
+    def registry(self) -> ModelRegistry:
+        if self._registry is None:
+            self._registry = load_registry(self.models_path)
+        return self._registry
+
+    def store(self):
+        from memegauge.engine import Store
+
+        return Store(self.store_path)
+
+    @property
+    def progress(self) -> bool | None:
+        return False if self.quiet else None
+
+
+def settings(ctx: typer.Context) -> Settings:
+    return ctx.find_root().obj
+
+
+# ---- the options every method command shares ---------------------------------------------------
+
+LIMIT = typer.Option(None, "--limit", min=1, help="Use at most N items (memes, or questions for MemeQA); "
+                     "sets the config's `limit`.")
+SEED = typer.Option(None, "--seed", help="Seed of every random draw; sets the config's `seed`.")
+SET = typer.Option(None, "-o", "--set", metavar="KEY=VALUE",
+                   help="Set any config key, repeatable; nested keys with dots (-o max_tokens.judging=900).")
+
+
+def overrides(sets: Optional[list[str]], **options: Any) -> dict[str, Any]:
+    """The config values the command line sets: its named options that were given, then `-o KEY=VALUE`
+    (later wins), so they are validated with the file and stored with the run's config."""
+    from memegauge.config import parse_overrides
+
+    given = {key: value for key, value in options.items() if value is not None}
+    return {**given, **parse_overrides(sets or [])}
+
+
+
+
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe(text: object) -> str:
+    """Text from a model, a file or an error, fit for the terminal: control sequences (ANSI colours,
+    cursor moves, OSC titles) removed, rich markup escaped."""
+    return escape(_CONTROL.sub("", str(text)))
+
+
+def finish_all(store, names: list[str], max_failure_rate: float) -> None:
+    """`finish` for several runs of one command: every run's line, then exit 1 if any is incomplete."""
+    from memegauge.engine import RunIncomplete
+
+    if len(names) == 1:
+        finish(store, names[0], max_failure_rate)
+        return
+    incomplete = []
+    for name in names:
+        try:
+            finish(store, name, max_failure_rate)
+        except RunIncomplete as exc:
+            console.print(f"[red]{safe(str(exc))}[/]")
+            incomplete.append(name)
+    if incomplete:
+        raise RunIncomplete(f"runs {', '.join(incomplete)} are incomplete; rerun the same command to retry "
+                            "their failed calls")
+
+
+def finish(store, name: str, max_failure_rate: float) -> None:
+    """The last lines of a method command: done (or what was accepted), else RunIncomplete (exit 1)."""
+    from memegauge.engine import ensure_complete
+
+    accepted = ensure_complete(store, name, max_failure_rate)
+    if accepted:
+        console.print(f"[yellow]note:[/] {safe(accepted)}")
+    console.print(f"run {name!r} done; `memegauge report {name}` shows it")

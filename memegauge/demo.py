@@ -1,0 +1,143 @@
+"""`memegauge demo`: every stage that has landed, on the bundled sample memes, with one model.
+
+The demo is a functional tour, not an evaluation: the embedded model is a small offline model whose
+figures say nothing about real models; everything it prints says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+
+from memegauge.engine import Store, open_run
+from memegauge.files import user_cache_root, write_text_atomic
+from memegauge.memes import load_memes
+from memegauge.methods import DemoInputs
+from memegauge.models.preflight import preflight
+from memegauge.parse import parse_json
+from memegauge.prompts import render_prompt
+from memegauge.records import read_checked
+from memegauge.samples import sample_memes_path
+from memegauge.screen_records import ScreenRecord
+from memegauge.types import (ChatRequest, ImagePart, Meme, Message, OutputKind, OutputSpec,
+                            SamplingParams)
+
+if TYPE_CHECKING:
+    from memegauge.config import ModelRegistry
+
+console = Console(stderr=True)
+SEED_CATEGORIES = ["race", "gender", "religion", "nationality", "disability", "animal"]
+WARNING = ("The embedded model is a small offline model: its figures show that the pipeline works, "
+           "not how well any real model understands memes.")
+
+
+def screen_schema() -> dict[str, Any]:
+    return {"type": "object", "properties": {
+        "harmful": {"type": "boolean"},
+        "category": {"type": "string", "enum": [*SEED_CATEGORIES, "none"]}},
+        "required": ["harmful", "category"]}
+
+
+def screen_request(meme: Meme, model: str) -> ChatRequest:
+    prompt = render_prompt("demo_screen", meme=meme.as_text(), categories=SEED_CATEGORIES)
+    parts: list[Any] = [prompt]
+    if meme.image:
+        parts.append(ImagePart.of(meme.image, alt_text=""))
+    return ChatRequest(model=model, messages=[Message.user(*parts)], stage="demo.screen",
+                       params=SamplingParams(temperature=0, max_tokens=24),
+                       output=OutputSpec(kind=OutputKind.JSON, json_schema=screen_schema(),
+                                         schema_name="screen"))
+
+
+async def screen_memes(memes: list[Meme], model: str, store: Store, registry: "ModelRegistry",
+                       progress: bool | None = None) -> str:
+    """The engine demo stage: each meme screened once; results stored as `screen` records."""
+    config = {"method": "demo", "model": model, "memes": [m.id for m in memes]}
+    name = f"demo-screen-{model}"
+    async with open_run(store, registry, name=name, method="demo", config=config,
+                        progress=progress) as (run, engine):
+        outcomes = await engine.chat_many([screen_request(m, model) for m in memes], parse=parse_json)
+        run.put_many([ScreenRecord(meme=m.id, labels=m.labels, ok=o.ok, answer=o.value, error=o.record.error)
+                      for m, o in zip(memes, outcomes)])
+    return name
+
+
+def demo_meme_file(memes: list[Meme], tag: str) -> Path:
+    """The chosen memes as a JSONL in the user cache, named by its content.
+
+    A method run's config records its meme file, so the file must not live in `--out`: a rerun
+    with another `--out` would then be a different config and could not replay from the store."""
+    lines = "".join(json.dumps({"id": m.id, "image": str(m.image or ""), "text": m.text,
+                                "caption": m.caption, "labels": m.labels}, ensure_ascii=False) + "\n"
+                    for m in memes)
+    digest = hashlib.sha256(lines.encode("utf-8")).hexdigest()[:16]
+    path = user_cache_root() / "demo" / f"{tag}-{digest}.jsonl"
+    return path if path.exists() else write_text_atomic(path, lines)
+
+
+def _parts() -> list[Any]:
+    """Each registered method's demo part, in `demo_order` (see `memegauge.methods.Method.demo`)."""
+    from memegauge.methods import methods
+
+    return [m.demo for m in sorted(methods(), key=lambda m: (m.demo_order, m.name)) if m.demo]
+
+
+def run_demo(store: Store, registry: "ModelRegistry", out_dir: Path, model: str = "embedded",
+             memes_path: Path | None = None, progress: bool | None = None) -> None:
+    """Validate everything first (memes, model, endpoint), so bad input writes nothing."""
+    started = time.monotonic()
+    memes = load_memes(memes_path or sample_memes_path())
+    preflight(registry, [model])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    console.print(f"[bold]MemeGauge demo[/] — {len(memes)} memes, model {model!r}, store {store.path}")
+    console.print(f"[yellow]note:[/] {WARNING}")
+    runs = [asyncio.run(screen_memes(memes, model, store, registry, progress))]
+    _print_screen(store, runs[0])
+    inputs = DemoInputs(store=store, registry=registry, memes=memes, model=model, out_dir=out_dir,
+                        progress=progress)
+    for part in _parts():
+        runs.append(asyncio.run(part(inputs)))
+    for name in runs:
+        s = store.run_summary(name)
+        console.print(f"run {name!r} ({s['method']}): {s['calls']} calls, "
+                      f"{s['last_execution_new_calls']} made by this demo (the rest replayed from the "
+                      f"store), {s['failed_calls']} failed, {s['tokens']} tokens")
+    incomplete = [name for name in runs if store.run_row(name)["status"] != "done"]
+    console.print(f"demo finished in {time.monotonic() - started:.0f} s; "
+                  f"`memegauge report RUN` shows any run above")
+    _write_reports(store, runs, out_dir)
+    if incomplete:
+        from memegauge.engine import RunIncomplete
+
+        raise RunIncomplete(f"runs {', '.join(incomplete)} are incomplete (see their reports); rerun "
+                            "`memegauge demo` to retry the failed calls")
+
+
+def _write_reports(store: Store, runs: list[str], out_dir: Path) -> None:
+    """The demo's last step: one self-contained HTML report per run plus an index, paths on stdout."""
+    from memegauge.report.html import write_html_reports
+
+    index, *reports = write_html_reports(store, runs, out_dir, index=True)
+    console.print("HTML reports (open in a browser; they work offline):")
+    for path in reports:
+        Console(soft_wrap=True).print(str(path.resolve()), highlight=False)
+    Console(soft_wrap=True).print(f"{index.resolve()}  (index of the reports above)", highlight=False)
+
+
+def _print_screen(store: Store, name: str) -> None:
+    rows = read_checked(store, store.run_row(name)["id"], ScreenRecord)
+    table = Table(title="harmfulness screen (embedded model)")
+    for column in ("meme", "labels", "harmful", "category"):
+        table.add_column(column)
+    for row in rows:
+        answer = row["answer"] or {}
+        table.add_row(row["meme"], ",".join(row["labels"]), str(answer.get("harmful", "-")),
+                      str(answer.get("category", row["error"][:40])))
+    Console().print(table)

@@ -1,0 +1,436 @@
+"""The call engine: every model call of every stage goes through `Engine.chat`.
+
+Per call: cache lookup → (in-process de-duplication) → per-model gate (concurrency, rpm) → one
+backend attempt → refusal / parse check → classified, bounded, jittered retries (tenacity) → the
+result committed to the store → only then returned to the stage. Failures come back as a failed
+`CallOutcome` with their class; they are never turned into a value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import hashlib
+import logging
+import time
+from collections.abc import Sized
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
+
+from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.engine.limits import ModelGate
+from memegauge.engine.progress import CallProgress
+from memegauge.engine.store import Store, canonical_json
+from memegauge.models import create_backend
+from memegauge.parse import strip_reasoning
+from memegauge.types import (
+    CallRecord,
+    CallStatus,
+    ChatRequest,
+    ChatResult,
+    ErrorClass,
+    ImagePart,
+    InputError,
+    ModelBackend,
+    ModelCallError,
+    ParseFailure,
+    Usage,
+)
+
+log = logging.getLogger(__name__)
+
+CALL_PRIORITY: contextvars.ContextVar[int] = contextvars.ContextVar("memegauge_call_priority", default=0)
+"""The priority of the calls made in this context (and the tasks it starts) when they wait for a model's
+slots: higher goes first (`ModelGate`). Scheduling only: it changes no request, key or record."""
+
+
+@contextmanager
+def call_priority(level: int) -> Iterator[None]:
+    """Calls made inside (and in tasks started inside) wait for model slots at priority `level`:
+    e.g. a method's critical path ahead of its bulk calls."""
+    token = CALL_PRIORITY.set(level)
+    try:
+        yield
+    finally:
+        CALL_PRIORITY.reset(token)
+
+T = TypeVar("T")
+Parser = Callable[[str], Any]
+CONTENT_ERRORS = (ErrorClass.REFUSAL, ErrorClass.UNPARSEABLE, ErrorClass.TRUNCATED)
+WINDOW = 2048  # calls under way at once in one chat_many (well above any model's max_concurrency)
+
+
+@dataclass
+class CallOutcome(Generic[T]):
+    """What a stage gets back: the stored record, the parsed value (None on failure), and whether
+    it came from the cache."""
+
+    record: CallRecord
+    value: T | None
+    cached: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.record.status is CallStatus.OK and self.value is not None
+
+    @property
+    def text(self) -> str | None:
+        return self.record.text
+
+    @property
+    def error_class(self) -> ErrorClass | None:
+        return self.record.error_class
+
+
+def request_for_store(spec: ModelSpec, request: ChatRequest) -> dict[str, Any]:
+    """The request as stored and hashed: images by sha256 (and path, outside the key)."""
+    messages = []
+    for message in request.messages:
+        parts = []
+        for part in message.content:
+            if isinstance(part, ImagePart):
+                image = {"type": "image", "sha256": part.sha256}
+                if not spec.vision:
+                    image["alt_text"] = part.alt_text  # what a text-only model actually reads
+                parts.append(image)
+            else:
+                parts.append({"type": "text", "text": part.text})
+        messages.append({"role": message.role, "content": parts})
+    return {
+        "model": spec.identity,
+        "params": request.params.model_dump(mode="json"),
+        "output": request.output.model_dump(mode="json"),
+        "messages": messages,
+        "sample_index": request.sample_index,
+    }
+
+
+def cache_key(spec: ModelSpec, request: ChatRequest) -> str:
+    return hashlib.sha256(canonical_json(request_for_store(spec, request)).encode()).hexdigest()
+
+
+def _image_paths(request: ChatRequest) -> list[str]:
+    return [str(p.path) for m in request.messages for p in m.content if isinstance(p, ImagePart)]
+
+
+class Engine:
+    """Runs model calls for one run (or for none, e.g. `memegauge models --check`)."""
+
+    def __init__(self, store: Store, registry: ModelRegistry, *, run_id: int | None = None,
+                 execution_id: int | None = None, progress: CallProgress | None = None,
+                 retry_failed: bool = False, refusal_detector: Callable[[str], bool] | None = None,
+                 seed: int | None = None):
+        self.store = store
+        self.seed = seed  # the run's seed: part of every T > 0 call's key (see `seeded`)
+        self.registry = registry
+        self.run_id = run_id
+        self.execution_id = execution_id
+        self.progress = progress or CallProgress(enabled=False)
+        self.retry_failed = retry_failed  # kept for callers; failed calls are always retried now
+        self.failed_here: set[str] = set()  # failed in this engine: not retried again in it
+        self.asked: set[str] = set()  # every call key this engine was asked for
+        self.failures: dict[str, tuple[str, str]] = {}  # key → (stage, error class) still failed
+        self.refusal_detector = refusal_detector or _default_refusal_detector()
+        self.backends: dict[str, ModelBackend] = {}
+        self.gates: dict[str, ModelGate] = {}
+        self.inflight: dict[str, asyncio.Future[CallRecord]] = {}
+        self.calls_made = 0
+
+    # ---- public ---------------------------------------------------------------------------------
+
+    async def chat(self, request: ChatRequest, parse: Parser | None = None,
+                   detect_refusal: bool = True) -> CallOutcome:
+        """One logical call: from the cache when possible, else from the model, stored first."""
+        request = self.seeded(request)
+        spec = self.registry.get(request.model)
+        key = cache_key(spec, request)
+        self.progress.submitted(request.stage)
+        cached = self.store.get_call(key)
+        # A failed call is never a final answer: one that failed in an earlier execution or another
+        # run is asked again (within the usual bounds); one that failed in this engine is not, so a
+        # stage asking twice does not double the retries.
+        if cached and (cached.status is CallStatus.OK or key in self.failed_here):
+            self.store.link_cached(self.run_id, key, request.stage, self.execution_id)
+            return self._outcome(cached, parse, cached=True)
+        if key in self.inflight:  # same request asked twice at once: one call serves both
+            record = await asyncio.shield(self.inflight[key])
+            self.store.link_cached(self.run_id, key, request.stage, self.execution_id)
+            return self._outcome(record, parse, cached=True)
+        future: asyncio.Future[CallRecord] = asyncio.get_running_loop().create_future()
+        self.inflight[key] = future
+        try:
+            record = await self._call(spec, request, key, parse, detect_refusal)
+            if record.error_class is ErrorClass.NO_VISION:  # not stored: the registry is wrong
+                raise no_vision_error(spec, record.error)
+            self.store.put_call(record, self.run_id, self.execution_id, fresh=True)
+            self.calls_made += 1
+            if record.status is not CallStatus.OK:
+                self.failed_here.add(key)
+            record = record.model_copy(update={"request": {}})  # stored; stages need the answer
+            future.set_result(record)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: waiters re-raise it themselves
+            raise
+        finally:
+            del self.inflight[key]
+        return self._outcome(record, parse, cached=False)
+
+    async def chat_many(self, requests: Iterable[ChatRequest], parse: Parser | None = None,
+                        detect_refusal: bool = True) -> list[CallOutcome]:
+        """Run requests concurrently (limits still apply per model); results in input order.
+
+        At most `WINDOW` calls are under way at once, started in input order: enough to keep every
+        model's slots full, while memory stays bounded by what is in flight rather than by the
+        number of requests (200k requests are not 200k live coroutines)."""
+        results: dict[int, CallOutcome] = {}
+        # No more workers than requests: a worker costs a task even when it finds nothing to do,
+        # and AdamMeme asks for 3 reference candidates at a time thousands of times (2,048 idle
+        # tasks each stalled a 1,000-meme run's event loop for ~27 s before any call was sent).
+        workers = min(WINDOW, len(requests)) if isinstance(requests, Sized) else WINDOW
+        pending = iter(enumerate(requests))  # a generator is read as calls start, never whole
+        stopped: list[bool] = []
+
+        async def worker() -> None:
+            for index, request in pending:
+                if stopped:  # another call raised (e.g. a model refusing images): start no more
+                    return
+                try:
+                    results[index] = await self.chat(request, parse, detect_refusal)
+                except BaseException:
+                    stopped.append(True)
+                    raise
+
+        await asyncio.gather(*(worker() for _ in range(workers)))
+        return [results[i] for i in range(len(results))]
+
+    def seeded(self, request: ChatRequest) -> ChatRequest:
+        """The request with the run's seed when it samples (T > 0) and names no seed of its own.
+
+        The seed then enters the cache key: the same seed replays bit for bit, another seed draws
+        afresh (personas, tasks, Miners …) instead of replaying the first seed's answers. Greedy
+        calls (T = 0) do not depend on a seed and stay shared between seeds.
+        """
+        params = request.params
+        if self.seed is None or params.temperature == 0 or params.seed is not None:
+            return request
+        return request.model_copy(update={"params": params.model_copy(update={"seed": self.seed})})
+
+    def backend(self, name: str) -> ModelBackend:
+        if name not in self.backends:
+            self.backends[name] = create_backend(self.registry.get(name))
+        return self.backends[name]
+
+    async def aclose(self) -> None:
+        for backend in self.backends.values():
+            await backend.aclose()
+        self.backends.clear()
+
+    # ---- internals ------------------------------------------------------------------------------
+
+    def _outcome(self, record: CallRecord, parse: Parser | None, cached: bool) -> CallOutcome:
+        self.progress.finished(record.status is CallStatus.OK, cached)
+        self.asked.add(record.key)
+        if record.status is not CallStatus.OK or record.text is None:
+            return self._failed(CallOutcome(record, None, cached))
+        value = parse(record.text) if parse else record.text
+        if isinstance(value, ParseFailure):  # parser changed since the call was cached
+            failed = record.model_copy(update={"status": CallStatus.FAILED,
+                                               "error_class": ErrorClass.UNPARSEABLE,
+                                               "error": value.reason})
+            return self._failed(CallOutcome(failed, None, cached))
+        self.failures.pop(record.key, None)
+        return CallOutcome(record, value, cached)
+
+    def _failed(self, outcome: CallOutcome) -> CallOutcome:
+        record = outcome.record
+        self.failures[record.key] = (record.stage or "", (record.error_class or ErrorClass.SERVER).value)
+        return outcome
+
+    def failure_summary(self) -> dict[str, Any]:
+        """What this engine's calls left failed: `{failed, asked, by_stage: {stage: {class: n}}}`."""
+        by_stage: dict[str, dict[str, int]] = {}
+        for stage, error_class in self.failures.values():
+            counts = by_stage.setdefault(stage, {})
+            counts[error_class] = counts.get(error_class, 0) + 1
+        return {"failed": len(self.failures), "asked": len(self.asked),
+                "by_stage": {s: dict(sorted(c.items())) for s, c in sorted(by_stage.items())}}
+
+    def _gate(self, spec: ModelSpec) -> ModelGate:
+        # Keyed by what serves the calls, not the registry name: personas of one model (entries
+        # differing only in system prompt) share its server's slots and its provider's rpm, so they
+        # must share one gate, or more calls are in flight than slots and time out while queued.
+        key = f"{spec.backend}|{spec.model}|{'|'.join(spec.base_url)}"
+        if key not in self.gates:
+            self.gates[key] = ModelGate(spec.max_concurrency, spec.rpm)
+        return self.gates[key]
+
+    async def _call(self, spec: ModelSpec, request: ChatRequest, key: str, parse: Parser | None,
+                    detect_refusal: bool) -> CallRecord:
+        backend = self.backend(spec.name)
+        state = _CallState()
+        retrying = AsyncRetrying(stop=_stop_rule(spec, state), wait=_wait_rule(spec),
+                                 retry=retry_if_exception(_is_retryable), reraise=True,
+                                 before_sleep=lambda _: self.progress.retry_started())
+        started = time.monotonic()
+        try:
+            await retrying(self._attempt, spec, backend, request, key, parse, detect_refusal, state)
+        except ModelCallError as exc:
+            return self._record(spec, request, key, state, time.monotonic() - started, error=exc)
+        finally:
+            # Called, not iterated (`async for` makes the retrier and its state point at each
+            # other), and its last actions cleared: no reference cycle per call. Those cycles made
+            # the collector's full passes over a 200k-call run's live results cost a third of its
+            # throughput (bench/store_scale.py).
+            retrying.iter_state.reset()
+        return self._record(spec, request, key, state, time.monotonic() - started)
+
+    async def _attempt(self, spec: ModelSpec, backend: ModelBackend, request: ChatRequest, key: str,
+                       parse: Parser | None, detect_refusal: bool, state: "_CallState") -> None:
+        if state.attempts:
+            self.progress.retry_ended()
+        state.attempts += 1
+        t0 = time.monotonic()
+        try:
+            async with self._gate(spec).slot(CALL_PRIORITY.get()):
+                result = await asyncio.wait_for(backend.complete(request), timeout=spec.timeout_s)
+            state.add_usage(result)
+            result = _without_reasoning(result)
+            state.finish_reason, state.reasoning = result.finish_reason, result.reasoning
+            _check_content(result, parse, detect_refusal and self.refusal_detector)
+            state.text = result.text
+        except asyncio.TimeoutError:
+            error = ModelCallError(ErrorClass.TIMEOUT, f"no answer within {spec.timeout_s:g} s")
+            self._note_failure(spec, key, state, error, time.monotonic() - t0)
+            raise error from None
+        except ModelCallError as error:
+            self._note_failure(spec, key, state, error, time.monotonic() - t0)
+            raise
+
+    def _note_failure(self, spec: ModelSpec, key: str, state: "_CallState", error: ModelCallError,
+                      latency: float) -> None:
+        if error.error_class in CONTENT_ERRORS:
+            state.content_failures += 1
+        log.info("%s: attempt %d failed (%s): %s", spec.name, state.attempts, error.error_class.value,
+                 str(error)[:200])
+        self.store.put_attempt(key, spec.name, self.run_id, state.attempts, error.error_class,
+                               str(error)[:2000], latency)
+
+    def _record(self, spec: ModelSpec, request: ChatRequest, key: str, state: "_CallState",
+                latency: float, error: ModelCallError | None = None) -> CallRecord:
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s %s: %s after %d attempt(s), %.2f s", request.stage, spec.name,
+                      error.error_class.value if error else "ok", state.attempts, latency)
+        stored = request_for_store(spec, request)
+        stored["image_paths"] = _image_paths(request)
+        return CallRecord(
+            key=key, model=spec.name, stage=request.stage, request=stored,
+            status=CallStatus.FAILED if error else CallStatus.OK,
+            text=None if error else state.text,
+            error_class=error.error_class if error else None,
+            error=str(error)[:2000] if error else "",
+            attempts=state.attempts, usage=state.usage,
+            cost=spec.cost(state.usage.prompt_tokens, state.usage.completion_tokens),
+            latency_s=latency, created=time.time(), finish_reason=state.finish_reason,
+            reasoning=state.reasoning, images_sent=_images_sent(spec, request))
+
+
+def no_vision_error(spec: ModelSpec, detail: str) -> InputError:
+    """The one message for a model that is sent pictures but accepts none."""
+    return InputError(
+        f"model {spec.name!r} ({spec.model or spec.backend}) does not accept image input: {detail[:200]}",
+        where=f"model registry, entry {spec.name!r}",
+        fix=f"add `vision: false` to {spec.name!r} so it reads the meme text and caption instead, "
+            "or point it at a vision-language model")
+
+
+class _CallState:
+    """Mutable per-call bookkeeping shared by the attempts of one call."""
+
+    def __init__(self) -> None:
+        self.attempts = 0
+        self.content_failures = 0
+        self.text: str | None = None
+        self.finish_reason = ""
+        self.reasoning = ""
+        self.usage = Usage()
+
+    def add_usage(self, result: ChatResult) -> None:
+        self.usage = Usage(prompt_tokens=self.usage.prompt_tokens + result.usage.prompt_tokens,
+                           completion_tokens=self.usage.completion_tokens
+                           + result.usage.completion_tokens)
+
+
+def _without_reasoning(result: ChatResult) -> ChatResult:
+    """The answer without `<think>` blocks; the reasoning kept beside it, never parsed."""
+    answer, thought = strip_reasoning(result.text)
+    if not thought:
+        return result
+    reasoning = "\n\n".join(r for r in (result.reasoning, thought) if r)
+    return result.model_copy(update={"text": answer, "reasoning": reasoning})
+
+
+def _check_content(result: ChatResult, parse: Parser | None,
+                   refusal_detector: Callable[[str], bool] | None | bool) -> None:
+    """Classify an output the stage cannot use. An answer that parses into what the stage asked for
+    is used whatever it quotes: a Scorer or judge citing a target's refusal ("the assistant replied
+    'I'm sorry, I can't …' … Rating: [[1]]") has done its job and is never a refusal itself."""
+    if result.finish_reason == "content_filter":
+        raise ModelCallError(ErrorClass.REFUSAL, "stopped by the provider's content filter")
+    checked = parse is not None or bool(refusal_detector)
+    if checked and result.finish_reason == "length" and not result.text.strip():
+        # an agent cut before its answer (often inside its reasoning); a target's or a MemeQA
+        # answer is the model's answer even when empty: graded as such, flagged as truncated
+        raise ModelCallError(ErrorClass.TRUNCATED, "no answer before max_tokens (cut while reasoning?)")
+    if parse is not None:
+        value = parse(result.text)
+        if not isinstance(value, ParseFailure):
+            return
+    if refusal_detector and refusal_detector(result.text):
+        raise ModelCallError(ErrorClass.REFUSAL, f"model refused: {result.text[:200]!r}")
+    if parse is not None:
+        if result.finish_reason == "length":
+            raise ModelCallError(ErrorClass.TRUNCATED, f"{value.reason} (output cut at max_tokens)")
+        raise ModelCallError(ErrorClass.UNPARSEABLE, value.reason)
+
+
+def _images_sent(spec: ModelSpec, request: ChatRequest) -> int:
+    """How many pictures the model received: none when it is text-only (it reads alt text)."""
+    if not spec.vision:
+        return 0
+    return sum(isinstance(p, ImagePart) for m in request.messages for p in m.content)
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    return isinstance(exc, ModelCallError) and exc.error_class.retryable
+
+
+def _stop_rule(spec: ModelSpec, state: _CallState) -> Callable[[RetryCallState], bool]:
+    def stop(retry_state: RetryCallState) -> bool:
+        if retry_state.attempt_number > spec.max_retries:
+            return True
+        return state.content_failures > min(spec.content_retries, spec.max_retries)
+
+    return stop
+
+
+def _wait_rule(spec: ModelSpec) -> Callable[[RetryCallState], float]:
+    jitter = wait_exponential_jitter(multiplier=spec.backoff_s, max=spec.backoff_max_s,
+                                     jitter=spec.backoff_s)
+
+    def wait(retry_state: RetryCallState) -> float:
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        hint = getattr(exc, "retry_after", None)
+        base = jitter(retry_state)
+        return max(base, min(hint, spec.backoff_max_s)) if hint else base
+
+    return wait
+
+
+def _default_refusal_detector() -> Callable[[str], bool]:
+    from memegauge.parse import looks_like_refusal
+
+    return looks_like_refusal

@@ -1,0 +1,626 @@
+"""The run store and response cache: one SQLite file (WAL).
+
+Crash-safety design
+-------------------
+* One writer per run: the asyncio process owns one connection; every write is a short explicit
+  transaction (`BEGIN IMMEDIATE`, so two processes never interleave one). A run is held through a
+  lease (process id, host, heartbeat every 5 s); a second process asking for a live run is refused
+  (`RunBusy`); a lease whose holder died (its pid gone on this host, or 30 s without heartbeat from
+  another) is taken over, and readers show that run as `interrupted`.
+* Failed calls are stored with their class and attempts, but an engine never serves one as a final
+  answer: it asks again (within its bounds) unless the call already failed in that same engine.
+* Every SQLite error becomes one `StoreError` naming the file and the fix (disk full, damaged file,
+  read-only media, lock held); a store on read-only media opens read-only for reading commands. A new
+  store's file is made on first use, so bad input stops a command before any file appears.
+* A model call's result (the `calls` row, its failed attempts and the `run_calls` link) is committed
+  in ONE transaction before the engine hands the answer to the stage that asked. A kill -9 can
+  therefore lose only calls that had not finished; they are repeated on rerun, finished ones never.
+* Failed attempts (429, 5xx, timeouts …) are committed as they happen, so the record of faults
+  survives a crash even when the call itself had not finished.
+* Stage outputs (`records`) are upserts keyed by (run, kind, key): recomputing them on resume from
+  cached calls writes the same rows again, so a resumed run ends bit-for-bit where an uninterrupted
+  one would. Seeded draws never depend on timing, only on the config and the seed.
+* `journal_mode=WAL` + `synchronous=NORMAL`: a committed transaction survives the process dying at
+  any instant (the WAL is in the OS page cache); only a power loss may drop the last commits, which
+  a rerun repeats. `busy_timeout` lets a second process (e.g. `memegauge runs`) read while one writes.
+* The cache key covers model identity, sampling params, messages (images by sha256), the expected
+  output shape and the sample index, so identical requests replay and `--repeat K` draws afresh.
+  The cache is global: a second run of the same config with another name also makes 0 calls.
+* API keys never reach the store: requests are stored as the engine built them, which holds none.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from memegauge._version import __version__
+from memegauge.types import ActionableError, CallRecord, CallStatus, ErrorClass, InputError, Usage
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, method TEXT NOT NULL,
+  status TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
+  config_json TEXT NOT NULL, config_hash TEXT NOT NULL, seed INTEGER, version TEXT, error TEXT
+);
+CREATE TABLE IF NOT EXISTS executions (
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, started REAL NOT NULL, ended REAL,
+  status TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS calls (
+  key TEXT PRIMARY KEY, model TEXT NOT NULL, stage TEXT, request_json TEXT NOT NULL,
+  status TEXT NOT NULL, text TEXT, error_class TEXT, error TEXT, attempts INTEGER NOT NULL,
+  prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, cost REAL NOT NULL,
+  latency_s REAL NOT NULL, created REAL NOT NULL, finish_reason TEXT NOT NULL DEFAULT '',
+  reasoning TEXT NOT NULL DEFAULT '', images_sent INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS attempts (
+  id INTEGER PRIMARY KEY, key TEXT NOT NULL, model TEXT NOT NULL, run_id INTEGER,
+  attempt INTEGER NOT NULL, error_class TEXT NOT NULL, error TEXT, latency_s REAL, created REAL
+);
+CREATE TABLE IF NOT EXISTS run_calls (
+  run_id INTEGER NOT NULL, key TEXT NOT NULL, stage TEXT, execution_id INTEGER NOT NULL,
+  fresh INTEGER NOT NULL, PRIMARY KEY (run_id, key)
+);
+CREATE TABLE IF NOT EXISTS records (
+  run_id INTEGER NOT NULL, kind TEXT NOT NULL, rkey TEXT NOT NULL, data TEXT NOT NULL,
+  seq INTEGER NOT NULL, PRIMARY KEY (run_id, kind, rkey)
+);
+CREATE TABLE IF NOT EXISTS leases (
+  run_id INTEGER PRIMARY KEY, execution_id INTEGER NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
+  started REAL NOT NULL, heartbeat REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attempts_key ON attempts(key);
+CREATE INDEX IF NOT EXISTS records_kind ON records(run_id, kind, seq);
+"""
+
+SCHEMA_VERSION = 2
+"""The store layout this MemeGauge writes, kept in `PRAGMA user_version`.
+
+0  a store made before versioning (MemeGauge ≤ 0.1.0 of 2026-11-23): `calls` may lack the columns of
+   `ADDED_CALL_COLUMNS` and the `leases` table may be missing.
+1  every table of `SCHEMA` and every column of `CALL_COLUMNS`.
+2  every record's key is made of its own fields (`memegauge.records`): a MemeArena ``repeat`` record is
+   keyed by its 1-based repeat number (it was 0-based). Records that kept a key field only in their key
+   (an AdamMeme reference's repeat/category/meme, a sampling's category, a human vote's index) are
+   completed from the key when read, so they need no rewrite here.
+
+A store is migrated step by step (`MIGRATIONS`) when it is opened for writing; a read-only one is read
+as it is. A store with a higher version was written by a newer MemeGauge and is refused, never guessed
+at. Any change to a table or to what a record holds bumps the version and adds its migration."""
+
+# Columns added to `calls` after its first version: a store written before them gets them (with
+# their defaults) when it is opened, so old answers stay served.
+ADDED_CALL_COLUMNS = {
+    "finish_reason": "TEXT NOT NULL DEFAULT ''",
+    "reasoning": "TEXT NOT NULL DEFAULT ''",
+    "images_sent": "INTEGER NOT NULL DEFAULT 0",
+}
+CALL_COLUMNS = ("key", "model", "stage", "request_json", "status", "text", "error_class", "error",
+                "attempts", "prompt_tokens", "completion_tokens", "cost", "latency_s", "created",
+                "finish_reason", "reasoning", "images_sent")
+
+
+def _to_version_1(db: sqlite3.Connection) -> None:
+    """Unversioned → 1: the call columns added since the first layout (`leases` comes from SCHEMA)."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(calls)")}
+    for name, decl in ADDED_CALL_COLUMNS.items():
+        if name not in present:
+            db.execute(f"ALTER TABLE calls ADD COLUMN {name} {decl}")
+    if "images_sent" not in present:  # not counted then: unknown (-1), never "no picture" (0)
+        db.execute("UPDATE calls SET images_sent=-1")
+
+
+def _to_version_2(db: sqlite3.Connection) -> None:
+    """1 → 2: ``repeat`` records keyed by their `repeat` field; through temporary keys, as the old
+    key ``1`` is the new key of another record."""
+    rows = db.execute("SELECT run_id, rkey, data FROM records WHERE kind='repeat'").fetchall()
+    db.execute("UPDATE records SET rkey = '~' || rkey WHERE kind='repeat'")
+    for run_id, rkey, data in rows:
+        db.execute("UPDATE records SET rkey=? WHERE run_id=? AND kind='repeat' AND rkey=?",
+                   (str(json.loads(data)["repeat"]), run_id, "~" + rkey))
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1, 2: _to_version_2}
+"""Step k turns a store of version k - 1 into version k."""
+
+HOST = socket.gethostname()
+LEASE_TTL_S = 30.0  # a holder on another machine is presumed dead after this long without heartbeat
+HEARTBEAT_S = 5.0
+
+
+class RunBusy(ActionableError):
+    """Another live process is writing this run (exit 1); says who, since when, and what to do."""
+
+
+class StoreError(ActionableError):
+    """The store file cannot be used as asked (disk full, damaged, read-only, locked): exit 1, one
+    message naming the file and the fix, never a traceback."""
+
+
+def store_fault(exc: sqlite3.Error, path: Path) -> StoreError:
+    """The one message for an SQLite error on the store file."""
+    text = str(exc).lower()
+    if "full" in text:
+        return StoreError("the disk holding the store is full", str(path),
+                          "free space on that disk (or move the store and pass --store) and rerun the "
+                          "same command: the run continues where it stopped, nothing finished is lost")
+    if "readonly" in text or "read-only" in text:
+        return StoreError("the store is read-only here, and this command writes to it", str(path),
+                          "copy the store to writable storage and pass --store COPY (runs, report and "
+                          "view read a read-only store as it is)")
+    if "malformed" in text or "not a database" in text or "encrypted" in text or "corrupt" in text:
+        return StoreError(f"the store file is damaged ({exc})", str(path),
+                          f"recover what is readable: sqlite3 {path} .recover | sqlite3 recovered.db, then "
+                          "pass --store recovered.db (or start a new store)")
+    if "locked" in text or "busy" in text:
+        return StoreError("the store stayed locked by another process for 30 s", str(path),
+                          "wait for the other memegauge process to finish, or use another --store")
+    if "unable to open" in text or "disk i/o" in text:
+        return StoreError(f"cannot read or write the store file ({exc})", str(path),
+                          "check that its folder exists, is writable and its disk is healthy, or pass "
+                          "--store PATH")
+    return StoreError(f"storage error ({exc})", str(path), "check the disk and the file, then rerun")
+
+
+class _GuardedCursor(sqlite3.Cursor):
+    """A cursor whose SQLite errors become `StoreError`s naming the file."""
+
+    def _guard(self, call, *args):
+        try:
+            return call(*args)
+        except sqlite3.Error as exc:
+            raise store_fault(exc, self.connection.store_path) from None
+
+    def execute(self, *args):  # type: ignore[override]
+        return self._guard(super().execute, *args)
+
+    def executemany(self, *args):  # type: ignore[override]
+        return self._guard(super().executemany, *args)
+
+    def executescript(self, *args):  # type: ignore[override]
+        return self._guard(super().executescript, *args)
+
+    def fetchone(self):  # type: ignore[override]
+        return self._guard(super().fetchone)
+
+    def fetchall(self):  # type: ignore[override]
+        return self._guard(super().fetchall)
+
+    def fetchmany(self, *args):  # type: ignore[override]
+        return self._guard(super().fetchmany, *args)
+
+    def __next__(self):
+        return self._guard(super().__next__)
+
+
+class _GuardedConnection(sqlite3.Connection):
+    store_path: Path = Path("?")
+
+    def cursor(self, factory=_GuardedCursor):  # type: ignore[override]
+        return super().cursor(factory)
+
+    # Connection.execute makes its cursor in C, past `cursor` above: route it explicitly.
+    def execute(self, *args):  # type: ignore[override]
+        return self.cursor().execute(*args)
+
+    def executemany(self, *args):  # type: ignore[override]
+        return self.cursor().executemany(*args)
+
+    def executescript(self, script):  # type: ignore[override]
+        return self.cursor().executescript(script)
+
+
+def lease_alive(pid: int, host: str, heartbeat: float, now: float) -> bool:
+    """Whether a lease's holder still lives: on this machine, its process exists; on another,
+    it beat within LEASE_TTL_S."""
+    if host == HOST:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # exists, owned by someone else
+            return True
+        return True
+    return now - heartbeat < LEASE_TTL_S
+
+
+def _writable(path: Path) -> bool:
+    """Whether the store file can be written here (read-only media, a file without write permission)."""
+    if not os.access(path, os.W_OK):
+        return False
+    try:
+        return not os.statvfs(path).f_flag & os.ST_RDONLY
+    except (AttributeError, OSError):
+        return True
+
+
+def canonical_json(value: Any) -> str:
+    """The one serialisation used for keys and stored JSON: sorted keys, no whitespace."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+class Store:
+    """SQLite run store + response cache. See the module docstring for the crash-safety design."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        if self.path.exists() and not self.path.is_file():
+            raise InputError("the store path is not a file", where=str(self.path),
+                             fix="pass --store FILE or set MEMEGAUGE_STORE to a file path")
+        self.readonly = self.path.exists() and not _writable(self.path)
+        self._db: sqlite3.Connection | None = None
+        self._columns: list[str] | None = None
+        if self.path.exists() or str(path) == ":memory:":
+            self._open()  # an existing store is checked at once: not a store, damaged, read-only …
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The connection. A new store's file is made on first use, so a command that stops on bad
+        input before it reads or writes anything leaves no empty store behind."""
+        if self._db is None:
+            self._open()
+        return self._db
+
+    def _open(self) -> None:
+        if not self.readonly:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the store's folder ({exc.strerror})", str(self.path),
+                                 "pass --store with a path in a writable folder") from None
+        try:
+            self._db = self._connect()
+            if not self.readonly:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA busy_timeout=30000")
+            version = self._schema_version()
+            if self.readonly:
+                self.db.execute("SELECT COUNT(*) FROM runs").fetchone()
+            else:
+                self.db.executescript(SCHEMA)
+                self._migrate(version)
+        except StoreError as exc:
+            if "damaged" in str(exc) and "not a database" in str(exc):
+                raise InputError("not a MemeGauge store (not an SQLite database)", where=str(self.path),
+                                 fix="point --store at a MemeGauge .db file or a new path") from None
+            if "no such table" in str(exc):
+                raise InputError("not a MemeGauge store (an SQLite file without its tables)",
+                                 where=str(self.path), fix="point --store at a MemeGauge .db file") from None
+            raise
+
+    def _connect(self) -> sqlite3.Connection:
+        """A connection whose errors name the file; read-only media are opened read-only (and, where
+        SQLite cannot even create its lock files beside the store, as an immutable snapshot)."""
+        if self.readonly:
+            immutable = "&immutable=1" if not os.access(self.path.parent, os.W_OK) else ""
+            target, uri = f"file:{self.path.resolve()}?mode=ro{immutable}", True
+        else:
+            target, uri = str(self.path), False
+        try:
+            db = sqlite3.connect(target, uri=uri, isolation_level=None, check_same_thread=False, timeout=30,
+                                 factory=_GuardedConnection)
+        except sqlite3.Error as exc:
+            raise store_fault(exc, self.path) from None
+        db.store_path = self.path
+        return db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[None]:
+        """One write transaction: all of it or none. The connection is in autocommit mode, where
+        `with connection:` would commit each statement on its own, so BEGIN IMMEDIATE is explicit
+        (IMMEDIATE takes the write lock up front: two processes never interleave a transaction)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            if self.db.in_transaction:  # SQLite may have rolled back already (disk full)
+                self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def _call_columns(self) -> list[str]:
+        """The `calls` columns this store has: all of them, except in an older store on read-only
+        media, which could not be migrated (read once)."""
+        if self._columns is None:
+            present = {row[1] for row in self.db.execute("PRAGMA table_info(calls)")}
+            self._columns = [c for c in CALL_COLUMNS if c in present]
+        return self._columns
+
+    def _schema_version(self) -> int:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"the store was written by a newer MemeGauge (store schema version {version}; "
+                             f"this MemeGauge {__version__} reads versions up to {SCHEMA_VERSION})",
+                             str(self.path), "upgrade MemeGauge (pip install -U memegauge), or use another "
+                             "--store; the store is left as it is")
+        return version
+
+    def _migrate(self, version: int) -> None:
+        """Bring a store of an older layout to `SCHEMA_VERSION`, one step at a time, in one
+        transaction: a crash leaves it at its old version, and the next open migrates again."""
+        if version == SCHEMA_VERSION:
+            return
+        with self._tx():
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                MIGRATIONS[step](self.db)
+            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    # ---- runs -----------------------------------------------------------------------------------
+
+    def open_run(self, name: str, method: str, config: dict[str, Any], config_hash: str,
+                 seed: int | None, version: str) -> tuple[int, int]:
+        """Create the run (or resume it when the same name and config exist); start an execution.
+
+        Returns (run_id, execution_id). Resuming a run whose config differs is refused: results of
+        two configs must not mix under one name.
+        """
+        now = time.time()
+        with self._tx():
+            row = self.db.execute("SELECT id, config_hash, method FROM runs WHERE name=?",
+                                  (name,)).fetchone()
+            if row is None:
+                cur = self.db.execute(
+                    "INSERT INTO runs(name, method, status, created, updated, config_json,"
+                    " config_hash, seed, version) VALUES (?,?,?,?,?,?,?,?,?)",
+                    (name, method, "running", now, now, canonical_json(config), config_hash, seed,
+                     version))
+                run_id = cur.lastrowid
+            else:
+                run_id, old_hash, old_method = row
+                if old_hash != config_hash or old_method != method:
+                    raise InputError(
+                        f"run {name!r} exists with a different {'method' if old_method != method else 'config'}",
+                        where=str(self.path),
+                        fix="choose another --run NAME, or rerun with the original config to resume")
+                self._take_lease_or_refuse(name, run_id, now)
+                self.db.execute("UPDATE runs SET status='running', updated=?, error=NULL WHERE id=?",
+                                (now, run_id))
+            cur = self.db.execute("INSERT INTO executions(run_id, started, status) VALUES (?,?,?)",
+                                  (run_id, now, "running"))
+            self.db.execute("INSERT OR REPLACE INTO leases VALUES (?,?,?,?,?,?)",
+                            (run_id, cur.lastrowid, os.getpid(), HOST, now, now))
+        return run_id, cur.lastrowid
+
+    # ---- one writer per run ---------------------------------------------------------------------
+
+    def _take_lease_or_refuse(self, name: str, run_id: int, now: float) -> None:
+        """Inside open_run's transaction: refuse when a live process holds the run; else take it
+        over, marking the executions its dead holder left `running` as `interrupted`."""
+        lease = self.db.execute("SELECT pid, host, started, heartbeat FROM leases WHERE run_id=?",
+                                (run_id,)).fetchone()
+        if lease is not None and lease_alive(*lease[:2], lease[3], now):
+            pid, host, started, beat = lease
+            raise RunBusy(
+                f"run {name!r} is being written by process {pid} on {host} (started "
+                f"{time.strftime('%H:%M:%S', time.localtime(started))}, last heartbeat {now - beat:.0f} s ago)",
+                where=str(self.path),
+                fix="wait for it to finish, or stop it and rerun (a process that died is taken over at "
+                    f"once on this machine, after {LEASE_TTL_S:.0f} s without heartbeat elsewhere); two "
+                    "writers would pay for the same calls twice")
+        self.db.execute("UPDATE executions SET status='interrupted', ended=? WHERE run_id=? AND status='running'",
+                        (now, run_id))
+
+    def accept_run(self, run_id: int, note: str) -> None:
+        """Mark an incomplete run done, its failures accepted (`--max-failure-rate`), saying so."""
+        with self._tx():
+            self.db.execute("UPDATE runs SET status='done', error=? WHERE id=?", (note, run_id))
+
+    def heartbeat(self, run_id: int, execution_id: int) -> None:
+        """The holder says it is alive (every few seconds while a run executes)."""
+        with self._tx():
+            self.db.execute("UPDATE leases SET heartbeat=? WHERE run_id=? AND execution_id=?",
+                            (time.time(), run_id, execution_id))
+
+    def effective_status(self, run: dict[str, Any]) -> str:
+        """A run's status as a reader should see it: `running` only while its holder lives; a run
+        whose process died (kill -9, power loss) is `interrupted`."""
+        if run["status"] != "running":
+            return run["status"]
+        lease = self.db.execute("SELECT pid, host, heartbeat FROM leases WHERE run_id=?",
+                                (run["id"],)).fetchone()
+        return "running" if lease is not None and lease_alive(*lease, time.time()) else "interrupted"
+
+    def finish_run(self, run_id: int, execution_id: int, status: str, error: str = "") -> None:
+        now = time.time()
+        with self._tx():
+            self.db.execute("DELETE FROM leases WHERE run_id=? AND execution_id=?", (run_id, execution_id))
+            self.db.execute("UPDATE runs SET status=?, updated=?, error=? WHERE id=?",
+                            (status, now, error or None, run_id))
+            self.db.execute("UPDATE executions SET status=?, ended=? WHERE id=?",
+                            (status, now, execution_id))
+
+    def run_row(self, name: str) -> dict[str, Any]:
+        row = self.db.execute("SELECT * FROM runs WHERE name=?", (name,)).fetchone()
+        if row is None:
+            known = [r[0] for r in self.db.execute("SELECT name FROM runs ORDER BY id DESC LIMIT 5")]
+            raise InputError(f"no run named {name!r}", where=str(self.path),
+                             fix=f"list runs with `memegauge runs`; recent: {', '.join(known) or 'none'}")
+        return self._row_dict(row, "runs")
+
+    def list_runs(self) -> list[dict[str, Any]]:
+        rows = self.db.execute("SELECT name FROM runs ORDER BY id").fetchall()
+        return [self.run_summary(name) for (name,) in rows]
+
+    def run_summary(self, name: str) -> dict[str, Any]:
+        """Run metadata plus call accounting: calls made, cached, failed, tokens and cost."""
+        run = self.run_row(name)
+        run["status"] = self.effective_status(run)
+        rid = run["id"]
+        made, tokens, cost = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(c.prompt_tokens + c.completion_tokens), 0),"
+            " COALESCE(SUM(c.cost), 0) FROM run_calls r JOIN calls c ON c.key = r.key"
+            " WHERE r.run_id=? AND r.fresh=1", (rid,)).fetchone()
+        total, failed = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(c.status='failed'), 0) FROM run_calls r"
+            " JOIN calls c ON c.key = r.key WHERE r.run_id=?", (rid,)).fetchone()
+        last = self.db.execute("SELECT MAX(id) FROM executions WHERE run_id=?", (rid,)).fetchone()[0]
+        last_new = self.db.execute(
+            "SELECT COUNT(*) FROM run_calls WHERE run_id=? AND execution_id=? AND fresh=1",
+            (rid, last)).fetchone()[0]
+        retries = self.db.execute(
+            "SELECT COUNT(*) FROM attempts WHERE run_id=?", (rid,)).fetchone()[0]
+        executions = self.db.execute("SELECT COUNT(*) FROM executions WHERE run_id=?",
+                                     (rid,)).fetchone()[0]
+        run.update(calls=total, calls_made=made, cached=total - made, failed_calls=failed,
+                   tokens=tokens, cost=round(cost, 6), last_execution_new_calls=last_new,
+                   failed_attempts=retries, executions=executions)
+        return run
+
+    # ---- calls ----------------------------------------------------------------------------------
+
+    def get_call(self, key: str, with_request: bool = False) -> CallRecord | None:
+        """The stored call, or None. Its `request` (the largest part) is read only when asked for:
+        a replay needs the answer, not the question, so 200k cached calls stay cheap to serve."""
+        columns = [c for c in self._call_columns() if with_request or c != "request_json"]
+        row = self.db.execute(f"SELECT {', '.join(columns)} FROM calls WHERE key=?", (key,)).fetchone()
+        if row is None:
+            return None
+        d = dict(zip(columns, row))
+        return CallRecord(
+            key=d["key"], model=d["model"], stage=d["stage"] or "",
+            request=json.loads(d["request_json"]) if with_request else {}, status=CallStatus(d["status"]),
+            text=d["text"], error_class=ErrorClass(d["error_class"]) if d["error_class"] else None,
+            error=d["error"] or "", attempts=d["attempts"],
+            usage=Usage(prompt_tokens=d["prompt_tokens"], completion_tokens=d["completion_tokens"]),
+            cost=d["cost"], latency_s=d["latency_s"], created=d["created"],
+            finish_reason=d.get("finish_reason") or "", reasoning=d.get("reasoning") or "",
+            images_sent=d.get("images_sent") or 0)
+
+    def put_call(self, record: CallRecord, run_id: int | None, execution_id: int | None,
+                 fresh: bool) -> None:
+        """Commit a finished call and link it to the run, atomically."""
+        with self._tx():
+            if fresh:
+                self.db.execute(
+                    f"INSERT OR REPLACE INTO calls ({', '.join(CALL_COLUMNS)})"
+                    f" VALUES ({', '.join('?' * len(CALL_COLUMNS))})",
+                    (record.key, record.model, record.stage, canonical_json(record.request),
+                     record.status.value, record.text,
+                     record.error_class.value if record.error_class else None, record.error,
+                     record.attempts, record.usage.prompt_tokens, record.usage.completion_tokens,
+                     record.cost, record.latency_s, record.created or time.time(),
+                     record.finish_reason, record.reasoning, record.images_sent))
+            if run_id is not None:
+                self._link(run_id, record.key, record.stage, execution_id, fresh)
+
+    def link_cached(self, run_id: int | None, key: str, stage: str, execution_id: int | None) -> None:
+        if run_id is not None:
+            with self._tx():
+                self._link(run_id, key, stage, execution_id, False)
+
+    def _link(self, run_id: int, key: str, stage: str, execution_id: int | None, fresh: bool) -> None:
+        # A call already linked keeps its first link: the execution that made it stays on record.
+        self.db.execute("INSERT OR IGNORE INTO run_calls VALUES (?,?,?,?,?)",
+                        (run_id, key, stage, execution_id or 0, int(fresh)))
+
+    def put_attempt(self, key: str, model: str, run_id: int | None, attempt: int,
+                    error_class: ErrorClass, error: str, latency_s: float) -> None:
+        with self._tx():
+            self.db.execute(
+                "INSERT INTO attempts(key, model, run_id, attempt, error_class, error, latency_s,"
+                " created) VALUES (?,?,?,?,?,?,?,?)",
+                (key, model, run_id, attempt, error_class.value, error, latency_s, time.time()))
+
+    def run_calls(self, run_id: int) -> list[CallRecord]:
+        keys = [k for (k,) in self.db.execute(
+            "SELECT key FROM run_calls WHERE run_id=? ORDER BY rowid", (run_id,))]
+        return [c for c in (self.get_call(k, with_request=True) for k in keys) if c is not None]
+
+    def call_latency(self, run_id: int) -> tuple[int, float | None]:
+        """(calls, mean stored latency) of a run, computed in SQL (no call is loaded)."""
+        n, mean = self.db.execute(
+            "SELECT COUNT(*), AVG(c.latency_s) FROM run_calls r JOIN calls c ON c.key = r.key"
+            " WHERE r.run_id=?", (run_id,)).fetchone()
+        return n, mean
+
+    def call_backends(self, run_id: int) -> set[str]:
+        """The backends (``embedded``, ``openai`` …) that served the run's calls, from the stored
+        model identity, whatever the registry named the models."""
+        return {b for (b,) in self.db.execute(
+            "SELECT DISTINCT json_extract(c.request_json, '$.model.backend') FROM run_calls r"
+            " JOIN calls c ON c.key = r.key WHERE r.run_id = ?", (run_id,)) if b}
+
+    def attempt_counts(self, run_id: int) -> dict[str, int]:
+        return dict(self.db.execute(
+            "SELECT error_class, COUNT(*) FROM attempts WHERE run_id=? GROUP BY error_class",
+            (run_id,)).fetchall())
+
+    def truncated_counts(self, run_id: int) -> dict[str, int]:
+        """Calls of the run whose output was cut at max_tokens, by the stage that asked."""
+        return dict(self.db.execute(
+            "SELECT COALESCE(r.stage, ''), COUNT(*) FROM run_calls r JOIN calls c ON c.key=r.key"
+            " WHERE r.run_id=? AND c.finish_reason='length' GROUP BY r.stage ORDER BY r.stage",
+            (run_id,)).fetchall())
+
+    def image_counts(self, run_id: int) -> dict[str, dict[str, int]]:
+        """Per model: the run's calls, and how many of them carried an image as a picture. Calls made
+        before MemeGauge counted pictures (migrated stores: images_sent -1) are `unrecorded`."""
+        counts = {}
+        for model, calls, with_image, unrecorded in self.db.execute(
+                "SELECT c.model, COUNT(*), SUM(c.images_sent > 0), SUM(c.images_sent < 0) FROM run_calls r"
+                " JOIN calls c ON c.key=r.key WHERE r.run_id=? GROUP BY c.model ORDER BY c.model", (run_id,)):
+            counts[model] = {"calls": calls, "with_image": with_image}
+            if unrecorded:
+                counts[model]["unrecorded"] = unrecorded
+        return counts
+
+    def failed_call_counts(self, run_id: int) -> dict[str, int]:
+        return dict(self.db.execute(
+            "SELECT c.error_class, COUNT(*) FROM run_calls r JOIN calls c ON c.key=r.key"
+            " WHERE r.run_id=? AND c.status='failed' GROUP BY c.error_class", (run_id,)).fetchall())
+
+    # ---- stage records --------------------------------------------------------------------------
+
+    def put_record(self, run_id: int, kind: str, key: str, data: Any) -> None:
+        """Upsert one stage output; `seq` keeps first-insertion order for stable reports."""
+        with self._tx():
+            self.db.execute(
+                "INSERT INTO records VALUES (?,?,?,?, COALESCE((SELECT MAX(seq)+1 FROM records"
+                " WHERE run_id=?), 0)) ON CONFLICT(run_id, kind, rkey) DO UPDATE SET data=excluded.data",
+                (run_id, kind, key, canonical_json(data), run_id))
+
+    def put_records(self, run_id: int, kind: str, items: list[tuple[str, Any]]) -> None:
+        """Upsert many stage outputs in one transaction (all or none)."""
+        with self._tx():
+            seq = self.db.execute("SELECT COALESCE(MAX(seq)+1, 0) FROM records WHERE run_id=?",
+                                  (run_id,)).fetchone()[0]
+            for offset, (key, data) in enumerate(items):
+                self.db.execute(
+                    "INSERT INTO records VALUES (?,?,?,?,?) ON CONFLICT(run_id, kind, rkey)"
+                    " DO UPDATE SET data=excluded.data",
+                    (run_id, kind, key, canonical_json(data), seq + offset))
+
+    def get_record(self, run_id: int, kind: str, key: str) -> Any | None:
+        row = self.db.execute("SELECT data FROM records WHERE run_id=? AND kind=? AND rkey=?",
+                              (run_id, kind, key)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def records(self, run_id: int, kind: str) -> list[Any]:
+        return [json.loads(d) for (d,) in self.db.execute(
+            "SELECT data FROM records WHERE run_id=? AND kind=? ORDER BY seq", (run_id, kind))]
+
+    def record_items(self, run_id: int, kind: str) -> Iterator[tuple[str, Any]]:
+        for key, data in self.db.execute(
+                "SELECT rkey, data FROM records WHERE run_id=? AND kind=? ORDER BY seq",
+                (run_id, kind)):
+            yield key, json.loads(data)
+
+    def record_kinds(self, run_id: int) -> dict[str, int]:
+        return dict(self.db.execute(
+            "SELECT kind, COUNT(*) FROM records WHERE run_id=? GROUP BY kind", (run_id,)).fetchall())
+
+    def _row_dict(self, row: tuple, table: str) -> dict[str, Any]:
+        names = [d[1] for d in self.db.execute(f"PRAGMA table_info({table})")]
+        return dict(zip(names, row))

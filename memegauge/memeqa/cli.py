@@ -1,0 +1,301 @@
+"""`memegauge qa ...`: evaluate, score, compare, build and fine-tune (thin: options → Python API)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from memegauge.clikit import SEED, SET
+from memegauge.types import InputError
+
+qa_app = typer.Typer(no_args_is_help=True, help="MemeQA: holistic multiple-choice meme understanding.")
+
+TYPES_HELP = "Question types (names or codes like tar_id, comma-separated or repeated); default all 11."
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(qa_app, name="qa")
+
+
+def _settings(ctx: typer.Context):
+    from memegauge.clikit import settings
+
+    return settings(ctx)
+
+
+@qa_app.command("eval")
+def eval_command(
+    ctx: typer.Context,
+    config: Optional[Path] = typer.Option(None, "-c", "--config", help="Eval config YAML (the keys of "
+                                          "EvalConfig); options given here override it."),
+    data: Optional[Path] = typer.Option(None, "--data", help="Folder with none-minus/ and none-plus/ splits."),
+    images: Optional[Path] = typer.Option(None, "--images", help="Folder of the meme PNGs (+ memes.jsonl)."),
+    version: Optional[str] = typer.Option(None, "--version", help="none-minus (default) or none-plus."),
+    split: Optional[str] = typer.Option(None, "--split", help="train, dev (default) or test."),
+    model: Optional[list[str]] = typer.Option(None, "--model", help="Registry name of the model; repeat it "
+                                              "(or give a,b) to evaluate several and compare them in one table."),
+    texts: Optional[Path] = typer.Option(None, "--texts", help="{image, text} JSONL (default: "
+                                         "IMAGES/memes.jsonl)."),
+    run: Optional[str] = typer.Option(None, "--run", help="Run name (default from the options); with "
+                                      "several models, the prefix of RUN-<model>."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N questions, sampled by "
+                                        "type and meme (seeded)."),
+    types: Optional[list[str]] = typer.Option(None, "--types", help=TYPES_HELP),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the --limit sample (default 0)."),
+    circular: Optional[bool] = typer.Option(None, "--circular/--no-circular", help="Ask every rotation of "
+                                            "the options; correct only if all are."),
+    sets: Optional[list[str]] = SET,
+    max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
+                                           help="Accept the run as done when at most this share of its "
+                                                "calls still failed after retries (default 0: none)."),
+) -> None:
+    """Evaluate one or more models on one split of MemeQA (paper prompts, greedy, ≤10 new tokens)."""
+    from memegauge.clikit import finish_all, overrides
+    from memegauge.config import load_config, method_config
+    from memegauge.memeqa.config import EvalConfig
+    from memegauge.memeqa.runs import eval_run
+
+    cfg = _settings(ctx)
+    # Paths given here are the shell's (from the working directory), not the config file's.
+    given = overrides(sets, data=_absolute(data), images=_absolute(images), version=version, split=split,
+                      texts=_absolute(texts), limit=limit, types=types, seed=seed, circular=circular)
+    if config is None:
+        for key, option in (("data", "--data"), ("images", "--images")):
+            if key not in given:
+                raise InputError(f"no {option} given", "memegauge qa eval", f"pass {option}, or -c CONFIG")
+        if not model and "model" not in given:
+            raise InputError("no --model given", "memegauge qa eval", "pass --model NAME (repeat it for several)")
+    models = _several(model, "--model") if model else [None]
+    configs = [load_config(config, EvalConfig, {**given, **({"model": m} if m else {})}) if config else
+               method_config({**given, **({"model": m} if m else {})}, EvalConfig) for m in models]
+    registry = cfg.registry()
+    # Every model known before the first question is asked. An endpoint that is down is not refused
+    # here: its run records the failed calls, ends incomplete (exit 1) and completes on a rerun.
+    for c in configs:
+        registry.get(c.model)
+    names = []
+    for c in configs:
+        names.append(asyncio.run(eval_run(cfg.store(), registry, data=c.data, images=c.images, version=c.version,
+                                          split=c.split, model=c.model, texts=c.texts,
+                                          run_name=_run_name(run, c.model, len(configs)), limit=c.limit,
+                                          types=c.types, seed=c.seed, circular=c.circular,
+                                          progress=cfg.progress)))
+    if len(names) == 1:
+        _print_summary(cfg, names[0])
+    else:
+        _print_comparison(cfg, names)
+    finish_all(cfg.store(), names, max_failure_rate)
+
+
+@qa_app.command("score")
+def score_command(
+    ctx: typer.Context,
+    data: Path = typer.Option(..., "--data", help="Folder with none-minus/ and none-plus/ splits."),
+    version: str = typer.Option(..., "--version", help="none-minus or none-plus."),
+    split: str = typer.Option(..., "--split", help="train, dev or test."),
+    predictions: list[Path] = typer.Option(..., "--predictions", help='JSONL of {"id", "prediction"}; '
+                                           "repeat it to score several files and compare them."),
+    run: Optional[str] = typer.Option(None, "--run", help="Run name."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Score the same sample as eval "
+                                        "--limit N."),
+    types: Optional[list[str]] = typer.Option(None, "--types", help=TYPES_HELP),
+    seed: int = typer.Option(0, "--seed", help="Seed of the --limit sample."),
+) -> None:
+    """Score answers produced elsewhere (raw text per question id); each file stored as a run."""
+    from memegauge.memeqa.runs import score_run
+
+    cfg = _settings(ctx)
+    for path in predictions:
+        if not path.is_file():
+            raise InputError("predictions file not found", str(path), "check the path")
+    names = [asyncio.run(score_run(cfg.store(), cfg.registry(), data=data, version=version, split=split,
+                                   predictions=path, run_name=_run_name(run, path.stem, len(predictions)),
+                                   limit=limit, types=types, seed=seed))
+             for path in predictions]
+    if len(names) == 1:
+        _print_summary(cfg, names[0])
+    else:
+        _print_comparison(cfg, names)
+
+
+@qa_app.command("compare")
+def compare_command(
+    ctx: typer.Context,
+    run_minus: str = typer.Argument(..., help="The model's None− run."),
+    run_plus: str = typer.Argument(..., help="The same model's None+ run."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Paper Table 4: accuracy by (correct / wrong option replaced) × (single / multi)."""
+    from memegauge.clikit import out
+    from memegauge.memeqa.errors import CELLS, table4
+    from memegauge.memeqa.runs import load_run_records
+
+    store = _settings(ctx).store()
+    info_minus, minus = load_run_records(store, run_minus)
+    info_plus, plus = load_run_records(store, run_plus)
+    for name, info, want in ((run_minus, info_minus, "none-minus"), (run_plus, info_plus, "none-plus")):
+        if info.version != want:
+            raise InputError(f"run {name!r} is a {info.version} run", "RUN_MINUS RUN_PLUS",
+                             "give the None− run first, then the None+ run")
+    result = table4(minus, plus)
+    if as_json:
+        out.print_json(json.dumps(result))
+        return
+    table = Table(title=f"None+ error analysis ({result['paired_questions']} paired questions)")
+    table.add_column("")
+    for kind, general in CELLS:
+        label = "Correct" if kind == "correct_replaced" else "Incorrect"
+        table.add_column(f"{label}\nreplaced\n{'Single' if general == 'single' else 'Multiple'}",
+                         justify="right")
+    cells = [result["cells"][f"{k}.{g}"] for k, g in CELLS]
+    for label, key in (("None− acc.", "none_minus"), ("None+ acc.", "none_plus"),
+                       ("Difference", "difference")):
+        table.add_row(label, *[_pct(c[key]) for c in cells])
+    table.add_row("n", *[str(c["n"]) for c in cells])
+    out.print(table)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _absolute(path: Path | None) -> str | None:
+    return None if path is None else str(path.resolve())
+
+
+def _several(values: list[str], option: str) -> list[str]:
+    """Repeated and comma-separated values, in order, each once."""
+    names = list(dict.fromkeys(v.strip() for value in values for v in value.split(",") if v.strip()))
+    if not names:
+        raise InputError(f"{option} is empty", option, f"give {option} NAME (repeat it for several)")
+    return names
+
+
+def _run_name(run: str | None, model: str, models: int) -> str | None:
+    if run is None or models == 1:
+        return run
+    return f"{run}-{model}"
+
+
+def _print_comparison(cfg, names: list[str]) -> None:
+    """One table, a column per run: accuracy by type, macro, micro, parse failures, failed calls."""
+    from memegauge.clikit import console, out
+    from memegauge.report import build_report
+
+    reports = [build_report(cfg.store(), name) for name in names]
+    first = reports[0]
+    table = Table(title=f"MemeQA {first['version']} {first['split']}: {len(names)} models")
+    table.add_column("type")
+    for report in reports:
+        table.add_column(report["model"], justify="right")
+    table.add_column("random", justify="right")
+    for qtype in first["accuracy"]:
+        table.add_row(qtype, *[_pct(r["accuracy"].get(qtype)) for r in reports],
+                      _pct(first["random_baseline"]["by_type"][qtype]))
+    table.add_row("macro", *[_pct(r["macro"]) for r in reports], _pct(first["random_baseline"]["macro"]))
+    table.add_row("micro", *[_pct(r["micro"]) for r in reports], _pct(first["random_baseline"]["micro"]))
+    table.add_row("scored", *[str(r["n_scored"]) for r in reports], "")
+    table.add_row("parse failures %", *[_pct(r["parse_failure_rate"]) for r in reports], "")
+    table.add_row("failed calls", *[str(r["n_failed_calls"]) for r in reports], "")
+    out.print(table)
+    console.print("runs: " + ", ".join(names) + "; `memegauge report RUN` for details")
+
+
+def _print_summary(cfg, name: str) -> None:
+    from memegauge.clikit import console, out
+    from memegauge.report import build_report
+
+    report = build_report(cfg.store(), name)
+    table = Table(title=f"{name}: {report['model']} on {report['version']} {report['split']}")
+    for column in ("type", "n", "accuracy", "random"):
+        table.add_column(column, justify="right" if column != "type" else "left")
+    for qtype, acc in report["accuracy"].items():
+        table.add_row(qtype, str(report["n"][qtype]), _pct(acc),
+                      _pct(report["random_baseline"]["by_type"][qtype]))
+    table.add_row("macro", "", _pct(report["macro"]), _pct(report["random_baseline"]["macro"]))
+    table.add_row("micro", str(report["n_scored"]), _pct(report["micro"]),
+                  _pct(report["random_baseline"]["micro"]))
+    out.print(table)
+    console.print(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
+                  f"{report['n_failed_calls']}; `memegauge report {name}` for details")
+    if report.get("timing"):
+        timing = report["timing"]
+        console.print(f"{timing['wall_s']:.1f} s wall, {timing['s_per_question']:.2f} s per "
+                      f"question ({timing['new_calls']} new model calls, the rest from the cache)")
+
+
+@qa_app.command("build")
+def build_command(ctx: typer.Context,
+                  config: Path = typer.Option(..., "-c", "--config", help="Build config YAML."),
+                  run: Optional[str] = typer.Option(None, "--run", help="Run name (sets the config's `run`)."),
+                  seed: Optional[int] = SEED,
+                  sets: Optional[list[str]] = SET,
+                  max_failure_rate: float = typer.Option(
+                      0.0, "--max-failure-rate", min=0.0, max=1.0,
+                      help="Accept the run as done when at most this share of its calls still failed."),
+                  ) -> None:
+    """Construct MemeQA from annotations: QO pairs → AF → trivial filter → None+ → split."""
+    from memegauge.clikit import console, finish, overrides
+    from memegauge.config import load_config
+    from memegauge.memeqa.build import BuildConfig, run_build
+    from memegauge.memeqa.records import BuildInfo
+    from memegauge.records import read_record
+
+    cfg = _settings(ctx)
+    build = load_config(config, BuildConfig, overrides(sets, run=run, seed=seed))
+    name = asyncio.run(run_build(cfg.store(), cfg.registry(), build, progress=cfg.progress))
+    info = read_record(cfg.store(), cfg.store().run_row(name)["id"], BuildInfo)
+    for round_ in info.af_rounds:
+        console.print(f"AF round {round_.round}: discriminator accuracy "
+                      f"{100 * round_.accuracy:.1f}% on {round_.questions} questions")
+    console.print(f"written to {build.out}: " + ", ".join(f"{k} {v}" for k, v in info.written.items()))
+    console.print(f"run {name!r}; `memegauge report {name}` shows every stage's counts")
+    finish(cfg.store(), name, max_failure_rate)
+
+
+@qa_app.command("finetune")
+def finetune_command(ctx: typer.Context,
+                     config: Path = typer.Option(..., "-c", "--config", help="Fine-tuning YAML."),
+                     run: Optional[str] = typer.Option(None, "--run", help="Run name."),
+                     seed: Optional[int] = SEED,
+                     sets: Optional[list[str]] = SET) -> None:
+    """LoRA fine-tuning with dev evaluation every 20% of an epoch (extra `train`); resumable."""
+    from memegauge.clikit import console, overrides
+    from memegauge.config import load_config
+    from memegauge.engine import open_run
+    from memegauge.memeqa.finetune import FinetuneConfig, finetune
+    from memegauge.memeqa.records import FinetuneInfo
+
+    cfg = _settings(ctx)
+    settings = load_config(config, FinetuneConfig, overrides(sets, seed=seed))
+    if int(os.environ.get("RANK", "0")) > 0:
+        # a helper process of `accelerate launch`: it trains its share; the main process (rank 0)
+        # evaluates, saves and is the only one that writes the run to the store
+        finetune(settings)
+        return
+
+    def progress(state: dict) -> None:
+        point = state["history"][-1]
+        console.print(f"step {point['step']} (epoch {point['epoch']:.2f}): train loss "
+                      f"{point['train_loss']:.4f}, dev macro {_pct(point['macro'])}")
+
+    async def main_task() -> str:
+        name = run or f"memeqa-finetune-{settings.out.name}"
+        async with open_run(cfg.store(), cfg.registry(), name=name, method="memeqa",
+                            config={"task": "finetune", **settings.model_dump(mode="json")},
+                            seed=settings.seed, progress=False) as (stage_run, _engine):
+            state = await asyncio.to_thread(finetune, settings, progress)
+            stage_run.put(FinetuneInfo(task="finetune", out=str(settings.out), best_step=state["best_step"],
+                                       best_macro=state["best_macro"], dev=state["history"],
+                                       losses=state["curve"], vision=state["vision"]))
+        return name
+
+    name = asyncio.run(main_task())
+    console.print(f"best adapter in {settings.out / 'best'}; dev scores in "
+                  f"{settings.out / 'dev_scores.json'}; run {name!r}")

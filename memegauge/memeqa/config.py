@@ -1,0 +1,31 @@
+"""The config of a MemeQA evaluation (`memegauge qa eval`, or `Method.run` from Python)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from memegauge.config import resolve_from_base
+
+
+class EvalConfig(BaseModel):
+    """Which questions to ask which model: the fields of `memegauge qa eval`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    data: Path = Field(description="The MemeQA data folder (the split files).")
+    images: Path = Field(description="The folder of the meme pictures.")
+    model: str = Field(description="The registry name of the model evaluated.")
+    version: str = Field(default="none-minus", description="none-minus or none-plus.")
+    split: str = Field(default="dev")
+    texts: Path | None = Field(default=None, description="Meme texts (JSONL), for text-only models.")
+    limit: int | None = Field(default=None, ge=1, description="Ask at most this many questions.")
+    types: list[str] | None = Field(default=None, description="Question types (default: all 11).")
+    seed: int = 0
+    circular: bool = Field(default=False, description="Ask every rotation of the options.")
+
+    @field_validator("data", "images", "texts", mode="after")
+    @classmethod
+    def _relative_to_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        return resolve_from_base(value, info)

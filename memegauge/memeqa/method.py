@@ -1,0 +1,14 @@
+"""The MemeQA method descriptor (see `memegauge.methods`); its hooks are in `memegauge.memeqa.hooks`."""
+
+from __future__ import annotations
+
+from memegauge.methods import Method
+
+
+def _hooks():
+    from memegauge.memeqa import hooks
+
+    return hooks
+
+
+METHOD = Method.from_hooks("memeqa", "MemeQA", _hooks, demo_order=2)

@@ -1,0 +1,318 @@
+"""Load a meme set into validated `Meme` records.
+
+Three layouts are read:
+
+* **JSONL** (`.jsonl`, `.ndjson`): one JSON object per line with `id` (string or integer), `image`
+  (path relative to the file, or absolute), `text`, and optionally `caption`, `labels` (a list of
+  strings) and `source`. An absent or null string field reads as "". Blank lines are skipped; unknown
+  keys are allowed and ignored, but known keys must have the right type.
+* **CSV** (`.csv`): a header row naming the same columns (case and surrounding spaces ignored);
+  `labels` holds the labels separated by `|` or `;`. Empty cells count as absent.
+* **A folder of images** (`.png .jpg .jpeg .gif .bmp .webp .tif .tiff`, not recursive, sorted by name):
+  id = file stem; text from a sidecar `<stem>.txt` (UTF-8) when present, else from the `ocr` callable,
+  else empty — with one warning for the whole folder, because empty texts starve every text-reading stage.
+
+Every problem is raised as one `InputError` naming what is wrong, where (`FILE:LINE`, or the file and
+meme id) and how to fix it, before anything is returned: a half-loaded meme set would silently change
+which memes a run evaluates. Image paths in the result are absolute, and every image is checked with
+Pillow's `verify()` so a corrupt file fails here rather than deep inside a model call.
+
+`require_images=False` loads a meme set whose image files are not (all) at hand, for text-only runs: a
+meme with no `image` or a missing file gets `image=None` (one warning says how many). Images that are
+present are still verified. `limit=N` keeps the first N memes in file order and stops reading there, so
+problems after them are not reported (and the folder loader does not OCR the rest).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from PIL import Image
+
+from memegauge.extras import install_hint
+from memegauge.types import InputError, Meme
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff")
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+TEXT_FIELDS = ("text", "caption", "source")
+_LABEL_SPLIT = re.compile(r"[|;]")
+_FORMATS_FIX = (
+    "give a .jsonl file (one JSON object per line), a .csv file with a header row, "
+    "or a folder of images"
+)
+
+Ocr = Callable[[Path], str]
+
+
+def load_memes(path: str | Path, *, require_images: bool = True, limit: int | None = None,
+               ocr: Ocr | None = None) -> list[Meme]:
+    """Read the meme set at `path` (JSONL, CSV or a folder of images) into `Meme` records.
+
+    `ocr(image_path) -> text` is used only for folder memes without a sidecar `.txt`.
+    Raises `InputError` (exit code 2) on the first problem found; see the module docstring.
+    """
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise InputError(f"limit must be a whole number of at least 1, not {limit!r}", "limit",
+                         "pass a positive limit, or None for every meme")
+    source = Path(path).expanduser()
+    if not source.exists():
+        raise InputError("meme set not found", str(path), f"check the path; {_FORMATS_FIX}")
+    ctx = _Context(source, require_images, limit)
+    if source.is_dir():
+        memes = _load_folder(ctx, ocr)
+    elif source.suffix.lower() in JSONL_SUFFIXES:
+        memes = _collect(ctx, _jsonl_rows(source))
+    elif source.suffix.lower() == ".csv":
+        memes = _collect(ctx, _csv_rows(source))
+    else:
+        raise InputError(f"unsupported meme set format {source.suffix or '(no suffix)'!r}",
+                         str(path), _FORMATS_FIX)
+    if not memes:
+        raise InputError(f"no memes in {path}", str(path),
+                         "add at least one meme" + ("" if source.is_dir() else " (one per line)"))
+    ctx.report_missing_images()
+    return memes
+
+
+# --------------------------------------------------------------------------------------------------
+# Shared record handling
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Context:
+    """What every record needs while one meme set is read: its file, options and the ids seen."""
+
+    source: Path
+    require_images: bool
+    limit: int | None
+    seen: dict[str, str] = field(default_factory=dict)  # id -> where it was first defined
+    missing_images: int = 0
+
+    @property
+    def base_dir(self) -> Path:
+        return self.source if self.source.is_dir() else self.source.parent
+
+    def report_missing_images(self) -> None:
+        # one warning for the set, not one per meme: a text-only run may lack hundreds of images
+        if self.missing_images:
+            warnings.warn(f"{self.source}: {self.missing_images} meme(s) have no image file; "
+                          "loaded as text-only memes (require_images=False)", stacklevel=3)
+
+
+def _collect(ctx: _Context, rows: Iterator[tuple[str, dict[str, Any]]]) -> list[Meme]:
+    """Turn (where, raw record) pairs into memes, stopping at `ctx.limit`."""
+    memes: list[Meme] = []
+    for where, raw in rows:
+        memes.append(_make_meme(ctx, raw, where))
+        if ctx.limit is not None and len(memes) >= ctx.limit:
+            break
+    return memes
+
+
+def _make_meme(ctx: _Context, raw: dict[str, Any], where: str) -> Meme:
+    """Validate one raw record (types, id, image) and build its `Meme`."""
+    meme_id = _check_id(ctx, raw.get("id"), where)
+    where_id = f"{where} (meme {meme_id!r})"
+    values = {name: _optional_str(raw.get(name), name, where_id) for name in TEXT_FIELDS}
+    labels = _check_labels(raw.get("labels"), where_id)
+    image = _resolve_image(ctx, raw.get("image"), where_id)
+    return Meme(id=meme_id, image=image, labels=labels, **values)
+
+
+def _check_id(ctx: _Context, value: Any, where: str) -> str:
+    """Ids may be strings or integers (many data sets number their memes); they must be unique."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise InputError("meme has no id", where, 'give every meme a unique, non-empty "id"')
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InputError(f'"id" must be a string or an integer, not {_type_name(value)}', where,
+                         'write the id as a string, e.g. "id": "meme-001"')
+    meme_id = str(value).strip()
+    if meme_id in ctx.seen:
+        raise InputError(f"duplicate id {meme_id!r} (first used at {ctx.seen[meme_id]})", where,
+                         "give every meme a unique id")
+    ctx.seen[meme_id] = where
+    return meme_id
+
+
+def _optional_str(value: Any, name: str, where: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(f'"{name}" must be a string, not {_type_name(value)}', where,
+                         f'write "{name}" as a JSON string (or leave it out)')
+    return value
+
+
+def _check_labels(value: Any, where: str) -> list[str]:
+    """JSON labels must be a list of strings; CSV rows arrive already split into one."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f'"labels" must be a list of strings, not {_type_name(value)}', where,
+                         'write labels as a list, e.g. "labels": ["harmful", "gender"]')
+    return [v.strip() for v in value if v.strip()]
+
+
+def _resolve_image(ctx: _Context, value: Any, where: str) -> Path | None:
+    """Make the image path absolute (relative to the meme-set file) and check the file."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if ctx.require_images:
+            raise InputError("meme has no image", where,
+                             'add "image": "<path relative to the meme-set file>", '
+                             "or load with require_images=False for text-only memes")
+        ctx.missing_images += 1
+        return None
+    if not isinstance(value, str):
+        raise InputError(f'"image" must be a string path, not {_type_name(value)}', where,
+                         'write "image" as a path string relative to the meme-set file')
+    image = (ctx.base_dir / Path(value.strip()).expanduser()).resolve()
+    if not image.is_file():
+        if ctx.require_images:
+            raise InputError(f"image file not found: {image}", where,
+                             "fix the path (relative to the meme-set file) or add the image; "
+                             "require_images=False loads the meme without it")
+        ctx.missing_images += 1
+        return None
+    _verify_image(image, where)
+    return image
+
+
+def _verify_image(image: Path, where: str) -> None:
+    """Pillow's verify() reads the structure (and PNG checksums) without decoding all pixels."""
+    try:
+        with Image.open(image) as handle:
+            handle.verify()
+    except Exception as exc:  # Pillow raises many types here (OSError, SyntaxError, ValueError...)
+        raise InputError(f"image is corrupt or not an image: {image} ({exc})", where,
+                         "replace the file with a readable PNG/JPEG/WebP image") from None
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+# --------------------------------------------------------------------------------------------------
+# Files: UTF-8 text, JSONL, CSV
+# --------------------------------------------------------------------------------------------------
+
+
+def _read_text(path: Path) -> str:
+    """Decode a file as UTF-8 (a BOM is tolerated), naming the line and byte of the first bad byte."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror})", str(path),
+                         "check the file's permissions") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"file is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
+                         "cannot be decoded", f"{path}:{line}",
+                         "re-save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield (FILE:LINE, object) for every non-blank line."""
+    # split on "\n" only: str.splitlines() would also break at U+2028 and friends, which JSON
+    # strings may legally contain unescaped
+    for number, line in enumerate(_read_text(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", where,
+                             "write exactly one JSON object per line") from None
+        if not isinstance(raw, dict):
+            raise InputError(f"expected a JSON object, got {_type_name(raw)}", where,
+                             'write one object per line: {"id": ..., "image": ..., "text": ...}')
+        yield where, raw
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield (FILE:LINE, record) per data row; LINE is where the row starts (quoted cells may span
+    lines). Empty cells become None so they read as absent, and labels are split on | or ;."""
+    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
+    header, start = None, 1
+    try:
+        for row in reader:
+            where, start = f"{path}:{start}", reader.line_num + 1
+            if not any(cell.strip() for cell in row):
+                continue
+            if header is None:
+                header = _csv_header(row, where)
+                continue
+            yield where, _csv_record(header, row, where)
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV: {exc}", f"{path}:{start}",
+                         'quote cells that hold commas, quotes or line breaks ("...")') from None
+
+
+def _csv_header(row: list[str], where: str) -> list[str]:
+    header = [cell.strip().lower() for cell in row]
+    if "id" not in header:
+        raise InputError(f"the CSV header has no 'id' column (columns: {', '.join(header)})", where,
+                         "start the file with a header row such as: id,image,text,caption,labels,source")
+    return header
+
+
+def _csv_record(header: list[str], row: list[str], where: str) -> dict[str, Any]:
+    if len(row) > len(header):
+        raise InputError(f"row has {len(row)} cells but the header has {len(header)}", where,
+                         "quote cells that contain commas, or add the missing column names")
+    raw = {name: (cell.strip() or None) for name, cell in zip(header, row)}
+    if raw.get("labels") is not None:
+        raw["labels"] = [label for label in _LABEL_SPLIT.split(raw["labels"])]
+    return raw
+
+
+# --------------------------------------------------------------------------------------------------
+# A folder of images
+# --------------------------------------------------------------------------------------------------
+
+
+def _load_folder(ctx: _Context, ocr: Ocr | None) -> list[Meme]:
+    """One meme per image file; text from `<stem>.txt`, else `ocr` (by default RapidOCR, read once per
+    picture and cached by its content: `memegauge.images.erase.cached_ocr_text`), else empty (warned once)."""
+    if ocr is None:
+        from memegauge.images.erase import cached_ocr_text, text_detection_available
+
+        ocr = cached_ocr_text if text_detection_available() else None
+    images = sorted(p for p in ctx.source.iterdir()
+                    if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+    if not images:
+        raise InputError(f"no memes in {ctx.source}: no image files ({' '.join(IMAGE_SUFFIXES)})",
+                         str(ctx.source), "put meme images in the folder, or give a .jsonl/.csv file")
+    memes, without_text = [], 0
+    for image in images[: ctx.limit]:
+        raw = {"id": image.stem, "image": image.name, "source": ctx.source.name}
+        meme = _make_meme(ctx, raw, f"{ctx.source} ({image.name})")  # verifies the image first
+        text = _folder_text(image, ocr)
+        without_text += text is None
+        memes.append(meme.model_copy(update={"text": text or ""}))
+    if without_text:
+        warnings.warn(f"{ctx.source}: {without_text} image(s) have no sidecar .txt and OCR is not "
+                      f"installed ({install_hint('erase')}); their meme text is empty", stacklevel=3)
+    return memes
+
+
+def _folder_text(image: Path, ocr: Ocr | None) -> str | None:
+    """The meme's text, or None when there is no way to get it (the caller warns once).
+    Errors raised by `ocr` propagate unchanged: they are tool failures, not bad input."""
+    sidecar = image.with_suffix(".txt")
+    if sidecar.is_file():
+        return _read_text(sidecar).strip()
+    if ocr is None:
+        return None
+    return ocr(image).strip()

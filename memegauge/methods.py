@@ -1,0 +1,189 @@
+"""The method registry: every evaluation method is one `Method` descriptor, registered by name.
+
+The CLI, the demo, the report builder and the HTML report iterate this registry; no shared file lists
+the methods' modules. A method package exports its descriptor from a small module (``method.py``) and
+declares it as an entry point of the group ``memegauge.methods`` in its distribution's metadata:
+
+    [project.entry-points."memegauge.methods"]
+    toxicity = "memegauge_toxicity.method:METHOD"
+
+so a method installed by another package is found the same way as the built-in ones. A descriptor
+module stays light: each hook imports its implementation when called, so `memegauge --help` does not
+load torch, the embedded model or a method's statistics. Two descriptors with one name are refused
+(`DuplicateMethod`), and a declared method that fails to import fails loudly rather than vanishing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from memegauge.types import MemeGaugeError
+
+if TYPE_CHECKING:
+    import typer
+
+    from memegauge.config import ModelRegistry
+    from memegauge.engine.store import Store
+    from memegauge.types import Meme
+
+ENTRY_POINT_GROUP = "memegauge.methods"
+
+
+@dataclass(frozen=True)
+class Method:
+    """What MemeGauge needs to know of one method.
+
+    name      The method's name as stored with each of its runs (`runs.method`) and as it is looked up
+              when a run is reported; never reused for another method.
+    title     A human name for listings ("MemeArena").
+    report    `build(store, run) -> dict`: the method's figures of one run, read from the store only;
+              `run` is the run header plus its store id. Every report format renders this dict.
+    view      `view(report, store) -> (blocks, data)`: the method's part of the HTML report; None
+              shows the figures as generic tables.
+    commands  `commands(app)`: adds the method's CLI commands to the `memegauge` Typer app; None adds
+              none (a method that only reports, such as the demo's screen).
+    demo      `async part(DemoInputs) -> run name`: the method's part of `memegauge demo`; None takes
+              no part. Parts run in `demo_order`, lowest first.
+    config    `config(source) -> model`: the method's config (a pydantic model) from a YAML path or a
+              dict, validated; paths in it resolve from the file. None for a method without runs.
+    run       `async run(config, *, store, registry, name=None, progress=None) -> RunResult`: run (or
+              resume) the method on `config` as run `name` (a default name when None). The same shape
+              for every method.
+    tables    `tables(report) -> {name: [row dicts]}`: the report as flat tables (`memegauge.Result`'s
+              `to_pandas`); None: one table of the report's top-level scalars.
+    """
+
+    name: str
+    title: str
+    report: Callable[["Store", dict[str, Any]], dict[str, Any]]
+    view: Callable[[dict[str, Any], "Store"], tuple[list[Any], dict[str, Any]]] | None = None
+    commands: Callable[["typer.Typer"], None] | None = None
+    demo: Callable[[DemoInputs], Awaitable[str]] | None = None
+    demo_order: int = 100
+    config: Callable[[Any], Any] | None = None
+    run: Callable[..., Awaitable["RunResult"]] | None = None
+    tables: Callable[[dict[str, Any]], dict[str, list[dict[str, Any]]]] | None = None
+
+
+    @classmethod
+    def from_hooks(cls, name: str, title: str, hooks: Callable[[], Any], demo_order: int = 100) -> "Method":
+        """A method with every hook, taken from the functions `report`, `view`, `commands`, `demo`,
+        `config`, `run` and `tables` of the module `hooks()` returns. That module is imported on the
+        first call of a hook, so the descriptor module stays light."""
+        def hook(attribute: str) -> Callable[..., Any]:
+            return lambda *args, **kwargs: getattr(hooks(), attribute)(*args, **kwargs)
+
+        return cls(name=name, title=title, report=hook("report"), view=hook("view"),
+                   commands=hook("commands"), demo=hook("demo"), demo_order=demo_order,
+                   config=hook("config"), run=hook("run"), tables=hook("tables"))
+
+
+@dataclass(frozen=True)
+class DemoInputs:
+    """What `memegauge demo` gives each method's demo part."""
+
+    store: "Store"
+    registry: "ModelRegistry"  # a part may add entries (e.g. Arena's personas of the demo model)
+    memes: list["Meme"]  # the demo's meme set (the bundled samples unless --memes)
+    model: str  # the model for every role
+    out_dir: Path  # where the part writes its report JSON
+    progress: bool | None = None  # a progress bar: None decides by the terminal
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What every method's `run` returns: the run's name, how it ended, and its call accounting."""
+
+    name: str
+    status: str  # done, or incomplete when some calls still failed after their retries
+    calls: int  # the run's calls, replayed ones included
+    calls_made: int  # of which made (paid) by any execution of this run
+    failed_calls: int
+
+    @classmethod
+    def of(cls, store: "Store", name: str) -> "RunResult":
+        summary = store.run_summary(name)
+        return cls(name=name, status=summary["status"], calls=summary["calls"],
+                   calls_made=summary["calls_made"], failed_calls=summary["failed_calls"])
+
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def default_run_name(method: str, models: list[str], data: Path | str, config: dict[str, Any]) -> str:
+    """``<method>-<models>-<data>-<hash>``: what ran, on what, and which config (6 hex digits of its
+    hash, so two configs never share a run by accident)."""
+    from memegauge.engine.store import canonical_json
+
+    who = "+".join(models) if len(models) <= 3 else f"{'+'.join(models[:3])}+{len(models) - 3}more"
+    digest = hashlib.sha256(canonical_json(config).encode()).hexdigest()[:6]  # = config_hash's first 6
+    parts = [method, who[:60], Path(str(data)).stem[:40], digest]
+    return "-".join(_UNSAFE_NAME.sub("_", p).strip("_") or "x" for p in parts)
+
+
+class DuplicateMethod(MemeGaugeError):
+    """Two method descriptors claim one name."""
+
+
+class _Registry:
+    def __init__(self) -> None:
+        self._methods: dict[str, tuple[Method, str]] = {}
+        self._loaded = False
+
+    def register(self, method: Method, source: str = "code") -> Method:
+        """Add a method; a second descriptor under a registered name is refused, naming both."""
+        if method.name in self._methods:
+            _, first = self._methods[method.name]
+            raise DuplicateMethod(f"method {method.name!r} is registered twice: by {first} and by {source}; "
+                                  "rename one of them (a run's method name must say which code reads it)")
+        self._methods[method.name] = (method, source)
+        return method
+
+    def load(self) -> None:
+        """Register every method declared as an entry point (once)."""
+        if self._loaded:
+            return
+        self._loaded = True
+        points = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name)
+        if not points:  # the built-in methods are declared in MemeGauge's own metadata
+            raise MemeGaugeError("no MemeGauge method is registered: the package's metadata is missing (run "
+                                "from a source tree that was never installed?); install it with "
+                                "`bash scripts/setup.sh` or `pip install -e .`")
+        for point in points:
+            method = point.load()
+            if not isinstance(method, Method) or method.name != point.name:
+                raise MemeGaugeError(f"entry point {point.name!r} = {point.value!r} of group "
+                                    f"{ENTRY_POINT_GROUP!r} is not a Method named {point.name!r}")
+            self.register(method, f"entry point {point.value}")
+
+    def all(self) -> list[Method]:
+        self.load()
+        return [method for method, _ in self._methods.values()]
+
+    def get(self, name: str) -> Method | None:
+        self.load()
+        found = self._methods.get(name)
+        return found[0] if found else None
+
+
+REGISTRY = _Registry()
+
+
+def register_method(method: Method, source: str = "code") -> Method:
+    """Register a method from code (tests, notebooks); see the module docstring for packages."""
+    return REGISTRY.register(method, source)
+
+
+def methods() -> list[Method]:
+    """Every registered method, in name order."""
+    return sorted(REGISTRY.all(), key=lambda m: m.name)
+
+
+def method(name: str) -> Method | None:
+    """The method registered as `name`, or None."""
+    return REGISTRY.get(name)

@@ -1,0 +1,91 @@
+"""`memegauge models --check` and the vision preflight: tiny requests through the engine, stored nowhere.
+
+The vision probe sends a small picture (a red square) to each model the registry says sees images
+and reads how the server answers: a model that answers accepts images; a server that refuses them
+(`ErrorClass.NO_VISION`, however it words it) makes `preflight_vision` stop the run before its first
+stage with one message naming the model and the fix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from memegauge.config import ModelRegistry
+from memegauge.engine.core import Engine
+from memegauge.engine.store import Store
+from memegauge.files import user_cache_root
+from memegauge.types import ChatRequest, ImagePart, InputError, Message, SamplingParams
+
+
+async def check_models(registry: ModelRegistry, names: list[str]) -> list[dict[str, Any]]:
+    """Ask each model to say OK, and each vision model to say OK about a picture; report ok / error
+    class / latency / whether it accepts an image. An in-memory store keeps no trace of it."""
+    checked = _quick(registry, names)
+    engine = Engine(Store(":memory:"), checked)
+    try:
+        outcomes = await asyncio.gather(*(engine.chat(_probe(n), detect_refusal=False)
+                                          for n in names))
+        images = await asyncio.gather(*(_accepts_image(engine, checked.get(n)) for n in names))
+    finally:
+        await engine.aclose()
+    return [{"model": n, "ok": o.ok, "error_class": o.error_class.value if o.error_class else "",
+             "latency_s": o.record.latency_s, "image": image,
+             "detail": (o.text or "")[:60].replace("\n", " ") if o.ok else o.record.error[:200]}
+            for n, o, image in zip(names, outcomes, images)]
+
+
+async def preflight_vision(registry: ModelRegistry, names: list[str], store: Store | None = None) -> None:
+    """Stop (InputError) when a model declared to see images refuses them; say nothing otherwise
+    (an endpoint that is down is the run's recorded failure, not a registry error). With `store`,
+    an answered probe is cached there like any call (linked to no run), so a rerun sends none."""
+    vision = [n for n in dict.fromkeys(names) if registry.get(n).vision and registry.get(n).backend == "openai"]
+    if not vision:
+        return
+    engine = Engine(store or Store(":memory:"), _quick(registry, vision))
+    try:
+        await asyncio.gather(*(engine.chat(_image_probe(n), detect_refusal=False) for n in vision))
+    finally:
+        await engine.aclose()
+
+
+async def _accepts_image(engine: Engine, spec) -> str:
+    """'yes', 'no' (the server refuses pictures), 'text-only' (registry), or 'unknown' (no answer)."""
+    if not spec.vision:
+        return "text-only"
+    try:
+        outcome = await engine.chat(_image_probe(spec.name), detect_refusal=False)
+    except InputError:
+        return "no"
+    return "yes" if outcome.ok else "unknown"
+
+
+def _quick(registry: ModelRegistry, names: list[str]) -> ModelRegistry:
+    return ModelRegistry({n: registry.get(n).model_copy(update={"max_retries": 1, "backoff_s": 0.5})
+                          for n in names}, registry.source)
+
+
+def _probe(name: str) -> ChatRequest:
+    return ChatRequest(model=name, messages=[Message.user("Reply with the single word OK.")],
+                       params=SamplingParams(temperature=0, max_tokens=5), stage="check")
+
+
+def _image_probe(name: str) -> ChatRequest:
+    return ChatRequest(model=name, messages=[Message.user(ImagePart.of(probe_image()),
+                                                          "What colour is this square? One word.")],
+                       params=SamplingParams(temperature=0, max_tokens=5), stage="check.image")
+
+
+def probe_image() -> Path:
+    """A 32×32 red PNG in the user cache (made once)."""
+    path = user_cache_root() / "probe-red-32.png"
+    if not path.exists():
+        from PIL import Image
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        Image.new("RGB", (32, 32), (220, 30, 30)).save(tmp, format="PNG")
+        os.replace(tmp, path)
+    return path

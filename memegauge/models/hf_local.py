@@ -1,0 +1,274 @@
+"""A local Hugging Face model as MemeGauge uses it: loading (text-only causal LM or image-text-to-text
+VLM, optional LoRA adapter), turning a chat request into the model's inputs (the picture through
+the model's own processor and chat template), and batched generation.
+
+One code path serves the `hf` backend (`models/hf.py`) and MemeQA fine-tuning (`memeqa/finetune.py`),
+so a fine-tuned model is trained on exactly the inputs it is later evaluated on.
+
+Which kind a folder holds is read from its `config.json`: a `vision_config` makes it a VLM, loaded
+with `AutoModelForImageTextToText` + `AutoProcessor`; anything else is a causal LM with its
+tokenizer, and pictures reach it as their alt text (meme text + caption).
+
+torch/transformers are imported inside the functions (the `train` extra), never at import time.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memegauge.extras import install_hint
+from memegauge.types import ImagePart, InputError
+
+if TYPE_CHECKING:
+    from memegauge.types import Message
+
+
+def require_torch() -> tuple[Any, Any]:
+    """(torch, transformers), or an InputError saying how to install them."""
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        raise InputError("the hf backend and fine-tuning need the `train` extra", "backend: hf",
+                         f"{install_hint('train')} (install the torch build for your machine first)") from None
+    return torch, transformers
+
+
+def folder_config(path: str | Path) -> dict[str, Any] | None:
+    """The folder's config.json, or None when there is none (not a model folder)."""
+    config = Path(path) / "config.json"
+    if not config.is_file():
+        return None
+    try:
+        return json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def is_vision_folder(path: str | Path) -> bool:
+    """Whether a model folder holds a vision-language model (its config has a vision tower)."""
+    config = folder_config(path) or {}
+    return "vision_config" in config
+
+
+def pick_device(torch: Any, wanted: str = "auto") -> str:
+    if wanted != "auto":
+        return wanted
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def pick_dtype(torch: Any, wanted: str | None, device: str) -> Any:
+    """`auto`: bfloat16 on a GPU that has it, else float32; None keeps the checkpoint's float32."""
+    if wanted in (None, "auto"):
+        if wanted == "auto" and device.startswith("cuda") and torch.cuda.is_bf16_supported():
+            return torch.bfloat16
+        return torch.float32
+    if not isinstance(getattr(torch, wanted, None), torch.dtype):
+        raise InputError(f"unknown dtype {wanted!r}", "extra.dtype",
+                         "use auto, float32, bfloat16 or float16")
+    return getattr(torch, wanted)
+
+
+@dataclass
+class LocalModel:
+    """A loaded model and what turns requests into its inputs."""
+
+    model: Any
+    tokenizer: Any
+    processor: Any | None  # the VLM's processor (image processor + tokenizer + chat template)
+    device: str
+
+    @property
+    def vision(self) -> bool:
+        return self.processor is not None
+
+    @property
+    def pad_id(self) -> int:
+        tok = self.tokenizer
+        return tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+
+    def render(self, messages: list[dict[str, Any]]) -> str:
+        """The prompt text of a conversation, through the model's chat template when it has one."""
+        owner = self.processor if self.vision else self.tokenizer
+        if getattr(owner, "chat_template", None):
+            return owner.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        return "\n".join(_plain(m["content"]) for m in messages) + " "
+
+    def encode_prompt(self, prompt: str, images: list[Any]) -> dict[str, Any]:
+        """Input tensors of one rendered prompt (batch of one); a VLM's picture goes through its
+        processor, which also expands the image placeholder to the vision tokens."""
+        if self.vision:
+            return dict(self.processor(text=[prompt], images=images or None, return_tensors="pt"))
+        return dict(self.tokenizer(prompt, return_tensors="pt", add_special_tokens=False))
+
+
+def _plain(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(c.get("text", "") for c in content)
+
+
+def chat_messages(messages: list[Message], vision: bool,
+                  system_prompt: str | None = None) -> tuple[list[dict[str, Any]], list[Any]]:
+    """(chat-template messages, pictures in order) for a request. A VLM gets `{"type": "image"}`
+    where each picture goes; a text-only model gets the picture's alt text instead."""
+    out: list[dict[str, Any]] = []
+    images: list[Any] = []
+    if system_prompt:
+        out.append({"role": "system", "content": [{"type": "text", "text": system_prompt}]
+                    if vision else system_prompt})
+    for message in messages:
+        if not vision:
+            out.append({"role": message.role, "content": "\n".join(
+                p.alt_text if isinstance(p, ImagePart) else p.text for p in message.content)})
+            continue
+        parts = []
+        for part in message.content:
+            if isinstance(part, ImagePart):
+                parts.append({"type": "image"})
+                images.append(open_image(part.path))
+            else:
+                parts.append({"type": "text", "text": part.text})
+        out.append({"role": message.role, "content": parts})
+    return out, images
+
+
+def open_image(path: Path) -> Any:
+    from PIL import Image
+
+    with Image.open(path) as image:
+        return image.convert("RGB")
+
+
+def load_local_model(path: str | Path, adapter: str | Path | None = None, device: str = "auto",
+                     dtype: str | None = "auto", processor_options: dict[str, Any] | None = None,
+                     ) -> LocalModel:
+    """A model from local folders only (nothing is downloaded), on `device`, in eval mode."""
+    torch, transformers = require_torch()
+    path = Path(path)
+    if folder_config(path) is None:
+        raise InputError(f"no Hugging Face model folder at {path} (config.json missing or unreadable)",
+                         "model", "give a local model folder; nothing is downloaded")
+    device = pick_device(torch, device)
+    kwargs = {"dtype": pick_dtype(torch, dtype, device), "local_files_only": True}
+    processor = None
+    if is_vision_folder(path):
+        processor = load_processor(path, **(processor_options or {}))
+        if not getattr(processor, "chat_template", None):  # nothing would say where the picture goes
+            raise InputError(f"the vision-language model at {path} has no chat template",
+                             "model", "use the model's instruct/chat release, whose processor has one")
+        tokenizer = processor.tokenizer
+        model = transformers.AutoModelForImageTextToText.from_pretrained(path, **kwargs)
+    else:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+        model = transformers.AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    tokenizer.padding_side = "left"  # generation appends on the right of every row
+    if adapter:
+        model = attach_adapter(model, adapter)
+    model.to(device).eval()
+    return LocalModel(model, tokenizer, processor, device)
+
+
+def attach_adapter(model: Any, adapter: str | Path) -> Any:
+    from peft import PeftModel
+
+    if not (Path(adapter) / "adapter_config.json").is_file():
+        raise InputError(f"no LoRA adapter folder at {adapter} (adapter_config.json missing)",
+                         "adapter", "point it at a `qa finetune` output's best/ folder")
+    return PeftModel.from_pretrained(model, str(adapter))
+
+
+def load_processor(path: Path, **options: Any) -> Any:
+    """The folder's processor. Without torchvision, transformers cannot build the video half of a
+    processor that handles video too (Qwen2-VL's); MemeGauge sends pictures only, so the processor
+    is then built for images alone (its image processor falls back to the PIL implementation)."""
+    _, transformers = require_torch()
+    try:
+        return transformers.AutoProcessor.from_pretrained(path, local_files_only=True, **options)
+    except (ImportError, AttributeError, OSError) as exc:
+        if "video" not in str(exc).lower() and "torchvision" not in str(exc).lower():
+            raise
+    config = json.loads((path / "processor_config.json").read_text(encoding="utf-8"))
+    cls = getattr(transformers, config["processor_class"])
+    return images_only(cls).from_pretrained(path, local_files_only=True, **options)
+
+
+def images_only(cls: type) -> type:
+    """A subclass of a processor class whose constructor has no video processor."""
+    def __init__(self: Any, image_processor: Any = None, tokenizer: Any = None,
+                 chat_template: Any = None, **kwargs: Any) -> None:
+        cls.__init__(self, image_processor=image_processor, tokenizer=tokenizer,
+                     video_processor=None, chat_template=chat_template, **kwargs)
+
+    return type(cls.__name__, (cls,), {"__init__": __init__, "__module__": __name__})
+
+
+def pad_batch(torch: Any, rows: list[dict[str, Any]], pad_id: int, side: str,
+              labels: list[list[int]] | None = None) -> dict[str, Any]:
+    """One batch from single-row inputs: per-token tensors padded (`side`), per-picture tensors
+    (pixel values, grid sizes) concatenated in row order; `labels` padded with -100."""
+    width = max(int(r["input_ids"].shape[1]) for r in rows)
+    batch: dict[str, Any] = {}
+    for key in rows[0]:
+        values = [r[key] for r in rows if key in r]
+        if all(r[key].shape == r["input_ids"].shape for r in rows if key in r):  # one per token
+            fill = pad_id if key == "input_ids" else 0
+            batch[key] = torch.stack([_pad(torch, v[0], width, fill, side) for v in values])
+        else:
+            batch[key] = torch.cat(values, dim=0)
+    if labels is not None:
+        batch["labels"] = torch.stack([_pad(torch, torch.tensor(y), width, -100, side) for y in labels])
+    return batch
+
+
+def _pad(torch: Any, row: Any, width: int, fill: int, side: str) -> Any:
+    extra = torch.full((width - row.shape[0],), fill, dtype=row.dtype)
+    return torch.cat([extra, row] if side == "left" else [row, extra])
+
+
+@dataclass
+class Generated:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int  # up to and including the end-of-sequence token
+    stopped: bool  # ended by end-of-sequence (else cut at max_new_tokens)
+
+
+def generate(local: LocalModel, prompts: list[tuple[str, list[Any]]], max_new_tokens: int,
+             temperature: float = 0.0, seed: int | None = None,
+             max_prompt_tokens: int | None = None) -> list[Generated]:
+    """The answer to each (rendered prompt, pictures), generated as
+    one left-padded batch. A text prompt longer than `max_prompt_tokens` keeps its end (the
+    question and options); a VLM prompt is never cut (its vision tokens must stay whole)."""
+    import torch
+
+    rows = []
+    for prompt, images in prompts:
+        row = local.encode_prompt(prompt, images)
+        if max_prompt_tokens and not local.vision:
+            row = {k: v[:, -max_prompt_tokens:] for k, v in row.items()}
+        rows.append(row)
+    batch = pad_batch(torch, rows, local.pad_id, "left")
+    batch = {k: v.to(local.device) for k, v in batch.items()}
+    sampling: dict[str, Any] = {"do_sample": False}
+    if temperature > 0:
+        if seed is not None:
+            torch.manual_seed(seed)
+        sampling = {"do_sample": True, "temperature": temperature}
+    with torch.no_grad():
+        output = local.model.generate(**batch, max_new_tokens=max_new_tokens, pad_token_id=local.pad_id,
+                                      **sampling)
+    width = batch["input_ids"].shape[1]
+    return [_generated(local, row, out[width:].tolist()) for row, out in zip(rows, output)]
+
+
+def _generated(local: LocalModel, row: dict[str, Any], new: list[int]) -> Generated:
+    """A row's new tokens up to its end: the first end-of-sequence, or the padding that follows it."""
+    ends = {local.tokenizer.eos_token_id, local.pad_id} - {None}
+    cut = next((i for i, token in enumerate(new) if token in ends), None)
+    kept = new if cut is None else new[:cut + 1]
+    text = local.tokenizer.decode(kept, skip_special_tokens=True).strip()
+    return Generated(text, int(row["input_ids"].shape[1]), len(kept), cut is not None)

@@ -1,0 +1,197 @@
+"""MemeArena report, built from the run's records only (see `memegauge.arena.pipeline`).
+
+Sections:
+
+* ``ranking`` — rows {model, elo, bt, bt_ci: [lo, hi], win_rate, battles} from the panel's joint overall
+  votes in the headline setting (the config's first `settings` entry), best BT first;
+  ``dimensions.{D}`` — the same per judged dimension.
+* ``judges.{J}`` — {ndcg, ranking, battles, flip_rate}: NDCG of the judge's own ranking against the
+  joint one (headline setting); ``bias.{setting}`` — the same for every setting run, with the average.
+* ``flip_rate`` — share of (battle, judge) pairs judged in both orders whose readings disagreed (only
+  with `both_orders`).
+* ``counts`` and ``failures`` — records per stage, failed records by stage and error class, battles
+  that got no verdict; failed calls never enter a ranking.
+* ``detection.{T}`` — accuracy / macro-F1 of the detection baseline; ``agreement`` — human votes.
+* ``details`` — memes → personas → tasks → guideline rounds → battles (both answers, each judge's
+  per-dimension verdicts, the joint vote), for the HTML report to browse.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from memegauge.arena.agreement import agreement_summary, judges_ablation
+from memegauge.arena.bias import judge_ndcg
+from memegauge.arena.common import DIMENSIONS, OVERALL
+from memegauge.arena.detection import detection_summary
+from memegauge.arena.judging import ALL_DIMENSIONS, battle_records
+from memegauge.arena.ranking import mean_ci, rank_table
+from memegauge.arena.records import (AnswerRecord, BattleRecord, ContextRecord, DetectionRecord,
+                                    FusionRoundRecord, GuidelineRecord, HumanVoteRecord, JudgmentRecord,
+                                    MemeRecord, RepeatRecord, TaskRecord, TasksRecord)
+from memegauge.engine.store import Store
+from memegauge.parse import TIE, TIE_STRONG, TIE_WEAK
+from memegauge.records import read_checked, read_records
+from memegauge.types import InputError
+
+_STAGE_KINDS = ("context", "tasks", "answer", "fusion_round", "judgment", "detection")
+
+
+TYPED = (MemeRecord, ContextRecord, TasksRecord, TaskRecord, AnswerRecord, FusionRoundRecord, GuidelineRecord,
+         JudgmentRecord, BattleRecord, DetectionRecord, HumanVoteRecord)
+
+
+def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
+    config = run["config"]
+    records = {}
+    for model in TYPED:  # validated against the writers' models
+        records[model.KIND] = read_checked(store, run["id"], model)
+    settings = config["settings"]
+    headline = [b for b in records["battle"] if b["setting"] == settings[0]]
+    judges = config["judges"]
+    rank = {"k": config["elo_k"], "bootstrap_rounds": config["bootstrap_rounds"], "seed": config["seed"]}
+    report: dict[str, Any] = {
+        "setting": settings[0],
+        "ranking": rank_table(battle_records(headline, OVERALL), **rank),
+        "dimensions": {d: rank_table(battle_records(headline, d), **rank) for d in DIMENSIONS},
+        "judges": _judges(headline, judges),
+        "bias": {s: _bias([b for b in records["battle"] if b["setting"] == s], judges) for s in settings},
+        "counts": _counts(records, headline),
+        "failures": _failures(records),
+    }
+    if config["both_orders"]:
+        report["flip_rate"] = _flip_rate(headline)
+    if config["detection"]:
+        report["detection"] = detection_summary(records["detection"])
+    report["agreement"] = (agreement_summary(records["human_vote"], headline, judges)
+                           if records["human_vote"] else {"ablation": judges_ablation(headline, judges)})
+    repeats = read_records(store, run["id"], RepeatRecord)
+    if repeats:
+        report["repeats"] = _repeats(store, repeats, run["id"], report["ranking"])
+    report["details"] = _details(records)
+    return report
+
+
+def _repeats(store: Store, repeats: list[RepeatRecord], own_id: int,
+             own_ranking: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each model's headline figures over the repeat runs (this one first) that are done: mean and a
+    95% t-interval; runs not done yet are listed as missing, never averaged in."""
+    done, missing, tables = [], [], []
+    for r in sorted(repeats, key=lambda r: r.repeat):
+        try:
+            row = store.run_row(r.run)
+        except InputError:  # not started yet
+            row = None
+        if row is None or (row["id"] != own_id and row["status"] != "done"):
+            missing.append(r.run)
+            continue
+        done.append(r.run)
+        tables.append(own_ranking if row["id"] == own_id else
+                      build(store, {"id": row["id"], "config": json.loads(row["config_json"])})["ranking"])
+    models = sorted({t["model"] for table in tables for t in table})
+    ranking = []
+    for model in models:
+        rows = [next((t for t in table if t["model"] == model), None) for table in tables]
+        ranking.append({"model": model, **{k: mean_ci([r[k] for r in rows if r is not None])
+                                           for k in ("elo", "bt", "win_rate")}})
+    ranking.sort(key=lambda r: -(r["bt"]["mean"] if r["bt"]["mean"] is not None else float("-inf")))
+    return {"runs": done, "missing": missing, "ranking": ranking}
+
+
+def _bias(battles: list[dict[str, Any]], judges: list[str]) -> dict[str, Any]:
+    per_judge = {j: battle_records(battles, OVERALL, judge=j) for j in judges}
+    scores = judge_ndcg(per_judge, battle_records(battles, OVERALL))
+    values = [s["ndcg"] for s in scores.values() if s["ndcg"] is not None]
+    return {"judges": {j: s["ndcg"] for j, s in scores.items()},
+            "avg_ndcg": sum(values) / len(values) if values else None}
+
+
+def _judges(battles: list[dict[str, Any]], judges: list[str]) -> dict[str, dict[str, Any]]:
+    scores = judge_ndcg({j: battle_records(battles, OVERALL, judge=j) for j in judges},
+                        battle_records(battles, OVERALL))
+    for judge in judges:
+        flips = [b["flips"][judge] for b in battles if judge in b["flips"]]
+        scores[judge]["flip_rate"] = sum(flips) / len(flips) if flips else None
+    return scores
+
+
+def _flip_rate(battles: list[dict[str, Any]]) -> dict[str, Any]:
+    flips = [f for b in battles for f in b["flips"].values()]
+    return {"pairs": len(flips), "flipped": sum(flips), "rate": sum(flips) / len(flips) if flips else None}
+
+
+def _counts(records: dict[str, list], headline: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"memes": len(records["meme"]), "tasks": len(records["task"]),
+            "answers": len(records["answer"]), "fusion_rounds": len(records["fusion_round"]),
+            "judgments": len(records["judgment"]), "battles": len(headline),
+            "battles_judged": sum(b["judged"] for b in headline),
+            "answers_missing_sections": sum(bool(a["missing_sections"]) for a in records["answer"]),
+            **_verdicts_read(records["judgment"])}
+
+
+def _verdicts_read(judgments: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many judge verdicts were read per dimension (a judgment without a readable verdict for a
+    dimension is counted missing there), and the overall ties by kind as the judges wrote them."""
+    ok = [j for j in judgments if j["ok"]]
+    dimensions = {d: {"read": sum(j["verdicts"].get(d) is not None for j in ok),
+                      "missing": sum(j["verdicts"].get(d) is None for j in ok)} for d in ALL_DIMENSIONS}
+    ties = Counter((j.get("read") or {}).get(OVERALL) for j in ok)
+    return {"verdicts_read": dimensions,
+            "overall_ties": {"plain": ties[TIE], "both_strong": ties[TIE_STRONG], "both_weak": ties[TIE_WEAK]},
+            "judgments_truncated": sum(bool(j.get("truncated")) for j in judgments)}
+
+
+def _failures(records: dict[str, list]) -> dict[str, dict[str, int]]:
+    """{stage kind: {error class: failed records}}; stages without failures are left out."""
+    out = {}
+    for kind in _STAGE_KINDS:
+        counts = Counter(r["error_class"] for r in records[kind] if not r["ok"])
+        if counts:
+            out[kind] = dict(counts)
+    unjudged = sum(not b["judged"] for b in records["battle"])
+    if unjudged:
+        out["battle"] = {"no_verdict": unjudged}
+    return out
+
+
+def _details(records: dict[str, list]) -> dict[str, Any]:
+    """memes → personas → tasks → guideline rounds → battles, as nested lists."""
+    contexts = {r["meme"]: r for r in records["context"]}
+    answers = {(a["task"], a["target"]): a for a in records["answer"]}
+    answers_by_task: dict[str, dict[str, dict]] = {}
+    for a in records["answer"]:
+        answers_by_task.setdefault(a["task"], {})[a["target"]] = {
+            k: a[k] for k in ("ok", "text", "missing_sections", "error_class")}
+    rounds: dict[str, list] = {}
+    for r in records["fusion_round"]:
+        rounds.setdefault(r["task"], []).append(r)
+    guidelines = {g["task"]: g for g in records["guideline"]}
+    battles: dict[str, list] = {}
+    for b in sorted(records["battle"], key=lambda b: b["order"]):
+        battles.setdefault(b["task"], []).append({
+            **{k: b[k] for k in ("setting", "model_a", "model_b", "judges", "flips", "joint",
+                                 "failed_judgments", "judged")},
+            "answer_a": answers[(b["task"], b["model_a"])]["text"],
+            "answer_b": answers[(b["task"], b["model_b"])]["text"]})
+    memes = []
+    for meme in sorted(records["meme"], key=lambda m: m["order"]):
+        context = contexts.get(meme["id"], {})
+        tasks = [{**t, "answers": answers_by_task.get(t["task"], {}),
+                  "guideline": guidelines.get(t["task"]),
+                  "rounds": sorted(rounds.get(t["task"], []), key=lambda r: r["round"]),
+                  "battles": battles.get(t["task"], [])}
+                 for t in records["task"] if t["meme"] == meme["id"]]
+        memes.append({**meme, "personas": context.get("personas", []),
+                      "context_error": context.get("error_class"), "tasks": tasks})
+    return {"memes": memes}
+
+
+def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The report as flat tables (`Result.to_pandas`): the headline ranking, the ranking per dimension,
+    and each judge's agreement with the panel."""
+    return {"ranking": report["ranking"],
+            "dimensions": [{"dimension": d, **row} for d, rows in report["dimensions"].items() for row in rows],
+            "judges": [{"judge": j, **{k: v for k, v in figures.items() if k != "ranking"}}
+                       for j, figures in report["judges"].items()]}

@@ -1,0 +1,23 @@
+"""Report of the engine demo's screening stage: answers and agreement with the sample labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memegauge.engine.store import Store
+from memegauge.records import read_checked
+from memegauge.screen_records import ScreenRecord
+
+
+def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
+    rows = read_checked(store, run["id"], ScreenRecord)
+    answered = [r for r in rows if r["ok"]]
+    agree = [r for r in answered
+             if bool(r["answer"].get("harmful")) == ("harmful" in r["labels"])]
+    return {"screen": {"memes": len(rows), "answered": len(answered),
+                       "agreement_with_labels": len(agree) / len(answered) if answered else None},
+            "details": rows}
+
+
+def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    return {"screen": report["details"]}

@@ -1,0 +1,23 @@
+"""The demo screen's stored record (see `memegauge.records`), shared by `memegauge.demo`, which writes it,
+and `memegauge.report.demo`, which reads it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from memegauge.records import Record
+
+
+class ScreenRecord(Record):
+    """One meme screened by the demo: its labels and the model's JSON answer."""
+
+    KIND = "screen"
+    KEY = ("meme",)
+
+    meme: str
+    labels: list[str] = Field(description="The meme set's own labels (agreement is counted against them).")
+    ok: bool
+    answer: dict[str, Any] | None = Field(description="{harmful, category}; None when the call failed.")
+    error: str = Field(description="The failed call's error ('' when it answered).")

@@ -1,3 +1,0 @@
-"""The package version (one place; `memelens.__version__` re-exports it)."""
-
-__version__ = "0.1.0"

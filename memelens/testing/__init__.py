@@ -1,2 +1,0 @@
-"""Test helpers: a local OpenAI-compatible server with fixed latency, deterministic answers and
-fault injection (`memelens.testing.server`)."""
