@@ -19,6 +19,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationI
                       model_validator)
 
 from memegauge.models import backends, find_backend
+from memegauge.files import read_user_text
 from memegauge.types import InputError, file_sha256
 
 T = TypeVar("T", bound=BaseModel)
@@ -169,10 +170,7 @@ def read_yaml(path: Path) -> Any:
     if not path.is_file():
         raise InputError("file not found", where=str(path), fix="check the path")
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", where=str(path),
-                         fix="save the file as UTF-8") from None
+        return yaml.safe_load(read_user_text(path))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)

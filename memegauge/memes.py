@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from PIL import Image
-
 from memegauge.extras import install_hint
+from memegauge.files import parse_json, read_user_text
+from memegauge.images.check import verify_picture
 from memegauge.types import InputError, Meme
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff")
@@ -181,18 +181,8 @@ def _resolve_image(ctx: _Context, value: Any, where: str) -> Path | None:
                              "require_images=False loads the meme without it")
         ctx.missing_images += 1
         return None
-    _verify_image(image, where)
+    verify_picture(image, where)
     return image
-
-
-def _verify_image(image: Path, where: str) -> None:
-    """Pillow's verify() reads the structure (and PNG checksums) without decoding all pixels."""
-    try:
-        with Image.open(image) as handle:
-            handle.verify()
-    except Exception as exc:  # Pillow raises many types here (OSError, SyntaxError, ValueError...)
-        raise InputError(f"image is corrupt or not an image: {image} ({exc})", where,
-                         "replace the file with a readable PNG/JPEG/WebP image") from None
 
 
 def _type_name(value: Any) -> str:
@@ -205,20 +195,7 @@ def _type_name(value: Any) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def _read_text(path: Path) -> str:
-    """Decode a file as UTF-8 (a BOM is tolerated), naming the line and byte of the first bad byte."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the file ({exc.strerror})", str(path),
-                         "check the file's permissions") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(f"file is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
-                         "cannot be decoded", f"{path}:{line}",
-                         "re-save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+_read_text = read_user_text  # UTF-8 (BOM allowed) or --encoding; errors name file, line and byte
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -229,11 +206,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         if not line.strip():
             continue
         where = f"{path}:{number}"
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", where,
-                             "write exactly one JSON object per line") from None
+        raw = parse_json(line, where, "write exactly one JSON object per line")
         if not isinstance(raw, dict):
             raise InputError(f"expected a JSON object, got {_type_name(raw)}", where,
                              'write one object per line: {"id": ..., "image": ..., "text": ...}')

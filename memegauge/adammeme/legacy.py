@@ -30,6 +30,7 @@ from memegauge.adammeme.records import (MiningRecord, MisbeliefRecord, Reference
                                        ScoreRecord, StepRecord, TaxonomyRecord)
 from memegauge.adammeme.taxonomy import SEED_CATEGORIES, Taxonomy, normalise_name
 from memegauge.engine import Store, config_hash
+from memegauge.files import parse_json, read_user_text
 from memegauge.parse import looks_like_refusal
 from memegauge.records import Record, write_records
 from memegauge.types import InputError
@@ -38,13 +39,10 @@ THRESHOLD = 4.0
 
 
 def _read(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.is_file():
         raise InputError("file not found", str(path), "give the folder holding the original code's "
-                         "data/ and results/ folders") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"not valid JSON ({exc})", str(path), "restore the file from the original run") from None
+                         "data/ and results/ folders")
+    return parse_json(read_user_text(path), str(path), "restore the file from the original run")
 
 
 def _meme_id(image: str) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 from memegauge.arena.common import OVERALL
 from memegauge.arena.judging import TIE, TIE_BOTHBAD, joint_vote
+from memegauge.files import read_user_text
 from memegauge.types import InputError
 
 _WINNERS = {"model_a", "model_b", TIE, TIE_BOTHBAD}
@@ -35,10 +36,7 @@ _FIX = "write a CSV with the header task,model_a,model_b,winner (winner: model_a
 
 def read_human_votes(path: Path) -> list[dict[str, str]]:
     """Validated votes, winner normalised to model_a / model_b / tie / tie (bothbad)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the human votes ({exc})", str(path), "give a UTF-8 CSV file") from None
+    text = read_user_text(path)
     reader = csv.DictReader(io.StringIO(text))
     header = [h.strip().lower() for h in reader.fieldnames or []]
     missing = [c for c in _COLUMNS if c not in header]

@@ -21,6 +21,7 @@ from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
 from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.engine.interrupt import StopSignal
 from memegauge.engine.limits import ModelGate
 from memegauge.engine.progress import CallProgress
 from memegauge.engine.store import Store, canonical_json
@@ -122,8 +123,9 @@ class Engine:
     def __init__(self, store: Store, registry: ModelRegistry, *, run_id: int | None = None,
                  execution_id: int | None = None, progress: CallProgress | None = None,
                  retry_failed: bool = False, refusal_detector: Callable[[str], bool] | None = None,
-                 seed: int | None = None):
+                 seed: int | None = None, stop: StopSignal | None = None):
         self.store = store
+        self.stop = stop or StopSignal()  # Ctrl-C: no new sends, answers in flight still stored
         self.seed = seed  # the run's seed: part of every T > 0 call's key (see `seeded`)
         self.registry = registry
         self.run_id = run_id
@@ -177,6 +179,7 @@ class Engine:
             raise
         finally:
             del self.inflight[key]
+            self.stop.settled(key)  # its answer (or failure) is stored: nothing paid is in flight
         return self._outcome(record, parse, cached=False)
 
     async def chat_many(self, requests: Iterable[ChatRequest], parse: Parser | None = None,
@@ -296,6 +299,7 @@ class Engine:
         t0 = time.monotonic()
         try:
             async with self._gate(spec).slot(CALL_PRIORITY.get()):
+                await self.stop.send(key)  # after a Ctrl-C: parked here, never sent
                 result = await asyncio.wait_for(backend.complete(request), timeout=spec.timeout_s)
             state.add_usage(result)
             result = _without_reasoning(result)
@@ -309,6 +313,9 @@ class Engine:
         except ModelCallError as error:
             self._note_failure(spec, key, state, error, time.monotonic() - t0)
             raise
+        finally:
+            if state.text is None:  # a failed attempt holds no answer: a retry is sent anew
+                self.stop.settled(key)
 
     def _note_failure(self, spec: ModelSpec, key: str, state: "_CallState", error: ModelCallError,
                       latency: float) -> None:
