@@ -171,6 +171,11 @@ def read_yaml(path: Path) -> Any:
         raise InputError("file not found", where=str(path), fix="check the path")
     try:
         return yaml.safe_load(read_user_text(path))
+    except RecursionError:
+        raise InputError("invalid YAML (nested too deeply)", where=str(path),
+                         fix="write the file as a flat mapping of keys and values") from None
+    except ValueError as exc:  # not a YAMLError: e.g. an integer of more than 4,300 digits
+        raise InputError(f"invalid YAML ({exc})", where=str(path), fix="write numbers of usual size") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)

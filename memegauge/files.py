@@ -4,6 +4,8 @@ one way a user's text file is read (`read_user_text`: UTF-8, a BOM allowed, or t
 from __future__ import annotations
 
 import codecs
+import csv
+import io
 import json
 import os
 import secrets
@@ -91,7 +93,7 @@ def read_user_text(path: Path | str) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise InputError(
-            f"not {codec} text: byte 0x{data[exc.start]:02x} (offset {exc.start}, column {column}) "
+            f"not {codec.upper()} text: byte 0x{data[exc.start]:02x} (offset {exc.start}, column {column}) "
             "cannot be decoded", f"{path}:{line}",
             f"re-save the file as UTF-8 (e.g. {shell_command('iconv', '-f', 'cp1252', '-t', 'utf-8', path)}), "
             "or pass its encoding: memegauge --encoding cp1252 ...") from None
@@ -109,3 +111,18 @@ def parse_json(text: str, where: str, fix: str) -> Any:
         raise InputError("invalid JSON: nested too deeply", where, fix) from None
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
         raise InputError(f"invalid JSON: {exc}", where, fix) from None
+
+
+def read_csv_rows(path: Path | str) -> list[tuple[int, list[str]]]:
+    """A user's CSV file as (line where the row starts, cells) pairs, read with `read_user_text`;
+    a malformed file (a stray quote, a line break inside an unquoted cell) is one `InputError`."""
+    reader = csv.reader(io.StringIO(read_user_text(path), newline=""))
+    rows, start = [], 1
+    try:
+        for row in reader:
+            rows.append((start, row))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV: {exc}", f"{path}:{start}",
+                         'quote cells that hold commas, quotes or line breaks ("...")') from None
+    return rows

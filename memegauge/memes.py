@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 import warnings
 from dataclasses import dataclass, field

@@ -14,8 +14,6 @@ by `|` or `;`, empty = harmless). `read_*` validate them into one InputError nam
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from pathlib import Path
 from typing import Any, Sequence
@@ -23,7 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from memegauge.adammeme.taxonomy import normalise_name
-from memegauge.files import read_user_text
+from memegauge.files import read_csv_rows
 from memegauge.types import InputError
 
 
@@ -80,8 +78,7 @@ def label_agreement(votes: dict[str, list[str]], human: dict[str, list[str]],
 def _rows(path: Path, columns: tuple[str, str]) -> list[tuple[str, str, str]]:
     if not Path(path).is_file():
         raise InputError("file not found", str(path), "check the path of the CSV file")
-    reader = csv.reader(io.StringIO(read_user_text(path), newline=""))
-    rows = [(f"{path}:{i}", *row) for i, row in enumerate(reader, start=1) if any(c.strip() for c in row)]
+    rows = [(f"{path}:{line}", *row) for line, row in read_csv_rows(path) if any(c.strip() for c in row)]
     if rows and rows[0][1].strip().lower() in (columns[0], "id", "sample", "meme"):
         rows = rows[1:]
     for where, *cells in rows:

@@ -38,7 +38,6 @@ per task merging its answer (pool ``all``), its new battles' judgments and its d
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable

@@ -28,7 +28,6 @@ identical whatever order calls complete in.
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass
 from pathlib import Path

@@ -9,7 +9,6 @@ A run's config names everything that decides its results, so a rerun under the s
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from pathlib import Path
 from typing import Any
