@@ -88,6 +88,7 @@ def test_the_printed_next_step_is_shell_quoted(tmp_path, capsys):
 
 
 def test_the_store_recovery_command_quotes_the_path(tmp_path):
+    """The printed `sqlite3 PATH .recover` of a damaged store pastes as one path, whatever its name."""
     import random
     import shlex
 
@@ -121,8 +122,10 @@ def png_header_only(path: Path, width: int, height: int) -> Path:
     return path
 
 
+ENV_MAX_PIXELS = "MEMEGAUGE_MAX_IMAGE_PIXELS"  # memegauge.images.check.ENV_MAX_PIXELS
+
+
 def test_an_oversized_picture_names_its_size_the_limit_and_the_setting(tmp_path, capsys, monkeypatch):
-    from memegauge.images.check import ENV_MAX_PIXELS
     from memegauge.memeqa.dataset import load_memes_for, load_questions
 
     data, images = make_dataset(tmp_path, memes=("m1", "m2"))
@@ -196,3 +199,18 @@ def test_ctrl_c_stores_the_answers_in_flight_and_none_is_asked_again(tmp_path, s
           f"exit 130; on resume {asked_again} asked again")
     assert asked_again == 0
     assert Store(tmp_path / "s.db").run_summary("r")["status"] == "done"
+
+
+# ---- docs/reliability.md ----------------------------------------------------------------------------
+
+
+def test_every_test_docs_reliability_names_exists():
+    """Each promise in docs/reliability.md names the test that checks it: those tests must exist."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    named = re.findall(r"`(tests/\w+\.py)(?:::(\w+))?", (root / "docs" / "reliability.md").read_text())
+    assert len(named) >= 20
+    missing = [f"{path}::{name}" for path, name in named
+               if not (root / path).is_file() or (name and f"def {name}(" not in (root / path).read_text())]
+    assert missing == []
