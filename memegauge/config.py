@@ -49,6 +49,10 @@ class ModelSpec(BaseModel):
         default=None, description="Accepts images (else it reads meme text + caption). Default: "
         "true for `openai` endpoints (the image is sent unless a model is declared "
         "text-only with `vision: false`), false for the text-only embedded model.")
+    max_image_pixels: int | None = Field(
+        default=None, ge=1, description="The most pixels (width × height) a picture sent to this model "
+        "may have: a larger one is downscaled to fit, aspect kept (recorded in the call, counted in "
+        "the report). None: pictures are sent as they are.")
     price_in: float = Field(default=0.0, ge=0, description="USD per 1M prompt tokens.")
     price_out: float = Field(default=0.0, ge=0, description="USD per 1M completion tokens.")
     timeout_s: float = Field(default=120.0, gt=0, description="Per-attempt timeout.")

@@ -214,3 +214,38 @@ def test_every_test_docs_reliability_names_exists():
     missing = [f"{path}::{name}" for path, name in named
                if not (root / path).is_file() or (name and f"def {name}(" not in (root / path).read_text())]
     assert missing == []
+
+
+# ---- pictures larger than a model accepts -----------------------------------------------------------
+
+
+def test_a_picture_too_large_for_a_model_is_downscaled_recorded_and_counted(tmp_path, capsys):
+    """`max_image_pixels: 600` and 40×30 (1,200 px) memes: each is sent at 28×21 (588 px), not refused;
+    the call records it and the report counts the calls per model."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    from memegauge.config import ModelSpec
+    from memegauge.models.openai_backend import _data_url
+    from memegauge.types import ImagePart
+
+    data, images = make_dataset(tmp_path, memes=("m1", "m2"))
+    for meme in ("m1", "m2"):
+        Image.new("RGB", (40, 30), "red").save(images / f"{meme}.png")
+    part = ImagePart(path=images / "m1.png", sha256="x")
+    sent = Image.open(io.BytesIO(base64.b64decode(_data_url(part, 600).split(",", 1)[1])))
+    assert sent.size == (28, 21) and _data_url(part).startswith("data:image/png")
+    with start_server(seed=1) as server:
+        (tmp_path / "models.yaml").write_text(f"vlm: {{backend: openai, model: vlm, base_url: {server.base_url}, "
+                                              "max_image_pixels: 600}\n")
+        assert ModelSpec(name="x", backend="openai", max_image_pixels=600).max_image_pixels == 600
+        assert main(_eval_args(tmp_path, data, images, "--run", "r")) == 0
+    capsys.readouterr()
+    assert main(["--store", str(tmp_path / "s.db"), "report", "r", "--format", "json"]) == 0
+    counts = json.loads(capsys.readouterr().out)["run"]["images_by_model"]["vlm"]
+    assert counts["calls"] == counts["with_image"] == counts["downscaled"] == 22
+    with sqlite3.connect(tmp_path / "s.db") as con:
+        request = json.loads(con.execute("SELECT request_json FROM calls WHERE stage = 'memeqa.evaluate' LIMIT 1").fetchone()[0])
+    assert [(d["from"], d["to"]) for d in request["images_downscaled"]] == [([40, 30], [28, 21])]

@@ -25,6 +25,7 @@ from memegauge.engine.interrupt import StopSignal
 from memegauge.engine.limits import ModelGate
 from memegauge.engine.progress import CallProgress
 from memegauge.engine.store import Store, canonical_json
+from memegauge.images.check import downscale_plan
 from memegauge.models import create_backend
 from memegauge.parse import strip_reasoning
 from memegauge.types import (
@@ -333,6 +334,9 @@ class Engine:
                       error.error_class.value if error else "ok", state.attempts, latency)
         stored = request_for_store(spec, request)
         stored["image_paths"] = _image_paths(request)
+        downscaled = _images_downscaled(spec, request)
+        if downscaled:  # outside the key, like the paths: what this model was actually shown
+            stored["images_downscaled"] = downscaled
         return CallRecord(
             key=key, model=spec.name, stage=request.stage, request=stored,
             status=CallStatus.FAILED if error else CallStatus.OK,
@@ -409,6 +413,19 @@ def _images_sent(spec: ModelSpec, request: ChatRequest) -> int:
     if not spec.vision:
         return 0
     return sum(isinstance(p, ImagePart) for m in request.messages for p in m.content)
+
+
+def _images_downscaled(spec: ModelSpec, request: ChatRequest) -> list[dict[str, Any]]:
+    """The pictures sent smaller than they are, to fit the model's `max_image_pixels`."""
+    if not spec.vision or not spec.max_image_pixels:
+        return []
+    plans = []
+    for message in request.messages:
+        for part in message.content:
+            plan = isinstance(part, ImagePart) and downscale_plan(part.path, spec.max_image_pixels)
+            if plan:
+                plans.append({"sha256": part.sha256, **plan})
+    return plans
 
 
 def _is_retryable(exc: BaseException) -> bool:

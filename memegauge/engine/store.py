@@ -567,14 +567,18 @@ class Store:
 
     def image_counts(self, run_id: int) -> dict[str, dict[str, int]]:
         """Per model: the run's calls, and how many of them carried an image as a picture. Calls made
-        before MemeGauge counted pictures (migrated stores: images_sent -1) are `unrecorded`."""
+        before MemeGauge counted pictures (migrated stores: images_sent -1) are `unrecorded`; calls
+        whose pictures were downscaled to the model's `max_image_pixels` are `downscaled`."""
         counts = {}
-        for model, calls, with_image, unrecorded in self.db.execute(
-                "SELECT c.model, COUNT(*), SUM(c.images_sent > 0), SUM(c.images_sent < 0) FROM run_calls r"
+        for model, calls, with_image, unrecorded, downscaled in self.db.execute(
+                "SELECT c.model, COUNT(*), SUM(c.images_sent > 0), SUM(c.images_sent < 0),"
+                " SUM(json_extract(c.request_json, '$.images_downscaled') IS NOT NULL) FROM run_calls r"
                 " JOIN calls c ON c.key=r.key WHERE r.run_id=? GROUP BY c.model ORDER BY c.model", (run_id,)):
             counts[model] = {"calls": calls, "with_image": with_image}
             if unrecorded:
                 counts[model]["unrecorded"] = unrecorded
+            if downscaled:
+                counts[model]["downscaled"] = downscaled
         return counts
 
     def failed_call_counts(self, run_id: int) -> dict[str, int]:
