@@ -126,3 +126,14 @@ def read_csv_rows(path: Path | str) -> list[tuple[int, list[str]]]:
         raise InputError(f"malformed CSV: {exc}", f"{path}:{start}",
                          'quote cells that hold commas, quotes or line breaks ("...")') from None
     return rows
+
+
+def find_file(base: Path, given: str | Path) -> tuple[Path, bool]:
+    """`given` (relative to `base`, `~` expanded) resolved, and whether it names a file. A path no file
+    system takes (a NUL byte, a name too long, an unknown ~user) is (as given, False): not found."""
+    path = Path(base) / given
+    try:
+        path = (Path(base) / Path(given).expanduser()).resolve()
+        return path, path.is_file()
+    except (OSError, ValueError, RuntimeError):
+        return path, False

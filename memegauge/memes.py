@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from memegauge.extras import install_hint
-from memegauge.files import parse_json, read_user_text
+from memegauge.files import find_file, parse_json, read_user_text
 from memegauge.images.check import verify_picture
 from memegauge.types import InputError, Meme
 
@@ -60,8 +60,12 @@ def load_memes(path: str | Path, *, require_images: bool = True, limit: int | No
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise InputError(f"limit must be a whole number of at least 1, not {limit!r}", "limit",
                          "pass a positive limit, or None for every meme")
-    source = Path(path).expanduser()
-    if not source.exists():
+    try:
+        source = Path(path).expanduser()
+        exists = source.exists()
+    except (OSError, ValueError, RuntimeError):  # a NUL byte, a name too long, an unknown ~user
+        source, exists = Path(str(path)), False
+    if not exists:
         raise InputError("meme set not found", str(path), f"check the path; {_FORMATS_FIX}")
     ctx = _Context(source, require_images, limit)
     if source.is_dir():
@@ -172,8 +176,8 @@ def _resolve_image(ctx: _Context, value: Any, where: str) -> Path | None:
     if not isinstance(value, str):
         raise InputError(f'"image" must be a string path, not {_type_name(value)}', where,
                          'write "image" as a path string relative to the meme-set file')
-    image = (ctx.base_dir / Path(value.strip()).expanduser()).resolve()
-    if not image.is_file():
+    image, found = find_file(ctx.base_dir, value.strip())
+    if not found:
         if ctx.require_images:
             raise InputError(f"image file not found: {image}", where,
                              "fix the path (relative to the meme-set file) or add the image; "

@@ -249,3 +249,49 @@ def test_a_picture_too_large_for_a_model_is_downscaled_recorded_and_counted(tmp_
     with sqlite3.connect(tmp_path / "s.db") as con:
         request = json.loads(con.execute("SELECT request_json FROM calls WHERE stage = 'memeqa.evaluate' LIMIT 1").fetchone()[0])
     assert [(d["from"], d["to"]) for d in request["images_downscaled"]] == [([40, 30], [28, 21])]
+
+
+# ---- what the fuzz suite found (tests/test_fuzz.py), pinned as point tests -------------------------
+
+
+@pytest.mark.parametrize("name,content", [
+    ("memes.jsonl", '{"id": "a", "image": "x\\u0000.png", "text": "t"}\n'),  # a NUL byte in a path
+    ("memes.csv", "id,image,text\na," + "x" * 5000 + ".png,t\n"),  # a file name too long
+    ("memes.jsonl", "[" * 100_000 + "\n"),  # nested too deeply for the parser
+    ("memes.jsonl", '{"id": ' + "9" * 5000 + ', "text": "t"}\n'),  # more digits than Python converts
+])
+def test_found_by_fuzzing_memes(tmp_path, name, content):
+    from memegauge.memes import load_memes
+    from memegauge.types import InputError
+
+    (tmp_path / name).write_text(content)
+    with pytest.raises(InputError) as caught:
+        load_memes(tmp_path / name)
+    assert caught.value.where and caught.value.fix
+
+
+@pytest.mark.parametrize("text", ["a: " + "[" * 50_000, "a: " + "9" * 5000])
+def test_found_by_fuzzing_yaml(tmp_path, text):
+    from memegauge.config import load_registry
+    from memegauge.types import InputError
+
+    (tmp_path / "models.yaml").write_text(text)
+    with pytest.raises(InputError, match="invalid YAML"):
+        load_registry(tmp_path / "models.yaml")
+
+
+def test_found_by_fuzzing_votes_and_the_original_adammeme_import(tmp_path):
+    from memegauge.adammeme.legacy import read_legacy
+    from memegauge.arena.agreement import read_human_votes
+    from memegauge.types import InputError
+    from test_adammeme_legacy import write_layout
+
+    (tmp_path / "votes.csv").write_text("task,model_a,model_b,winner\n" + "x" * 140_000 + ",a,b,model_a\n")
+    with pytest.raises(InputError, match="malformed CSV"):
+        read_human_votes(tmp_path / "votes.csv")
+    root = write_layout(tmp_path / "orig", animal_log=json.dumps([{"meme_image_path": "a1.png", "run_step": "x"}]))
+    with pytest.raises(InputError, match="run_step must be a step number"):
+        read_legacy(root)
+    root = write_layout(tmp_path / "orig2", animal_log=json.dumps([{"meme_image_path": "a1.png", "meme_text": [1]}]))
+    with pytest.raises(InputError, match="rewrite"):
+        read_legacy(root)

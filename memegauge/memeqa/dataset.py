@@ -24,7 +24,7 @@ from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memegauge.files import parse_json, read_user_text, write_text_atomic
+from memegauge.files import find_file, parse_json, read_user_text, write_text_atomic
 from memegauge.images.check import verify_picture
 from memegauge.types import InputError, Meme
 
@@ -210,16 +210,16 @@ def load_memes_for(questions: list[Question], images_dir: Path | str,
     for question in questions:
         if question.img in memes:
             continue
-        image = images_dir / question.img
+        image, found = find_file(images_dir, question.img)
         where = f"question {question.id!r}"
-        if not image.is_file():
+        if not found:
             raise InputError(f"image {question.img!r} not found in {images_dir}", where,
                              "add the image, or point --images at the folder that has it")
         if question.img not in texts:
             raise InputError(f"no text for image {question.img!r}", where,
                              "add an {image, text} line for it to the texts file")
         verify_picture(image, where)
-        memes[question.img] = Meme(id=question.meme_id, image=image.resolve(),
+        memes[question.img] = Meme(id=question.meme_id, image=image,
                                    text=texts[question.img].strip(),
                                    source="semeval2021-task6")
     return memes
