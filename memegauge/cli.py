@@ -38,12 +38,22 @@ def main_options(
     verbose: int = typer.Option(0, "-v", "--verbose", count=True,
                                 help="-v: each execution and every failed attempt as it happens; -vv: every call."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars; errors only."),
+    encoding: str = typer.Option("utf-8", "--encoding", help="Encoding of the text files you give "
+                                 "(meme sets, texts, predictions, votes, configs); UTF-8 files may "
+                                 "start with a BOM."),
+    grace: float = typer.Option(10.0, "--grace", min=0.0, help="On the first Ctrl-C, wait up to this "
+                                "many seconds for the answers in flight and store them (a second "
+                                "Ctrl-C leaves at once)."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit.",
                                  is_eager=True, callback=lambda value: _print_version(value)),
 ) -> None:
+    from memegauge.engine.interrupt import set_grace
+    from memegauge.files import set_text_encoding
     from memegauge.logs import configure
 
     configure(verbose, quiet)
+    set_text_encoding(encoding)
+    set_grace(grace)
     store_path = store or Path(os.environ.get(ENV_STORE) or "memegauge.db")
     ctx.obj = Settings(store_path=store_path, models_path=models, verbose=verbose, quiet=quiet)
 

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from memegauge.config import ModelRegistry, load_registry
+from memegauge.files import shell_command
 from memegauge.methods import default_run_name  # noqa: F401 (the method commands' default names)
 
 console = Console(stderr=True)
@@ -104,4 +105,4 @@ def finish(store, name: str, max_failure_rate: float) -> None:
     accepted = ensure_complete(store, name, max_failure_rate)
     if accepted:
         console.print(f"[yellow]note:[/] {safe(accepted)}")
-    console.print(f"run {name!r} done; `memegauge report {name}` shows it")
+    console.print(safe(f"run {name!r} done; `{shell_command('memegauge', 'report', name)}` shows it"))

@@ -19,6 +19,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationI
                       model_validator)
 
 from memegauge.models import backends, find_backend
+from memegauge.files import read_user_text
 from memegauge.types import InputError, file_sha256
 
 T = TypeVar("T", bound=BaseModel)
@@ -48,6 +49,10 @@ class ModelSpec(BaseModel):
         default=None, description="Accepts images (else it reads meme text + caption). Default: "
         "true for `openai` endpoints (the image is sent unless a model is declared "
         "text-only with `vision: false`), false for the text-only embedded model.")
+    max_image_pixels: int | None = Field(
+        default=None, ge=1, description="The most pixels (width × height) a picture sent to this model "
+        "may have: a larger one is downscaled to fit, aspect kept (recorded in the call, counted in "
+        "the report). None: pictures are sent as they are.")
     price_in: float = Field(default=0.0, ge=0, description="USD per 1M prompt tokens.")
     price_out: float = Field(default=0.0, ge=0, description="USD per 1M completion tokens.")
     timeout_s: float = Field(default=120.0, gt=0, description="Per-attempt timeout.")
@@ -169,10 +174,12 @@ def read_yaml(path: Path) -> Any:
     if not path.is_file():
         raise InputError("file not found", where=str(path), fix="check the path")
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", where=str(path),
-                         fix="save the file as UTF-8") from None
+        return yaml.safe_load(read_user_text(path))
+    except RecursionError:
+        raise InputError("invalid YAML (nested too deeply)", where=str(path),
+                         fix="write the file as a flat mapping of keys and values") from None
+    except ValueError as exc:  # not a YAMLError: e.g. an integer of more than 4,300 digits
+        raise InputError(f"invalid YAML ({exc})", where=str(path), fix="write numbers of usual size") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)

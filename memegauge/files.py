@@ -1,15 +1,28 @@
-"""Small file-system helpers shared across MemeGauge: the user cache root and atomic text writes."""
+"""Small file-system helpers shared across MemeGauge: the user cache root, atomic text writes and the
+one way a user's text file is read (`read_user_text`: UTF-8, a BOM allowed, or the `--encoding` given)."""
 
 from __future__ import annotations
 
+import codecs
+import csv
+import io
+import json
 import os
 import secrets
+import shlex
 from pathlib import Path
+from typing import Any
 
 from memegauge.types import InputError
 
 #: Environment variable that moves MemeGauge's cache (joined weights, demo inputs).
 ENV_CACHE_DIR = "MEMEGAUGE_CACHE_DIR"
+
+
+def shell_command(*words: object) -> str:
+    """A command line to print for the user to paste: each word shell-quoted, so a run name or path
+    such as `a/b;rm -rf x` is one argument in the shell, never a second command."""
+    return " ".join(shlex.quote(str(word)) for word in words)
 
 
 def user_cache_root() -> Path:
@@ -40,3 +53,87 @@ def write_text_atomic(path: Path, text: str) -> Path:
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+#: The encoding user text files are read in; `--encoding` (or `set_text_encoding`) changes it.
+_TEXT_ENCODING = ["utf-8"]
+
+
+def set_text_encoding(name: str | None) -> str:
+    """Read every user text file in `name` from now on (None: UTF-8); returns the codec's name."""
+    try:
+        codec = codecs.lookup(name or "utf-8").name
+    except LookupError:
+        raise InputError(f"unknown text encoding {name!r}", where="--encoding",
+                         fix="name a Python codec, e.g. --encoding cp1252 or --encoding latin-1") from None
+    _TEXT_ENCODING[0] = codec
+    return codec
+
+
+def text_encoding() -> str:
+    return _TEXT_ENCODING[0]
+
+
+def read_user_text(path: Path | str) -> str:
+    """A user's text file as a string: UTF-8 (a leading BOM dropped) unless `--encoding` names another
+    codec. Unreadable or undecodable, it is one `InputError` naming the file, the line and the byte,
+    and how to fix it (re-save as UTF-8, or pass --encoding)."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise InputError("is a folder, not a file", str(path), "give the path of the file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror or exc})", str(path),
+                         "check the path and the file's permissions") from None
+    codec = text_encoding()
+    try:
+        return data.decode("utf-8-sig" if codec == "utf-8" else codec)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(
+            f"not {codec.upper()} text: byte 0x{data[exc.start]:02x} (offset {exc.start}, column {column}) "
+            "cannot be decoded", f"{path}:{line}",
+            f"re-save the file as UTF-8 (e.g. {shell_command('iconv', '-f', 'cp1252', '-t', 'utf-8', path)}), "
+            "or pass its encoding: memegauge --encoding cp1252 ...") from None
+
+
+def parse_json(text: str, where: str, fix: str) -> Any:
+    """`json.loads`, with every way a user's text can fail to be JSON as one `InputError`: a syntax
+    error, nesting too deep for the parser (RecursionError) and an integer of more digits than
+    Python converts (ValueError)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", where, fix) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", where, fix) from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise InputError(f"invalid JSON: {exc}", where, fix) from None
+
+
+def read_csv_rows(path: Path | str) -> list[tuple[int, list[str]]]:
+    """A user's CSV file as (line where the row starts, cells) pairs, read with `read_user_text`;
+    a malformed file (a stray quote, a line break inside an unquoted cell) is one `InputError`."""
+    reader = csv.reader(io.StringIO(read_user_text(path), newline=""))
+    rows, start = [], 1
+    try:
+        for row in reader:
+            rows.append((start, row))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV: {exc}", f"{path}:{start}",
+                         'quote cells that hold commas, quotes or line breaks ("...")') from None
+    return rows
+
+
+def find_file(base: Path, given: str | Path) -> tuple[Path, bool]:
+    """`given` (relative to `base`, `~` expanded) resolved, and whether it names a file. A path no file
+    system takes (a NUL byte, a name too long, an unknown ~user) is (as given, False): not found."""
+    path = Path(base) / given
+    try:
+        path = (Path(base) / Path(given).expanduser()).resolve()
+        return path, path.is_file()
+    except (OSError, ValueError, RuntimeError):
+        return path, False

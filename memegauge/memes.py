@@ -27,16 +27,15 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from PIL import Image
-
 from memegauge.extras import install_hint
+from memegauge.files import find_file, parse_json, read_user_text
+from memegauge.images.check import verify_picture
 from memegauge.types import InputError, Meme
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff")
@@ -61,8 +60,12 @@ def load_memes(path: str | Path, *, require_images: bool = True, limit: int | No
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise InputError(f"limit must be a whole number of at least 1, not {limit!r}", "limit",
                          "pass a positive limit, or None for every meme")
-    source = Path(path).expanduser()
-    if not source.exists():
+    try:
+        source = Path(path).expanduser()
+        exists = source.exists()
+    except (OSError, ValueError, RuntimeError):  # a NUL byte, a name too long, an unknown ~user
+        source, exists = Path(str(path)), False
+    if not exists:
         raise InputError("meme set not found", str(path), f"check the path; {_FORMATS_FIX}")
     ctx = _Context(source, require_images, limit)
     if source.is_dir():
@@ -173,26 +176,16 @@ def _resolve_image(ctx: _Context, value: Any, where: str) -> Path | None:
     if not isinstance(value, str):
         raise InputError(f'"image" must be a string path, not {_type_name(value)}', where,
                          'write "image" as a path string relative to the meme-set file')
-    image = (ctx.base_dir / Path(value.strip()).expanduser()).resolve()
-    if not image.is_file():
+    image, found = find_file(ctx.base_dir, value.strip())
+    if not found:
         if ctx.require_images:
             raise InputError(f"image file not found: {image}", where,
                              "fix the path (relative to the meme-set file) or add the image; "
                              "require_images=False loads the meme without it")
         ctx.missing_images += 1
         return None
-    _verify_image(image, where)
+    verify_picture(image, where)
     return image
-
-
-def _verify_image(image: Path, where: str) -> None:
-    """Pillow's verify() reads the structure (and PNG checksums) without decoding all pixels."""
-    try:
-        with Image.open(image) as handle:
-            handle.verify()
-    except Exception as exc:  # Pillow raises many types here (OSError, SyntaxError, ValueError...)
-        raise InputError(f"image is corrupt or not an image: {image} ({exc})", where,
-                         "replace the file with a readable PNG/JPEG/WebP image") from None
 
 
 def _type_name(value: Any) -> str:
@@ -205,20 +198,7 @@ def _type_name(value: Any) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def _read_text(path: Path) -> str:
-    """Decode a file as UTF-8 (a BOM is tolerated), naming the line and byte of the first bad byte."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the file ({exc.strerror})", str(path),
-                         "check the file's permissions") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(f"file is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
-                         "cannot be decoded", f"{path}:{line}",
-                         "re-save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+_read_text = read_user_text  # UTF-8 (BOM allowed) or --encoding; errors name file, line and byte
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -229,11 +209,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         if not line.strip():
             continue
         where = f"{path}:{number}"
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", where,
-                             "write exactly one JSON object per line") from None
+        raw = parse_json(line, where, "write exactly one JSON object per line")
         if not isinstance(raw, dict):
             raise InputError(f"expected a JSON object, got {_type_name(raw)}", where,
                              'write one object per line: {"id": ..., "image": ..., "text": ...}')

@@ -95,7 +95,7 @@ def test_small_legacy_layout_gives_the_same_figures_as_a_native_run(tmp_path, ca
     assert full["sampling"]["race"]["seeds"] == ["r1"] and full["sampling"]["animal"]["seeds"] == ["a1"]
 
 
-@pytest.mark.parametrize("log,message", [("{not json", "not valid JSON"), ({"a": 1}, "list of refinement steps")])
+@pytest.mark.parametrize("log,message", [("{not json", "invalid JSON"), ({"a": 1}, "list of refinement steps")])
 def test_a_bad_legacy_folder_is_one_input_error_and_writes_nothing(tmp_path, capsys, log, message):
     root = write_layout(tmp_path / "orig", animal_log=log if isinstance(log, str) else json.dumps(log))
     assert cli(tmp_path, "import", "adammeme", str(root)) == 2

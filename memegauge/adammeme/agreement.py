@@ -14,7 +14,6 @@ by `|` or `;`, empty = harmless). `read_*` validate them into one InputError nam
 
 from __future__ import annotations
 
-import csv
 import re
 from pathlib import Path
 from typing import Any, Sequence
@@ -22,6 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from memegauge.adammeme.taxonomy import normalise_name
+from memegauge.files import read_csv_rows
 from memegauge.types import InputError
 
 
@@ -78,9 +78,7 @@ def label_agreement(votes: dict[str, list[str]], human: dict[str, list[str]],
 def _rows(path: Path, columns: tuple[str, str]) -> list[tuple[str, str, str]]:
     if not Path(path).is_file():
         raise InputError("file not found", str(path), "check the path of the CSV file")
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        reader = csv.reader(handle)
-        rows = [(f"{path}:{i}", *row) for i, row in enumerate(reader, start=1) if any(c.strip() for c in row)]
+    rows = [(f"{path}:{line}", *row) for line, row in read_csv_rows(path) if any(c.strip() for c in row)]
     if rows and rows[0][1].strip().lower() in (columns[0], "id", "sample", "meme"):
         rows = rows[1:]
     for where, *cells in rows:

@@ -112,10 +112,11 @@ def import_adammeme_command(
 ) -> None:
     """Import the original AdamMeme code's data/ and results/ layout as a run."""
     from memegauge.adammeme.legacy import import_legacy
-    from memegauge.clikit import console, settings
+    from memegauge.clikit import console, safe, settings
+    from memegauge.files import shell_command
 
     name = import_legacy(directory, settings(ctx).store, run, experiment)
-    console.print(f"imported into run {name!r}; `memegauge report {name}` shows it")
+    console.print(safe(f"imported into run {name!r}; `{shell_command('memegauge', 'report', name)}` shows it"))
 
 
 @import_app.command("adammeme-human")

@@ -21,15 +21,19 @@ folder leaves nothing half-imported. The result is the same record kinds a nativ
 
 from __future__ import annotations
 
-import json
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
+
+from pydantic import ValidationError
 
 from memegauge._version import __version__
 from memegauge.adammeme.records import (MiningRecord, MisbeliefRecord, ReferenceRecord, RunMeta, SamplingRecord,
                                        ScoreRecord, StepRecord, TaxonomyRecord)
 from memegauge.adammeme.taxonomy import SEED_CATEGORIES, Taxonomy, normalise_name
+from memegauge.config import validation_error
 from memegauge.engine import Store, config_hash
+from memegauge.files import parse_json, read_user_text
 from memegauge.parse import looks_like_refusal
 from memegauge.records import Record, write_records
 from memegauge.types import InputError
@@ -38,13 +42,10 @@ THRESHOLD = 4.0
 
 
 def _read(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.is_file():
         raise InputError("file not found", str(path), "give the folder holding the original code's "
-                         "data/ and results/ folders") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"not valid JSON ({exc})", str(path), "restore the file from the original run") from None
+                         "data/ and results/ folders")
+    return parse_json(read_user_text(path), str(path), "restore the file from the original run")
 
 
 def _meme_id(image: str) -> str:
@@ -120,22 +121,35 @@ def read_legacy(directory: Path, experiment: str | None = None) -> tuple[str, li
     mined = _by_category(_read(data / "cls_res_full.json"), data / "cls_res_full.json")
     taxonomy = _taxonomy(data, directory)
     records: list[list[Record]] = [[TaxonomyRecord(categories=taxonomy.categories, added=taxonomy.added)]]
-    mining = _mining(mined)
-    records += [mining, *_sampled(mined)]
+    with _fields_of(data / "cls_res_full.json"):
+        mining = _mining(mined)
+        records += [mining, *_sampled(mined)]
     scoring = exp / "scoring_res.json"
     originals = _by_category(_read(scoring), scoring) if scoring.is_file() else {}
-    records.append([_original(target, c, item) for c, items in originals.items() for item in items])
+    with _fields_of(scoring):
+        records.append([_original(target, c, item) for c, items in originals.items() for item in items])
     steps: list[Record] = []
     for log in sorted(exp.glob("log_*.json")):
         category = normalise_name(log.stem[len("log_"):])
         items = _read(log)
         if not isinstance(items, list):
             raise InputError("expected a list of refinement steps", str(log), "restore the file")
-        steps += [_step(target, category, i, item) for i, item in enumerate(items)]
+        with _fields_of(log):
+            steps += [_step(target, category, i, item) for i, item in enumerate(items)]
     records.append(steps)
     records.append([RunMeta(targets=[target], agent="legacy", threshold=THRESHOLD, repeats=1, top_terms=10,
                             memes=len(mining), erase=True, source=str(directory), experiment=exp.name)])
     return target, records
+
+
+@contextmanager
+def _fields_of(path: Path) -> Iterator[None]:
+    """A value of the wrong type in the original file (a list for a text, a word for a step number)
+    is one InputError naming the file and field, not a traceback from the record it would fill."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise validation_error(exc, str(path)) from None
 
 
 def _mining(mined: dict[str, list[dict]]) -> list[MiningRecord]:
@@ -187,6 +201,9 @@ def _step(target: str, category: str, index: int, item: dict) -> StepRecord:
     key = f"{target}/0/{category}/legacy/{index:04d}"
     meme = _meme_id(item.get("meme_image_path", f"unknown-{index}"))
     step = item.get("run_step")
+    if step is not None and (isinstance(step, bool) or not isinstance(step, int) or not 0 <= step < 10**9):
+        raise InputError(f"step {index} of {category!r}: run_step must be a step number, not {step!r:.40}",
+                         f"log_{category}.json", "restore the file from the original run")
     return StepRecord(id=key, target=target, repeat=0, category=category, meme=meme, case=None, chain=None,
                       seed=None, step=step, iteration=(step or 0) + 1, original_text=None,
                       rewrite=item.get("meme_text"), explanation=item.get("explanation"),

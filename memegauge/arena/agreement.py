@@ -18,13 +18,12 @@ accuracy against the humans, and agreement with the full panel's vote.
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 from typing import Any
 
 from memegauge.arena.common import OVERALL
 from memegauge.arena.judging import TIE, TIE_BOTHBAD, joint_vote
+from memegauge.files import read_csv_rows
 from memegauge.types import InputError
 
 _WINNERS = {"model_a", "model_b", TIE, TIE_BOTHBAD}
@@ -35,18 +34,14 @@ _FIX = "write a CSV with the header task,model_a,model_b,winner (winner: model_a
 
 def read_human_votes(path: Path) -> list[dict[str, str]]:
     """Validated votes, winner normalised to model_a / model_b / tie / tie (bothbad)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the human votes ({exc})", str(path), "give a UTF-8 CSV file") from None
-    reader = csv.DictReader(io.StringIO(text))
-    header = [h.strip().lower() for h in reader.fieldnames or []]
+    rows = [(line, cells) for line, cells in read_csv_rows(path) if any(c.strip() for c in cells)]
+    header = [h.strip().lower() for h in rows[0][1]] if rows else []
     missing = [c for c in _COLUMNS if c not in header]
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}", f"{path}:1", _FIX)
     votes = []
-    for line, row in enumerate(reader, start=2):
-        row = {k.strip().lower(): (v or "").strip() for k, v in row.items() if k}
+    for line, cells in rows[1:]:
+        row = {name: cells[i].strip() if i < len(cells) else "" for i, name in enumerate(header) if name}
         if not any(row.values()):
             continue
         if not all(row[c] for c in _COLUMNS):

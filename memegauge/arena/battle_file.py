@@ -32,16 +32,13 @@ _FIX_RECORD = (
 
 def _read_battle_file(path: Path) -> tuple[list[Any], list[int]]:
     """Parse a JSON array or JSONL battles file; returns the records and each one's 1-based line."""
+    from memegauge.files import parse_json, read_user_text  # pydantic only when a file is read
+
     if not path.is_file():
         raise _input_error(
             "battles file not found", str(path), "give the path of a .jsonl or .json file"
         )
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _input_error(
-            f"cannot read battles file ({exc})", str(path), "save it as UTF-8 text"
-        ) from exc
+    text = read_user_text(path)
     records: list[Any] = []
     lines: list[int] = []
     stripped = text.lstrip()
@@ -76,18 +73,15 @@ def _read_battle_file(path: Path) -> tuple[list[Any], list[int]]:
                 f"{path}:{exc.lineno}",
                 "fix the JSON syntax on that line",
             ) from exc
+        except (RecursionError, ValueError) as exc:  # nested too deeply; an integer of > 4,300 digits
+            raise _input_error(f"invalid JSON: {exc or 'nested too deeply'}", str(path),
+                               "fix the JSON: no deeper than a battle record, numbers of usual size") from None
     else:
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise _input_error(
-                    f"invalid JSON: {exc.msg} (column {exc.colno})",
-                    f"{path}:{number}",
-                    "write one JSON object per line (JSONL), or a single JSON array",
-                ) from exc
+            records.append(parse_json(line, f"{path}:{number}",
+                                      "write one JSON object per line (JSONL), or a single JSON array"))
             lines.append(number)
     if not records:
         raise _input_error("the battles file holds no battles", str(path), _FIX_RECORD)

@@ -38,7 +38,6 @@ per task merging its answer (pool ``all``), its new battles' judgments and its d
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -57,6 +56,7 @@ from memegauge.arena.records import (AnswerRecord, BattleRecord, ContextRecord, 
                                     FusionRoundRecord, GuidelineRecord, HumanVoteRecord, JudgmentRecord,
                                     MemeRecord, RepeatRecord, TaskRecord, TasksRecord)
 from memegauge.engine import Run, Store, open_run
+from memegauge.files import parse_json, read_user_text
 from memegauge.images.thumbnail import meme_image_records
 from memegauge.memes import load_memes
 from memegauge.records import Record
@@ -75,18 +75,12 @@ class ArenaInputs:
 def read_human_guidelines(path: Path) -> dict[str, str]:
     """JSONL lines {"meme": id, "guideline": text[, "task": n]} → {meme id or task key: text}."""
     fix = 'write one object per line: {"meme": "<id>", "guideline": "<text>"} (optional "task": 1..3)'
-    try:
-        lines = Path(path).read_text(encoding="utf-8-sig").split("\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read human guidelines ({exc})", str(path), "give a UTF-8 JSONL file") from None
+    lines = read_user_text(path).split("\n")
     out = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", f"{path}:{number}", fix) from None
+        row = parse_json(line, f"{path}:{number}", fix)
         if not isinstance(row, dict) or not isinstance(row.get("meme"), (str, int)) \
                 or not isinstance(row.get("guideline"), str) or not row["guideline"].strip():
             raise InputError("expected a meme id and a non-empty guideline", f"{path}:{number}", fix)

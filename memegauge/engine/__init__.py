@@ -18,6 +18,7 @@ from typing import Any, AsyncIterator, Iterator
 from memegauge._version import __version__
 from memegauge.config import ModelRegistry
 from memegauge.engine.core import CallOutcome, Engine, cache_key, call_priority
+from memegauge.engine.interrupt import StopSignal, graceful_ctrl_c
 from memegauge.engine.progress import CallProgress
 from memegauge.engine.store import HEARTBEAT_S, RunBusy, Store, StoreError, canonical_json
 from memegauge.records import R, Record, read_record, read_records, write_records
@@ -78,9 +79,10 @@ async def open_run(store: Store, registry: ModelRegistry, *, name: str, method: 
     run = Run(store, run_id, execution_id, name, method, seed)
     log.info("run %r (%s): execution %d started", name, method, execution_id)
     beating = asyncio.create_task(_heartbeat(store, run_id, execution_id))
-    with CallProgress(enabled=progress) as bar, _collector_for_many_calls():
+    stop = StopSignal()
+    with CallProgress(enabled=progress) as bar, _collector_for_many_calls(), graceful_ctrl_c(stop):
         engine = Engine(store, registry, run_id=run_id, execution_id=execution_id, progress=bar,
-                        retry_failed=retry_failed, seed=seed)
+                        retry_failed=retry_failed, seed=seed, stop=stop)
         try:
             yield run, engine
         except (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError) as exc:

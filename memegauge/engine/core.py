@@ -21,9 +21,11 @@ from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
 from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.engine.interrupt import StopSignal
 from memegauge.engine.limits import ModelGate
 from memegauge.engine.progress import CallProgress
 from memegauge.engine.store import Store, canonical_json
+from memegauge.images.check import downscale_plan
 from memegauge.models import create_backend
 from memegauge.parse import strip_reasoning
 from memegauge.types import (
@@ -122,8 +124,9 @@ class Engine:
     def __init__(self, store: Store, registry: ModelRegistry, *, run_id: int | None = None,
                  execution_id: int | None = None, progress: CallProgress | None = None,
                  retry_failed: bool = False, refusal_detector: Callable[[str], bool] | None = None,
-                 seed: int | None = None):
+                 seed: int | None = None, stop: StopSignal | None = None):
         self.store = store
+        self.stop = stop or StopSignal()  # Ctrl-C: no new sends, answers in flight still stored
         self.seed = seed  # the run's seed: part of every T > 0 call's key (see `seeded`)
         self.registry = registry
         self.run_id = run_id
@@ -177,6 +180,7 @@ class Engine:
             raise
         finally:
             del self.inflight[key]
+            self.stop.settled(key)  # its answer (or failure) is stored: nothing paid is in flight
         return self._outcome(record, parse, cached=False)
 
     async def chat_many(self, requests: Iterable[ChatRequest], parse: Parser | None = None,
@@ -296,6 +300,7 @@ class Engine:
         t0 = time.monotonic()
         try:
             async with self._gate(spec).slot(CALL_PRIORITY.get()):
+                await self.stop.send(key)  # after a Ctrl-C: parked here, never sent
                 result = await asyncio.wait_for(backend.complete(request), timeout=spec.timeout_s)
             state.add_usage(result)
             result = _without_reasoning(result)
@@ -309,6 +314,9 @@ class Engine:
         except ModelCallError as error:
             self._note_failure(spec, key, state, error, time.monotonic() - t0)
             raise
+        finally:
+            if state.text is None:  # a failed attempt holds no answer: a retry is sent anew
+                self.stop.settled(key)
 
     def _note_failure(self, spec: ModelSpec, key: str, state: "_CallState", error: ModelCallError,
                       latency: float) -> None:
@@ -326,6 +334,9 @@ class Engine:
                       error.error_class.value if error else "ok", state.attempts, latency)
         stored = request_for_store(spec, request)
         stored["image_paths"] = _image_paths(request)
+        downscaled = _images_downscaled(spec, request)
+        if downscaled:  # outside the key, like the paths: what this model was actually shown
+            stored["images_downscaled"] = downscaled
         return CallRecord(
             key=key, model=spec.name, stage=request.stage, request=stored,
             status=CallStatus.FAILED if error else CallStatus.OK,
@@ -402,6 +413,19 @@ def _images_sent(spec: ModelSpec, request: ChatRequest) -> int:
     if not spec.vision:
         return 0
     return sum(isinstance(p, ImagePart) for m in request.messages for p in m.content)
+
+
+def _images_downscaled(spec: ModelSpec, request: ChatRequest) -> list[dict[str, Any]]:
+    """The pictures sent smaller than they are, to fit the model's `max_image_pixels`."""
+    if not spec.vision or not spec.max_image_pixels:
+        return []
+    plans = []
+    for message in request.messages:
+        for part in message.content:
+            plan = isinstance(part, ImagePart) and downscale_plan(part.path, spec.max_image_pixels)
+            if plan:
+                plans.append({"sha256": part.sha256, **plan})
+    return plans
 
 
 def _is_retryable(exc: BaseException) -> bool:

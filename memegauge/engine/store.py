@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from memegauge._version import __version__
+from memegauge.files import shell_command
 from memegauge.types import ActionableError, CallRecord, CallStatus, ErrorClass, InputError, Usage
 
 SCHEMA = """
@@ -157,7 +158,7 @@ def store_fault(exc: sqlite3.Error, path: Path) -> StoreError:
                           "view read a read-only store as it is)")
     if "malformed" in text or "not a database" in text or "encrypted" in text or "corrupt" in text:
         return StoreError(f"the store file is damaged ({exc})", str(path),
-                          f"recover what is readable: sqlite3 {path} .recover | sqlite3 recovered.db, then "
+                          f"recover what is readable: {shell_command('sqlite3', path, '.recover')} | sqlite3 recovered.db, then "
                           "pass --store recovered.db (or start a new store)")
     if "locked" in text or "busy" in text:
         return StoreError("the store stayed locked by another process for 30 s", str(path),
@@ -566,14 +567,18 @@ class Store:
 
     def image_counts(self, run_id: int) -> dict[str, dict[str, int]]:
         """Per model: the run's calls, and how many of them carried an image as a picture. Calls made
-        before MemeGauge counted pictures (migrated stores: images_sent -1) are `unrecorded`."""
+        before MemeGauge counted pictures (migrated stores: images_sent -1) are `unrecorded`; calls
+        whose pictures were downscaled to the model's `max_image_pixels` are `downscaled`."""
         counts = {}
-        for model, calls, with_image, unrecorded in self.db.execute(
-                "SELECT c.model, COUNT(*), SUM(c.images_sent > 0), SUM(c.images_sent < 0) FROM run_calls r"
+        for model, calls, with_image, unrecorded, downscaled in self.db.execute(
+                "SELECT c.model, COUNT(*), SUM(c.images_sent > 0), SUM(c.images_sent < 0),"
+                " SUM(json_extract(c.request_json, '$.images_downscaled') IS NOT NULL) FROM run_calls r"
                 " JOIN calls c ON c.key=r.key WHERE r.run_id=? GROUP BY c.model ORDER BY c.model", (run_id,)):
             counts[model] = {"calls": calls, "with_image": with_image}
             if unrecorded:
                 counts[model]["unrecorded"] = unrecorded
+            if downscaled:
+                counts[model]["downscaled"] = downscaled
         return counts
 
     def failed_call_counts(self, run_id: int) -> dict[str, int]:

@@ -13,7 +13,7 @@ import io
 from pathlib import Path
 from typing import Iterable
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 from pydantic import Field
 
 from memegauge.records import Record
@@ -32,7 +32,7 @@ def thumbnail_data_url(path: str | Path | None) -> str | None:
             image.thumbnail((THUMBNAIL_PX, THUMBNAIL_PX))
             buffer = io.BytesIO()
             image.convert("RGB").save(buffer, format="JPEG", quality=80)
-    except (OSError, UnidentifiedImageError, ValueError):
+    except Exception:  # best effort: any picture Pillow cannot draw (16-bit, bomb, broken) is a placeholder
         return None
     return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 

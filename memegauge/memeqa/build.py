@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from memegauge.files import find_file
 from memegauge.config import ModelRegistry
 from memegauge.engine import Store, open_run
 from memegauge.memeqa.construct import (MULTI_ANSWERS, Annotation, cloze_items, load_annotations,
@@ -71,8 +72,8 @@ def annotation_memes(annotations: list[Annotation], base_dir: Path) -> dict[str,
     """img → Meme (image resolved against the annotations file's folder; must exist)."""
     memes = {}
     for a in annotations:
-        image = (base_dir / a.image).resolve()
-        if not image.is_file():
+        image, found = find_file(base_dir, a.image)
+        if not found:
             raise InputError(f"image {a.image!r} of meme {a.meme!r} not found", str(base_dir),
                              "put the image beside the annotations file or fix 'image'")
         memes[a.image] = Meme(id=a.meme, image=image, text=a.text, caption=a.caption)

@@ -11,7 +11,8 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from memegauge.clikit import SEED, SET
+from memegauge.clikit import SEED, SET, safe
+from memegauge.files import shell_command
 from memegauge.types import InputError
 
 qa_app = typer.Typer(no_args_is_help=True, help="MemeQA: holistic multiple-choice meme understanding.")
@@ -222,8 +223,8 @@ def _print_summary(cfg, name: str) -> None:
     table.add_row("micro", str(report["n_scored"]), _pct(report["micro"]),
                   _pct(report["random_baseline"]["micro"]))
     out.print(table)
-    console.print(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
-                  f"{report['n_failed_calls']}; `memegauge report {name}` for details")
+    console.print(safe(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
+                       f"{report['n_failed_calls']}; `{shell_command('memegauge', 'report', name)}` for details"))
     if report.get("timing"):
         timing = report["timing"]
         console.print(f"{timing['wall_s']:.1f} s wall, {timing['s_per_question']:.2f} s per "
@@ -255,7 +256,7 @@ def build_command(ctx: typer.Context,
         console.print(f"AF round {round_.round}: discriminator accuracy "
                       f"{100 * round_.accuracy:.1f}% on {round_.questions} questions")
     console.print(f"written to {build.out}: " + ", ".join(f"{k} {v}" for k, v in info.written.items()))
-    console.print(f"run {name!r}; `memegauge report {name}` shows every stage's counts")
+    console.print(safe(f"run {name!r}; `{shell_command('memegauge', 'report', name)}` shows every stage's counts"))
     finish(cfg.store(), name, max_failure_rate)
 
 

@@ -28,7 +28,6 @@ identical whatever order calls complete in.
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from memegauge.config import validation_error
 from memegauge.memeqa.dataset import SENTIMENT_OPTIONS, TYPES_BY_NAME, Question
 from memegauge.extras import install_hint
+from memegauge.files import parse_json, read_user_text
 from memegauge.types import InputError
 
 N_OPTIONS = 4
@@ -75,15 +75,13 @@ def load_annotations(path: Path | str) -> list[Annotation]:
     if not path.is_file():
         raise InputError("annotations file not found", str(path), "check the path")
     out, seen = [], set()
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+    for number, line in enumerate(read_user_text(path).split("\n"), start=1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
+        raw = parse_json(line, where, "one JSON object per line")
         try:
-            raw = json.loads(line)
             annotation = Annotation.model_validate(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", where, "one JSON object per line") from None
         except ValidationError as exc:
             meme = raw.get("meme") if isinstance(raw, dict) else None
             raise validation_error(exc, f"{where} (meme {meme!r})") from None

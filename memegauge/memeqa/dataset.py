@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
-from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
-from memegauge.files import write_text_atomic
+from memegauge.files import find_file, parse_json, read_user_text, write_text_atomic
+from memegauge.images.check import verify_picture
 from memegauge.types import InputError, Meme
 
 VERSIONS = ("none-minus", "none-plus")
@@ -109,10 +109,7 @@ def load_questions(data_dir: Path | str, version: str, split: str) -> list[Quest
     if not path.is_file():
         raise InputError(f"no {version} {split} split here: {path} not found", str(data_dir),
                          f"give the folder holding {version}/{split}.json (the official layout)")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not a JSON file ({exc})", str(path), "restore the official file") from None
+    raw = parse_json(read_user_text(path), str(path), "restore the official file")
     if not isinstance(raw, list):
         raise InputError("expected a JSON list of questions", str(path), "restore the official file")
     questions, seen = [], set()
@@ -187,14 +184,10 @@ def load_meme_texts(path: Path) -> dict[str, str]:
                          "put memes.jsonl ({image, text} per line) in the images folder, "
                          "or pass --texts FILE")
     texts: dict[str, str] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+    for number, line in enumerate(read_user_text(path).split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", f"{path}:{number}",
-                             "write one {image, text} object per line") from None
+        row = parse_json(line, f"{path}:{number}", "write one {image, text} object per line")
         if not isinstance(row, dict) or not isinstance(row.get("image"), str) \
                 or not isinstance(row.get("text", ""), str):
             raise InputError('expected {"image": str, "text": str}', f"{path}:{number}",
@@ -217,16 +210,16 @@ def load_memes_for(questions: list[Question], images_dir: Path | str,
     for question in questions:
         if question.img in memes:
             continue
-        image = images_dir / question.img
+        image, found = find_file(images_dir, question.img)
         where = f"question {question.id!r}"
-        if not image.is_file():
+        if not found:
             raise InputError(f"image {question.img!r} not found in {images_dir}", where,
                              "add the image, or point --images at the folder that has it")
         if question.img not in texts:
             raise InputError(f"no text for image {question.img!r}", where,
                              "add an {image, text} line for it to the texts file")
-        _verify_image(image, where)
-        memes[question.img] = Meme(id=question.meme_id, image=image.resolve(),
+        verify_picture(image, where)
+        memes[question.img] = Meme(id=question.meme_id, image=image,
                                    text=texts[question.img].strip(),
                                    source="semeval2021-task6")
     return memes
@@ -237,15 +230,6 @@ def _default_texts(images_dir: Path) -> Path:
     inside = images_dir / "memes.jsonl"
     return inside if inside.is_file() or not (images_dir.parent / "memes.jsonl").is_file() \
         else images_dir.parent / "memes.jsonl"
-
-
-def _verify_image(image: Path, where: str) -> None:
-    try:
-        with Image.open(image) as handle:
-            handle.verify()
-    except Exception as exc:  # Pillow raises many types for a broken file
-        raise InputError(f"image is corrupt or not an image: {image} ({exc})", where,
-                         "replace the file with the original PNG") from None
 
 
 # --------------------------------------------------------------------------------------------------

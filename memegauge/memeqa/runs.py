@@ -9,7 +9,6 @@ A run's config names everything that decides its results, so a rerun under the s
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from memegauge.memeqa.dataset import (Question, load_memes_for, load_questions, 
 from memegauge.memeqa.evaluate import evaluate_questions, question_record
 from memegauge.memeqa.records import EvalInfo, Execution, QuestionRecord, read_info
 from memegauge.records import read_checked
+from memegauge.files import parse_json, read_user_text
 from memegauge.types import InputError, Meme
 
 METHOD = "memeqa"
@@ -80,22 +80,12 @@ def read_predictions(path: Path) -> dict[str, str]:
     if not Path(path).is_file():
         raise InputError("predictions file not found", str(path), "check the path")
     predictions: dict[str, str] = {}
-    raw = Path(path).read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise InputError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x})", f"{path}:{line}",
-                         "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+    text = read_user_text(path)
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", where,
-                             'write one {"id": ..., "prediction": "..."} object per line') from None
+        row = parse_json(line, where, 'write one {"id": ..., "prediction": "..."} object per line')
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) \
                 or not isinstance(row.get("prediction"), str):
             raise InputError('expected {"id": str, "prediction": str}', where,

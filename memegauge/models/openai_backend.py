@@ -159,7 +159,7 @@ class OpenAIBackend:
         if not any(isinstance(p, ImagePart) for p in parts) or not self.vision:
             return {"role": role, "content": "\n".join(
                 p.alt_text if isinstance(p, ImagePart) else p.text for p in parts)}
-        content = [{"type": "image_url", "image_url": {"url": _data_url(p)}}
+        content = [{"type": "image_url", "image_url": {"url": _data_url(p, self.spec.max_image_pixels)}}
                    if isinstance(p, ImagePart) else {"type": "text", "text": p.text} for p in parts]
         return {"role": role, "content": content}
 
@@ -240,9 +240,12 @@ def image_mime(data: bytes, path: Path | str = "") -> str:
     return mimetypes.guess_type(str(path))[0] or "application/octet-stream"
 
 
-def _data_url(part: ImagePart) -> str:
+def _data_url(part: ImagePart, max_pixels: int | None = None) -> str:
+    """The picture as a data URL; over `max_pixels` (the model's `max_image_pixels`), downscaled to fit."""
+    from memegauge.images.check import downscaled_picture  # Pillow only when a picture is sent
+
     try:
-        data = part.path.read_bytes()
-    except OSError as exc:
+        data = (downscaled_picture(part.path, max_pixels) if max_pixels else None) or part.path.read_bytes()
+    except Exception as exc:  # unreadable, or Pillow cannot decode it to downscale (many types)
         raise ModelCallError(ErrorClass.BAD_REQUEST, f"cannot read image {part.path}: {exc}") from None
     return f"data:{image_mime(data, part.path)};base64,{base64.b64encode(data).decode()}"
