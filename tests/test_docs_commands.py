@@ -46,7 +46,7 @@ def shown_commands(page: Path) -> list[str]:
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             while line.endswith("\\"):
-                line = line[:-1] + " " + next(lines).strip()
+                line = line[:-1].rstrip() + " " + next(lines).strip()
             heredoc = re.search(r"<<'?(\w+)'?", line)
             if heredoc:
                 body = []
