@@ -19,7 +19,7 @@ from memegauge.memeqa.paper import beside
 from memegauge.memeqa.records import BuildInfo, FinetuneInfo, QuestionRecord, read_info
 from memegauge.records import read_checked
 
-DETAIL_KEYS = ("id", "type", "img", "question", "options", "gold", "prediction", "raw", "correct",
+DETAIL_KEYS = ("id", "type", "question", "options", "gold", "prediction", "raw", "correct",
                "parse_error", "error_class")
 
 
