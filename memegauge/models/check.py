@@ -124,19 +124,17 @@ async def check_listed(registry: ModelRegistry, names: list[str]) -> list[dict[s
 
 
 def _not_ready(problem) -> dict[str, Any]:
-    installed = not problem.what.startswith("not installed")
     return {"model": problem.model, "ok": False, "latency_s": 0.0, "image": "unknown",
-            "error_class": "preflight" if installed else "not installed",
-            "installed": installed, "detail": f"{problem.what} (fix: {problem.fix})" if installed
-            else f"({problem.fix})"}
+            "error_class": "preflight" if problem.installed else "not installed",
+            "installed": problem.installed,
+            "detail": f"{problem.what} (fix: {problem.fix})" if problem.installed else f"({problem.fix})"}
 
 
 def user_named(registry: ModelRegistry) -> list[str]:
     """The models the user wrote: every entry of the registry file (a built-in it redefines too); with
     no file, the built-ins themselves (then they are what the user asks about)."""
-    from memegauge.config import BUILTIN_MODELS, _builtin_specs
+    from memegauge.models.preflight import is_builtin
 
     if registry.source == "<built-in>":
         return registry.names()
-    builtins = _builtin_specs()
-    return [n for n in registry.names() if n not in BUILTIN_MODELS or registry.get(n) != builtins[n]]
+    return [n for n in registry.names() if not is_builtin(registry, n)]

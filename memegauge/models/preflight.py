@@ -39,6 +39,7 @@ class Problem:
     what: str
     where: str
     fix: str
+    installed: bool = True  # False: its extra or weights package is missing (the fix installs it)
 
 
 class PreflightFailed(InputError):
@@ -129,7 +130,7 @@ def _installed(spec: ModelSpec, registry: ModelRegistry) -> Problem | None:
         if spec.backend == "embedded":
             _check_weights_installed(spec.model)
     except InputError as exc:
-        return Problem(spec.name, f"not installed ({exc.what})", exc.where or registry.source, exc.fix)
+        return Problem(spec.name, exc.what, _key(registry, spec.name, "backend"), exc.fix, installed=False)
     return None
 
 
@@ -146,8 +147,15 @@ def _check_weights_installed(model_id: str) -> None:
 
 
 def _key(registry: ModelRegistry, name: str, key: str) -> str:
-    """Where a model entry's key is written: `models.yaml: qwen-vl.api_key_env`, or the built-ins."""
-    return f"{registry.source}: {name}.{key}"
+    """Where a model entry's key is written: `models.yaml: qwen-vl.api_key_env`, or `built-in model`."""
+    return f"built-in model {name!r}" if is_builtin(registry, name) else f"{registry.source}: {name}.{key}"
+
+
+def is_builtin(registry: ModelRegistry, name: str) -> bool:
+    """The entry is a built-in model as MemeGauge defines it (not redefined by the registry file)."""
+    from memegauge.config import BUILTIN_MODELS, ModelSpec
+
+    return name in BUILTIN_MODELS and registry.get(name) == ModelSpec(name=name, **BUILTIN_MODELS[name])
 
 
 async def _dead_replicas(spec: ModelSpec, timeout_s: float) -> list[str]:
