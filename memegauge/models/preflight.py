@@ -122,16 +122,21 @@ def _one(problems: list[Problem]) -> Problem:
 
 
 def _installed(spec: ModelSpec, registry: ModelRegistry) -> Problem | None:
-    """The backend's extra, then an embedded model's weights packages: a Problem when missing."""
+    """The backend's extra and an embedded model's weights packages: one Problem naming every install."""
     descriptor = find_backend(spec.backend)
-    try:
-        if descriptor is not None:
-            descriptor.check_installed(where=_key(registry, spec.name, "backend"))
-        if spec.backend == "embedded":
-            _check_weights_installed(spec.model)
-    except InputError as exc:
-        return Problem(spec.name, exc.what, _key(registry, spec.name, "backend"), exc.fix, installed=False)
-    return None
+    checks = [lambda: descriptor.check_installed(where="") if descriptor else None]
+    if spec.backend == "embedded":
+        checks.append(lambda: _check_weights_installed(spec.model))
+    missing = []
+    for check in checks:
+        try:
+            check()
+        except InputError as exc:
+            missing.append(exc)
+    if not missing:
+        return None
+    return Problem(spec.name, "; ".join(e.what for e in missing), _key(registry, spec.name, "backend"),
+                   " && ".join(e.fix for e in missing), installed=False)
 
 
 def _check_weights_installed(model_id: str) -> None:
