@@ -124,27 +124,36 @@ def _one(problems: list[Problem]) -> Problem:
 def _installed(spec: ModelSpec, registry: ModelRegistry) -> Problem | None:
     """The backend's extra and an embedded model's weights packages: one Problem naming every install."""
     descriptor = find_backend(spec.backend)
-    checks = [lambda: descriptor.check_installed(where="") if descriptor else None]
-    if spec.backend == "embedded":
-        checks.append(lambda: _check_weights_installed(spec.model))
     missing = []
-    for check in checks:
-        try:
-            check()
-        except InputError as exc:
-            missing.append(exc)
+    try:
+        if descriptor is not None:
+            descriptor.check_installed(where="")
+    except InputError as exc:
+        missing.append(exc)
+    try:
+        if spec.backend == "embedded":  # weights the missing extra would install are not named twice
+            _check_weights_installed(spec.model, but_in_extra=descriptor.extra if missing else None)
+    except InputError as exc:
+        missing.append(exc)
     if not missing:
         return None
     return Problem(spec.name, "; ".join(e.what for e in missing), _key(registry, spec.name, "backend"),
                    " && ".join(e.fix for e in missing), installed=False)
 
 
-def _check_weights_installed(model_id: str) -> None:
-    """An embedded built-in model's weights packages are installed (found without reading them)."""
+def _check_weights_installed(model_id: str, but_in_extra: str | None = None) -> None:
+    """An embedded built-in model's weights packages are installed (found without reading them);
+    those that MemeGauge's extra `but_in_extra` requires are not checked (its install brings them)."""
+    from importlib.metadata import PackageNotFoundError, requires
+
     from memegauge.models.weights import WEIGHTS
 
     weights = WEIGHTS.get(model_id)  # another value is a .gguf path: checked when it is loaded
-    missing = [f for f in weights.files if f.locate() is None] if weights else []
+    try:
+        brought = {r.split(";")[0].strip() for r in requires("memegauge") or [] if f'extra == "{but_in_extra}"' in r}
+    except PackageNotFoundError:
+        brought = set()
+    missing = [f for f in weights.files if f.locate() is None and f.requirement not in brought] if weights else []
     if missing:
         raise InputError(f"the weights of {weights.description} are missing: "
                          f"{', '.join(f.distribution for f in missing)}", "embedded backend",
