@@ -175,3 +175,20 @@ def test_models_check_exits_1_only_for_a_model_the_user_named(tmp_path, server, 
     assert main(["--models", str(path), "models", "--check"]) == 1  # the file's `keyed` has no key
     out = capsys.readouterr().out
     assert "keyed: preflight" in out and "MEMEGAUGE_TEST_UNSET_KEY is not set" in out
+
+
+def test_changing_only_the_seed_makes_a_new_run_not_a_refusal(tmp_path, server, capsys):
+    models = _registry(tmp_path, server)
+    for seed in ("1", "2"):
+        assert _qa_eval(tmp_path, models, "vl", extra=("--limit", "11", "--seed", seed)) == 0
+    capsys.readouterr()
+    assert main(["--store", str(tmp_path / "store.db"), "runs", "--json"]) == 0
+    names = [r["name"] for r in json.loads(capsys.readouterr().out)]
+    assert sorted(names) == ["memeqa-eval-vl-none-minus-dev-n11-s1", "memeqa-eval-vl-none-minus-dev-n11-s2"]
+
+
+def test_adam_and_arena_default_names_show_the_seed():
+    from memegauge.methods import default_run_name
+
+    assert default_run_name("adam", ["a", "b"], "memes.jsonl", {"seed": 3}).startswith("adam-a+b-memes-s3-")
+    assert "-s" not in default_run_name("x", ["a"], "memes.jsonl", {})
