@@ -1,9 +1,9 @@
-"""`memegauge models --check` and the vision preflight: tiny requests through the engine, stored nowhere.
+"""The models' tiny requests, through the engine: `models --check`'s ping and the picture probe.
 
-The vision probe sends a small picture (a red square) to each model the registry says sees images
+The picture probe sends a small picture (a red square) to each model the registry says sees images
 and reads how the server answers: a model that answers accepts images; a server that refuses them
-(`ErrorClass.NO_VISION`, however it words it) makes `preflight_vision` stop the run before its first
-stage with one message naming the model and the fix.
+(`ErrorClass.NO_VISION`, however it words it) is reported by `refusing_images`, and the preflight
+(`memegauge.models.preflight`) stops the run before its first call with one message naming the model.
 """
 
 from __future__ import annotations
@@ -35,20 +35,6 @@ async def check_models(registry: ModelRegistry, names: list[str]) -> list[dict[s
              "latency_s": o.record.latency_s, "image": image,
              "detail": (o.text or "")[:60].replace("\n", " ") if o.ok else o.record.error[:200]}
             for n, o, image in zip(names, outcomes, images)]
-
-
-async def preflight_vision(registry: ModelRegistry, names: list[str], store: Store | None = None) -> None:
-    """Stop (`PreflightFailed`, one message per model) when models declared to see images refuse them;
-    say nothing otherwise (an endpoint that is down is the run's recorded failure, not a registry
-    error). With `store`, an answered probe is cached there like any call (linked to no run), so a
-    rerun (and the run after the command's preflight) sends none."""
-    refusing = await refusing_images(registry, names, store)
-    if refusing:
-        from memegauge.models.preflight import PreflightFailed, Problem
-
-        raise PreflightFailed([Problem(n, "its server refuses images", f"{registry.source}: {n}.vision",
-                                       "add `vision: false` to its registry entry (it then reads meme text "
-                                       "and caption), or serve a vision model") for n in refusing])
 
 
 async def refusing_images(registry: ModelRegistry, names: list[str], store: Store | None = None) -> list[str]:
@@ -109,32 +95,3 @@ def probe_image() -> Path:
         os.replace(tmp, path)
     return path
 
-
-async def check_listed(registry: ModelRegistry, names: list[str]) -> list[dict[str, Any]]:
-    """`models --check`: the preflight's free checks for every model, then the tiny requests for those
-    that passed. A model whose extra (or weights package) is missing is reported `not installed` with
-    its install command and not asked; the others are checked all the same."""
-    from memegauge.models.preflight import find_problems
-
-    found = await asyncio.gather(*(find_problems(registry, [n]) for n in names))
-    problems = {n: p[0] for n, p in zip(names, found) if p}
-    asked = {r["model"]: r for r in await check_models(registry, [n for n in names if n not in problems])} \
-        if len(problems) < len(names) else {}
-    return [asked.get(n) or _not_ready(problems[n]) for n in names]
-
-
-def _not_ready(problem) -> dict[str, Any]:
-    return {"model": problem.model, "ok": False, "latency_s": 0.0, "image": "unknown",
-            "error_class": "preflight" if problem.installed else "not installed",
-            "installed": problem.installed,
-            "detail": f"{problem.what} (fix: {problem.fix})" if problem.installed else f"({problem.fix})"}
-
-
-def user_named(registry: ModelRegistry) -> list[str]:
-    """The models the user wrote: every entry of the registry file (a built-in it redefines too); with
-    no file, the built-ins themselves (then they are what the user asks about)."""
-    from memegauge.models.preflight import is_builtin
-
-    if registry.source == "<built-in>":
-        return registry.names()
-    return [n for n in registry.names() if not is_builtin(registry, n)]

@@ -15,13 +15,14 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import aiohttp
 from rich.console import Console
 
 from memegauge.config import ModelRegistry, ModelSpec
 from memegauge.models import find_backend
+from memegauge.models.check import check_models, refusing_images
 from memegauge.types import InputError
 
 if TYPE_CHECKING:
@@ -77,8 +78,6 @@ async def find_problems(registry: ModelRegistry, names: list[str], pictures: lis
     problems = [p for per_model in found for p in per_model]
     if problems:  # a picture probe is a (tiny) call: none is sent while anything else is wrong
         return problems
-    from memegauge.models.check import refusing_images
-
     probed = [n for n in names if n in pictures]
     store = open_store() if open_store and probed else None
     return [Problem(name, "its server refuses images, and this run sends meme pictures",
@@ -188,3 +187,41 @@ async def _answers(base_url: str, timeout_s: float) -> bool:
                 return True
     except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError):
         return False
+
+
+async def preflight_vision(registry: ModelRegistry, names: list[str], store: Store | None = None) -> None:
+    """Stop (`PreflightFailed`, one message per model) when models declared to see images refuse them;
+    say nothing otherwise (an endpoint that is down is the run's recorded failure, not a registry
+    error). With `store`, an answered probe is cached there like any call (linked to no run), so a
+    rerun (and the run after the command's preflight) sends none."""
+    refusing = await refusing_images(registry, names, store)
+    if refusing:
+        raise PreflightFailed([Problem(n, "its server refuses images", f"{registry.source}: {n}.vision",
+                                       "add `vision: false` to its registry entry (it then reads meme text "
+                                       "and caption), or serve a vision model") for n in refusing])
+
+
+async def check_listed(registry: ModelRegistry, names: list[str]) -> list[dict[str, Any]]:
+    """`models --check`: the preflight's free checks for every model, then the tiny requests for those
+    that passed. A model whose extra (or weights package) is missing is reported `not installed` with
+    its install command and not asked; the others are checked all the same."""
+    found = await asyncio.gather(*(find_problems(registry, [n]) for n in names))
+    problems = {n: p[0] for n, p in zip(names, found) if p}
+    asked = {r["model"]: r for r in await check_models(registry, [n for n in names if n not in problems])} \
+        if len(problems) < len(names) else {}
+    return [asked.get(n) or _not_ready(problems[n]) for n in names]
+
+
+def _not_ready(problem: Problem) -> dict[str, Any]:
+    return {"model": problem.model, "ok": False, "latency_s": 0.0, "image": "unknown",
+            "error_class": "preflight" if problem.installed else "not installed",
+            "installed": problem.installed,
+            "detail": f"{problem.what} (fix: {problem.fix})" if problem.installed else f"({problem.fix})"}
+
+
+def user_named(registry: ModelRegistry) -> list[str]:
+    """The models the user wrote: every entry of the registry file (a built-in it redefines too); with
+    no file, the built-ins themselves (then they are what the user asks about)."""
+    if registry.source == "<built-in>":
+        return registry.names()
+    return [n for n in registry.names() if not is_builtin(registry, n)]
