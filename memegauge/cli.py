@@ -16,8 +16,7 @@ import typer
 from rich.table import Table
 
 from memegauge._version import __version__
-from memegauge import clikit
-from memegauge.clikit import Settings, console, finish, out, safe, settings  # noqa: F401 (the API)
+from memegauge.clikit import SKIP_PREFLIGHT, Settings, console, finish, out, safe, settings  # noqa: F401 (the API)
 from memegauge.config import ENV_STORE
 from memegauge.files import write_text_atomic
 from memegauge.types import InputError, MemeGaugeError
@@ -136,7 +135,7 @@ def demo_command(ctx: typer.Context,
                  model: str = typer.Option("embedded", "--model", help="Model for every role."),
                  memes: Optional[Path] = typer.Option(None, "--memes",
                                                       help="Your meme set instead of the samples."),
-                 skip_preflight: bool = clikit.SKIP_PREFLIGHT,
+                 skip_preflight: bool = SKIP_PREFLIGHT,
                  ) -> None:
     """Run MemeGauge on the bundled sample memes with the embedded offline model."""
     from memegauge.demo import run_demo
