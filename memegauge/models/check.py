@@ -37,34 +37,35 @@ async def check_models(registry: ModelRegistry, names: list[str]) -> list[dict[s
             for n, o, image in zip(names, outcomes, images)]
 
 
-async def refusing_images(registry: ModelRegistry, names: list[str], store: Store | None = None) -> list[str]:
-    """The models of `names` declared to see images whose server refuses a small picture (probed in
-    parallel through `store`'s cache; an unanswered probe is no refusal)."""
+async def refusing_images(registry: ModelRegistry, names: list[str], store: Store | None = None) -> dict[str, str]:
+    """{model: the server's words} for the models of `names` declared to see images whose server refuses
+    a small picture (probed in parallel through `store`'s cache; an unanswered probe is no refusal)."""
     vision = [n for n in dict.fromkeys(names) if registry.get(n).vision and registry.get(n).backend == "openai"]
     if not vision:
-        return []
+        return {}
     engine = Engine(store or Store(":memory:"), _quick(registry, vision))
     try:
         answers = await asyncio.gather(*(_image_answer(engine, n) for n in vision))
     finally:
         await engine.aclose()
-    return [n for n, answer in zip(vision, answers) if answer == "no"]
+    return {n: words for n, (answer, words) in zip(vision, answers) if answer == "no"}
 
 
-async def _image_answer(engine: Engine, name: str) -> str:
-    """'yes' (answered), 'no' (the server refuses pictures) or 'unknown' (no answer)."""
+async def _image_answer(engine: Engine, name: str) -> tuple[str, str]:
+    """'yes' (answered), 'no' (the server refuses pictures, with its words) or 'unknown' (no answer)."""
     try:
         outcome = await engine.chat(_image_probe(name), detect_refusal=False)
-    except InputError:
-        return "no"
-    return "yes" if outcome.ok else "unknown"
+    except InputError as exc:
+        return "no", exc.what
+    return ("yes" if outcome.ok else "unknown"), ""
 
 
 async def _accepts_image(engine: Engine, spec) -> str:
     """'yes', 'no' (the server refuses pictures), 'text-only' (registry), or 'unknown' (no answer)."""
     if not spec.vision:
         return "text-only"
-    return await _image_answer(engine, spec.name)
+    answer, _ = await _image_answer(engine, spec.name)
+    return answer
 
 
 def _quick(registry: ModelRegistry, names: list[str]) -> ModelRegistry:

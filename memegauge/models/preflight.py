@@ -80,11 +80,16 @@ async def find_problems(registry: ModelRegistry, names: list[str], pictures: lis
         return problems
     probed = [n for n in names if n in pictures]
     store = open_store() if open_store and probed else None
-    return [Problem(name, "its server refuses images, and this run sends meme pictures",
+    return _refusals(registry, await refusing_images(registry, probed, store))
+
+
+def _refusals(registry: ModelRegistry, refusing: dict[str, str]) -> list[Problem]:
+    """A Problem per model whose server refused the picture probe, in the server's words."""
+    return [Problem(name, f"its server refuses images, and this run sends meme pictures ({words})",
                     _key(registry, name, "vision"),
                     "add `vision: false` to its registry entry (it then reads meme text and caption), "
                     "or serve a vision model")
-            for name in await refusing_images(registry, probed, store)]
+            for name, words in refusing.items()]
 
 
 async def _free_checks(registry: ModelRegistry, name: str, timeout_s: float) -> list[Problem]:
@@ -194,11 +199,9 @@ async def preflight_vision(registry: ModelRegistry, names: list[str], store: Sto
     say nothing otherwise (an endpoint that is down is the run's recorded failure, not a registry
     error). With `store`, an answered probe is cached there like any call (linked to no run), so a
     rerun (and the run after the command's preflight) sends none."""
-    refusing = await refusing_images(registry, names, store)
+    refusing = _refusals(registry, await refusing_images(registry, names, store))
     if refusing:
-        raise PreflightFailed([Problem(n, "its server refuses images", f"{registry.source}: {n}.vision",
-                                       "add `vision: false` to its registry entry (it then reads meme text "
-                                       "and caption), or serve a vision model") for n in refusing])
+        raise PreflightFailed(refusing)
 
 
 async def check_listed(registry: ModelRegistry, names: list[str]) -> list[dict[str, Any]]:
