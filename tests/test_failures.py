@@ -105,10 +105,11 @@ def _wait_running(tmp: Path, child) -> None:
 def _running_eval(tmp: Path):
     """A slow server and a `qa eval` process that has started calling it: (data, images, server, child).
 
-    500 ms a call, 2 at a time: the run lasts ~5 s, longer than a second process takes to start on a
-    loaded machine (with 150 ms the first run could end before the second one asked)."""
+    1 s a call, 2 at a time: the run lasts ~11 s, longer than a second process takes to start and
+    pass its preflight on a loaded machine (at 500 ms the first run ended first at load 14 on 2 cores;
+    at 150 ms it did at lower loads)."""
     data, images = make_dataset(tmp, memes=("m1", "m2"))
-    with start_server(latency_ms=500, seed=1) as server:
+    with start_server(latency_ms=1000, seed=1) as server:
         (tmp / "models.yaml").write_text(
             f"vlm: {{backend: openai, model: vlm, base_url: {server.base_url}, max_concurrency: 2}}\n")
         child = _eval_process(tmp, data, images)
