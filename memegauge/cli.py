@@ -16,7 +16,7 @@ import typer
 from rich.table import Table
 
 from memegauge._version import __version__
-from memegauge.clikit import Settings, console, finish, out, safe, settings  # noqa: F401 (the API)
+from memegauge.clikit import SKIP_PREFLIGHT, Settings, console, finish, out, safe, settings  # noqa: F401 (the API)
 from memegauge.config import ENV_STORE
 from memegauge.files import write_text_atomic
 from memegauge.types import InputError, MemeGaugeError
@@ -86,8 +86,9 @@ def models_command(ctx: typer.Context,
                    check: bool = typer.Option(False, "--check", help="Send one tiny request each."),
                    only: Optional[list[str]] = typer.Argument(None, help="Models to list/check.")
                    ) -> None:
-    """List configured models; --check sends one tiny request to each."""
-    from memegauge.models.check import check_models
+    """List configured models; --check sends one tiny request to each (exit 1 when a model you named,
+    as an argument or in your registry file, fails; a built-in whose extra is missing says so)."""
+    from memegauge.models.preflight import check_listed, user_named
 
     registry = settings(ctx).registry()
     names = only or registry.names()
@@ -102,15 +103,19 @@ def models_command(ctx: typer.Context,
                       str(s.max_concurrency), str(s.rpm or "-"), key_state)
     out.print(table)
     if check:
-        results = asyncio.run(check_models(registry, names))
+        results = asyncio.run(check_listed(registry, names))
         for r in results:
+            if r.get("installed") is False:
+                out.print(f"{safe(r['model'])}: [yellow]not installed[/] {safe(r['detail'])}", soft_wrap=True)
+                continue
             mark = "[green]ok[/]" if r["ok"] else f"[red]{safe(r['error_class'])}[/]"
             out.print(f"{safe(r['model'])}: {mark} {r['latency_s']:.2f}s image: {r['image']} "
-                      f"{safe(r['detail'])}")
+                      f"{safe(r['detail'])}", soft_wrap=True)
             if r["image"] == "no":
                 out.print(f"  {safe(r['model'])} refuses images: add `vision: false` to its registry "
                           "entry (it then reads meme text and caption), or serve a vision model")
-        if not all(r["ok"] and r["image"] != "no" for r in results):
+        named = set(only or user_named(registry))
+        if any(r["model"] in named and not (r["ok"] and r["image"] != "no") for r in results):
             raise typer.Exit(1)
 
 
@@ -140,12 +145,14 @@ def demo_command(ctx: typer.Context,
                  model: str = typer.Option("embedded", "--model", help="Model for every role."),
                  memes: Optional[Path] = typer.Option(None, "--memes",
                                                       help="Your meme set instead of the samples."),
+                 skip_preflight: bool = SKIP_PREFLIGHT,
                  ) -> None:
     """Run MemeGauge on the bundled sample memes with the embedded offline model."""
     from memegauge.demo import run_demo
 
     cfg = settings(ctx)
-    run_demo(cfg.store(), cfg.registry(), out_dir, model, memes, progress=cfg.progress)
+    run_demo(cfg.store(), cfg.registry(), out_dir, model, memes, progress=cfg.progress,
+             skip_preflight=skip_preflight)
 
 
 def _register_commands() -> None:

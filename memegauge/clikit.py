@@ -5,6 +5,7 @@ which registers the methods' commands: so no import cycle runs through the comma
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -17,8 +18,18 @@ from memegauge.config import ModelRegistry, load_registry
 from memegauge.files import shell_command
 from memegauge.methods import default_run_name  # noqa: F401 (the method commands' default names)
 
+PIPE_WIDTH = 4096
+"""Columns of stdout when it is not a terminal: a table piped to a file, `less` or `grep` keeps its
+full rows (rich's default there is 80 columns, which cut the `runs` table's names to "meme…")."""
+
+
+def stdout_console() -> Console:
+    """The console for results on stdout: the terminal's width, or `PIPE_WIDTH` under a pipe."""
+    return Console(width=None if sys.stdout.isatty() else PIPE_WIDTH)
+
+
 console = Console(stderr=True)
-out = Console()
+out = stdout_console()
 
 
 @dataclass
@@ -57,6 +68,20 @@ LIMIT = typer.Option(None, "--limit", min=1, help="Use at most N items (memes, o
 SEED = typer.Option(None, "--seed", help="Seed of every random draw; sets the config's `seed`.")
 SET = typer.Option(None, "-o", "--set", metavar="KEY=VALUE",
                    help="Set any config key, repeatable; nested keys with dots (-o max_tokens.judging=900).")
+
+SKIP_PREFLIGHT = typer.Option(False, "--skip-preflight", help="Start without checking the models first "
+                              "(extras, keys, endpoints, pictures): for offline replays from the store.")
+
+
+def preflight(cfg: Settings, names: list[str], pictures: list[str] | tuple[str, ...] = (),
+              skip: bool = False) -> None:
+    """Check every model the command will use before its first call (`memegauge.models.preflight`);
+    one message per model that cannot work, exit 2. The picture probes are cached in the store."""
+    if skip:
+        return
+    from memegauge.models.preflight import preflight as check
+
+    check(cfg.registry(), names, pictures, open_store=cfg.store)
 
 
 def overrides(sets: Optional[list[str]], **options: Any) -> dict[str, Any]:

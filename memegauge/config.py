@@ -194,7 +194,8 @@ def validation_error(exc: ValidationError, where: str, prefix: str = "") -> Inpu
     fix = {
         "missing": f"add the key {key!r}",
         "extra_forbidden": f"remove {key!r} (unknown key; check its spelling)",
-    }.get(first["type"], f"give {key!r} a valid value ({first['msg']})")
+    }.get(first["type"], f"give {key!r} a valid value ({first['msg']})" if key else
+          f"make the keys agree ({first['msg']})")  # a check across keys has no location
     return InputError(f"{key or 'document'}: {first['msg']}", where=where, fix=fix)
 
 

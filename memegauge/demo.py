@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
+from memegauge.clikit import stdout_console
 from memegauge.engine import Store, open_run
 from memegauge.files import user_cache_root, write_text_atomic
 from memegauge.memes import load_memes
@@ -90,11 +91,13 @@ def _parts() -> list[Any]:
 
 
 def run_demo(store: Store, registry: "ModelRegistry", out_dir: Path, model: str = "embedded",
-             memes_path: Path | None = None, progress: bool | None = None) -> None:
-    """Validate everything first (memes, model, endpoint), so bad input writes nothing."""
+             memes_path: Path | None = None, progress: bool | None = None,
+             skip_preflight: bool = False) -> None:
+    """Validate everything first (memes, model, endpoint, pictures), so bad input writes nothing."""
     started = time.monotonic()
     memes = load_memes(memes_path or sample_memes_path())
-    preflight(registry, [model])
+    if not skip_preflight:
+        preflight(registry, [model], pictures=[model], open_store=lambda: store)
     out_dir.mkdir(parents=True, exist_ok=True)
     console.print(f"[bold]MemeGauge demo[/] — {len(memes)} memes, model {model!r}, store {store.path}")
     console.print(f"[yellow]note:[/] {WARNING}")
@@ -140,4 +143,4 @@ def _print_screen(store: Store, name: str) -> None:
         answer = row["answer"] or {}
         table.add_row(row["meme"], ",".join(row["labels"]), str(answer.get("harmful", "-")),
                       str(answer.get("category", row["error"][:40])))
-    Console().print(table)
+    stdout_console().print(table)

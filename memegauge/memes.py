@@ -4,7 +4,8 @@ Three layouts are read:
 
 * **JSONL** (`.jsonl`, `.ndjson`): one JSON object per line with `id` (string or integer), `image`
   (path relative to the file, or absolute), `text`, and optionally `caption`, `labels` (a list of
-  strings) and `source`. An absent or null string field reads as "". Blank lines are skipped; unknown
+  strings) and `source`. A line without an `id` key takes its image's file name without the suffix
+  (MemeQA's `memes.jsonl` is `{image, text}` per line). An absent or null string field reads as "". Blank lines are skipped; unknown
   keys are allowed and ignored, but known keys must have the right type.
 * **CSV** (`.csv`): a header row naming the same columns (case and surrounding spaces ignored);
   `labels` holds the labels separated by `|` or `;`. Empty cells count as absent.
@@ -122,7 +123,7 @@ def _collect(ctx: _Context, rows: Iterator[tuple[str, dict[str, Any]]]) -> list[
 
 def _make_meme(ctx: _Context, raw: dict[str, Any], where: str) -> Meme:
     """Validate one raw record (types, id, image) and build its `Meme`."""
-    meme_id = _check_id(ctx, raw.get("id"), where)
+    meme_id = _check_id(ctx, raw["id"] if "id" in raw else _id_from_image(raw.get("image")), where)
     where_id = f"{where} (meme {meme_id!r})"
     values = {name: _optional_str(raw.get(name), name, where_id) for name in TEXT_FIELDS}
     labels = _check_labels(raw.get("labels"), where_id)
@@ -130,10 +131,16 @@ def _make_meme(ctx: _Context, raw: dict[str, Any], where: str) -> Meme:
     return Meme(id=meme_id, image=image, labels=labels, **values)
 
 
+def _id_from_image(image: Any) -> Any:
+    """A record without an `id` is named by its picture's file name (`memes/0042.png` → `0042`)."""
+    return Path(image.strip()).stem if isinstance(image, str) and image.strip() else None
+
+
 def _check_id(ctx: _Context, value: Any, where: str) -> str:
     """Ids may be strings or integers (many data sets number their memes); they must be unique."""
     if value is None or (isinstance(value, str) and not value.strip()):
-        raise InputError("meme has no id", where, 'give every meme a unique, non-empty "id"')
+        raise InputError("meme has no id", where, 'give every meme a unique, non-empty "id" (or an "image", '
+                         "whose file name then names it)")
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise InputError(f'"id" must be a string or an integer, not {_type_name(value)}', where,
                          'write the id as a string, e.g. "id": "meme-001"')

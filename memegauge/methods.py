@@ -116,13 +116,15 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
 def default_run_name(method: str, models: list[str], data: Path | str, config: dict[str, Any]) -> str:
-    """``<method>-<models>-<data>-<hash>``: what ran, on what, and which config (6 hex digits of its
-    hash, so two configs never share a run by accident)."""
+    """``<method>-<models>-<data>[-s<seed>]-<hash>``: what ran, on what, with which seed (when the config
+    has one), and which config (6 hex digits of its hash, so two configs never share a run by accident).
+    The seed is shown because it is the one key users change alone, to repeat a run."""
     from memegauge.engine.store import canonical_json
 
     who = "+".join(models) if len(models) <= 3 else f"{'+'.join(models[:3])}+{len(models) - 3}more"
     digest = hashlib.sha256(canonical_json(config).encode()).hexdigest()[:6]  # = config_hash's first 6
-    parts = [method, who[:60], Path(str(data)).stem[:40], digest]
+    seed = [f"s{config['seed']}"] if config.get("seed") is not None else []
+    parts = [method, who[:60], Path(str(data)).stem[:40], *seed, digest]
     return "-".join(_UNSAFE_NAME.sub("_", p).strip("_") or "x" for p in parts)
 
 

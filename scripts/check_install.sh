@@ -3,8 +3,9 @@
 # that the documented Python example runs there. Usage: bash scripts/check_install.sh [VENV_DIR]
 #   1. `pip install .` (the core): `memegauge --help` works, and the embedded model's absence is one
 #      message naming `pip install 'memegauge[embedded]'` (exit 2);
-#   2. `pip install .[all,test]` (+ torch==2.13.0: this workplace's CPU wheel; an unpinned torch would
-#      pull the CUDA build): `import memegauge` and docs/api.md's example, run by its test.
+#   2. `pip install .[all,train,test]` (+ torch==2.13.0: this workplace's CPU wheel; an unpinned torch
+#      would pull the CUDA build; `all` leaves `train` out for that reason): `import memegauge` and
+#      docs/api.md's example, run by its test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
@@ -51,7 +52,7 @@ fi
 say "core: demo stops with one message naming the extra (exit 2)"
 
 start=$(date +%s)
-pip_install ".[all,test]" "torch==2.13.0"
+pip_install ".[all,train,test]" "torch==2.13.0"
 say "all extras installed in $(( $(date +%s) - start )) s: $(du -sh "$VENV" | cut -f1)"
 "$VENV/bin/python" -c "import memegauge; print('memegauge', memegauge.__version__)"
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/test_api.py

@@ -151,3 +151,21 @@ def test_models_check_says_which_models_accept_an_image(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "vl: ok" in out and "image: yes" in out and "image: text-only" in out
     assert "image: no" in out and "vision: false" in out
+
+
+def test_tables_piped_to_a_file_keep_their_full_rows(tmp_path):
+    """Under a pipe, rich's default is 80 columns, which cut run names to "meme…" (issue 27)."""
+    import os
+    import subprocess
+    import sys
+
+    from memegauge.engine import Store
+
+    name = "memeqa-eval-a-rather-long-model-name-none-minus-dev-n200-s7-circular"
+    store = Store(tmp_path / "store.db")
+    store.open_run(name, "memeqa", {"k": 1}, "h", 7, "test")
+    store.close()
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    result = subprocess.run([str(Path(sys.executable).with_name("memegauge")), "--store", str(tmp_path / "store.db"),
+                             "runs"], capture_output=True, text=True, env=env, check=True)
+    assert name in result.stdout and "…" not in result.stdout

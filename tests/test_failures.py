@@ -37,7 +37,10 @@ def _eval(tmp: Path, data: Path, images: Path, *extra: str) -> int:
 def test_endpoint_down_exits_1_with_a_summary_then_the_fixed_endpoint_completes(tmp_path, capsys):
     data, images = make_dataset(tmp_path, memes=("m1", "m2"))
     _models(tmp_path, f"http://127.0.0.1:{_free_port()}/v1")  # nothing listens there
-    assert _eval(tmp_path, data, images) == 1
+    assert _eval(tmp_path, data, images) == 2  # the preflight sees it: nothing asked, nothing written
+    assert "cannot connect" in capsys.readouterr().err and not (tmp_path / "s.db").exists()
+    # past the preflight (or an endpoint that dies mid-run), every failed call is recorded
+    assert _eval(tmp_path, data, images, "--skip-preflight") == 1
     err = " ".join(capsys.readouterr().err.split())
     assert "incomplete" in err and "22 of 22 calls failed" in err and "memeqa.evaluate: server 22" in err
     assert "Rerun the same command" in err
@@ -55,8 +58,8 @@ def test_endpoint_down_exits_1_with_a_summary_then_the_fixed_endpoint_completes(
 def test_failures_can_be_accepted_explicitly(tmp_path, capsys):
     data, images = make_dataset(tmp_path, memes=("m1", "m2"))
     _models(tmp_path, f"http://127.0.0.1:{_free_port()}/v1")
-    assert _eval(tmp_path, data, images, "--max-failure-rate", "0.5") == 1  # 100% failed > 50%
-    assert _eval(tmp_path, data, images, "--max-failure-rate", "1") == 0
+    assert _eval(tmp_path, data, images, "--max-failure-rate", "0.5", "--skip-preflight") == 1  # 100% > 50%
+    assert _eval(tmp_path, data, images, "--max-failure-rate", "1", "--skip-preflight") == 0
     assert "accepted under --max-failure-rate 1" in " ".join(capsys.readouterr().err.split())
 
 
@@ -102,10 +105,11 @@ def _wait_running(tmp: Path, child) -> None:
 def _running_eval(tmp: Path):
     """A slow server and a `qa eval` process that has started calling it: (data, images, server, child).
 
-    500 ms a call, 2 at a time: the run lasts ~5 s, longer than a second process takes to start on a
-    loaded machine (with 150 ms the first run could end before the second one asked)."""
+    1 s a call, 2 at a time: the run lasts ~11 s, longer than a second process takes to start and
+    pass its preflight on a loaded machine (at 500 ms the first run ended first at load 14 on 2 cores;
+    at 150 ms it did at lower loads)."""
     data, images = make_dataset(tmp, memes=("m1", "m2"))
-    with start_server(latency_ms=500, seed=1) as server:
+    with start_server(latency_ms=1000, seed=1) as server:
         (tmp / "models.yaml").write_text(
             f"vlm: {{backend: openai, model: vlm, base_url: {server.base_url}, max_concurrency: 2}}\n")
         child = _eval_process(tmp, data, images)

@@ -168,12 +168,30 @@ def test_unicode_line_separator_inside_a_string_is_not_a_line_break(good: Path):
     assert load_memes(path)[0].text == "one\u2028two"
 
 
-@pytest.mark.parametrize("record", [{"image": "a.png", "text": "x"},
+@pytest.mark.parametrize("record", [{"text": "x"},
                                     {"id": "  ", "image": "a.png", "text": "x"},
                                     {"id": None, "image": "a.png"}])
 def test_missing_id(good: Path, record: dict):
     path = _jsonl(good / "noid.jsonl", record)
     _raises(path, contains=("noid.jsonl:1", "no id"))
+
+
+def test_memeqa_layout_without_ids_is_named_by_the_pictures(good: Path):
+    """MemeQA's memes.jsonl is `{image, text}` per line: each meme is named by its file name."""
+    path = _jsonl(good / "memes.jsonl", {"image": "a.png", "text": "x"}, {"image": "b.png", "text": "y"})
+    memes = load_memes(path)
+    assert [(m.id, m.text, m.image) for m in memes] == [("a", "x", good / "a.png"), ("b", "y", good / "b.png")]
+    (good / "sub").mkdir()
+    _png(good / "sub" / "a.png")
+    _jsonl(path, {"image": "a.png", "text": "x"}, {"image": "sub/a.png", "text": "y"})
+    _raises(path, contains=("memes.jsonl:2", "duplicate id 'a'"))
+
+
+def test_a_folder_of_pictures_reads_each_sidecar_text(good: Path):
+    (good / "a.txt").write_text("the text of a\n", encoding="utf-8")
+    (good / "b.txt").write_text("b's text", encoding="utf-8")
+    memes = load_memes(good, ocr=lambda image: pytest.fail(f"OCR asked for {image}"))
+    assert [(m.id, m.text) for m in memes] == [("a", "the text of a"), ("b", "b's text")]
 
 
 def test_duplicate_id_names_both_lines(good: Path):

@@ -60,3 +60,24 @@ def test_adammeme_report_after_the_meme_folder_moved_still_shows_the_pictures(tm
     images = _images(store, "adam")
     assert shown and set(images) == shown
     assert all(url.startswith("data:image/jpeg;base64,") for url in images.values())
+
+
+def test_memeqa_report_shows_each_questions_meme_after_the_images_moved(tmp_path):
+    from memegauge.cli import main
+    from memegauge.report.html import to_html
+    from test_memeqa import make_dataset
+
+    data, images = make_dataset(tmp_path / "qa", memes=("m1", "m2"))
+    with start_server() as server:
+        (tmp_path / "models.yaml").write_text(f"vl: {{backend: openai, model: vl, base_url: {server.base_url}}}\n")
+        assert main(["--store", str(tmp_path / "s.db"), "--models", str(tmp_path / "models.yaml"), "--quiet",
+                     "qa", "eval", "--data", str(data), "--images", str(images), "--model", "vl",
+                     "--run", "qa"]) == 0
+    shutil.move(tmp_path / "qa", tmp_path / "moved")
+    store = Store(tmp_path / "s.db")
+    page = Page(to_html(store, build_report(store, "qa"))).data()
+    questions = {q["id"] for q in page["questions"]}
+    assert len(questions) == 22 and set(page["question_memes"]) == questions
+    assert set(page["question_memes"].values()) == set(page["images"]) == {"m1.png", "m2.png"}
+    assert all(url.startswith("data:image/jpeg;base64,") for url in page["images"].values())
+    assert page["question_memes"]["viz_id/m2/0"] == "m2.png"

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from memegauge.clikit import LIMIT, SEED, SET
+from memegauge.clikit import LIMIT, SEED, SET, SKIP_PREFLIGHT
 from memegauge.types import InputError
 
 import_app = typer.Typer(help="Import results made elsewhere into the run store.", no_args_is_help=True)
@@ -32,11 +32,12 @@ def adam_command(
     max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
                                            help="Accept the run as done when at most this share of its "
                                                 "calls still failed after retries (default 0: none)."),
+    skip_preflight: bool = SKIP_PREFLIGHT,
 ) -> None:
     """Run AdamMeme: mine, score and refine memes for one or more target models."""
     from memegauge.adammeme.config import AdamConfig
     from memegauge.adammeme.pipeline import check_inputs, run_adammeme
-    from memegauge.clikit import default_run_name, finish, overrides, settings
+    from memegauge.clikit import default_run_name, finish, overrides, preflight, settings
     from memegauge.config import load_config
 
     cfg = load_config(config, AdamConfig, overrides(sets, limit=limit, seed=seed, repeats=repeat,
@@ -45,6 +46,8 @@ def adam_command(
     name = run or default_run_name("adam", cfg.targets, cfg.memes, cfg.config_dict())
     cache = s.store_path.resolve().parent / "memegauge-erased"
     memes = check_inputs(cfg, s.registry())  # before the store exists: bad input writes nothing
+    models = [cfg.agent, *cfg.targets]
+    preflight(s, models, pictures=models, skip=skip_preflight)
     store = s.store()
     asyncio.run(run_adammeme(cfg, store, s.registry(), name, progress=s.progress, erase_cache=cache,
                              memes=memes))

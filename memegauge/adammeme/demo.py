@@ -21,6 +21,7 @@ from rich.table import Table
 
 from memegauge.adammeme.config import AdamConfig, MaxTokens
 from memegauge.adammeme.pipeline import run_adammeme
+from memegauge.clikit import stdout_console
 from memegauge.extras import install_hint
 from memegauge.images.erase import text_detection_available
 from memegauge.demo import demo_meme_file
@@ -79,8 +80,8 @@ def _print(report: dict, sample_dir: Path) -> None:
         text = row.get("rewrite") or row.get("text") or ""
         score = row["score"] if row.get("score") is not None else f"failed ({row.get('error_class')})"
         table.add_row(row["id"], str(row["iteration"]), text[:60], str(score))
-    Console().print(table)
+    stdout_console().print(table)
     for target, figures in report["targets"].items():
-        Console().print(f"{target}: with refinement {figures['overall']}, "
-                        f"original only n={figures['original_only']['n']} "
-                        f"avg={figures['original_only']['avg_score']}")
+        stdout_console().print(f"{target}: with refinement {figures['overall']}, "
+                               f"original only n={figures['original_only']['n']} "
+                               f"avg={figures['original_only']['avg_score']}")

@@ -17,7 +17,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from memegauge.clikit import LIMIT, SEED, SET
+from memegauge.clikit import LIMIT, SEED, SET, SKIP_PREFLIGHT
 from memegauge.types import InputError
 
 
@@ -50,13 +50,14 @@ def arena_command(
                                                 "calls still failed after retries (default 0: none)."),
     battles_out: Optional[Path] = typer.Option(
         None, "--battles-out", help="Also write the joint battles (JSONL, Chatbot Arena format)."),
+    skip_preflight: bool = SKIP_PREFLIGHT,
 ) -> None:
     """Run (or resume) a MemeArena evaluation."""
     if ctx.invoked_subcommand is not None:
         return
     from memegauge.arena.config import ArenaConfig
     from memegauge.arena.pipeline import extend_config, read_inputs, run_arena
-    from memegauge.clikit import console, default_run_name, finish, overrides, settings
+    from memegauge.clikit import console, default_run_name, finish, overrides, preflight, settings
     from memegauge.config import load_config
 
     if config_path is None:
@@ -77,6 +78,7 @@ def arena_command(
                    else default_run_name("arena", config.targets, config.memes, config.stored()))
     registry = cfg.registry()
     inputs = read_inputs(config, registry)  # every input checked before the store is touched
+    preflight(cfg, config.models(), pictures=config.models(), skip=skip_preflight)
     store = cfg.store()
     outcome = asyncio.run(run_arena(config, store, registry, name, progress=cfg.progress,
                                     retry_failed=retry_failed, inputs=inputs))

@@ -23,6 +23,7 @@ from rich.table import Table
 
 from memegauge.arena.config import ArenaConfig, StageTokens
 from memegauge.arena.pipeline import run_arena
+from memegauge.clikit import stdout_console
 from memegauge.config import ModelRegistry
 from memegauge.demo import demo_meme_file
 from memegauge.report import build_report
@@ -80,7 +81,7 @@ def _print(report: dict) -> None:
     for row in report["ranking"]:
         table.add_row(row["model"], f"{row['bt']:.0f}", f"{row['elo']:.0f}", f"{row['win_rate']:.2f}",
                       str(row["battles"]))
-    Console().print(table)
+    stdout_console().print(table)
     ndcg = ", ".join(f"{j}: {v['ndcg']:.2f}" if v["ndcg"] is not None else f"{j}: -"
                      for j, v in report["judges"].items())
     Console(stderr=True).print(f"judge NDCG vs the joint ranking: {ndcg}")

@@ -68,10 +68,10 @@ async def open_run(store: Store, registry: ModelRegistry, *, name: str, method: 
 
     `vision_models`: the models the run will show pictures to; each one the registry says sees
     images is probed first, and one whose server refuses images stops the run here, before its
-    first stage and before the store changes (`memegauge.models.check.preflight_vision`).
+    first stage and before the store changes (`memegauge.models.preflight.preflight_vision`).
     """
     if vision_models:
-        from memegauge.models.check import preflight_vision
+        from memegauge.models.preflight import preflight_vision
 
         await preflight_vision(registry, vision_models, store)
     run_id, execution_id = store.open_run(name, method, config, config_hash(config), seed,

@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from memegauge.clikit import SEED, SET, safe
+from memegauge.clikit import SEED, SET, SKIP_PREFLIGHT, safe
 from memegauge.files import shell_command
 from memegauge.types import InputError
 
@@ -55,9 +55,10 @@ def eval_command(
     max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
                                            help="Accept the run as done when at most this share of its "
                                                 "calls still failed after retries (default 0: none)."),
+    skip_preflight: bool = SKIP_PREFLIGHT,
 ) -> None:
     """Evaluate one or more models on one split of MemeQA (paper prompts, greedy, ≤10 new tokens)."""
-    from memegauge.clikit import finish_all, overrides
+    from memegauge.clikit import finish_all, overrides, preflight
     from memegauge.config import load_config, method_config
     from memegauge.memeqa.config import EvalConfig
     from memegauge.memeqa.runs import eval_run
@@ -76,10 +77,9 @@ def eval_command(
     configs = [load_config(config, EvalConfig, {**given, **({"model": m} if m else {})}) if config else
                method_config({**given, **({"model": m} if m else {})}, EvalConfig) for m in models]
     registry = cfg.registry()
-    # Every model known before the first question is asked. An endpoint that is down is not refused
-    # here: its run records the failed calls, ends incomplete (exit 1) and completes on a rerun.
-    for c in configs:
-        registry.get(c.model)
+    # Every model checked before the first question is asked, each model's problems in one message.
+    evaluated = [c.model for c in configs]
+    preflight(cfg, evaluated, pictures=evaluated, skip=skip_preflight)
     names = []
     for c in configs:
         names.append(asyncio.run(eval_run(cfg.store(), registry, data=c.data, images=c.images, version=c.version,
@@ -240,9 +240,10 @@ def build_command(ctx: typer.Context,
                   max_failure_rate: float = typer.Option(
                       0.0, "--max-failure-rate", min=0.0, max=1.0,
                       help="Accept the run as done when at most this share of its calls still failed."),
+                  skip_preflight: bool = SKIP_PREFLIGHT,
                   ) -> None:
     """Construct MemeQA from annotations: QO pairs → AF → trivial filter → None+ → split."""
-    from memegauge.clikit import console, finish, overrides
+    from memegauge.clikit import console, finish, overrides, preflight
     from memegauge.config import load_config
     from memegauge.memeqa.build import BuildConfig, run_build
     from memegauge.memeqa.records import BuildInfo
@@ -250,6 +251,7 @@ def build_command(ctx: typer.Context,
 
     cfg = _settings(ctx)
     build = load_config(config, BuildConfig, overrides(sets, run=run, seed=seed))
+    preflight(cfg, [build.generator, build.discriminator, build.trivial_model], skip=skip_preflight)
     name = asyncio.run(run_build(cfg.store(), cfg.registry(), build, progress=cfg.progress))
     info = read_record(cfg.store(), cfg.store().run_row(name)["id"], BuildInfo)
     for round_ in info.af_rounds:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from memegauge.clikit import stdout_console
 from memegauge.memeqa.construct import load_annotations, multi_questions, single_questions
 from memegauge.memeqa.dataset import select_questions
 from memegauge.memeqa.metrics import summarize
@@ -60,7 +61,7 @@ def _print(records: list[dict], model: str) -> None:
         table.add_row(r["type"], r["question"][:50], r["gold_letters"], str(r["prediction"] or r["raw"]),
                       {True: "yes", False: "no", None: "failed"}[r["correct"]])
     summary = summarize(records)
-    Console().print(table)
+    stdout_console().print(table)
     if summary["micro"] is not None:
         Console(stderr=True).print(f"MemeQA demo: accuracy {summary['micro']:.2f}, random guessing "
                                    f"{summary['random_baseline']['micro']:.2f}")

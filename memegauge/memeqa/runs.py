@@ -8,6 +8,7 @@ A run's config names everything that decides its results, so a rerun under the s
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 from memegauge.config import ModelRegistry
 from memegauge.engine import Store, open_run
+from memegauge.images.thumbnail import meme_image_records
 from memegauge.memeqa.dataset import (Question, load_memes_for, load_questions, resolve_types,
                                      select_questions)
 from memegauge.memeqa.evaluate import evaluate_questions, question_record
@@ -27,10 +29,14 @@ METHOD = "memeqa"
 
 
 def default_run_name(task: str, version: str, split: str, who: str, limit: int | None,
-                     types: list[str], circular: bool = False) -> str:
+                     types: list[str], circular: bool = False, seed: int = 0) -> str:
+    """`memeqa-<task>-<who>-<version>-<split>`, then what differs from the defaults: the sample size,
+    its seed, the types, circular."""
     parts = ["memeqa", task, who, version, split]
     if limit:
         parts.append(f"n{limit}")
+    if seed:
+        parts.append(f"s{seed}")
     if len(types) != 11:
         parts.append("t" + hashlib.sha256("|".join(types).encode()).hexdigest()[:6])
     if circular:
@@ -49,7 +55,7 @@ async def eval_run(store: Store, registry: ModelRegistry, *, data: Path, images:
     questions = select_questions(load_questions(data, version, split), types=chosen_types,
                                  limit=limit, seed=seed)
     memes = load_memes_for(questions, images, texts)
-    name = run_name or default_run_name("eval", version, split, model, limit, chosen_types, circular)
+    name = run_name or default_run_name("eval", version, split, model, limit, chosen_types, circular, seed)
     config = {"task": "eval", "version": version, "split": split, "model": model,
               "questions": _digest(q.id for q in questions), "limit": limit,
               "types": chosen_types, "seed": seed, "circular": circular}
@@ -67,8 +73,14 @@ async def ask_questions(store: Store, registry: ModelRegistry, questions: list[Q
     async with open_run(store, registry, name=name, method=METHOD, config=config, seed=seed,
                         progress=progress, vision_models=[info.model]) as (run, engine):
         started = time.monotonic()
-        records = await evaluate_questions(questions, memes, model=info.model, version=info.version,
-                                           engine=engine, circular=info.circular)
+        # The report's pictures, keyed by the questions' `img`: made in a thread beside the questions.
+        pictures = asyncio.create_task(asyncio.to_thread(
+            meme_image_records, [meme.model_copy(update={"id": img}) for img, meme in memes.items()]))
+        try:
+            records = await evaluate_questions(questions, memes, model=info.model, version=info.version,
+                                               engine=engine, circular=info.circular)
+        finally:
+            run.put_many(await pictures)
         # Wall time of this execution only: a resumed or replayed run reports its own, shorter one.
         timing = Execution(wall_s=time.monotonic() - started, new_calls=engine.calls_made)
         store_results(run, records, info.model_copy(update={"last_execution": timing}))
@@ -128,7 +140,7 @@ async def score_run(store: Store, registry: ModelRegistry, *, data: Path, versio
     records = score_records(questions, {k: v for k, v in answers.items() if k in chosen}, version)
     file_hash = hashlib.sha256(Path(predictions).read_bytes()).hexdigest()[:16]
     name = run_name or default_run_name("score", version, split, Path(predictions).stem, limit,
-                                        chosen_types)
+                                        chosen_types, seed=seed)
     config = {"task": "score", "version": version, "split": split, "predictions": file_hash,
               "limit": limit, "types": chosen_types, "seed": seed}
     async with open_run(store, registry, name=name, method=METHOD, config=config, seed=seed,

@@ -1,9 +1,9 @@
-"""`memegauge models --check` and the vision preflight: tiny requests through the engine, stored nowhere.
+"""The models' tiny requests, through the engine: `models --check`'s ping and the picture probe.
 
-The vision probe sends a small picture (a red square) to each model the registry says sees images
+The picture probe sends a small picture (a red square) to each model the registry says sees images
 and reads how the server answers: a model that answers accepts images; a server that refuses them
-(`ErrorClass.NO_VISION`, however it words it) makes `preflight_vision` stop the run before its first
-stage with one message naming the model and the fix.
+(`ErrorClass.NO_VISION`, however it words it) is reported by `refusing_images`, and the preflight
+(`memegauge.models.preflight`) stops the run before its first call with one message naming the model.
 """
 
 from __future__ import annotations
@@ -37,29 +37,35 @@ async def check_models(registry: ModelRegistry, names: list[str]) -> list[dict[s
             for n, o, image in zip(names, outcomes, images)]
 
 
-async def preflight_vision(registry: ModelRegistry, names: list[str], store: Store | None = None) -> None:
-    """Stop (InputError) when a model declared to see images refuses them; say nothing otherwise
-    (an endpoint that is down is the run's recorded failure, not a registry error). With `store`,
-    an answered probe is cached there like any call (linked to no run), so a rerun sends none."""
+async def refusing_images(registry: ModelRegistry, names: list[str], store: Store | None = None) -> dict[str, str]:
+    """{model: the server's words} for the models of `names` declared to see images whose server refuses
+    a small picture (probed in parallel through `store`'s cache; an unanswered probe is no refusal)."""
     vision = [n for n in dict.fromkeys(names) if registry.get(n).vision and registry.get(n).backend == "openai"]
     if not vision:
-        return
+        return {}
     engine = Engine(store or Store(":memory:"), _quick(registry, vision))
     try:
-        await asyncio.gather(*(engine.chat(_image_probe(n), detect_refusal=False) for n in vision))
+        answers = await asyncio.gather(*(_image_answer(engine, n) for n in vision))
     finally:
         await engine.aclose()
+    return {n: words for n, (answer, words) in zip(vision, answers) if answer == "no"}
+
+
+async def _image_answer(engine: Engine, name: str) -> tuple[str, str]:
+    """'yes' (answered), 'no' (the server refuses pictures, with its words) or 'unknown' (no answer)."""
+    try:
+        outcome = await engine.chat(_image_probe(name), detect_refusal=False)
+    except InputError as exc:
+        return "no", exc.what
+    return ("yes" if outcome.ok else "unknown"), ""
 
 
 async def _accepts_image(engine: Engine, spec) -> str:
     """'yes', 'no' (the server refuses pictures), 'text-only' (registry), or 'unknown' (no answer)."""
     if not spec.vision:
         return "text-only"
-    try:
-        outcome = await engine.chat(_image_probe(spec.name), detect_refusal=False)
-    except InputError:
-        return "no"
-    return "yes" if outcome.ok else "unknown"
+    answer, _ = await _image_answer(engine, spec.name)
+    return answer
 
 
 def _quick(registry: ModelRegistry, names: list[str]) -> ModelRegistry:
@@ -89,3 +95,4 @@ def probe_image() -> Path:
         Image.new("RGB", (32, 32), (220, 30, 30)).save(tmp, format="PNG")
         os.replace(tmp, path)
     return path
+

@@ -542,7 +542,19 @@ def memeqa_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict
     blocks.append(Block("browser", "Questions", browser="memeqa",
                         text="Filter by type and outcome; open a question for its options, the gold answer, "
                              "the prediction and the model's raw output."))
-    return blocks, {"questions": report.get("details", [])}
+    return blocks, {"questions": report.get("details", []), **_question_pictures(store, report["run"])}
+
+
+def _question_pictures(store: Store, run: dict[str, Any]) -> dict[str, Any]:
+    """`images` ({img: thumbnail}, as the run stored them) and `question_memes` ({question id: img}):
+    each question's meme picture in the browser. Runs stored before their pictures show none."""
+    from memegauge.memeqa.runs import load_run_records
+
+    images = run_images(store, run) or {}
+    if not images:
+        return {"images": {}, "question_memes": {}}
+    _, records = load_run_records(store, run["name"])
+    return {"images": images, "question_memes": {r["id"]: r["img"] for r in records if r["img"] in images}}
 
 
 def _paper_blocks(paper: dict[str, Any] | None) -> list[Block]:

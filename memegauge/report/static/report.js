@@ -261,6 +261,8 @@
       return lazy([el('span', result === 'correct' ? 'tag ok' : 'tag bad', [result]), el('span', 'tag', [q.type]),
                    clip(q.question, 90) + ' · predicted ' + shown(q.prediction) + ' · gold ' + shown(q.gold)],
         function (body) {
+          var meme = (data.question_memes || {})[q.id];
+          if (meme) body.appendChild(memeView(meme, [field('meme', meme)]));
           body.appendChild(field('question', q.question));
           var gold = String(q.gold || '');
           var predicted = String(q.prediction || '');
