@@ -224,6 +224,11 @@ def _print_summary(cfg, name: str) -> None:
     out.print(table)
     console.print(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
                   f"{report['n_failed_calls']}; `memegauge report {name}` for details")
+    if report["missing"]["n"]:
+        ids = report["missing"]["ids"]
+        shown = ", ".join(ids[:5]) + (f", … ({len(ids) - 5} more)" if len(ids) > 5 else "")
+        console.print(f"{len(ids)} of {len(ids) + report['n_questions']} questions have no prediction and "
+                      f"are not scored: {shown} (all in `memegauge report {name} --format json`)", markup=False)
     if report.get("timing"):
         timing = report["timing"]
         console.print(f"{timing['wall_s']:.1f} s wall, {timing['s_per_question']:.2f} s per "
