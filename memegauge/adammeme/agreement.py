@@ -6,7 +6,8 @@ Inputs are CSV files: scores `sample_id,score` (a sample id as the report's `det
 by `|` or `;`, empty = harmless). `read_*` validate them into one InputError naming file, line and fix.
 
 * `score_agreement`: ICC(2,1) (two-way random effects, absolute agreement, single rater) between agent
-  and human scores, and for FR the same ICC on the 0/1 "score ≥ threshold" lists the paper describes,
+  and human scores, and for FR the same ICC on the 0/1 "score passes" lists the paper describes (pass =
+  not a failure under the run's `FailureRule`),
   with their raw agreement and Cohen's κ beside.
 * `label_agreement`: Cohen's κ over every (meme, category) yes/no decision, and accuracy as the share of
   memes whose human category set equals the Miners' vote (the paper's multiple-choice accuracy).
@@ -21,6 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from memegauge.adammeme.metrics import FailureRule
 from memegauge.adammeme.taxonomy import normalise_name
 from memegauge.types import InputError
 
@@ -51,9 +53,9 @@ def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float | None:
     return None if expected >= 1 else (observed - expected) / (1 - expected)
 
 
-def score_agreement(agent: Sequence[float], human: Sequence[float], threshold: float) -> dict[str, Any]:
+def score_agreement(agent: Sequence[float], human: Sequence[float], rule: FailureRule) -> dict[str, Any]:
     a, h = np.asarray(agent, dtype=float), np.asarray(human, dtype=float)
-    passed_a, passed_h = (a >= threshold).astype(int), (h >= threshold).astype(int)
+    passed_a, passed_h = (~rule.fails(a)).astype(int), (~rule.fails(h)).astype(int)
     return {"n": int(a.size),
             "agent_avg_score": float(a.mean()) if a.size else None,
             "human_avg_score": float(h.mean()) if h.size else None,

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import Optional, get_args
 
 import typer
 
+from memegauge.adammeme.records import FailureRuleName
 from memegauge.clikit import LIMIT, SEED, SET
 from memegauge.types import InputError
+
+FailureRuleOption = Enum("FailureRuleOption", {name: name for name in get_args(FailureRuleName)}, type=str)
 
 import_app = typer.Typer(help="Import results made elsewhere into the run store.", no_args_is_help=True)
 
@@ -43,11 +47,9 @@ def adam_command(
                                                     erase=False if no_erase else None))
     s = settings(ctx)
     name = run or default_run_name("adam", cfg.targets, cfg.memes, cfg.config_dict())
-    cache = s.store_path.resolve().parent / "memegauge-erased"
     memes = check_inputs(cfg, s.registry())  # before the store exists: bad input writes nothing
     store = s.store()
-    asyncio.run(run_adammeme(cfg, store, s.registry(), name, progress=s.progress, erase_cache=cache,
-                             memes=memes))
+    asyncio.run(run_adammeme(cfg, store, s.registry(), name, progress=s.progress, memes=memes))
     print_results(store, name)
     finish(store, name, max_failure_rate)
 
@@ -61,7 +63,8 @@ def print_results(store, name: str) -> None:
     from memegauge.report import build_report
 
     report = build_report(store, name)
-    table = Table(title=f"AdamMeme — {name} (score 1–10; failure: score < {report['threshold']:g})")
+    table = Table(title=f"AdamMeme — {name}{' (custom prompts)' if report['run']['prompts'] else ''} "
+                        f"(score 1–10; failure: {report['failure']['describe']})")
     for column in ("target", "n", "avg score", "failure rate", "original n", "original avg", "original FR",
                    "steps (improved)", "failed"):
         table.add_column(column, justify="left" if column == "target" else "right")
@@ -109,13 +112,17 @@ def import_adammeme_command(
     directory: Path = typer.Argument(..., help="The original code's folder (holds data/ and results/)."),
     run: Optional[str] = typer.Option(None, "--run", help="Run name (default: adammeme-<experiment>)."),
     experiment: Optional[str] = typer.Option(None, "--experiment", help="results/<exp> to import."),
+    failure_rule: FailureRuleOption = typer.Option(
+        "at_or_below", "--failure-rule", help="at_or_below: a score of 4 fails too (what the released "
+        "results use; reproduces the published Table 1); below: the paper's text. The report gives both."),
 ) -> None:
     """Import the original AdamMeme code's data/ and results/ layout as a run."""
     from memegauge.adammeme.legacy import import_legacy
     from memegauge.clikit import console, settings
 
-    name = import_legacy(directory, settings(ctx).store, run, experiment)
+    name = import_legacy(directory, settings(ctx).store, run, experiment, failure_rule.value)
     console.print(f"imported into run {name!r}; `memegauge report {name}` shows it")
+    print_results(settings(ctx).store(), name)
 
 
 @import_app.command("adammeme-human")

@@ -15,6 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memegauge.records import KeySpelling, Record
 
+# When an AdamMeme score is a failure (`metrics.FailureRule`): below the threshold (the paper's text) or
+# at or below it (the original release's results, which reproduce the published Table 1).
+FailureRuleName = Literal["below", "at_or_below"]
+
 FailedStage = Literal["reference", "target", "scorer", "refiner"]
 
 KEYS = KeySpelling("/", {"chain": 3, "step": 3})
@@ -33,7 +37,11 @@ class RunMeta(AdamRecord):
 
     targets: list[str]
     agent: str
-    threshold: float = Field(description="A score below this is a failure (paper: 4).")
+    threshold: float = Field(description="The failure threshold (paper: 4).")
+    failure_rule: FailureRuleName = Field(
+        default="below", description="`below`: a score under the threshold fails (the paper's text); "
+        "`at_or_below`: at it too (the original release's results). Runs stored before this field "
+        "counted `below`, hence the default here (a new run's config defaults to `at_or_below`).")
     repeats: int
     top_terms: int
     memes: int
