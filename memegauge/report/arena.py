@@ -95,7 +95,7 @@ def _repeats(store: Store, repeats: list[RepeatRecord], own_id: int,
     for model in models:
         rows = [next((t for t in table if t["model"] == model), None) for table in tables]
         ranking.append({"model": model, **{k: mean_ci([r[k] for r in rows if r is not None])
-                                           for k in ("elo", "bt", "win_rate")}})
+                                           for k in ("elo", "bt", "win_rate", "score")}})
     ranking.sort(key=lambda r: -(r["bt"]["mean"] if r["bt"]["mean"] is not None else float("-inf")))
     return {"runs": done, "missing": missing, "ranking": ranking}
 
