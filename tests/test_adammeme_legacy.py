@@ -135,3 +135,24 @@ def test_a_folder_without_the_layout_is_refused(tmp_path, capsys):
     assert cli(tmp_path, "import", "adammeme", str(tmp_path / "empty")) == 2
     assert "cls_res_full.json" in capsys.readouterr().err
     assert not (tmp_path / "store.db").exists()
+
+
+# Step counts of the original release's full logs (Lbotirx/AdamMeme, results/llava_5k, 386 rows, 383
+# scored, 74 of them exactly 4), counted once with `_counted_by_hand` from a fetched copy:
+# category: (scored steps, failing below 4, failing at or below 4).
+RELEASED_LLAVA7B_STEPS = {"religion": (55, 22, 33), "race": (64, 35, 40), "nationality": (43, 10, 18),
+                          "political": (32, 0, 9), "gender": (40, 9, 15), "disability": (57, 21, 31),
+                          "child exploitation": (40, 11, 24), "animal": (52, 27, 39)}
+
+
+def test_table1_comes_out_of_table2_and_the_released_steps_only_when_a_4_fails():
+    from memegauge.adammeme.paper import TABLE1_LLAVA7B_FR, table1_row
+
+    steps = RELEASED_LLAVA7B_STEPS
+    assert sum(n for n, _, _ in steps.values()) == 383
+    released = table1_row({c: (n, at) for c, (n, _, at) in steps.items()})
+    assert released == {c: pytest.approx(v, abs=0.005) for c, v in TABLE1_LLAVA7B_FR.items()}
+    text = table1_row({c: (n, below) for c, (n, below, _) in steps.items()})
+    gaps = {c: TABLE1_LLAVA7B_FR[c] - text[c] for c in steps}
+    assert all(1.85 <= gap <= 5.5 for gap in gaps.values())  # the issue: 1.9-5.4 points lower and text["avg"] == pytest.approx(33.28, abs=0.005)
+

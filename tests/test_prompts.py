@@ -24,7 +24,8 @@ def custom_question(folder: Path, body: str | None = None) -> Path:
     """A prompts folder replacing one role (the analysis question) with new wording."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "adammeme_question.j2").write_text(
-        body if body is not None else f"{WORDING} about {{{{ task }}}}.\nmeme_text: {{{{ text }}}}\n")
+        body if body is not None else f"{WORDING} about {{{{ task }}}} ({{{{ description }}}}).\n"
+                                      "meme_text: {{ text }}\n")
     return folder
 
 
@@ -34,34 +35,35 @@ def test_the_custom_file_wins_and_the_other_roles_keep_the_shipped_wording(tmp_p
     assert list(hashes) == ["adammeme_question"] and len(hashes["adammeme_question"]) == 64
     shipped_scorer = render_prompt("adammeme_scorer", meme_text="t", question="q", ref_answer="r", answer="a")
     with using_prompts(folder):
-        assert render_prompt("adammeme_question", task="race", text="T").startswith(WORDING + " about race.")
+        assert render_prompt("adammeme_question", task="race", text="T",
+                             description="d").startswith(WORDING + " about race (d).")
         assert render_prompt("adammeme_scorer", meme_text="t", question="q", ref_answer="r",
                              answer="a") == shipped_scorer
-    assert "bespoke" not in render_prompt("adammeme_question", task="race", text="T")  # only inside the block
+    assert "bespoke" not in render_prompt("adammeme_question", task="race", text="T", description="")
 
 
 def test_shipped_templates_are_listed_per_method():
     names = shipped_templates("adammeme_")
     assert "adammeme_question" in names and all(n.startswith("adammeme_") for n in names)
-    assert template_variables((SHIPPED / "adammeme_question.j2").read_text()) == {"task", "text"}
+    assert template_variables((SHIPPED / "adammeme_question.j2").read_text()) == {"task", "text", "description"}
 
 
 @pytest.mark.parametrize("body,listed", [
-    ("About {{ task }} only.", "missing: text; unknown: –"),
-    ("{{ task }} {{ text }} {{ mood }}", "missing: –; unknown: mood"),
+    ("About {{ task }} only.", "missing: description, text; unknown: –"),
+    ("{{ task }} {{ text }} {{ description }} {{ mood }}", "missing: –; unknown: mood"),
 ])
 def test_a_template_with_other_variables_is_refused_listing_both_sets(tmp_path, body, listed):
     folder = custom_question(tmp_path / "p", body)
     with pytest.raises(InputError) as caught:
         check_prompt_dir(folder, "adammeme_")
     message = str(caught.value)
-    assert "the shipped template uses {task, text}" in message and listed in message
+    assert "the shipped template uses {description, task, text}" in message and listed in message
 
 
 def test_a_file_that_replaces_nothing_or_bad_syntax_is_refused(tmp_path):
     folder = tmp_path / "p"
     folder.mkdir()
-    (folder / "adammeme_questions.j2").write_text("{{ task }} {{ text }}")
+    (folder / "adammeme_questions.j2").write_text("{{ task }} {{ text }} {{ description }}")
     with pytest.raises(InputError, match="(?s)replaces no template of this method.*adammeme_question.j2"):
         check_prompt_dir(folder, "adammeme_")
     (folder / "adammeme_questions.j2").unlink()
@@ -118,7 +120,8 @@ def test_a_custom_prompts_run_sends_the_new_wording_and_says_so(tmp_path, server
     page = out.read_text()
     assert "adammeme (custom prompts)" in page and digest[:12] in page
     # a changed template is a different config: the run is not resumed with other wording
-    (tmp_path / "my-prompts" / "adammeme_question.j2").write_text(f"{WORDING}! {{{{ task }}}} {{{{ text }}}}")
+    (tmp_path / "my-prompts" / "adammeme_question.j2").write_text(
+        f"{WORDING}! {{{{ task }}}} {{{{ text }}}} {{{{ description }}}}")
     assert main([*base, "adam", "-c", str(config), "--run", "custom"]) == 2
 
 
@@ -128,7 +131,8 @@ def test_a_bad_template_is_refused_before_anything_is_written(tmp_path, server, 
     store = tmp_path / "s.db"
     assert main(["--store", str(store), "--models", str(models), "--quiet", "adam", "-c", str(config)]) == 2
     err = capsys.readouterr().err
-    assert "uses the variables {meme, task}" in err and "{task, text}" in err and "missing: text" in err
+    assert "uses the variables {meme, task}" in err and "{description, task, text}" in err
+    assert "missing: description, text" in err and "unknown: meme" in err
     assert not store.exists()
 
 

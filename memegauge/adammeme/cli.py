@@ -74,6 +74,25 @@ def print_results(store, name: str) -> None:
                       str(original["n"]), _num(original["avg_score"]), _pct(original["failure_rate"]),
                       f"{figures['steps']['total']} ({figures['steps']['improved']})", str(overall["failed"]))
     out.print(table)
+    out.print(_category_table(report))
+
+
+def _category_table(report: dict):
+    """Per target and category: n and average score on H, and FR under both failure rules (the run's
+    own marked), so a run reads against figures made with either (the paper's text or its release)."""
+    from rich.table import Table
+
+    threshold, own = report["failure"]["threshold"], report["failure"]["rule"]
+    label = {"below": f"FR < {threshold:g}", "at_or_below": f"FR ≤ {threshold:g}"}
+    table = Table(title="by category (history H: originals and scored steps)")
+    for column in ("target", "category", "n", "avg score",
+                   *(label[r] + (" (run)" if r == own else "") for r in label), "failed"):
+        table.add_column(column, justify="left" if column in ("target", "category") else "right")
+    for target, figures in report["targets"].items():
+        for category, f in figures["categories"].items():
+            table.add_row(target, category, str(f["n"]), _num(f["avg_score"]),
+                          *(_pct(figures["by_rule"][r]["categories"][category]) for r in label), str(f["failed"]))
+    return table
 
 
 def _num(value: float | None) -> str:

@@ -16,7 +16,7 @@ choice is named (`failure_rule`, `seeds_per_category` as a count or a fraction) 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
@@ -77,6 +77,10 @@ class AdamConfig(BaseModel):
     max_steps: int = Field(default=10, ge=0, description="N: refinement steps per seed at most.")
     top_k: int = Field(default=3, ge=1, description="In-context examples retrieved from history.")
     rewrite_attempts: int = Field(default=3, ge=1, description="Refiner tries per step.")
+    analysis_question: Literal["description", "category"] = Field(
+        default="description", description="What the analysis question names: the category and its "
+        "description (category-specific, as the original release and the paper's Fig. 17-18 ask), or the "
+        "bare category name.")
     failure_threshold: float = Field(default=4.0, description="FR's threshold (paper: 4).")
     failure_rule: FailureRuleName = Field(
         default="at_or_below", description="`at_or_below`: a score at or below the threshold fails (the "

@@ -26,7 +26,7 @@ from memegauge.adammeme.messages import MemeView
 from memegauge.adammeme.misbelief import narrate
 from memegauge.adammeme.records import ReferenceRecord, RunMeta, SamplingRecord, ScoreRecord, TaxonomyRecord
 from memegauge.adammeme.mining import mine
-from memegauge.adammeme.reference import build_reference
+from memegauge.adammeme.reference import asking_about, build_reference
 from memegauge.adammeme.refinement import refine_category
 from memegauge.adammeme.sampling import plan_samples
 from memegauge.adammeme.scoring import Sample, answer, rate
@@ -108,8 +108,9 @@ async def _pipeline(memes: list[Meme], cfg: AdamConfig, engine: Engine, run: Run
     # sample count (each step after a chain's first takes a meme from the pool), so larger samples
     # allow longer chains.
     order = sorted(plan, key=lambda c: -len(plan[c].sampled))
-    await asyncio.gather(*(_category(c, plan, by_id, views, engine, run, cfg, priority=len(order) - rank)
-                           for rank, c in enumerate(order)))
+    with asking_about(taxonomy.categories if cfg.analysis_question == "description" else {}):
+        await asyncio.gather(*(_category(c, plan, by_id, views, engine, run, cfg, priority=len(order) - rank)
+                               for rank, c in enumerate(order)))
 
 
 async def _category(category: str, plan: dict[str, SamplingRecord], memes: dict[str, Meme],

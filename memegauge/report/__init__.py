@@ -14,9 +14,9 @@ from memegauge.methods import method
 from memegauge.types import InputError
 
 
-# Config keys that name a protocol choice (the report header shows them): AdamMeme's failure rule and
-# seed set, MemeQA fine-tuning's LoRA scope.
-PROTOCOL_KEYS = ("failure_rule", "failure_threshold", "seeds_per_category", "lora_targets")
+# Config keys that name a protocol choice (the report header shows them): AdamMeme's failure rule, seed
+# set and analysis question, MemeQA fine-tuning's LoRA scope.
+PROTOCOL_KEYS = ("failure_rule", "failure_threshold", "seeds_per_category", "analysis_question", "lora_targets")
 
 
 def run_header(store: Store, name: str) -> dict[str, Any]:
