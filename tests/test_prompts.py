@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
 
-from memegauge.adammeme.synthetic import write_meme_set
+from memegauge.adammeme.taxonomy import SEED_CATEGORIES
 from memegauge.cli import main
 from memegauge.prompts import check_prompt_dir, render_prompt, shipped_templates, template_variables, using_prompts
 from memegauge.testing.server import start_server
 from memegauge.types import InputError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_adammeme_resume import setup as resume_setup  # noqa: E402
 
 SHIPPED = Path(__file__).parents[1] / "memegauge" / "prompts"
 WORDING = "Say, in the bespoke wording of issue 22, what harm this meme does"
@@ -82,14 +86,10 @@ def server():
         yield srv
 
 
-def adam_setup(tmp_path: Path, server, prompts: str | None) -> tuple[Path, Path]:
-    write_meme_set(tmp_path, 8, seed=5)
-    models = tmp_path / "models.yaml"
-    models.write_text(f"agent: {{backend: openai, model: agent, base_url: {server.base_url}}}\n"
-                      f"target: {{backend: openai, model: target, base_url: {server.base_url}}}\n")
-    config = tmp_path / "adam.yaml"
-    config.write_text("memes: memes.jsonl\nagent: agent\ntargets: [target]\nerase: false\nseeds_per_category: 1\n"
-                      "max_steps: 1\nwarn_below: 0\n" + (f"prompts: {prompts}\n" if prompts else ""))
+def adam_setup(tmp_path: Path, server, prompts: str) -> tuple[Path, Path]:
+    """The resume test's meme set, registry and config (test server), with `prompts: DIR` added."""
+    models, config = resume_setup(tmp_path, server)
+    config.write_text(config.read_text() + f"prompts: {prompts}\n")
     return models, config
 
 
@@ -109,6 +109,8 @@ def test_a_custom_prompts_run_sends_the_new_wording_and_says_so(tmp_path, server
     for stage in ("adammeme.reference.candidate", "adammeme.scoring.target", "adammeme.scoring.scorer"):
         texts = sent_texts(store, stage)
         assert texts and all(WORDING in t for t in texts), stage
+        # the default analysis question names the category's description from the taxonomy
+        assert all(any(d[:40] in t for d in SEED_CATEGORIES.values()) for t in texts), stage
     assert not any(WORDING in t for t in sent_texts(store, "adammeme.mining.miner"))  # other roles: shipped
     assert main([*base, "report", "custom", "--format", "json"]) == 0
     run = json.loads(capsys.readouterr().out)["run"]

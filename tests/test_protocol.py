@@ -82,3 +82,17 @@ def test_erased_pictures_go_next_to_the_store_whoever_starts_the_run(tmp_path):
         assert erase_cache_for(adam(erase_cache=tmp_path / "mine"), store) == tmp_path / "mine"
     finally:
         store.close()
+
+
+def test_the_analysis_question_names_the_category_description_when_asked_to():
+    from memegauge.adammeme.messages import MemeView
+    from memegauge.adammeme.reference import asking_about, question
+    from memegauge.types import Meme
+
+    view = MemeView(meme=Meme(id="m", text="T"), picture=None, text="T")
+    with asking_about({"race": "Harm directed at people for their racial or ethnic background."}):
+        specific = question(view, "race")
+        assert question(view, "gender").count("focusing on") == 0  # a category without a description
+    assert "on race, focusing on what that category covers: Harm directed at people for their racial" in specific
+    assert "on race.\n" in question(view, "race")  # outside the run's block: the bare category name
+    assert adam().analysis_question == "description" and adam(analysis_question="category")
