@@ -355,10 +355,45 @@ def test_human_scores_and_labels_attach_to_a_run_and_reach_the_report(tmp_path, 
     agreement = build_report(Store(tmp_path / "store.db"), "r")["agreement"]
     assert agreement["scores"]["n"] == 4 and agreement["scores"]["fr_raw_agreement"] == 0.75
     assert agreement["labels"]["n"] == 3 and agreement["labels"]["accuracy"] == pytest.approx(1 / 3)
+    assert agreement["annotators"]["pairs"] == [] and agreement["annotators"]["mean_pairwise_kappa"] is None
     (tmp_path / "bad.csv").write_text("sample_id,score\nx,eleven\n")
     capsys.readouterr()
     assert main([*args, "--scores", str(tmp_path / "bad.csv")]) == 2
     assert "bad.csv:2" in capsys.readouterr().err
+
+
+def test_table8_kappa_is_between_pairs_of_annotators(tmp_path):
+    from memegauge.cli import main
+
+    world = World(gender_miner, score=scores_by_softening(6, lambda k: 2))
+    run_world(tmp_path, world, TEXTS[:4], seeds_per_category=0)
+    files = []
+    for i, lines in enumerate(["m00,gender\nm01,gender\nm02,\n", "m00,gender\nm01,\nm02,\n",
+                               "m00,gender|race\nm01,gender\nm02,race\n"], start=1):
+        files += ["--labels", str(tmp_path / f"a{i}.csv")]
+        (tmp_path / f"a{i}.csv").write_text("meme_id,categories\n" + lines)
+    assert main(["--store", str(tmp_path / "store.db"), "--quiet", "import", "adammeme-human", "r", *files]) == 0
+    report = build_report(Store(tmp_path / "store.db"), "r")
+    categories = list(report["sampling"])
+    found = report["agreement"]["annotators"]
+    assert list(found["per_annotator"]) == ["1", "2", "3"]
+    assert found["per_annotator"]["1"] == report["agreement"]["labels"]  # the first file: agent vs human
+
+    def decisions(labels: dict) -> list[bool]:
+        return [c in labels[m] for m in ("m00", "m01", "m02") for c in categories]
+
+    def kappa(a: list[bool], b: list[bool]) -> float:  # by hand: (p_o − p_e) / (1 − p_e)
+        observed = sum(x == y for x, y in zip(a, b)) / len(a)
+        pa, pb = sum(a) / len(a), sum(b) / len(b)
+        expected = pa * pb + (1 - pa) * (1 - pb)
+        return (observed - expected) / (1 - expected)
+
+    labels = [{"m00": ["gender"], "m01": ["gender"], "m02": []}, {"m00": ["gender"], "m01": [], "m02": []},
+              {"m00": ["gender", "race"], "m01": ["gender"], "m02": ["race"]}]
+    hand = {(a, b): kappa(decisions(labels[a - 1]), decisions(labels[b - 1])) for a, b in ((1, 2), (1, 3), (2, 3))}
+    assert [(p["a"], p["b"], p["n"]) for p in found["pairs"]] == [("1", "2", 3), ("1", "3", 3), ("2", "3", 3)]
+    assert [p["kappa"] for p in found["pairs"]] == [pytest.approx(hand[k]) for k in hand]
+    assert found["mean_pairwise_kappa"] == pytest.approx(sum(hand.values()) / 3)
 
 
 def test_synthetic_meme_set_never_repeats_a_meme(tmp_path):

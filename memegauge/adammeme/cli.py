@@ -149,22 +149,26 @@ def import_human_command(
     ctx: typer.Context,
     run: str = typer.Argument(..., help="An AdamMeme run."),
     scores: Optional[Path] = typer.Option(None, "--scores", help="CSV: sample_id,score"),
-    labels: Optional[Path] = typer.Option(None, "--labels", help="CSV: meme_id,categories (a|b)"),
+    labels: Optional[list[Path]] = typer.Option(
+        None, "--labels", help="CSV: meme_id,categories (a|b); repeat it, one file per annotator, for "
+        "the agreement between annotators (Table 8)."),
 ) -> None:
     """Attach human scores / category labels to a run; its report then shows agreement (Tables 3, 8)."""
     from memegauge.adammeme.agreement import read_human_labels, read_human_scores
-    from memegauge.adammeme.records import HumanLabel, HumanScore
+    from memegauge.adammeme.records import AnnotatorLabel, HumanScore
     from memegauge.clikit import console, settings
     from memegauge.records import write_records
 
-    if scores is None and labels is None:
+    if scores is None and not labels:
         raise InputError("nothing to import", "memegauge import adammeme-human", "give --scores and/or --labels")
     store = settings(ctx).store()
     row = store.run_row(run)
     if row["method"] != "adammeme":
         raise InputError(f"run {run!r} is a {row['method']} run", run, "give an AdamMeme run")
     human_scores = read_human_scores(scores) if scores else {}
-    human_labels = read_human_labels(labels) if labels else {}
+    per_annotator = [read_human_labels(path) for path in labels or []]  # every file checked before writing
     write_records(store, row["id"], [HumanScore(sample=k, score=v) for k, v in human_scores.items()])
-    write_records(store, row["id"], [HumanLabel(meme=k, categories=v) for k, v in human_labels.items()])
-    console.print(f"{len(human_scores)} human scores and {len(human_labels)} label sets attached to {run!r}")
+    write_records(store, row["id"], [AnnotatorLabel(annotator=str(i), meme=k, categories=v)
+                                     for i, found in enumerate(per_annotator, start=1) for k, v in found.items()])
+    console.print(f"{len(human_scores)} human scores and {sum(map(len, per_annotator))} label sets of "
+                  f"{len(per_annotator)} annotator(s) attached to {run!r}")

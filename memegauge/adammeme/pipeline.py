@@ -10,7 +10,7 @@ Records written to the run (the report reads only these; each model in `records.
 fields and key): `RunMeta`; `MemeImage` (the pictures, whenever their thumbnails are made); then
 `MiningRecord`, `TaxonomyRecord`, `SamplingRecord`; then per category, each category as soon as its
 own inputs are ready (categories interleave), `MisbeliefRecord`, and per repeat `ReferenceRecord`, per
-target `ScoreRecord` and, as Algorithm 1 goes, `StepRecord`. `HumanScore` and `HumanLabel` are attached
+target `ScoreRecord` and, as Algorithm 1 goes, `StepRecord`. `HumanScore` and `AnnotatorLabel` are attached
 later by `memegauge import adammeme-human`.
 """
 

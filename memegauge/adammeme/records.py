@@ -243,10 +243,23 @@ class HumanScore(AdamRecord):
 
 
 class HumanLabel(AdamRecord):
-    """A human's harm categories for one meme, imported for agreement (Tab. 8)."""
+    """A human's harm categories for one meme, as runs stored them before annotators were told apart
+    (read as annotator 1; new imports write `AnnotatorLabel`)."""
 
     KIND = "human_label"
     KEY = ("meme",)
 
+    meme: str
+    categories: list[str]
+
+
+class AnnotatorLabel(AdamRecord):
+    """One annotator's harm categories for one meme, imported for agreement (Table 8: each annotator
+    against the Miners' vote, and Cohen's κ between every pair of annotators)."""
+
+    KIND = "annotator_label"
+    KEY = ("annotator", "meme")
+
+    annotator: str = Field(description="1, 2, … in the order the label files were given.")
     meme: str
     categories: list[str]

@@ -19,8 +19,8 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from memegauge.adammeme import agreement, metrics
-from memegauge.adammeme.records import (HumanLabel, HumanScore, MiningRecord, RunMeta, SamplingRecord,
-                                       ScoreRecord, StepRecord, TaxonomyRecord)
+from memegauge.adammeme.records import (AnnotatorLabel, HumanLabel, HumanScore, MiningRecord, RunMeta,
+                                       SamplingRecord, ScoreRecord, StepRecord, TaxonomyRecord)
 from memegauge.engine.store import Store
 from memegauge.records import read_checked, read_record, read_records
 
@@ -149,15 +149,27 @@ def _per_original(originals: list[dict], targets: list[str]) -> dict[str, dict[s
 
 def _agreement(store: Store, rid: int, rows: list[dict], rule: metrics.FailureRule, categories: list[str]) -> dict:
     human_scores = {h.sample: h.score for h in read_records(store, rid, HumanScore)}
-    human_labels = {h.meme: h.categories for h in read_records(store, rid, HumanLabel)}
+    annotators = _annotators(store, rid)
     out: dict[str, Any] = {}
     if human_scores:
         pairs = [(r["score"], human_scores[r["id"]]) for r in _scored(rows) if r.get("id") in human_scores]
         out["scores"] = agreement.score_agreement([a for a, _ in pairs], [h for _, h in pairs], rule)
-    if human_labels:
+    if annotators:
         votes = {r.meme: r.categories for r in read_records(store, rid, MiningRecord) if r.status == "ok"}
-        out["labels"] = agreement.label_agreement(votes, human_labels, categories)
+        out["labels"] = agreement.label_agreement(votes, next(iter(annotators.values())), categories)
+        out["annotators"] = agreement.annotator_agreement(votes, annotators, categories)
     return out
+
+
+def _annotators(store: Store, rid: int) -> dict[str, dict[str, list[str]]]:
+    """Each annotator's labels by meme, in annotator order; labels stored before annotators were told
+    apart (`HumanLabel`) are annotator 1."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for h in read_records(store, rid, HumanLabel):
+        out.setdefault("1", {})[h.meme] = h.categories
+    for a in read_records(store, rid, AnnotatorLabel):
+        out.setdefault(a.annotator, {})[a.meme] = a.categories
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0])))  # annotators are numbered 1, 2, …
 
 
 def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
