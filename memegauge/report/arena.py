@@ -11,7 +11,8 @@ Sections:
   with `both_orders`).
 * ``counts`` and ``failures`` — records per stage, failed records by stage and error class, battles
   that got no verdict; failed calls never enter a ranking.
-* ``detection.{T}`` — accuracy / macro-F1 of the detection baseline; ``agreement`` — human votes.
+* ``detection.{T}`` — accuracy / macro-F1 of the detection baseline, and ``detection.{T}.by_source.{S}``
+  the same per source data set; ``agreement`` — human votes.
 * ``details`` — memes → personas → tasks → guideline rounds → battles (both answers, each judge's
   per-dimension verdicts, the joint vote), for the HTML report to browse.
 """

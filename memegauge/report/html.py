@@ -433,9 +433,14 @@ def arena_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[
     blocks += data_blocks("Counts", report.get("counts", {}))
     if report.get("failures"):
         blocks += data_blocks("Failures by stage and class (never ranked)", report["failures"])
-    for key, title in (("detection", "Detection baseline"), ("agreement", "Agreement")):
-        if report.get(key):
-            blocks += data_blocks(title, report[key])
+    detection = report.get("detection") or {}
+    if detection:  # pooled per target, then per target and source data set (FHM, HarM, MAMI, …)
+        blocks += data_blocks("Detection baseline", {t: {k: v for k, v in d.items() if k != "by_source"}
+                                                     for t, d in detection.items()})
+        blocks += data_blocks("Detection baseline by source data set", {
+            f"{t} · {s or '(no source)'}": f for t, d in detection.items() for s, f in d.get("by_source", {}).items()})
+    if report.get("agreement"):
+        blocks += data_blocks("Agreement", report["agreement"])
     blocks.append(Block("browser", "Memes → personas → tasks → guideline rounds → battles", browser="arena",
                         text="Open a meme for its personas and tasks, a task for the answers, the guideline "
                              "rounds and its battles, a battle for both answers and each judge's verdicts."))
