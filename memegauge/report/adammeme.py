@@ -4,8 +4,8 @@
 samples plus scored rewrites — "with refinement"; `failed` beside n counts samples and steps that have
 no score, e.g. refusals), `original_only` the same on the originals (the
 ablation without refinement), `by_iteration` (Fig. 3) and `by_category_iteration` (the same per
-category, as Fig. 3 plots it), `by_rule` (FR under each failure rule, whichever the run uses), `topics.{C}` (misbelief terms of refined
-samples, Fig. 4) and `failures` by stage and class. With several repeats `repeats` gives each figure's
+category, as Fig. 3 plots it), `by_rule` (FR under each failure rule, whichever the run uses),
+`topics.{C}` (misbelief terms of refined samples, Fig. 4) and `failures` by stage and class. With several repeats `repeats` gives each figure's
 mean ± std across them; with several targets `paired_tests` compares them on shared originals.
 `seeds` gives the seed set S (the same for every target) and the seeds that failed for this target.
 `details` lists every sample and chain step for browsing. Failed calls are counted, never scored.
@@ -81,7 +81,8 @@ def _by_rule(rows: list[dict], categories: list[str], threshold: float) -> dict[
     out = {}
     for name in metrics.FAILURE_RULES:
         rule = metrics.FailureRule(name, threshold)  # type: ignore[arg-type]
-        out[name] = {"categories": {c: s["failure_rate"] for c, s in metrics.by_category(scored, categories, rule).items()},
+        per_category = metrics.by_category(scored, categories, rule)
+        out[name] = {"categories": {c: s["failure_rate"] for c, s in per_category.items()},
                      "overall": metrics.summary([r["score"] for r in scored], rule)["failure_rate"],
                      "original_only": metrics.summary([r["score"] for r in originals], rule)["failure_rate"]}
     return out

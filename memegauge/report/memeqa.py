@@ -2,8 +2,9 @@
 `random_baseline.{macro, micro}`, counts, model-call latency, wall time per question (`timing`,
 `qa eval` runs), `details` (one row per question: id, type, question, options, gold,
 prediction, raw output, correct) for the HTML report, `missing` (`qa score`: the questions the
-predictions file does not answer, by id; the figures are those of the covered questions), and `paper`: the paper's published figures
-(random, human, every model, zero-shot and fine-tuned) beside the run's (`memeqa/paper.py`).
+predictions file does not answer, by id; the figures are those of the covered questions), and
+`paper`: the paper's published figures (random, human, every model, zero-shot and fine-tuned) beside
+the run's (`memeqa/paper.py`).
 
 Build and fine-tuning runs (`qa build`, `qa finetune`) report what they stored instead, with
 `paper` too (a fine-tuning run's best dev point beside the paper's figures).
