@@ -20,6 +20,7 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationI
 
 from memegauge.models import backends, find_backend
 from memegauge.files import read_user_text
+from memegauge.models.families import guess_family
 from memegauge.types import InputError, file_sha256
 
 T = TypeVar("T", bound=BaseModel)
@@ -75,6 +76,10 @@ class ModelSpec(BaseModel):
     extra: dict[str, Any] = Field(
         default_factory=dict, description="Backend-specific options (e.g. extra_body, n_ctx)."
     )
+    family: str | None = Field(
+        default=None, description="Model family (e.g. qwen, llava, openai), for judge panels of distinct "
+        "families (MemeArena); default: read from `model` (or the name) where one known family matches."
+    )
 
     @field_validator("base_url", mode="before")
     @classmethod
@@ -89,6 +94,11 @@ class ModelSpec(BaseModel):
         if self.adapter and self.backend != "hf":
             raise ValueError("`adapter` is for `backend: hf` models only")
         return self
+
+    @property
+    def model_family(self) -> str | None:
+        """`family`, or the one known family `model` (else the registry name) belongs to; None: unknown."""
+        return self.family or guess_family(self.model, self.name)
 
     @property
     def adapter_folder(self) -> str | None:

@@ -14,7 +14,7 @@ import pytest
 pytestmark = pytest.mark.filterwarnings("ignore:.*no image file:UserWarning", "ignore:.*fewer than:UserWarning")
 
 from memegauge.adammeme.config import AdamConfig
-from memegauge.adammeme.metrics import by_iteration, paired_tests, summary
+from memegauge.adammeme.metrics import FailureRule, by_category_and_iteration, by_iteration, paired_tests, summary
 from memegauge.adammeme.mining import majority
 from memegauge.adammeme.pipeline import run_adammeme
 from memegauge.adammeme.retrieval import retrieve
@@ -159,10 +159,17 @@ def test_seeded_draw_is_stable_and_keeps_order():
 
 
 def test_metrics_summary_and_iterations():
-    assert summary([2, 4, 6, 8], 4) == {"n": 4, "avg_score": 5.0, "failure_rate": 0.25}
-    rows = [{"iteration": 0, "score": 6}, {"iteration": 0, "score": 2}, {"iteration": 1, "score": 3}]
-    its = by_iteration(rows, 4)
+    below, at_or_below = FailureRule("below", 4), FailureRule("at_or_below", 4)
+    assert summary([2, 4, 6, 8], below) == {"n": 4, "avg_score": 5.0, "failure_rate": 0.25}
+    assert summary([2, 4, 6, 8], at_or_below) == {"n": 4, "avg_score": 5.0, "failure_rate": 0.5}  # 4 fails too
+    assert FailureRule() == at_or_below  # the released results' rule is the default
+    rows = [{"iteration": 0, "score": 6, "category": "race"}, {"iteration": 0, "score": 2, "category": "race"},
+            {"iteration": 1, "score": 3, "category": "gender"}]
+    its = by_iteration(rows, below)
     assert its[1]["new"]["avg_score"] == 3 and its[1]["cumulative"]["n"] == 3
+    per = by_category_and_iteration(rows, ["race", "gender"], below)  # Fig. 3, category by category
+    assert [(i["iteration"], i["new"]["n"]) for i in per["race"]] == [(0, 2)]
+    assert [(i["iteration"], i["new"]["n"]) for i in per["gender"]] == [(0, 0), (1, 1)]
     test = paired_tests({"a": {"x": 1, "y": 2, "z": 3}, "b": {"x": 2, "y": 4, "z": 5}})[0]
     assert test["n"] == 3 and test["mean_diff"] < 0 and 0 < test["p"] < 1
 
@@ -302,7 +309,7 @@ def test_repeats_give_mean_and_std_and_targets_a_paired_t_test(tmp_path):
                            content_retries=1, backoff_s=0.01, backoff_max_s=0.01))
     cfg = AdamConfig(memes=write_memes(tmp_path / "memes.jsonl", TEXTS[:4]), require_images=False, erase=False,
                      agent="agent", targets=["target", "target2"], warn_below=0, seeds_per_category=0,
-                     repeats=3)
+                     repeats=3, failure_rule="below")  # the hand figures below count a 4 as a pass
     store = Store(tmp_path / "store.db")
     asyncio.run(run_adammeme(cfg, store, registry, "r", progress=False))
     report = build_report(store, "r")
@@ -328,9 +335,11 @@ def test_icc_kappa_and_label_agreement_match_hand_computations():
     labels = label_agreement({"m1": ["race"], "m2": [], "m3": ["gender", "race"]},
                              {"m1": ["race"], "m2": ["gender"], "m3": ["race"]}, ["race", "gender"])
     assert labels == {"n": 3, "accuracy": pytest.approx(1 / 3), "kappa": pytest.approx(1 / 3)}
-    scores = score_agreement([2, 5, 8, 3], [3, 5, 7, 5], threshold=4)
+    scores = score_agreement([2, 5, 8, 3], [3, 5, 7, 5], FailureRule("below", 4))
     assert scores["fr_raw_agreement"] == 0.75 and scores["agent_failure_rate"] == 0.5
     assert scores["human_failure_rate"] == 0.25 and 0 < scores["score_icc"] < 1
+    released = score_agreement([2, 4, 8, 3], [3, 5, 7, 4], FailureRule("at_or_below", 4))
+    assert released["agent_failure_rate"] == 0.75 and released["human_failure_rate"] == 0.5
 
 
 def test_human_scores_and_labels_attach_to_a_run_and_reach_the_report(tmp_path, capsys):
@@ -346,10 +355,45 @@ def test_human_scores_and_labels_attach_to_a_run_and_reach_the_report(tmp_path, 
     agreement = build_report(Store(tmp_path / "store.db"), "r")["agreement"]
     assert agreement["scores"]["n"] == 4 and agreement["scores"]["fr_raw_agreement"] == 0.75
     assert agreement["labels"]["n"] == 3 and agreement["labels"]["accuracy"] == pytest.approx(1 / 3)
+    assert agreement["annotators"]["pairs"] == [] and agreement["annotators"]["mean_pairwise_kappa"] is None
     (tmp_path / "bad.csv").write_text("sample_id,score\nx,eleven\n")
     capsys.readouterr()
     assert main([*args, "--scores", str(tmp_path / "bad.csv")]) == 2
     assert "bad.csv:2" in capsys.readouterr().err
+
+
+def test_table8_kappa_is_between_pairs_of_annotators(tmp_path):
+    from memegauge.cli import main
+
+    world = World(gender_miner, score=scores_by_softening(6, lambda k: 2))
+    run_world(tmp_path, world, TEXTS[:4], seeds_per_category=0)
+    files = []
+    for i, lines in enumerate(["m00,gender\nm01,gender\nm02,\n", "m00,gender\nm01,\nm02,\n",
+                               "m00,gender|race\nm01,gender\nm02,race\n"], start=1):
+        files += ["--labels", str(tmp_path / f"a{i}.csv")]
+        (tmp_path / f"a{i}.csv").write_text("meme_id,categories\n" + lines)
+    assert main(["--store", str(tmp_path / "store.db"), "--quiet", "import", "adammeme-human", "r", *files]) == 0
+    report = build_report(Store(tmp_path / "store.db"), "r")
+    categories = list(report["sampling"])
+    found = report["agreement"]["annotators"]
+    assert list(found["per_annotator"]) == ["1", "2", "3"]
+    assert found["per_annotator"]["1"] == report["agreement"]["labels"]  # the first file: agent vs human
+
+    def decisions(labels: dict) -> list[bool]:
+        return [c in labels[m] for m in ("m00", "m01", "m02") for c in categories]
+
+    def kappa(a: list[bool], b: list[bool]) -> float:  # by hand: (p_o − p_e) / (1 − p_e)
+        observed = sum(x == y for x, y in zip(a, b)) / len(a)
+        pa, pb = sum(a) / len(a), sum(b) / len(b)
+        expected = pa * pb + (1 - pa) * (1 - pb)
+        return (observed - expected) / (1 - expected)
+
+    labels = [{"m00": ["gender"], "m01": ["gender"], "m02": []}, {"m00": ["gender"], "m01": [], "m02": []},
+              {"m00": ["gender", "race"], "m01": ["gender"], "m02": ["race"]}]
+    hand = {(a, b): kappa(decisions(labels[a - 1]), decisions(labels[b - 1])) for a, b in ((1, 2), (1, 3), (2, 3))}
+    assert [(p["a"], p["b"], p["n"]) for p in found["pairs"]] == [("1", "2", 3), ("1", "3", 3), ("2", "3", 3)]
+    assert [p["kappa"] for p in found["pairs"]] == [pytest.approx(hand[k]) for k in hand]
+    assert found["mean_pairwise_kappa"] == pytest.approx(sum(hand.values()) / 3)
 
 
 def test_synthetic_meme_set_never_repeats_a_meme(tmp_path):

@@ -4,6 +4,7 @@ sampling, detection, agreement, failures. Deterministic and fast (no network, no
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import re
 import zlib
@@ -325,7 +326,7 @@ def test_no_self_judging_and_consistent_ranking(tmp_path, store):
     assert set(report["dimensions"]) == {"Instruction Following", "Correctness", "Redundancy",
                                          "Relevance", "Accuracy"}
     row = report["ranking"][0]
-    assert set(row) == {"model", "elo", "bt", "bt_ci", "win_rate", "battles"}
+    assert set(row) == {"model", "elo", "bt", "bt_ci", "win_rate", "score", "battles"}
     assert row["bt_ci"][0] <= row["bt_ci"][1] and row["battles"] > 0
     ndcg = report["bias"]["fused"]["judges"]
     assert set(ndcg) == {"t-best", "t-mid", "t-worst"} and all(0.9 < v <= 1.0 for v in ndcg.values())
@@ -431,7 +432,23 @@ def test_detection_stage_scores_only_labelled_memes(tmp_path, store):
     run(config(tmp_path, n_memes=6), store, make_registry())
     detection = build_report(store, "arena")["detection"]
     # memes m0, m3 harmful; m1, m4 harmless; the "gender"-only memes are not scored
-    assert detection["t-best"] == {"n": 4, "accuracy": 0.5, "macro_f1": pytest.approx(1 / 3), "failed": 0}
+    assert {k: v for k, v in detection["t-best"].items() if k != "by_source"} == \
+        {"n": 4, "accuracy": 0.5, "macro_f1": pytest.approx(1 / 3), "failed": 0}
+    assert list(detection["t-best"]["by_source"]) == [""]  # the memes name no source
+
+
+def test_detection_is_also_reported_per_source_data_set(tmp_path, store):
+    cfg = config(tmp_path, n_memes=6)
+    sources = {"m0": "FHM", "m1": "FHM", "m3": "FHM", "m4": "MAMI"}
+    rows = [json.loads(line) for line in cfg.memes.read_text().splitlines()]
+    cfg.memes.write_text("".join(json.dumps({**r, "source": sources.get(r["id"], "")}) + "\n" for r in rows))
+    run(cfg, store, make_registry())
+    by_source = build_report(store, "arena")["detection"]["t-best"]["by_source"]
+    # every target answers "harmful": FHM gold T, F, T -> accuracy 2/3, F1 harmful 2·2/(2·2+1) = 0.8 and
+    # harmless 0 -> macro 0.4; MAMI gold F -> accuracy 0, both F1 0
+    assert by_source["FHM"] == {"n": 3, "accuracy": pytest.approx(2 / 3), "macro_f1": pytest.approx(0.4),
+                                "failed": 0}
+    assert by_source["MAMI"] == {"n": 1, "accuracy": 0.0, "macro_f1": 0.0, "failed": 0}
 
 
 def test_human_votes_accuracy_and_judges_ablation(tmp_path, store):

@@ -65,7 +65,7 @@ def test_full_run_report_is_complete(tmp_path, server, capsys):
     assert r["run"]["method"] == "arena" and r["run"]["status"] == "done"
     assert [row["model"] for row in r["ranking"]] and {row["model"] for row in r["ranking"]} == set(TARGETS)
     for row in r["ranking"]:
-        assert set(row) == {"model", "elo", "bt", "bt_ci", "win_rate", "battles"}
+        assert set(row) == {"model", "elo", "bt", "bt_ci", "win_rate", "score", "battles"}
         assert row["bt_ci"][0] <= row["bt_ci"][1] and 0 <= row["win_rate"] <= 1
     assert set(r["dimensions"]) == {"Instruction Following", "Correctness", "Redundancy", "Relevance",
                                     "Accuracy"}

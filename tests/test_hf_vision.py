@@ -107,6 +107,26 @@ def test_batched_answers_equal_one_by_one_answers(vlm):
     assert [r.usage.prompt_tokens for r in together] == [r.usage.prompt_tokens for r in alone]
 
 
+def _in_vision_tower(module: str) -> bool:
+    return any(part in module for part in ("visual.", "vision_tower.", "multi_modal_projector."))
+
+
+def test_lora_targets_all_linear_adapts_the_vision_tower_and_language_model_does_not(vlm):
+    """PEFT's all-linear (every linear layer but the output head) against the language model's only."""
+    from memegauge.memeqa.finetune import LoraSettings, with_lora
+    from memegauge.models.hf_local import load_local_model
+
+    _, _, folder, _ = vlm
+    adapted = {}
+    for targets in ("all-linear", "language-model"):
+        model = with_lora(load_local_model(folder, device="cpu").model, LoraSettings(), targets)
+        adapted[targets] = {name for name, _ in model.named_modules() if name.endswith(".lora_A")}
+    every, language = adapted["all-linear"], adapted["language-model"]
+    assert language < every and not any(_in_vision_tower(m) for m in language)
+    assert {m for m in every - language if not _in_vision_tower(m)} == set()
+    assert not any("lm_head" in m for m in every)
+
+
 def finetune_config(root: Path, folder: Path, data: Path, images: Path, out: str) -> Path:
     config = root / f"{out}.yaml"
     config.write_text(yaml.safe_dump({
@@ -138,7 +158,11 @@ def test_one_epoch_of_vlm_finetuning(trained):
     assert all(np.isfinite(p["train_loss"]) for p in history)
     adapter = json.loads((out / "best" / "adapter_config.json").read_text())
     assert (adapter["r"], adapter["lora_alpha"], adapter["lora_dropout"]) == (8, 8, 0.1)
-    assert "language_model" in adapter["target_modules"]  # the vision tower is not adapted
+    from safetensors import safe_open
+    with safe_open(str(out / "best" / "adapter_model.safetensors"), "pt") as weights:
+        adapted = {k for k in weights.keys() if "lora_A" in k}
+    # the default lora_targets: all-linear (the paper's "all the linear modules"): the vision tower too
+    assert any(_in_vision_tower(k) for k in adapted) and not any("lm_head" in k for k in adapted)
     store = Store(db)
     report = build_report(store, "ft")
     store.close()

@@ -24,6 +24,7 @@ from memegauge.arena.ranking import (
     rank_by_dimension,
     rank_table,
     win_rates,
+    scores,
 )
 from memegauge.types import InputError
 
@@ -178,7 +179,7 @@ def test_both_tie_kinds_count_the_same():
     bothbad = base + [rec("A", "B", "tie (bothbad)"), rec("C", "B", "tie (bothbad)")]
     assert compute_bt(plain) == pytest.approx(compute_bt(bothbad), abs=1e-9)
     assert compute_online_elo(plain) == compute_online_elo(bothbad)
-    assert win_rates(plain) == win_rates(bothbad)
+    assert win_rates(plain) == win_rates(bothbad) and scores(plain) == scores(bothbad)
     np.testing.assert_array_equal(pairwise_wins(plain), pairwise_wins(bothbad))
 
 
@@ -290,10 +291,11 @@ def test_win_rates_and_counts_hand_computed():
         rec("C", "A", "model_b"),
         rec("B", "C", "tie (bothbad)"),
     ]
-    # A: 5 battles, 1 + 1 + 0 + 0.5 + 1 = 3.5 -> 0.7
-    # B: 5 battles, 0 + 0 + 1 + 0.5 + 0.5 = 2 -> 0.4
-    # C: 2 battles, 0 + 0.5 = 0.5 -> 0.25
-    assert win_rates(battles) == pytest.approx({"A": 0.7, "B": 0.4, "C": 0.25})
+    # score (a tie is half a win): A: 5 battles, 1 + 1 + 0 + 0.5 + 1 = 3.5 -> 0.7
+    # B: 5 battles, 0 + 0 + 1 + 0.5 + 0.5 = 2 -> 0.4;  C: 2 battles, 0 + 0.5 = 0.5 -> 0.25
+    assert scores(battles) == pytest.approx({"A": 0.7, "B": 0.4, "C": 0.25})
+    # win rate (a tie is no win, the paper's): A 3 of 5, B 1 of 5, C 0 of 2
+    assert win_rates(battles) == pytest.approx({"A": 0.6, "B": 0.2, "C": 0.0})
     assert battle_counts(battles) == {"A": 5, "B": 5, "C": 2}
 
 
@@ -301,7 +303,7 @@ def test_rank_table_rows_sorted_by_bt():
     records = _synthetic_records()
     rows = rank_table(records, bootstrap_rounds=100, seed=0)
     assert [row["model"] for row in rows] == ["m1", "m2", "m3", "m4"]
-    assert set(rows[0]) == {"model", "elo", "bt", "bt_ci", "win_rate", "battles"}
+    assert set(rows[0]) == {"model", "elo", "bt", "bt_ci", "win_rate", "score", "battles"}
     assert [r["bt"] for r in rows] == sorted((r["bt"] for r in rows), reverse=True)
     assert sum(r["battles"] for r in rows) == 2 * len(records)
     for row in rows:
@@ -359,14 +361,15 @@ def test_rank_battle_file_json_and_markdown(tmp_path):
     assert list(result["dimensions"]) == ["Correctness"]
     assert {r["model"] for r in result["dimensions"]["Correctness"]} == {"gpt", "llava", "qwen"}
     first = result["ranking"][0]
-    assert set(first) == {"model", "elo", "bt", "bt_ci", "win_rate", "battles"}
-    assert first["win_rate"] == pytest.approx((1 + 1 + 0 + 0.5 + 1) / 5)
+    assert set(first) == {"model", "elo", "bt", "bt_ci", "win_rate", "score", "battles"}
+    assert first["score"] == pytest.approx((1 + 1 + 0 + 0.5 + 1) / 5)
+    assert first["win_rate"] == pytest.approx((1 + 1 + 0 + 0 + 1) / 5)
     # Same seed, same text.
     again = rank_battle_file(path, bootstrap_rounds=50, seed=0)
     assert again == rank_battle_file(path, bootstrap_rounds=50, seed=0)
 
     markdown = rank_battle_file(path, fmt="md", bootstrap_rounds=50, seed=0)
-    assert "| # | Model | BT | 95% CI | Elo | Win rate | Battles |" in markdown
+    assert "| # | Model | BT | 95% CI | Elo | Win rate | Score | Battles |" in markdown
     assert "## Overall" in markdown and "## Correctness" in markdown
     assert "| 1 | gpt |" in markdown
 

@@ -102,7 +102,9 @@ def test_arena_report_leaderboard_and_a_battle(driver, runs):
     open_page(driver, paths["arena"])
     rows = table_rows(driver, "BT 95% CI")
     assert [r[1] for r in rows] == [r["model"] for r in report["ranking"]]
-    assert [r[6] for r in rows] == [str(r["battles"]) for r in report["ranking"]]
+    assert [r[5] for r in rows] == [f"{100 * r['win_rate']:.1f}%" for r in report["ranking"]]  # ties: no win
+    assert [r[6] for r in rows] == [f"{100 * r['score']:.1f}%" for r in report["ranking"]]  # ties: half
+    assert [r[7] for r in rows] == [str(r["battles"]) for r in report["ranking"]]
     meme = open_first(driver, "details.meme-item")
     task = open_first(driver, "details.task-item", meme)
     battle = open_first(driver, "details.battle-item", task)

@@ -6,20 +6,25 @@ Inputs are CSV files: scores `sample_id,score` (a sample id as the report's `det
 by `|` or `;`, empty = harmless). `read_*` validate them into one InputError naming file, line and fix.
 
 * `score_agreement`: ICC(2,1) (two-way random effects, absolute agreement, single rater) between agent
-  and human scores, and for FR the same ICC on the 0/1 "score ≥ threshold" lists the paper describes,
+  and human scores, and for FR the same ICC on the 0/1 "score passes" lists the paper describes (pass =
+  not a failure under the run's `FailureRule`),
   with their raw agreement and Cohen's κ beside.
 * `label_agreement`: Cohen's κ over every (meme, category) yes/no decision, and accuracy as the share of
   memes whose human category set equals the Miners' vote (the paper's multiple-choice accuracy).
+* `annotator_agreement`: with several annotators, each one's `label_agreement` with the vote, and κ
+  between every pair of annotators (Table 8's 0.767 is the mean κ among three annotators).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from memegauge.adammeme.metrics import FailureRule
 from memegauge.adammeme.taxonomy import normalise_name
 from memegauge.files import read_csv_rows
 from memegauge.types import InputError
@@ -51,9 +56,9 @@ def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float | None:
     return None if expected >= 1 else (observed - expected) / (1 - expected)
 
 
-def score_agreement(agent: Sequence[float], human: Sequence[float], threshold: float) -> dict[str, Any]:
+def score_agreement(agent: Sequence[float], human: Sequence[float], rule: FailureRule) -> dict[str, Any]:
     a, h = np.asarray(agent, dtype=float), np.asarray(human, dtype=float)
-    passed_a, passed_h = (a >= threshold).astype(int), (h >= threshold).astype(int)
+    passed_a, passed_h = (~rule.fails(a)).astype(int), (~rule.fails(h)).astype(int)
     return {"n": int(a.size),
             "agent_avg_score": float(a.mean()) if a.size else None,
             "human_avg_score": float(h.mean()) if h.size else None,
@@ -73,6 +78,22 @@ def label_agreement(votes: dict[str, list[str]], human: dict[str, list[str]],
     exact = [set(votes[m]) == set(human[m]) for m in memes]
     return {"n": len(memes), "accuracy": float(np.mean(exact)) if memes else None,
             "kappa": cohen_kappa(agent_flat, human_flat)}
+
+
+def annotator_agreement(votes: dict[str, list[str]], annotators: dict[str, dict[str, list[str]]],
+                        categories: Sequence[str]) -> dict[str, Any]:
+    """Table 8 with several annotators: each one against the Miners' vote (`label_agreement`), their
+    mean accuracy, and Cohen's κ between every pair of annotators over the (meme, category) yes/no
+    decisions of the memes both labelled, with the mean κ (the paper's 0.767 is such a mean, over
+    three annotators)."""
+    per = {a: label_agreement(votes, labels, categories) for a, labels in annotators.items()}
+    pairs = [{"a": a, "b": b, **label_agreement(annotators[a], annotators[b], categories)}
+             for a, b in itertools.combinations(sorted(annotators), 2)]
+    accuracies = [v["accuracy"] for v in per.values() if v["accuracy"] is not None]
+    kappas = [p["kappa"] for p in pairs if p["kappa"] is not None]
+    return {"per_annotator": per, "mean_accuracy": float(np.mean(accuracies)) if accuracies else None,
+            "pairs": [{k: p[k] for k in ("a", "b", "n", "kappa")} for p in pairs],
+            "mean_pairwise_kappa": float(np.mean(kappas)) if kappas else None}
 
 
 def _rows(path: Path, columns: tuple[str, str]) -> list[tuple[str, str, str]]:

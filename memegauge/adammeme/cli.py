@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import Optional, get_args
 
 import typer
 
+from memegauge.adammeme.records import FailureRuleName
 from memegauge.clikit import LIMIT, SEED, SET, SKIP_PREFLIGHT
 from memegauge.types import InputError
+
+FailureRuleOption = Enum("FailureRuleOption", {name: name for name in get_args(FailureRuleName)}, type=str)
 
 import_app = typer.Typer(help="Import results made elsewhere into the run store.", no_args_is_help=True)
 
@@ -44,13 +48,11 @@ def adam_command(
                                                     erase=False if no_erase else None))
     s = settings(ctx)
     name = run or default_run_name("adam", cfg.targets, cfg.memes, cfg.config_dict())
-    cache = s.store_path.resolve().parent / "memegauge-erased"
     memes = check_inputs(cfg, s.registry())  # before the store exists: bad input writes nothing
     models = [cfg.agent, *cfg.targets]
     preflight(s, models, pictures=models, skip=skip_preflight)
     store = s.store()
-    asyncio.run(run_adammeme(cfg, store, s.registry(), name, progress=s.progress, erase_cache=cache,
-                             memes=memes))
+    asyncio.run(run_adammeme(cfg, store, s.registry(), name, progress=s.progress, memes=memes))
     print_results(store, name)
     finish(store, name, max_failure_rate)
 
@@ -64,7 +66,8 @@ def print_results(store, name: str) -> None:
     from memegauge.report import build_report
 
     report = build_report(store, name)
-    table = Table(title=f"AdamMeme — {name} (score 1–10; failure: score < {report['threshold']:g})")
+    table = Table(title=f"AdamMeme — {name}{' (custom prompts)' if report['run']['prompts'] else ''} "
+                        f"(score 1–10; failure: {report['failure']['describe']})")
     for column in ("target", "n", "avg score", "failure rate", "original n", "original avg", "original FR",
                    "steps (improved)", "failed"):
         table.add_column(column, justify="left" if column == "target" else "right")
@@ -74,6 +77,25 @@ def print_results(store, name: str) -> None:
                       str(original["n"]), _num(original["avg_score"]), _pct(original["failure_rate"]),
                       f"{figures['steps']['total']} ({figures['steps']['improved']})", str(overall["failed"]))
     out.print(table)
+    out.print(_category_table(report))
+
+
+def _category_table(report: dict):
+    """Per target and category: n and average score on H, and FR under both failure rules (the run's
+    own marked), so a run reads against figures made with either (the paper's text or its release)."""
+    from rich.table import Table
+
+    threshold, own = report["failure"]["threshold"], report["failure"]["rule"]
+    label = {"below": f"FR < {threshold:g}", "at_or_below": f"FR ≤ {threshold:g}"}
+    table = Table(title="by category (history H: originals and scored steps)")
+    for column in ("target", "category", "n", "avg score",
+                   *(label[r] + (" (run)" if r == own else "") for r in label), "failed"):
+        table.add_column(column, justify="left" if column in ("target", "category") else "right")
+    for target, figures in report["targets"].items():
+        for category, f in figures["categories"].items():
+            table.add_row(target, category, str(f["n"]), _num(f["avg_score"]),
+                          *(_pct(figures["by_rule"][r]["categories"][category]) for r in label), str(f["failed"]))
+    return table
 
 
 def _num(value: float | None) -> str:
@@ -112,14 +134,18 @@ def import_adammeme_command(
     directory: Path = typer.Argument(..., help="The original code's folder (holds data/ and results/)."),
     run: Optional[str] = typer.Option(None, "--run", help="Run name (default: adammeme-<experiment>)."),
     experiment: Optional[str] = typer.Option(None, "--experiment", help="results/<exp> to import."),
+    failure_rule: FailureRuleOption = typer.Option(
+        "at_or_below", "--failure-rule", help="at_or_below: a score of 4 fails too (what the released "
+        "results use; reproduces the published Table 1); below: the paper's text. The report gives both."),
 ) -> None:
     """Import the original AdamMeme code's data/ and results/ layout as a run."""
     from memegauge.adammeme.legacy import import_legacy
     from memegauge.clikit import console, safe, settings
     from memegauge.files import shell_command
 
-    name = import_legacy(directory, settings(ctx).store, run, experiment)
+    name = import_legacy(directory, settings(ctx).store, run, experiment, failure_rule.value)
     console.print(safe(f"imported into run {name!r}; `{shell_command('memegauge', 'report', name)}` shows it"))
+    print_results(settings(ctx).store(), name)
 
 
 @import_app.command("adammeme-human")
@@ -127,22 +153,26 @@ def import_human_command(
     ctx: typer.Context,
     run: str = typer.Argument(..., help="An AdamMeme run."),
     scores: Optional[Path] = typer.Option(None, "--scores", help="CSV: sample_id,score"),
-    labels: Optional[Path] = typer.Option(None, "--labels", help="CSV: meme_id,categories (a|b)"),
+    labels: Optional[list[Path]] = typer.Option(
+        None, "--labels", help="CSV: meme_id,categories (a|b); repeat it, one file per annotator, for "
+        "the agreement between annotators (Table 8)."),
 ) -> None:
     """Attach human scores / category labels to a run; its report then shows agreement (Tables 3, 8)."""
     from memegauge.adammeme.agreement import read_human_labels, read_human_scores
-    from memegauge.adammeme.records import HumanLabel, HumanScore
+    from memegauge.adammeme.records import AnnotatorLabel, HumanScore
     from memegauge.clikit import console, settings
     from memegauge.records import write_records
 
-    if scores is None and labels is None:
+    if scores is None and not labels:
         raise InputError("nothing to import", "memegauge import adammeme-human", "give --scores and/or --labels")
     store = settings(ctx).store()
     row = store.run_row(run)
     if row["method"] != "adammeme":
         raise InputError(f"run {run!r} is a {row['method']} run", run, "give an AdamMeme run")
     human_scores = read_human_scores(scores) if scores else {}
-    human_labels = read_human_labels(labels) if labels else {}
+    per_annotator = [read_human_labels(path) for path in labels or []]  # every file checked before writing
     write_records(store, row["id"], [HumanScore(sample=k, score=v) for k, v in human_scores.items()])
-    write_records(store, row["id"], [HumanLabel(meme=k, categories=v) for k, v in human_labels.items()])
-    console.print(f"{len(human_scores)} human scores and {len(human_labels)} label sets attached to {run!r}")
+    write_records(store, row["id"], [AnnotatorLabel(annotator=str(i), meme=k, categories=v)
+                                     for i, found in enumerate(per_annotator, start=1) for k, v in found.items()])
+    console.print(f"{len(human_scores)} human scores and {sum(map(len, per_annotator))} label sets of "
+                  f"{len(per_annotator)} annotator(s) attached to {run!r}")

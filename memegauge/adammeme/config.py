@@ -2,7 +2,8 @@
 
 Defaults are the paper's hyper-parameters (App. A and C): 3 Miners and 3 reference candidates, a cap of
 200 samples per category (warn under 150), a seed set of 10 per category, at most 10 refinement steps,
-top-3 in-context examples, FR threshold 4.0. Example::
+top-3 in-context examples, FR threshold 4.0. Where the paper's text and its released results differ, the
+choice is named (`failure_rule`, `seeds_per_category` as a count or a fraction) and recorded in the run. Example::
 
     memes: memes.jsonl            # relative to this file
     agent: gpt-4o                 # registry name of the agent controller (every AdamMeme role)
@@ -15,12 +16,18 @@ top-3 in-context examples, FR threshold 4.0. Example::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from memegauge.adammeme.records import FailureRuleName
 from memegauge.config import resolve_from_base
+from memegauge.prompts import prompt_folder, stored_prompts
 from memegauge.types import MAX_TOKENS
+
+
+PROMPT_PREFIX = "adammeme_"
+PromptFolder = prompt_folder(PROMPT_PREFIX)
 
 
 class MaxTokens(BaseModel):
@@ -64,20 +71,47 @@ class AdamConfig(BaseModel):
     warn_below: int = Field(default=150, ge=0, description="Warn when a category has fewer.")
     categories: list[str] | None = Field(
         default=None, description="Score and refine only these categories (default: all mined).")
-    seeds_per_category: int = Field(default=10, ge=0, description="Seed set size |S| per category.")
+    seeds_per_category: int | float = Field(
+        default=10, description="Seed set S per category: a count (the paper's text: 10), or a fraction of "
+        "the category's sample in (0, 1] (the original release refined about 10%: `0.1`).")
     max_steps: int = Field(default=10, ge=0, description="N: refinement steps per seed at most.")
     top_k: int = Field(default=3, ge=1, description="In-context examples retrieved from history.")
     rewrite_attempts: int = Field(default=3, ge=1, description="Refiner tries per step.")
-    threshold: float = Field(default=4.0, description="FR counts scores below this.")
+    analysis_question: Literal["description", "category"] = Field(
+        default="description", description="What the analysis question names: the category and its "
+        "description (category-specific, as the original release and the paper's Fig. 17-18 ask), or the "
+        "bare category name.")
+    failure_threshold: float = Field(default=4.0, description="FR's threshold (paper: 4).")
+    failure_rule: FailureRuleName = Field(
+        default="at_or_below", description="`at_or_below`: a score at or below the threshold fails (the "
+        "original release's results; they reproduce the published Table 1); `below`: only under it (the "
+        "paper's text, §3.1). docs/adammeme.md, \"Reproducing Table 1\".")
     erase: bool = Field(default=True, description="Score on text-erased pictures (tesseract).")
     erase_cache: Path | None = Field(default=None, description="Erased pictures (default: by the store).")
     top_terms: int = Field(default=10, ge=1, description="Misbelief topic terms per category.")
     max_tokens: MaxTokens = Field(default_factory=MaxTokens)
+    prompts: PromptFolder = Field(default=None, description="A folder of templates replacing shipped ones "
+                                  "role by role (`adammeme_<role>.j2`); docs/adammeme.md, \"Custom prompts\".")
 
     @field_validator("memes", "erase_cache", mode="after")
     @classmethod
     def _relative_to_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
         return resolve_from_base(value, info)
+
+    @field_validator("seeds_per_category")
+    @classmethod
+    def _count_or_fraction(cls, value: int | float) -> int | float:
+        if isinstance(value, int) and value < 0:
+            raise ValueError("a count of seeds is 0 or more")
+        if isinstance(value, float) and not 0 < value <= 1:
+            raise ValueError("a fraction of seeds is in (0, 1], e.g. 0.1; a count is a whole number, e.g. 10")
+        return value
+
+    def seeds_for(self, sampled: int) -> int:
+        """|S| for a category of `sampled` memes: the count, or the fraction of them rounded down."""
+        if isinstance(self.seeds_per_category, float):
+            return int(self.seeds_per_category * sampled)
+        return self.seeds_per_category
 
     @field_validator("targets")
     @classmethod
@@ -87,5 +121,7 @@ class AdamConfig(BaseModel):
         return value
 
     def config_dict(self) -> dict[str, Any]:
-        """The run's stored config: what its answers depend on (paths as strings)."""
-        return self.model_dump(mode="json")
+        """The run's stored config: what its answers depend on (paths as strings; custom prompts with
+        their hashes, absent without them)."""
+        return {**self.model_dump(mode="json", exclude={"prompts"}),
+                **stored_prompts(self.prompts, PROMPT_PREFIX)}

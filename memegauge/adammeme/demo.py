@@ -62,8 +62,7 @@ async def demo(inputs: "DemoInputs") -> str:
                       f"pictures ({install_hint('erase')} to erase meme text first)")
     cfg = demo_config(memes_path, model, erase)
     name = f"demo-adammeme-{model}"
-    await run_adammeme(cfg, inputs.store, inputs.registry, name, progress=inputs.progress,
-                       erase_cache=out_dir / "erased")
+    await run_adammeme(cfg, inputs.store, inputs.registry, name, progress=inputs.progress)
     report = build_report(inputs.store, name)
     (out_dir / "adammeme-report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str),
                                                    encoding="utf-8")

@@ -28,8 +28,8 @@ from typing import Any, Callable, Iterator
 from pydantic import ValidationError
 
 from memegauge._version import __version__
-from memegauge.adammeme.records import (MiningRecord, MisbeliefRecord, ReferenceRecord, RunMeta, SamplingRecord,
-                                       ScoreRecord, StepRecord, TaxonomyRecord)
+from memegauge.adammeme.records import (FailureRuleName, MiningRecord, MisbeliefRecord, ReferenceRecord, RunMeta,
+                                       SamplingRecord, ScoreRecord, StepRecord, TaxonomyRecord)
 from memegauge.adammeme.taxonomy import SEED_CATEGORIES, Taxonomy, normalise_name
 from memegauge.config import validation_error
 from memegauge.engine import Store, config_hash
@@ -109,7 +109,8 @@ def _by_category(raw: Any, path: Path) -> dict[str, list[dict]]:
     return {normalise_name(c): items for c, items in raw.items()}
 
 
-def read_legacy(directory: Path, experiment: str | None = None) -> tuple[str, list[list[Record]]]:
+def read_legacy(directory: Path, experiment: str | None = None,
+                failure_rule: FailureRuleName = "at_or_below") -> tuple[str, list[list[Record]]]:
     """(target name, the run's records, one list per kind); raises InputError on bad input."""
     directory = Path(directory)
     if not directory.is_dir():
@@ -137,7 +138,8 @@ def read_legacy(directory: Path, experiment: str | None = None) -> tuple[str, li
         with _fields_of(log):
             steps += [_step(target, category, i, item) for i, item in enumerate(items)]
     records.append(steps)
-    records.append([RunMeta(targets=[target], agent="legacy", threshold=THRESHOLD, repeats=1, top_terms=10,
+    records.append([RunMeta(targets=[target], agent="legacy", threshold=THRESHOLD, failure_rule=failure_rule,
+                            repeats=1, top_terms=10,
                             memes=len(mining), erase=True, source=str(directory), experiment=exp.name)])
     return target, records
 
@@ -212,14 +214,16 @@ def _step(target: str, category: str, index: int, item: dict) -> StepRecord:
 
 
 def import_legacy(directory: Path, open_store: Callable[[], Store], run: str | None = None,
-                  experiment: str | None = None) -> str:
+                  experiment: str | None = None, failure_rule: FailureRuleName = "at_or_below") -> str:
     """Read and check the whole folder, and only then open the store and write it as one run (so a
-    bad folder leaves no store file and no run behind); returns the run name."""
-    _, records = read_legacy(directory, experiment)
+    bad folder leaves no store file and no run behind); returns the run name. `failure_rule`: the
+    released results count a score of 4 as a failure (`at_or_below`), the paper's text does not."""
+    _, records = read_legacy(directory, experiment, failure_rule)
     store = open_store()
     meta = records[-1][0]
     name = run or f"adammeme-{meta.experiment}"
-    config = {"legacy_import": str(Path(directory).resolve()), "experiment": meta.experiment}
+    config = {"legacy_import": str(Path(directory).resolve()), "experiment": meta.experiment,
+              "failure_rule": failure_rule, "failure_threshold": THRESHOLD}
     run_id, execution_id = store.open_run(name, "adammeme", config, config_hash(config), None, __version__)
     for kind in records:  # the same record models the pipeline writes and the report reads
         write_records(store, run_id, kind)

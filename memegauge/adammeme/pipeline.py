@@ -10,7 +10,7 @@ Records written to the run (the report reads only these; each model in `records.
 fields and key): `RunMeta`; `MemeImage` (the pictures, whenever their thumbnails are made); then
 `MiningRecord`, `TaxonomyRecord`, `SamplingRecord`; then per category, each category as soon as its
 own inputs are ready (categories interleave), `MisbeliefRecord`, and per repeat `ReferenceRecord`, per
-target `ScoreRecord` and, as Algorithm 1 goes, `StepRecord`. `HumanScore` and `HumanLabel` are attached
+target `ScoreRecord` and, as Algorithm 1 goes, `StepRecord`. `HumanScore` and `AnnotatorLabel` are attached
 later by `memegauge import adammeme-human`.
 """
 
@@ -26,7 +26,7 @@ from memegauge.adammeme.messages import MemeView
 from memegauge.adammeme.misbelief import narrate
 from memegauge.adammeme.records import ReferenceRecord, RunMeta, SamplingRecord, ScoreRecord, TaxonomyRecord
 from memegauge.adammeme.mining import mine
-from memegauge.adammeme.reference import build_reference
+from memegauge.adammeme.reference import asking_about, build_reference
 from memegauge.adammeme.refinement import refine_category
 from memegauge.adammeme.sampling import plan_samples
 from memegauge.adammeme.scoring import Sample, answer, rate
@@ -38,6 +38,7 @@ from memegauge.images.thumbnail import meme_image_records
 from memegauge.extras import install_hint
 from memegauge.images.erase import erased_image_for, text_detection_available
 from memegauge.memes import load_memes
+from memegauge.prompts import using_prompts
 from memegauge.types import InputError, Meme
 
 
@@ -53,21 +54,35 @@ def check_inputs(cfg: AdamConfig, registry: ModelRegistry) -> list[Meme]:
 
 
 async def run_adammeme(cfg: AdamConfig, store: Store, registry: ModelRegistry, name: str,
-                       progress: bool | None = None, erase_cache: Path | None = None,
-                       memes: list[Meme] | None = None) -> str:
+                       progress: bool | None = None, memes: list[Meme] | None = None) -> str:
     """Run (or resume) AdamMeme as run `name`; returns the name. `memes`: the result of
     `check_inputs` when the caller checked before opening the store."""
     memes = memes if memes is not None else check_inputs(cfg, registry)
+    with using_prompts(cfg.prompts):  # every role renders from the config's custom prompts first
+        return await _run(cfg, store, registry, name, progress, memes)
+
+
+def erase_cache_for(cfg: AdamConfig, store: Store) -> Path:
+    """Where the erased pictures go: the config's `erase_cache`, else `memegauge-erased/` next to the
+    store, whichever way the run was started (CLI, demo, Python API)."""
+    if cfg.erase_cache:
+        return cfg.erase_cache
+    return (Path.cwd() if store.path.name == ":memory:" else store.path.resolve().parent) / "memegauge-erased"
+
+
+async def _run(cfg: AdamConfig, store: Store, registry: ModelRegistry, name: str, progress: bool | None,
+               memes: list[Meme]) -> str:
     async with open_run(store, registry, name=name, method="adammeme", config=cfg.config_dict(),
                         seed=cfg.seed, progress=progress,
                         vision_models=[cfg.agent, *cfg.targets]) as (run, engine):
-        run.put(RunMeta(targets=cfg.targets, agent=cfg.agent, threshold=cfg.threshold, repeats=cfg.repeats,
+        run.put(RunMeta(targets=cfg.targets, agent=cfg.agent, threshold=cfg.failure_threshold,
+                        failure_rule=cfg.failure_rule, repeats=cfg.repeats,
                         top_terms=cfg.top_terms, memes=len(memes), erase=cfg.erase))
         # The report's pictures: CPU work (~5 ms a meme), done in a thread beside mining rather than
         # before it, where it held back the run's first call (5.2 s at 1,000 memes).
         pictures = asyncio.create_task(_store_pictures(run, memes))
         try:
-            await _pipeline(memes, cfg, engine, run, cfg.erase_cache or erase_cache or Path("erased"))
+            await _pipeline(memes, cfg, engine, run, erase_cache_for(cfg, store))
         finally:
             await pictures  # stored even when the pipeline stops early: a partial report shows them
     return name
@@ -93,8 +108,9 @@ async def _pipeline(memes: list[Meme], cfg: AdamConfig, engine: Engine, run: Run
     # sample count (each step after a chain's first takes a meme from the pool), so larger samples
     # allow longer chains.
     order = sorted(plan, key=lambda c: -len(plan[c].sampled))
-    await asyncio.gather(*(_category(c, plan, by_id, views, engine, run, cfg, priority=len(order) - rank)
-                           for rank, c in enumerate(order)))
+    with asking_about(taxonomy.categories if cfg.analysis_question == "description" else {}):
+        await asyncio.gather(*(_category(c, plan, by_id, views, engine, run, cfg, priority=len(order) - rank)
+                               for rank, c in enumerate(order)))
 
 
 async def _category(category: str, plan: dict[str, SamplingRecord], memes: dict[str, Meme],

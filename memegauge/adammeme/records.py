@@ -15,6 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memegauge.records import KeySpelling, Record
 
+# When an AdamMeme score is a failure (`metrics.FailureRule`): below the threshold (the paper's text) or
+# at or below it (the original release's results, which reproduce the published Table 1).
+FailureRuleName = Literal["below", "at_or_below"]
+
 FailedStage = Literal["reference", "target", "scorer", "refiner"]
 
 KEYS = KeySpelling("/", {"chain": 3, "step": 3})
@@ -33,7 +37,11 @@ class RunMeta(AdamRecord):
 
     targets: list[str]
     agent: str
-    threshold: float = Field(description="A score below this is a failure (paper: 4).")
+    threshold: float = Field(description="The failure threshold (paper: 4).")
+    failure_rule: FailureRuleName = Field(
+        default="below", description="`below`: a score under the threshold fails (the paper's text); "
+        "`at_or_below`: at it too (the original release's results). Runs stored before this field "
+        "counted `below`, hence the default here (a new run's config defaults to `at_or_below`).")
     repeats: int
     top_terms: int
     memes: int
@@ -235,10 +243,23 @@ class HumanScore(AdamRecord):
 
 
 class HumanLabel(AdamRecord):
-    """A human's harm categories for one meme, imported for agreement (Tab. 8)."""
+    """A human's harm categories for one meme, as runs stored them before annotators were told apart
+    (read as annotator 1; new imports write `AnnotatorLabel`)."""
 
     KIND = "human_label"
     KEY = ("meme",)
 
+    meme: str
+    categories: list[str]
+
+
+class AnnotatorLabel(AdamRecord):
+    """One annotator's harm categories for one meme, imported for agreement (Table 8: each annotator
+    against the Miners' vote, and Cohen's κ between every pair of annotators)."""
+
+    KIND = "annotator_label"
+    KEY = ("annotator", "meme")
+
+    annotator: str = Field(description="1, 2, … in the order the label files were given.")
     meme: str
     categories: list[str]

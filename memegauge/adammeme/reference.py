@@ -9,6 +9,10 @@ reference. With `--repeat`, repeat r draws candidates r·k … r·k+k−1, so re
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Iterator
+
 from memegauge.adammeme.config import AdamConfig
 from memegauge.adammeme.messages import MemeView, agent_request
 from memegauge.adammeme.records import ReferenceRecord
@@ -20,9 +24,25 @@ from memegauge.types import ChatRequest
 STAGE = "adammeme.reference"
 
 
+_DESCRIPTIONS: ContextVar[dict[str, str]] = ContextVar("adammeme_category_descriptions", default={})
+
+
+@contextmanager
+def asking_about(descriptions: dict[str, str]) -> Iterator[None]:
+    """Within the block, the analysis question of a category names its description (the run sets it
+    once from the taxonomy; the context carries it into every reference, answer, score and step)."""
+    token = _DESCRIPTIONS.set(descriptions)
+    try:
+        yield
+    finally:
+        _DESCRIPTIONS.reset(token)
+
+
 def question(view: MemeView, category: str) -> str:
-    """The analysis question every answering model gets (Fig. 10, upper)."""
-    return render_prompt("adammeme_question", task=category, text=view.text)
+    """The analysis question every answering model gets (Fig. 10, upper), category-specific when the
+    run asks with descriptions (`analysis_question: description`)."""
+    return render_prompt("adammeme_question", task=category, text=view.text,
+                         description=_DESCRIPTIONS.get().get(category, ""))
 
 
 def candidate_requests(view: MemeView, category: str, cfg: AdamConfig, repeat: int) -> list[ChatRequest]:

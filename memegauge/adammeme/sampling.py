@@ -39,7 +39,7 @@ def plan_samples(meme_order: list[str], mining: dict[str, MiningRecord], taxonom
             warning = f"{len(sampled)} samples, fewer than {cfg.warn_below}: figures are unstable"
         plan[category] = SamplingRecord(
             category=category, mined=len(mined), sampled=sampled, warning=warning,
-            seeds=seeded_draw(sampled, cfg.seeds_per_category, cfg.seed, "seeds", category))
+            seeds=seeded_draw(sampled, cfg.seeds_for(len(sampled)), cfg.seed, "seeds", category))
     small = [f"{c} ({len(e.sampled)})" for c, e in plan.items() if e.warning]
     if small:
         warnings.warn(f"categories with fewer than {cfg.warn_below} samples (unstable figures): "

@@ -109,8 +109,8 @@ def _fmt_rating(value: float) -> str:
 
 def _markdown_rows(rows: list[dict[str, Any]]) -> list[str]:
     out = [
-        "| # | Model | BT | 95% CI | Elo | Win rate | Battles |",
-        "|---:|:---|---:|:---:|---:|---:|---:|",
+        "| # | Model | BT | 95% CI | Elo | Win rate | Score | Battles |",
+        "|---:|:---|---:|:---:|---:|---:|---:|---:|",
     ]
     for rank, row in enumerate(rows, start=1):
         ci = row["bt_ci"]
@@ -118,7 +118,7 @@ def _markdown_rows(rows: list[dict[str, Any]]) -> list[str]:
         name = row["model"].replace("|", "\\|")
         out.append(
             f"| {rank} | {name} | {_fmt_rating(row['bt'])} | {ci_text} | {_fmt_rating(row['elo'])} "
-            f"| {100 * row['win_rate']:.1f}% | {row['battles']} |"
+            f"| {100 * row['win_rate']:.1f}% | {100 * row['score']:.1f}% | {row['battles']} |"
         )
     return out
 
@@ -133,7 +133,8 @@ def ranking_markdown(result: Mapping[str, Any], title: str = "MemeArena ranking"
     out.append("")
     out.append(
         "BT: Bradley–Terry maximum-likelihood rating (mean = 1000; ties = half a win each way); "
-        "95% CI: percentile bootstrap; Elo: online, in file order; win rate counts ties as half."
+        "95% CI: percentile bootstrap; Elo: online, in file order; win rate: wins / battles (a tie is no "
+        "win, as in the paper); score: a tie counts half."
     )
     return "\n".join(out) + "\n"
 

@@ -99,13 +99,13 @@ def _print_ranking(store, name: str, battles_out: Optional[Path]) -> None:
 
     report = build_report(store, name)
     table = Table(title=f"MemeArena ranking ({report['setting']} guideline) — {name}")
-    for column in ("#", "model", "BT", "95% CI", "Elo", "win rate", "battles"):
+    for column in ("#", "model", "BT", "95% CI", "Elo", "win rate", "score", "battles"):
         table.add_column(column)
     for i, row in enumerate(report["ranking"], start=1):
         ci = row["bt_ci"]
         table.add_row(str(i), row["model"], f"{row['bt']:.1f}",
                       f"{ci[0]:.0f}–{ci[1]:.0f}" if ci else "-", f"{row['elo']:.1f}",
-                      f"{row['win_rate']:.2f}", str(row["battles"]))
+                      f"{row['win_rate']:.2f}", f"{row['score']:.2f}", str(row["battles"]))
     out.print(table)
     if battles_out:
         battles = [b for b in read_checked(store, store.run_row(name)["id"], BattleRecord)

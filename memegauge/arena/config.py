@@ -23,11 +23,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from memegauge.config import resolve_from_base
+from memegauge.prompts import prompt_folder, stored_prompts
 from memegauge.types import MAX_TOKENS
 
 SETTINGS = ("fused", "self", "human", "none")
 """The bias study's reference settings (paper §3.3): the fused guideline (MemeArena), the judge's own
 answer (LLM-as-a-Judge), a human-written guideline from a file, no reference at all."""
+
+
+PROMPT_PREFIX = "arena_"
+PromptFolder = prompt_folder(PROMPT_PREFIX)
 
 
 class StageTokens(BaseModel):
@@ -58,6 +63,9 @@ class ArenaConfig(BaseModel):
     added_targets: list[str] = Field(
         default_factory=list, description="Targets added to a finished arena, in arrival order.")
     judges: list[str] = Field(min_length=1, description="The judge panel; every judge is a target.")
+    allow_same_family: bool = Field(
+        default=False, description="Accept two judges of one model family (the paper requires distinct "
+        "families; registry key `family:`). The demo's personas of one model need it.")
     seed: int = Field(default=0, description="Seed of every random choice.")
     repeats: int = Field(default=1, ge=1, description="Independent runs of the whole arena (seeds seed, "
                          "seed+1, …); the report gives each model's Elo, BT and win rate as mean ± 95% CI "
@@ -86,6 +94,8 @@ class ArenaConfig(BaseModel):
     elo_k: float = Field(default=4.0, gt=0, description="Online Elo K factor.")
     bootstrap_rounds: int = Field(default=1000, ge=0, description="Bradley-Terry bootstrap rounds.")
     max_tokens: StageTokens = Field(default_factory=StageTokens)
+    prompts: PromptFolder = Field(default=None, description="A folder of templates replacing shipped ones "
+                                  "role by role (`arena_<role>.j2`); docs/arena.md, \"Custom prompts\".")
 
     @field_validator("memes", "human_guidelines", "human_votes", mode="after")
     @classmethod
@@ -118,5 +128,7 @@ class ArenaConfig(BaseModel):
         return list(dict.fromkeys([self.agent, *self.all_targets]))
 
     def stored(self) -> dict[str, Any]:
-        """The config as stored with the run (and hashed): JSON-safe, paths as strings."""
-        return self.model_dump(mode="json")
+        """The config as stored with the run (and hashed): JSON-safe, paths as strings; custom prompts
+        with their hashes (absent without them)."""
+        return {**self.model_dump(mode="json", exclude={"prompts"}),
+                **stored_prompts(self.prompts, PROMPT_PREFIX)}

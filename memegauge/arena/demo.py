@@ -55,7 +55,7 @@ def register_personas(registry: ModelRegistry, model: str) -> list[str]:
 def demo_config(memes_path: Path, model: str, targets: list[str]) -> ArenaConfig:
     return ArenaConfig(memes=memes_path, agent=model, targets=targets,
                        judges=[f"{model}-{j}" for j in JUDGES], tasks_per_meme=1, answers_per_task=2,
-                       fusion_pool="judges", self_judging=True,
+                       fusion_pool="judges", self_judging=True, allow_same_family=True,
                        detection=False, bootstrap_rounds=200, max_tokens=DEMO_BUDGET)
 
 

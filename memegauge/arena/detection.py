@@ -1,5 +1,6 @@
 """The classic detection baseline (paper App. D, Table 7): each target labels every meme harmful or
-harmless; accuracy and macro-F1 against the meme file's labels.
+harmless; accuracy and macro-F1 against the meme file's labels, pooled and per source data set (the
+meme file's `source`: FHM, HarM, MAMI in the paper).
 
 A meme's gold label is "harmful" when its labels hold ``harmful``, "harmless" when they hold ``harmless``
 (or ``not harmful`` / ``benign``); other memes are not scored. A failed call is recorded with its class
@@ -71,17 +72,24 @@ async def detect(memes: list[Meme], targets: list[str], max_tokens: int,
     jobs = [(t, m) for t in targets for m in scored]
     outcomes = await engine.chat_many([detection_request(m, t, max_tokens) for t, m in jobs],
                                       parse=parse_harmful)
-    records = [(f"{t}|{m.id}", {"target": t, "meme": m.id, "gold": gold_label(m), "harmful": o.value,
-                                **failure_fields(o)}) for (t, m), o in zip(jobs, outcomes)]
-    return [r for _, r in records]
+    return [{"target": t, "meme": m.id, "gold": gold_label(m), "harmful": o.value, "source": m.source,
+             **failure_fields(o)} for (t, m), o in zip(jobs, outcomes)]
+
+
+def _scored(records: list[dict[str, Any]]) -> dict[str, Any]:
+    answered = [r for r in records if r["ok"]]
+    return {**detection_metrics([r["harmful"] for r in answered], [r["gold"] for r in answered]),
+            "failed": len(records) - len(answered)}
 
 
 def detection_summary(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per target: n, accuracy, macro_f1 over answered memes, and failed (calls that failed)."""
+    """Per target: n, accuracy, macro_f1 over answered memes, and failed (calls that failed); and the
+    same per source data set (`by_source`, the paper's Table 7 reports FHM, HarM and MAMI apart; memes
+    without a `source` are under "")."""
     out: dict[str, dict[str, Any]] = {}
     for target in dict.fromkeys(r["target"] for r in records):
         mine = [r for r in records if r["target"] == target]
-        answered = [r for r in mine if r["ok"]]
-        out[target] = {**detection_metrics([r["harmful"] for r in answered], [r["gold"] for r in answered]),
-                       "failed": len(mine) - len(answered)}
+        sources = sorted({r.get("source", "") for r in mine})
+        out[target] = {**_scored(mine),
+                       "by_source": {s: _scored([r for r in mine if r.get("source", "") == s]) for s in sources}}
     return out

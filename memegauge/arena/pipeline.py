@@ -57,6 +57,7 @@ from memegauge.arena.records import (AnswerRecord, BattleRecord, ContextRecord, 
                                     MemeRecord, RepeatRecord, TaskRecord, TasksRecord)
 from memegauge.engine import Run, Store, open_run
 from memegauge.files import parse_json, read_user_text
+from memegauge.prompts import using_prompts
 from memegauge.images.thumbnail import meme_image_records
 from memegauge.memes import load_memes
 from memegauge.records import Record
@@ -94,10 +95,29 @@ def read_human_guidelines(path: Path) -> dict[str, str]:
     return out
 
 
+def check_judge_families(config: ArenaConfig, registry: ModelRegistry) -> None:
+    """The paper's panel has judges of distinct model families; two of one family are refused, naming
+    them, unless the config says `allow_same_family: true` (a judge of unknown family is not compared)."""
+    if config.allow_same_family:
+        return
+    by_family: dict[str, list[str]] = {}
+    for judge in config.judges:
+        family = registry.get(judge).model_family
+        if family:
+            by_family.setdefault(family, []).append(judge)
+    shared = {f: js for f, js in by_family.items() if len(js) > 1}
+    if shared:
+        named = "; ".join(f"{', '.join(js)} are {f}" for f, js in shared.items())
+        raise InputError(f"judges of one model family: {named}", "config: judges",
+                         "choose judges of distinct families (registry key `family:` corrects a wrong "
+                         "guess), or set allow_same_family: true to accept it knowingly")
+
+
 def read_inputs(config: ArenaConfig, registry: ModelRegistry) -> ArenaInputs:
     """Check models, memes and the optional human files; raise InputError on the first problem."""
     for name in config.models():
         registry.get(name)
+    check_judge_families(config, registry)
     memes = load_memes(config.memes, require_images=config.require_images, limit=config.limit)
     guidelines = read_human_guidelines(config.human_guidelines) if config.human_guidelines else {}
     votes = read_human_votes(config.human_votes) if config.human_votes else []
@@ -107,7 +127,7 @@ def read_inputs(config: ArenaConfig, registry: ModelRegistry) -> ArenaInputs:
 def extend_config(config: ArenaConfig, base: dict[str, Any], base_name: str) -> ArenaConfig:
     """The config of `base` (a finished run's stored config) with the targets of `config` that it lacks
     appended to `added_targets`. Everything else must be equal, or the two arenas would not compare."""
-    old = ArenaConfig.model_validate(base)
+    old = ArenaConfig.model_validate({k: v for k, v in base.items() if k != "prompt_hashes"})
     lost = [t for t in old.all_targets if t not in config.all_targets]
     if lost:
         raise InputError(f"targets {lost} of run {base_name!r} are missing from the config",
@@ -147,11 +167,12 @@ async def run_arena(config: ArenaConfig, store: Store, registry: ModelRegistry, 
     """Run (or resume) the arena `run_name` and its repeats; every stage's records go to the store."""
     inputs = inputs or read_inputs(config, registry)
     plan = repeat_runs(config, run_name)
-    outcome = await _run_once(config, store, registry, run_name, progress, retry_failed, inputs, plan)
-    for name, seed in plan[1:]:
-        again = config.model_copy(update={"seed": seed, "repeats": 1})
-        extra = await _run_once(again, store, registry, name, progress, retry_failed, inputs, [])
-        outcome.calls_made += extra.calls_made
+    with using_prompts(config.prompts):  # every stage renders from the config's custom prompts first
+        outcome = await _run_once(config, store, registry, run_name, progress, retry_failed, inputs, plan)
+        for name, seed in plan[1:]:
+            again = config.model_copy(update={"seed": seed, "repeats": 1})
+            extra = await _run_once(again, store, registry, name, progress, retry_failed, inputs, [])
+            outcome.calls_made += extra.calls_made
     return outcome
 
 

@@ -8,7 +8,9 @@ battles table in Chatbot Arena format — one record per pairwise judgment::
 
 ``winner`` is one of ``"model_a"``, ``"model_b"``, ``"tie"`` (both strong) or ``"tie (bothbad)"``
 (both weak). The two tie kinds are kept apart in the table but every rating here treats them alike:
-a tie is half a win for each side (paper §2.4, eq. 5 and the text after it).
+a tie is half a win for each side (paper §2.4, eq. 5 and the text after it). The reported `win_rate`
+counts a tie as a non-win, as the paper's Tables 1 and 8 do (their win-rate columns average 48.74% and
+46.52%: not 50%); `score` is the tie-½ figure beside it.
 
 Rating scale (both methods): P(i beats j) = 1 / (1 + base ** ((R_j − R_i) / scale)), with
 scale = 400 (the paper's α) and base = 10.
@@ -25,7 +27,7 @@ scale = 400 (the paper's α) and base = 10.
   the aggregated (pair, outcome) cells — the same distribution as resampling battle rows — and all
   rounds are fitted in one vectorised L-BFGS problem.
 * `rank_table` / `rank_by_dimension` — the report rows ``{model, elo, bt, bt_ci: [lo, hi], win_rate,
-  battles}``; `mean_ci` — a figure's mean over repeated runs with its t-interval.
+  score, battles}``; `mean_ci` — a figure's mean over repeated runs with its t-interval.
 
 The battles table itself is `memegauge.arena.battles`; reading battle files and the `arena rank`
 command's output are `memegauge.arena.battle_file`. This module does no I/O.
@@ -53,6 +55,7 @@ __all__ = [
     "bootstrap_bt_samples",
     "pairwise_wins",
     "win_rates",
+    "scores",
     "battle_counts",
     "predicted_win_matrix",
     "rank_table",
@@ -357,16 +360,28 @@ def battle_counts(battles: Battles | Iterable[Mapping[str, Any]]) -> dict[str, i
     return {m: int(c) for m, c in zip(battles.models, counts)}
 
 
-def win_rates(battles: Battles | Iterable[Mapping[str, Any]]) -> dict[str, float]:
-    """(wins + ½·ties) / battles for each model, ties of either kind counting half."""
-    battles = as_battles(battles)
+def _points(battles: Battles, points_a: np.ndarray, points_b: np.ndarray) -> dict[str, float]:
+    """Per model: the points it earned over its battles (as model_a or model_b) / its battles."""
     n = len(battles.models)
-    s = battles.score_a
-    points = np.bincount(battles.model_a, weights=s, minlength=n) + np.bincount(
-        battles.model_b, weights=1.0 - s, minlength=n
+    points = np.bincount(battles.model_a, weights=points_a, minlength=n) + np.bincount(
+        battles.model_b, weights=points_b, minlength=n
     )
     counts = np.bincount(battles.model_a, minlength=n) + np.bincount(battles.model_b, minlength=n)
     return {m: float(p / c) for m, p, c in zip(battles.models, points, counts)}
+
+
+def win_rates(battles: Battles | Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """wins / battles for each model, a tie of either kind a non-win for both (the paper's Tables 1
+    and 8, whose win-rate columns average under 50%, and Chatbot Arena's win fraction)."""
+    battles = as_battles(battles)
+    return _points(battles, (battles.score_a == 1.0).astype(float), (battles.score_a == 0.0).astype(float))
+
+
+def scores(battles: Battles | Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """(wins + ½·ties) / battles for each model, ties of either kind counting half (the Elo/BT
+    view of a tie; its battle-weighted mean over models is 50% by construction)."""
+    battles = as_battles(battles)
+    return _points(battles, battles.score_a, 1.0 - battles.score_a)
 
 
 def predicted_win_matrix(
@@ -394,12 +409,13 @@ def rank_table(
     base: float = 10,
     init: float = 1000,
 ) -> list[dict[str, Any]]:
-    """One row per model, ``{model, elo, bt, bt_ci: [lo, hi], win_rate, battles}``, sorted by `bt`
+    """One row per model, ``{model, elo, bt, bt_ci: [lo, hi], win_rate, score, battles}``, sorted by `bt`
     descending (name ascending on equal ratings).
 
     `elo` is the online Elo in table order (K = `k`); `bt` is the maximum-likelihood BT rating (not
     the bootstrap median); `bt_ci` is the 95% percentile-bootstrap interval over `bootstrap_rounds`
-    resamples, or None when `bootstrap_rounds` is 0.
+    resamples, or None when `bootstrap_rounds` is 0. `win_rate` counts a tie as a non-win (the
+    paper's); `score` counts it as half a win.
     """
     battles = as_battles(battles)
     if not len(battles):
@@ -409,7 +425,7 @@ def rank_table(
     ci: dict[str, tuple[float, float]] | None = None
     if bootstrap_rounds:
         _, ci = bootstrap_bt(battles, bootstrap_rounds, seed, scale=scale, base=base, init=init)
-    rates = win_rates(battles)
+    rates, half_ties = win_rates(battles), scores(battles)
     counts = battle_counts(battles)
     rows = [
         {
@@ -418,6 +434,7 @@ def rank_table(
             "bt": bt[m],
             "bt_ci": None if ci is None else [ci[m][0], ci[m][1]],
             "win_rate": rates[m],
+            "score": half_ties[m],
             "battles": counts[m],
         }
         for m in battles.models

@@ -193,6 +193,8 @@ class DetectionRecord(_Call):
     meme: str
     gold: bool
     harmful: bool | None
+    source: str = Field(default="", description="The meme's `source` (its data set, e.g. FHM, HarM, "
+                        "MAMI); empty when the meme file gives none or the run predates the field.")
 
     KEY = ("target", "meme")
 

@@ -225,6 +225,12 @@ def _print_summary(cfg, name: str) -> None:
     out.print(table)
     console.print(safe(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
                        f"{report['n_failed_calls']}; `{shell_command('memegauge', 'report', name)}` for details"))
+    if report["missing"]["n"]:
+        ids = report["missing"]["ids"]
+        shown = ", ".join(ids[:5]) + (f", … ({len(ids) - 5} more)" if len(ids) > 5 else "")
+        every = shell_command("memegauge", "report", name, "--format", "json")
+        console.print(safe(f"{len(ids)} of {len(ids) + report['n_questions']} questions have no prediction and "
+                           f"are not scored: {shown} (all in `{every}`)"))
     if report.get("timing"):
         timing = report["timing"]
         console.print(f"{timing['wall_s']:.1f} s wall, {timing['s_per_question']:.2f} s per "

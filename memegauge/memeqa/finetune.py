@@ -33,6 +33,7 @@ Config (YAML; relative paths resolve from the file)::
     micro_batch_size: null      # e.g. 1: four forward passes per step (gradient accumulation)
     lr: 1.0e-5
     lora: {r: 8, alpha: 8, dropout: 0.1}
+    lora_targets: all-linear    # the paper: all linear modules (vision tower too); or language-model
     eval_every: 0.2             # fraction of an epoch
     train_limit: null           # optional, seeded sample as in `qa eval --limit`
     dev_limit: null
@@ -50,7 +51,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -92,6 +93,10 @@ class FinetuneConfig(BaseModel):
         "add up to one step of batch_size (gradient accumulation). Default: batch_size.")
     lr: float = Field(default=1e-5, gt=0)
     lora: LoraSettings = Field(default_factory=LoraSettings)
+    lora_targets: Literal["all-linear", "language-model"] = Field(
+        default="all-linear", description="Where LoRA goes: all-linear (the paper's \"all the linear modules\"; "
+        "a VLM's vision tower included, the output head excluded, as PEFT's all-linear does) or "
+        "language-model (the language model's linears only).")
     eval_every: float = Field(default=0.2, gt=0, le=1, description="Dev evaluation period (epochs).")
     train_limit: int | None = Field(default=None, ge=1)
     dev_limit: int | None = Field(default=None, ge=1)
@@ -195,13 +200,15 @@ def language_model_linears(model: Any) -> str:
     return rf"^{scope}.*\.({'|'.join(map(re.escape, names))})$"
 
 
-def with_lora(model: Any, lora: LoraSettings) -> Any:
-    """The model with a fresh LoRA adapter (`lora`'s r, α, dropout) on its language model's linears."""
+def with_lora(model: Any, lora: LoraSettings, targets: str = "all-linear") -> Any:
+    """The model with a fresh LoRA adapter (`lora`'s r, α, dropout) on every linear layer but the
+    output head (`all-linear`, PEFT's own rule) or on its language model's linears only."""
     from peft import LoraConfig, get_peft_model
 
+    modules = "all-linear" if targets == "all-linear" else language_model_linears(model)
     return get_peft_model(model, LoraConfig(
         r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
-        target_modules=language_model_linears(model), task_type="CAUSAL_LM"))
+        target_modules=modules, task_type="CAUSAL_LM"))
 
 
 def _save_atomic(folder: Path, write) -> None:
@@ -241,7 +248,7 @@ def finetune(config: FinetuneConfig, on_eval=None) -> dict[str, Any]:
     accelerator = Accelerator(cpu=config.device == "cpu")
     local = load_local_model(config.model, device=str(accelerator.device), dtype=config.dtype)
     torch.manual_seed(config.seed)  # LoRA's initial weights: the same in every process
-    model = with_lora(local.model, config.lora)
+    model = with_lora(local.model, config.lora, config.lora_targets)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr)
     state = _resume(config, model, optimizer, accelerator.device)
     state["vision"] = local.vision

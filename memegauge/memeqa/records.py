@@ -68,6 +68,8 @@ class EvalInfo(QARecord):
     types: list[str] | None = Field(description="The question types asked; None: all.")
     last_execution: Execution | None = Field(default=None, description="Wall time and calls of the last "
                                              "execution (a resumed run reports its own).")
+    missing: list[str] = Field(default_factory=list, description="`qa score`: the chosen questions the "
+                               "predictions file has no answer for (not scored, not counted as wrong).")
 
 
 class AFRound(QARecord):

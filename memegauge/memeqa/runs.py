@@ -110,43 +110,50 @@ def read_predictions(path: Path) -> dict[str, str]:
 
 
 def score_records(questions: list[Question], predictions: dict[str, str],
-                  version: str) -> list[dict[str, Any]]:
-    """Grade raw answers like `eval` does; a question with no prediction is wrong (not failed)."""
+                  version: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """(records of the questions that have a prediction, graded like `eval` does; the ids of those
+    that have none). A partial file (another harness's `--limit`, a run cut short) is the normal case:
+    its missing questions are listed, never graded as wrong, so the figures are those of the covered
+    questions. An id foreign to the split is bad input."""
     unknown = sorted(set(predictions) - {q.id for q in questions})
     if unknown:
         raise InputError(f"{len(unknown)} prediction(s) for ids not in this split, e.g. "
                          f"{unknown[0]!r}", "--predictions",
                          "check --version/--split (or --types/--limit) against the file")
-    records = []
-    for q in questions:
-        record = question_record(q, version, [predictions.get(q.id, "")], [None], circular=False)
-        if q.id not in predictions:
-            record.update(raw=None, parse_failed=False, parse_error="", missing=True)
-        records.append(record)
-    return records
+    covered = [q for q in questions if q.id in predictions]
+    records = [question_record(q, version, [predictions[q.id]], [None], circular=False) for q in covered]
+    missing = [q.id for q in questions if q.id not in predictions]
+    return records, missing
 
 
 async def score_run(store: Store, registry: ModelRegistry, *, data: Path, version: str,
                     split: str, predictions: Path, run_name: str | None = None,
                     limit: int | None = None, types: list[str] | None = None,
                     seed: int = 0) -> str:
-    """Score a predictions file into a run; returns the run name."""
+    """Score a predictions file into a run; returns the run name. Every record is built and checked
+    before the run is opened, so bad input leaves no half-made run (a retry is not "a different config")."""
     chosen_types = resolve_types(types)
     every = load_questions(data, version, split)
     answers = read_predictions(predictions)
     score_records(every, answers, version)  # ids foreign to the split are bad input, sample or not
     questions = select_questions(every, types=chosen_types, limit=limit, seed=seed)
     chosen = {q.id for q in questions}
-    records = score_records(questions, {k: v for k, v in answers.items() if k in chosen}, version)
+    records, missing = score_records(questions, {k: v for k, v in answers.items() if k in chosen}, version)
+    if not records:
+        raise InputError(f"none of the {len(questions)} chosen questions has a prediction", str(predictions),
+                         "check --version/--split (or --types/--limit) against the file")
+    checked = [QuestionRecord.model_validate(r) for r in records]
     file_hash = hashlib.sha256(Path(predictions).read_bytes()).hexdigest()[:16]
     name = run_name or default_run_name("score", version, split, Path(predictions).stem, limit,
                                         chosen_types, seed=seed)
     config = {"task": "score", "version": version, "split": split, "predictions": file_hash,
               "limit": limit, "types": chosen_types, "seed": seed}
+    info = EvalInfo(task="score", version=version, split=split, model=Path(predictions).name, circular=False,
+                    types=chosen_types, missing=missing)
     async with open_run(store, registry, name=name, method=METHOD, config=config, seed=seed,
                         progress=False) as (run, _engine):
-        store_results(run, records, EvalInfo(task="score", version=version, split=split,
-                                             model=Path(predictions).name, circular=False, types=chosen_types))
+        run.put_many(checked)
+        run.put(info)
     return name
 
 

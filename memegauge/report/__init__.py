@@ -14,10 +14,16 @@ from memegauge.methods import method
 from memegauge.types import InputError
 
 
+# Config keys that name a protocol choice (the report header shows them): AdamMeme's failure rule, seed
+# set and analysis question, MemeQA fine-tuning's LoRA scope.
+PROTOCOL_KEYS = ("failure_rule", "failure_threshold", "seeds_per_category", "analysis_question", "lora_targets")
+
+
 def run_header(store: Store, name: str) -> dict[str, Any]:
     """The `run` section every report starts with."""
     r = store.run_summary(name)
     truncated = store.truncated_counts(r["id"])
+    config = json.loads(r["config_json"])
     return {
         "name": r["name"], "method": r["method"], "status": r["status"], "created": r["created"],
         "updated": r["updated"], "config_hash": r["config_hash"], "seed": r["seed"],
@@ -31,7 +37,12 @@ def run_header(store: Store, name: str) -> dict[str, Any]:
         "truncated_by_stage": truncated,
         # per model: its calls, and how many carried the meme picture (0 for a text-only model)
         "images_by_model": store.image_counts(r["id"]),
-        "config": json.loads(r["config_json"]), "error": r["error"],
+        "config": config, "error": r["error"],
+        # the named choices where the papers' text and their released results differ (docs say which)
+        "protocol": {k: config[k] for k in PROTOCOL_KEYS if k in config},
+        # custom prompts (`prompts: DIR`): the folder and each replaced template's hash; None: shipped
+        "prompts": {"folder": config["prompts"], "hashes": config.get("prompt_hashes", {})}
+        if config.get("prompts") else None,
     }
 
 

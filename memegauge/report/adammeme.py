@@ -3,11 +3,14 @@
 `targets.{T}` holds, for repeat 0 … R−1 pooled: `categories.{C}` and `overall` on history H (original
 samples plus scored rewrites — "with refinement"; `failed` beside n counts samples and steps that have
 no score, e.g. refusals), `original_only` the same on the originals (the
-ablation without refinement), `by_iteration` (Fig. 3), `topics.{C}` (misbelief terms of refined
-samples, Fig. 4) and `failures` by stage and class. With several repeats `repeats` gives each figure's
+ablation without refinement), `by_iteration` (Fig. 3) and `by_category_iteration` (the same per
+category, as Fig. 3 plots it), `by_rule` (FR under each failure rule, whichever the run uses),
+`topics.{C}` (misbelief terms of refined samples, Fig. 4) and `failures` by stage and class. With several repeats `repeats` gives each figure's
 mean ± std across them; with several targets `paired_tests` compares them on shared originals.
 `seeds` gives the seed set S (the same for every target) and the seeds that failed for this target.
 `details` lists every sample and chain step for browsing. Failed calls are counted, never scored.
+`failure` names the run's failure rule (`below` the threshold: the paper's text; `at_or_below`: the
+original release's results) and its threshold; a run stored before the rule was recorded counted `below`.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from memegauge.adammeme import agreement, metrics
-from memegauge.adammeme.records import (HumanLabel, HumanScore, MiningRecord, RunMeta, SamplingRecord,
-                                       ScoreRecord, StepRecord, TaxonomyRecord)
+from memegauge.adammeme.records import (AnnotatorLabel, HumanLabel, HumanScore, MiningRecord, RunMeta,
+                                       SamplingRecord, ScoreRecord, StepRecord, TaxonomyRecord)
 from memegauge.engine.store import Store
 from memegauge.records import read_checked, read_record, read_records
 
@@ -27,7 +30,8 @@ DEFAULT_THRESHOLD = 4.0
 def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     rid = run["id"]
     meta = next(iter(read_checked(store, rid, RunMeta)), {})
-    threshold = float(meta.get("threshold", DEFAULT_THRESHOLD))
+    # a run stored before `failure_rule` existed counted `below` (RunMeta's default says so)
+    rule = metrics.FailureRule(meta.get("failure_rule", "below"), float(meta.get("threshold", DEFAULT_THRESHOLD)))
     taxonomy = read_record(store, rid, TaxonomyRecord) or TaxonomyRecord(categories={}, added={})
     # Targets and categories run concurrently, so insertion order varies between two runs; the
     # keys (target/repeat/category/meme, …/chain/step, zero-padded) give one stable order.
@@ -41,11 +45,12 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
         "mining": _mining(read_records(store, rid, MiningRecord)),
         "sampling": {c: {"mined": e.mined, "warning": e.warning, "seeds": e.seeds, "sampled": len(e.sampled)}
                      for c, e in sampling.items()},
-        "threshold": threshold,
-        "targets": {t: {**_target(t, originals, steps, categories, threshold, meta),
+        "threshold": rule.threshold,
+        "failure": {"rule": rule.name, "threshold": rule.threshold, "describe": rule.describe()},
+        "targets": {t: {**_target(t, originals, steps, categories, rule, meta),
                         "seeds": _seeds(t, originals, sampling)} for t in targets},
         "paired_tests": metrics.paired_tests(_per_original(originals, targets)),
-        "agreement": _agreement(store, rid, originals + steps, threshold, categories),
+        "agreement": _agreement(store, rid, originals + steps, rule, categories),
         "details": {"samples": originals, "steps": steps},
     }
     return report
@@ -55,23 +60,40 @@ def _scored(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r.get("score") is not None]
 
 
-def _figures(rows: list[dict], categories: list[str], threshold: float) -> dict[str, Any]:
+def _figures(rows: list[dict], categories: list[str], rule: metrics.FailureRule) -> dict[str, Any]:
     """Figures over scored rows; `failed` counts the rows that have no score (they are not in n)."""
     scored = _scored(rows)
     originals = [r for r in scored if r["iteration"] == 0]
     failed = Counter(r["category"] for r in rows if r.get("score") is None)
     return {"categories": {c: {**s, "failed": failed[c]}
-                           for c, s in metrics.by_category(scored, categories, threshold).items()},
-            "overall": {**metrics.summary([r["score"] for r in scored], threshold), "failed": sum(failed.values())},
-            "original_only": {"categories": metrics.by_category(originals, categories, threshold),
-                              **metrics.summary([r["score"] for r in originals], threshold)},
-            "by_iteration": metrics.by_iteration(scored, threshold)}
+                           for c, s in metrics.by_category(scored, categories, rule).items()},
+            "overall": {**metrics.summary([r["score"] for r in scored], rule), "failed": sum(failed.values())},
+            "original_only": {"categories": metrics.by_category(originals, categories, rule),
+                              **metrics.summary([r["score"] for r in originals], rule)},
+            "by_iteration": metrics.by_iteration(scored, rule)}
 
 
-def _target(target: str, originals: list[dict], steps: list[dict], categories: list[str], threshold: float,
-            meta: dict[str, Any]) -> dict[str, Any]:
+def _by_rule(rows: list[dict], categories: list[str], threshold: float) -> dict[str, Any]:
+    """FR per category and overall under each failure rule (history H and originals only), so a run
+    reads against figures made with either rule (the paper's text or its released results)."""
+    scored = _scored(rows)
+    originals = [r for r in scored if r["iteration"] == 0]
+    out = {}
+    for name in metrics.FAILURE_RULES:
+        rule = metrics.FailureRule(name, threshold)  # type: ignore[arg-type]
+        per_category = metrics.by_category(scored, categories, rule)
+        out[name] = {"categories": {c: s["failure_rate"] for c, s in per_category.items()},
+                     "overall": metrics.summary([r["score"] for r in scored], rule)["failure_rate"],
+                     "original_only": metrics.summary([r["score"] for r in originals], rule)["failure_rate"]}
+    return out
+
+
+def _target(target: str, originals: list[dict], steps: list[dict], categories: list[str],
+            rule: metrics.FailureRule, meta: dict[str, Any]) -> dict[str, Any]:
     mine = [r for r in originals + steps if r["target"] == target]
-    out = _figures(mine, categories, threshold)
+    out = _figures(mine, categories, rule)
+    out["by_rule"] = _by_rule(mine, categories, rule.threshold)
+    out["by_category_iteration"] = metrics.by_category_and_iteration(_scored(mine), categories, rule)
     out["topics"] = {c: metrics.topic_terms(
         [r["misbelief"] for r in _scored(mine) if r["category"] == c and r["iteration"] > 0],
         [r["misbelief"] for r in _scored(mine) if r["category"] == c and r["iteration"] == 0],
@@ -82,7 +104,7 @@ def _target(target: str, originals: list[dict], steps: list[dict], categories: l
                     "improved": sum(r["target"] == target and bool(r.get("improved")) for r in steps)}
     repeats = sorted({r["repeat"] for r in mine})
     if len(repeats) > 1:
-        per = [_figures([r for r in mine if r["repeat"] == k], categories, threshold) for k in repeats]
+        per = [_figures([r for r in mine if r["repeat"] == k], categories, rule) for k in repeats]
         out["repeats"] = {
             "overall": {m: metrics.repeat_stats([p["overall"][m] for p in per]) for m in ("avg_score", "failure_rate")},
             "original_only": {m: metrics.repeat_stats([p["original_only"][m] for p in per])
@@ -126,17 +148,29 @@ def _per_original(originals: list[dict], targets: list[str]) -> dict[str, dict[s
     return {t: {k: sum(v) / len(v) for k, v in per.items()} for t, per in sums.items()}
 
 
-def _agreement(store: Store, rid: int, rows: list[dict], threshold: float, categories: list[str]) -> dict:
+def _agreement(store: Store, rid: int, rows: list[dict], rule: metrics.FailureRule, categories: list[str]) -> dict:
     human_scores = {h.sample: h.score for h in read_records(store, rid, HumanScore)}
-    human_labels = {h.meme: h.categories for h in read_records(store, rid, HumanLabel)}
+    annotators = _annotators(store, rid)
     out: dict[str, Any] = {}
     if human_scores:
         pairs = [(r["score"], human_scores[r["id"]]) for r in _scored(rows) if r.get("id") in human_scores]
-        out["scores"] = agreement.score_agreement([a for a, _ in pairs], [h for _, h in pairs], threshold)
-    if human_labels:
+        out["scores"] = agreement.score_agreement([a for a, _ in pairs], [h for _, h in pairs], rule)
+    if annotators:
         votes = {r.meme: r.categories for r in read_records(store, rid, MiningRecord) if r.status == "ok"}
-        out["labels"] = agreement.label_agreement(votes, human_labels, categories)
+        out["labels"] = agreement.label_agreement(votes, next(iter(annotators.values())), categories)
+        out["annotators"] = agreement.annotator_agreement(votes, annotators, categories)
     return out
+
+
+def _annotators(store: Store, rid: int) -> dict[str, dict[str, list[str]]]:
+    """Each annotator's labels by meme, in annotator order; labels stored before annotators were told
+    apart (`HumanLabel`) are annotator 1."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for h in read_records(store, rid, HumanLabel):
+        out.setdefault("1", {})[h.meme] = h.categories
+    for a in read_records(store, rid, AnnotatorLabel):
+        out.setdefault(a.annotator, {})[a.meme] = a.categories
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0])))  # annotators are numbered 1, 2, …
 
 
 def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

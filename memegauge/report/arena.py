@@ -11,7 +11,8 @@ Sections:
   with `both_orders`).
 * ``counts`` and ``failures`` — records per stage, failed records by stage and error class, battles
   that got no verdict; failed calls never enter a ranking.
-* ``detection.{T}`` — accuracy / macro-F1 of the detection baseline; ``agreement`` — human votes.
+* ``detection.{T}`` — accuracy / macro-F1 of the detection baseline, and ``detection.{T}.by_source.{S}``
+  the same per source data set; ``agreement`` — human votes.
 * ``details`` — memes → personas → tasks → guideline rounds → battles (both answers, each judge's
   per-dimension verdicts, the joint vote), for the HTML report to browse.
 """
@@ -95,7 +96,7 @@ def _repeats(store: Store, repeats: list[RepeatRecord], own_id: int,
     for model in models:
         rows = [next((t for t in table if t["model"] == model), None) for table in tables]
         ranking.append({"model": model, **{k: mean_ci([r[k] for r in rows if r is not None])
-                                           for k in ("elo", "bt", "win_rate")}})
+                                           for k in ("elo", "bt", "win_rate", "score")}})
     ranking.sort(key=lambda r: -(r["bt"]["mean"] if r["bt"]["mean"] is not None else float("-inf")))
     return {"runs": done, "missing": missing, "ranking": ranking}
 

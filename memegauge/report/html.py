@@ -203,7 +203,8 @@ def embedded_warning(store: Store, run: dict[str, Any]) -> str | None:
 def header_facts(run: dict[str, Any]) -> list[tuple[str, str]]:
     models = run_models(run.get("config") or {})
     failed = ", ".join(f"{k}: {v}" for k, v in (run.get("failed_calls_by_class") or {}).items())
-    facts = [("run", run["name"]), ("method", run["method"]), ("status", run["status"]),
+    method_name = run["method"] + (" (custom prompts)" if run.get("prompts") else "")
+    facts = [("run", run["name"]), ("method", method_name), ("status", run["status"]),
              ("date", _date(run.get("created"))),
              ("agent", ", ".join(models["agent"]) or "–"), ("targets", ", ".join(models["targets"]) or "–"),
              ("judges", ", ".join(models["judges"]) or "–"), ("seed", text(run.get("seed")).text),
@@ -211,6 +212,11 @@ def header_facts(run: dict[str, Any]) -> list[tuple[str, str]]:
              ("calls", f"{run.get('calls')} ({run.get('calls_made')} made, {run.get('cached_calls')} cached)"),
              ("failed calls", f"{run.get('failed_calls')}" + (f" ({failed})" if failed else "")),
              ("tokens", str(run.get("tokens"))), ("cost", f"${run.get('cost') or 0:.4f}")]
+    if run.get("protocol"):
+        facts.append(("protocol", ", ".join(f"{k}: {v}" for k, v in run["protocol"].items())))
+    if run.get("prompts"):
+        facts.append(("custom prompts", f"{run['prompts']['folder']}: " + ", ".join(
+            f"{name} ({digest[:12]})" for name, digest in run["prompts"]["hashes"].items())))
     truncated = ", ".join(f"{k}: {v}" for k, v in (run.get("truncated_by_stage") or {}).items())
     facts.append(("outputs cut at max_tokens", f"{run.get('truncated_calls') or 0}"
                   + (f" ({truncated})" if truncated else "")))
@@ -427,9 +433,14 @@ def arena_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[
     blocks += data_blocks("Counts", report.get("counts", {}))
     if report.get("failures"):
         blocks += data_blocks("Failures by stage and class (never ranked)", report["failures"])
-    for key, title in (("detection", "Detection baseline"), ("agreement", "Agreement")):
-        if report.get(key):
-            blocks += data_blocks(title, report[key])
+    detection = report.get("detection") or {}
+    if detection:  # pooled per target, then per target and source data set (FHM, HarM, MAMI, …)
+        blocks += data_blocks("Detection baseline", {t: {k: v for k, v in d.items() if k != "by_source"}
+                                                     for t, d in detection.items()})
+        blocks += data_blocks("Detection baseline by source data set", {
+            f"{t} · {s or '(no source)'}": f for t, d in detection.items() for s, f in d.get("by_source", {}).items()})
+    if report.get("agreement"):
+        blocks += data_blocks("Agreement", report["agreement"])
     blocks.append(Block("browser", "Memes → personas → tasks → guideline rounds → battles", browser="arena",
                         text="Open a meme for its personas and tasks, a task for the answers, the guideline "
                              "rounds and its battles, a battle for both answers and each judge's verdicts."))
@@ -459,9 +470,10 @@ def _arena_leaderboard(ranking: list[dict]) -> Table:
     rows = [[count(i + 1), text(r["model"]), num(r["bt"], 1),
              Cell(f"[{r['bt_ci'][0]:.1f}, {r['bt_ci'][1]:.1f}]" if r.get("bt_ci") else "–",
                   r["bt_ci"][0] if r.get("bt_ci") else None),
-             num(r["elo"], 1), pct(r["win_rate"]), count(r["battles"])] for i, r in enumerate(ranking)]
-    result = table(["#", "model", "BT", "BT 95% CI", "Elo", "win rate", "battles"], rows)
-    for column in (2, 4, 5):
+             num(r["elo"], 1), pct(r["win_rate"]), pct(r.get("score")), count(r["battles"])]
+            for i, r in enumerate(ranking)]
+    result = table(["#", "model", "BT", "BT 95% CI", "Elo", "win rate", "score (tie ½)", "battles"], rows)
+    for column in (2, 4, 5, 6):
         mark_best(result, column, higher=True)
     return result
 

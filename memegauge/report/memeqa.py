@@ -1,8 +1,10 @@
 """MemeQA report: `accuracy.{type}`, `macro`, `micro`, `parse_failure_rate`,
 `random_baseline.{macro, micro}`, counts, model-call latency, wall time per question (`timing`,
 `qa eval` runs), `details` (one row per question: id, type, question, options, gold,
-prediction, raw output, correct) for the HTML report, and `paper`: the paper's published figures
-(random, human, every model, zero-shot and fine-tuned) beside the run's (`memeqa/paper.py`).
+prediction, raw output, correct) for the HTML report, `missing` (`qa score`: the questions the
+predictions file does not answer, by id; the figures are those of the covered questions), and
+`paper`: the paper's published figures (random, human, every model, zero-shot and fine-tuned) beside
+the run's (`memeqa/paper.py`).
 
 Build and fine-tuning runs (`qa build`, `qa finetune`) report what they stored instead, with
 `paper` too (a fine-tuning run's best dev point beside the paper's figures).
@@ -35,6 +37,8 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
         "task": info and info.task, "version": info and info.version, "split": info and info.split,
         "model": info and info.model, "circular": bool(info and info.circular),
         **figures,
+        # `qa score`: the chosen questions the predictions file does not answer (not in any figure)
+        "missing": {"n": len(info.missing), "ids": info.missing} if info else {"n": 0, "ids": []},
         "latency": _latency(store, run["id"]),
         "timing": _timing(info.last_execution.model_dump() if info and info.last_execution else None,
                           len(records)),
