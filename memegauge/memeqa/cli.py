@@ -61,7 +61,7 @@ def eval_command(
     from memegauge.clikit import finish_all, overrides, preflight
     from memegauge.config import load_config, method_config
     from memegauge.memeqa.config import EvalConfig
-    from memegauge.memeqa.runs import eval_run
+    from memegauge.memeqa.runs import eval_run, read_eval_inputs
 
     cfg = _settings(ctx)
     # Paths given here are the shell's (from the working directory), not the config file's.
@@ -77,16 +77,19 @@ def eval_command(
     configs = [load_config(config, EvalConfig, {**given, **({"model": m} if m else {})}) if config else
                method_config({**given, **({"model": m} if m else {})}, EvalConfig) for m in models]
     registry = cfg.registry()
-    # Every model checked before the first question is asked, each model's problems in one message.
+    # The local files first (a bad one is refused without a network round trip), then every model checked
+    # before the first question is asked, each model's problems in one message.
+    inputs = [read_eval_inputs(data=c.data, images=c.images, version=c.version, split=c.split, texts=c.texts,
+                               limit=c.limit, types=c.types, seed=c.seed) for c in configs]
     evaluated = [c.model for c in configs]
     preflight(cfg, evaluated, pictures=evaluated, skip=skip_preflight)
     names = []
-    for c in configs:
+    for c, read in zip(configs, inputs, strict=True):
         names.append(asyncio.run(eval_run(cfg.store(), registry, data=c.data, images=c.images, version=c.version,
                                           split=c.split, model=c.model, texts=c.texts,
                                           run_name=_run_name(run, c.model, len(configs)), limit=c.limit,
                                           types=c.types, seed=c.seed, circular=c.circular,
-                                          progress=cfg.progress)))
+                                          progress=cfg.progress, inputs=read)))
     if len(names) == 1:
         _print_summary(cfg, names[0])
     else:
@@ -251,12 +254,14 @@ def build_command(ctx: typer.Context,
     """Construct MemeQA from annotations: QO pairs → AF → trivial filter → None+ → split."""
     from memegauge.clikit import console, finish, overrides, preflight
     from memegauge.config import load_config
-    from memegauge.memeqa.build import BuildConfig, run_build
+    from memegauge.memeqa.build import BuildConfig, annotation_memes, run_build
+    from memegauge.memeqa.construct import load_annotations
     from memegauge.memeqa.records import BuildInfo
     from memegauge.records import read_record
 
     cfg = _settings(ctx)
     build = load_config(config, BuildConfig, overrides(sets, run=run, seed=seed))
+    annotation_memes(load_annotations(build.annotations), build.annotations.parent)  # bad input: before any call
     preflight(cfg, [build.generator, build.discriminator, build.trivial_model], skip=skip_preflight)
     name = asyncio.run(run_build(cfg.store(), cfg.registry(), build, progress=cfg.progress))
     info = read_record(cfg.store(), cfg.store().run_row(name)["id"], BuildInfo)

@@ -48,13 +48,14 @@ async def eval_run(store: Store, registry: ModelRegistry, *, data: Path, images:
                    version: str, split: str, model: str, texts: Path | None = None,
                    run_name: str | None = None, limit: int | None = None,
                    types: list[str] | None = None, seed: int = 0, circular: bool = False,
-                   progress: bool | None = None) -> str:
-    """Evaluate `model` on one split of one version; returns the run name."""
+                   progress: bool | None = None,
+                   inputs: tuple[list[Question], dict[str, Meme]] | None = None) -> str:
+    """Evaluate `model` on one split of one version; returns the run name. `inputs`: the questions and
+    memes `read_eval_inputs` already read for these arguments (the CLI reads them before its preflight)."""
     registry.get(model)  # unknown model: fail before reading anything
     chosen_types = resolve_types(types)
-    questions = select_questions(load_questions(data, version, split), types=chosen_types,
-                                 limit=limit, seed=seed)
-    memes = load_memes_for(questions, images, texts)
+    questions, memes = inputs or read_eval_inputs(data=data, images=images, version=version, split=split,
+                                                  texts=texts, limit=limit, types=types, seed=seed)
     name = run_name or default_run_name("eval", version, split, model, limit, chosen_types, circular, seed)
     config = {"task": "eval", "version": version, "split": split, "model": model,
               "questions": _digest(q.id for q in questions), "limit": limit,
@@ -63,6 +64,15 @@ async def eval_run(store: Store, registry: ModelRegistry, *, data: Path, images:
     await ask_questions(store, registry, questions, memes, name=name, config=config, info=info, seed=seed,
                         progress=progress)
     return name
+
+
+def read_eval_inputs(*, data: Path, images: Path, version: str, split: str, texts: Path | None = None,
+                     limit: int | None = None, types: list[str] | None = None,
+                     seed: int = 0) -> tuple[list[Question], dict[str, Meme]]:
+    """The questions `eval_run` asks and their memes, read and checked (InputError on bad input)."""
+    questions = select_questions(load_questions(data, version, split), types=resolve_types(types),
+                                 limit=limit, seed=seed)
+    return questions, load_memes_for(questions, images, texts)
 
 
 async def ask_questions(store: Store, registry: ModelRegistry, questions: list[Question],
