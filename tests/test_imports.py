@@ -26,7 +26,7 @@ import os
 import traceback
 
 with open(os.environ["JAX_STAND_IN_LOG"], "a", encoding="utf-8") as _log:
-    _log.write("".join(traceback.format_stack(limit=12)) + "\\n----\\n")
+    _log.write("".join(traceback.format_stack(limit=40)) + "\\n----\\n")
 
 from jax import lax  # noqa: E402,F401  (bm25s imports jax.lax and calls lax.top_k)
 '''
@@ -139,11 +139,17 @@ def test_no_command_and_no_api_entry_point_imports_jax(tmp_path):
     assert subprocess.run([sys.executable, "-c", "import jax"], env=env).returncode == 0 and log.exists()
 
 
-def test_the_stand_in_records_an_import(tmp_path):
-    """The probe itself works: importing bm25s with JAX hidden from nothing would be recorded."""
+def test_retrieval_scores_without_jax_while_bm25s_alone_would_import_it(tmp_path):
+    """The probe works (bm25s imported on its own brings in the stand-in), and AdamMeme's retrieval
+    gets the same BM25 scores with JAX hidden from bm25s."""
     stand_in = stand_in_jax(tmp_path / "site")
     log = tmp_path / "jax-imports.log"
     env = {**os.environ, "JAX_STAND_IN_LOG": str(log), "PYTHONPATH": str(stand_in)}
-    subprocess.run([sys.executable, "-c", "import jax.lax; print(jax.lax.top_k([1, 3, 2], 2))"],
-                   env=env, check=True, capture_output=True)
-    assert "import jax.lax" in log.read_text()
+    score = ("from memegauge.adammeme.retrieval import bm25_scores; "
+             "print(bm25_scores('cats hate water', ['dogs love water', 'cats hate baths', 'sky']).tolist())")
+    scores = subprocess.run([sys.executable, "-c", score], env=env, check=True, capture_output=True, text=True)
+    assert not log.exists()
+    values = [float(v) for v in scores.stdout.strip("[]\n").split(",")]
+    assert values[1] > values[0] > values[2] == 0.0
+    subprocess.run([sys.executable, "-c", "import bm25s"], env=env, check=True, capture_output=True)
+    assert "bm25s" in log.read_text()
