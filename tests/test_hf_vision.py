@@ -95,9 +95,9 @@ def test_batched_answers_equal_one_by_one_answers(vlm):
     calls = []
     real_generate = batched._run
 
-    async def counting(batch):
+    async def counting(batch, rows):
         calls.append(len(batch))
-        await real_generate(batch)
+        await real_generate(batch, rows)
 
     batched._run = counting
     alone = asyncio.run(run(one))

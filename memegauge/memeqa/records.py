@@ -52,6 +52,9 @@ class Execution(BaseModel):
 
     wall_s: float
     new_calls: int
+    backend: dict[str, int] = Field(default_factory=dict, description="What the model's backend counted "
+                                    "of its own work in this execution, e.g. `hf.batches_split`: batches "
+                                    "split in halves because they ran out of memory.")
 
 
 class EvalInfo(QARecord):
