@@ -45,8 +45,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memegauge.models.hf_local import (chat_messages, encode_prompts, generate_rows, is_out_of_memory,
-                                      load_local_model, picture_settings, release_cached_memory)
+from memegauge.models.hf_local import (LocalModel, chat_messages, encode_prompts, generate_rows,
+                                      is_out_of_memory, load_local_model, picture_settings,
+                                      release_cached_memory)
 from memegauge.types import ChatRequest, ChatResult, ErrorClass, InputError, ModelCallError, Usage
 
 if TYPE_CHECKING:
@@ -88,14 +89,17 @@ def prompt_length(request: ChatRequest) -> float:
 class HFBackend:
     """`backend: hf` models of the registry."""
 
-    def __init__(self, spec: ModelSpec) -> None:
+    def __init__(self, spec: ModelSpec, local: LocalModel | None = None,
+                 max_prompt_tokens: int | None = None) -> None:
+        """The model `spec` names, loaded; or `local`, a model already loaded (fine-tuning's dev
+        evaluation, whose text prompts are cut to `max_prompt_tokens` as its training ones are)."""
         self.spec = spec
         extra = spec.extra
-        self.pictures = picture_settings(extra.get("max_pixels"), extra.get("image_size"),
-                                         f"model {spec.name!r}")
-        self.local = load_local_model(spec.model, spec.adapter_folder,
-                                      extra.get("device", "auto"), extra.get("dtype", "auto"),
-                                      {**extra.get("processor", {}), **self.pictures.processor_options})
+        self.local = local or load_local_model(
+            spec.model, spec.adapter_folder, extra.get("device", "auto"), extra.get("dtype", "auto"),
+            extra.get("processor"), picture_settings(extra.get("max_pixels"), extra.get("image_size"),
+                                                     f"model {spec.name!r}"))
+        self.max_prompt_tokens = max_prompt_tokens
         if spec.vision and not self.local.vision:  # the run would count pictures never seen
             raise InputError(f"{spec.model} holds a text-only model, but {spec.name!r} says `vision: true`",
                              f"model {spec.name!r}", "remove `vision: true` (it reads the meme text "
@@ -173,8 +177,9 @@ class HFBackend:
         for request in requests:
             try:
                 messages, images = chat_messages(request.messages, self.vision, self.spec.system_prompt,
-                                                 self.pictures.image_size)
-                rows += encode_prompts(self.local, [(self.local.render(messages), images)])
+                                                 self.local.pictures.image_size)
+                rows += encode_prompts(self.local, [(self.local.render(messages), images)],
+                                       self.max_prompt_tokens)
             except Exception as exc:  # noqa: BLE001 — an unreadable picture, a processor error
                 rows.append(exc)
         return rows

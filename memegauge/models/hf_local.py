@@ -72,6 +72,34 @@ def pick_dtype(torch: Any, wanted: str | None, device: str) -> Any:
     return getattr(torch, wanted)
 
 
+@dataclass(frozen=True)
+class PictureSettings:
+    """How large a picture reaches a VLM's processor; None keeps the model's own processor setting.
+
+    max_pixels  at most this many pixels per picture, for processors with dynamic resolution
+                (Qwen2-VL and its family): the processor resizes, so the vision tokens shrink.
+    image_size  the picture's longest side is shrunk to this many pixels before the processor
+                (any VLM; a fixed-resolution processor such as LLaVA's then upscales it again).
+    """
+
+    max_pixels: int | None = None
+    image_size: int | None = None
+
+    @property
+    def processor_options(self) -> dict[str, Any]:
+        return {"max_pixels": self.max_pixels} if self.max_pixels else {}
+
+
+def picture_settings(max_pixels: Any, image_size: Any, where: str) -> PictureSettings:
+    """Validated `max_pixels` / `image_size` settings (positive integers, or absent)."""
+    for name, value in (("max_pixels", max_pixels), ("image_size", image_size)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 28):
+            raise InputError(f"{name} must be a whole number of pixels, at least 28 (got {value!r})", where,
+                             f"e.g. {name}: {'802816' if name == 'max_pixels' else '896'}, or leave it out "
+                             "to keep the model's own processor setting")
+    return PictureSettings(max_pixels, image_size)
+
+
 @dataclass
 class LocalModel:
     """A loaded model and what turns requests into its inputs."""
@@ -80,6 +108,7 @@ class LocalModel:
     tokenizer: Any
     processor: Any | None  # the VLM's processor (image processor + tokenizer + chat template)
     device: str
+    pictures: PictureSettings = PictureSettings()
 
     @property
     def vision(self) -> bool:
@@ -148,34 +177,6 @@ def open_image(path: Path, image_size: int | None = None) -> Any:
     return picture
 
 
-@dataclass(frozen=True)
-class PictureSettings:
-    """How large a picture reaches a VLM's processor; None keeps the model's own processor setting.
-
-    max_pixels  at most this many pixels per picture, for processors with dynamic resolution
-                (Qwen2-VL and its family): the processor resizes, so the vision tokens shrink.
-    image_size  the picture's longest side is shrunk to this many pixels before the processor
-                (any VLM; a fixed-resolution processor such as LLaVA's then upscales it again).
-    """
-
-    max_pixels: int | None = None
-    image_size: int | None = None
-
-    @property
-    def processor_options(self) -> dict[str, Any]:
-        return {"max_pixels": self.max_pixels} if self.max_pixels else {}
-
-
-def picture_settings(max_pixels: Any, image_size: Any, where: str) -> PictureSettings:
-    """Validated `max_pixels` / `image_size` settings (positive integers, or absent)."""
-    for name, value in (("max_pixels", max_pixels), ("image_size", image_size)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 28):
-            raise InputError(f"{name} must be a whole number of pixels, at least 28 (got {value!r})", where,
-                             f"e.g. {name}: {'802816' if name == 'max_pixels' else '896'}, or leave it out "
-                             "to keep the model's own processor setting")
-    return PictureSettings(max_pixels, image_size)
-
-
 def processor_max_pixels(processor: Any) -> int | None:
     """The most pixels a dynamic-resolution processor lets a picture keep; None for a fixed one."""
     image_processor = getattr(processor, "image_processor", None)
@@ -186,8 +187,9 @@ def processor_max_pixels(processor: Any) -> int | None:
 
 def load_local_model(path: str | Path, adapter: str | Path | None = None, device: str = "auto",
                      dtype: str | None = "auto", processor_options: dict[str, Any] | None = None,
-                     ) -> LocalModel:
-    """A model from local folders only (nothing is downloaded), on `device`, in eval mode."""
+                     pictures: PictureSettings = PictureSettings()) -> LocalModel:
+    """A model from local folders only (nothing is downloaded), on `device`, in eval mode; a VLM's
+    pictures reach its processor as `pictures` says."""
     torch, transformers = require_torch()
     path = Path(path)
     if folder_config(path) is None:
@@ -197,8 +199,8 @@ def load_local_model(path: str | Path, adapter: str | Path | None = None, device
     kwargs = {"dtype": pick_dtype(torch, dtype, device), "local_files_only": True}
     processor = None
     if is_vision_folder(path):
-        processor = load_processor(path, **(processor_options or {}))
-        _check_max_pixels(processor, (processor_options or {}).get("max_pixels"), path)
+        processor = load_processor(path, **{**(processor_options or {}), **pictures.processor_options})
+        _check_max_pixels(processor, pictures.max_pixels, path)
         if not getattr(processor, "chat_template", None):  # nothing would say where the picture goes
             raise InputError(f"the vision-language model at {path} has no chat template",
                              "model", "use the model's instruct/chat release, whose processor has one")
@@ -211,7 +213,7 @@ def load_local_model(path: str | Path, adapter: str | Path | None = None, device
     if adapter:
         model = attach_adapter(model, adapter)
     model.to(device).eval()
-    return LocalModel(model, tokenizer, processor, device)
+    return LocalModel(model, tokenizer, processor, device, pictures)
 
 
 def _check_max_pixels(processor: Any, wanted: int | None, path: Path) -> None:
