@@ -264,14 +264,14 @@ def test_a_request_that_breaks_generation_fails_alone(vlm, monkeypatch):
     _, _, folder, pictures = vlm
     backend = create_backend(ModelSpec(name="v", backend="hf", model=str(folder),
                                        extra={"device": "cpu", "batch_size": 4}))
-    real = hf.generate
+    real = hf.generate_rows
 
-    def breaking(local, prompts, *args, **kwargs):  # `hf` renders, then calls `generate`
-        if any("poison" in prompt for prompt, _ in prompts):
+    def breaking(local, rows, *args, **kwargs):  # `hf` encodes, then calls `generate_rows`
+        if any("poison" in local.tokenizer.decode(row["input_ids"][0]) for row in rows):
             raise ValueError("image features and image tokens do not match")
-        return real(local, prompts, *args, **kwargs)
+        return real(local, rows, *args, **kwargs)
 
-    monkeypatch.setattr(hf, "generate", breaking)
+    monkeypatch.setattr(hf, "generate_rows", breaking)
 
     async def run():
         return await asyncio.gather(ask(backend, pictures[0]), ask(backend, pictures[1], "poison"),
