@@ -129,7 +129,7 @@ def _tiny_qwen2_vl(transformers: Any, hidden: int, layers: int, heads: int, visi
                               temporal_patch_size=2), **shapes.get("vision", {})},
         image_token_id=ids("<|image_pad|>"), video_token_id=ids("<|video_pad|>"),
         vision_start_token_id=ids("<|vision_start|>"), vision_end_token_id=ids("<|vision_end|>"),
-        tie_word_embeddings=True)
+        tie_word_embeddings=text["tie_word_embeddings"])
     # The PIL image processor needs no torchvision; min/max pixels keep a picture to a few tokens.
     image_processor = transformers.Qwen2VLImageProcessorPil(
         min_pixels=28 * 28, max_pixels=image_size * image_size, patch_size=14, merge_size=2,
@@ -149,7 +149,8 @@ def _tiny_llava(transformers: Any, hidden: int, layers: int, heads: int, vision_
         text_config=transformers.LlamaConfig(**{**_text_config(tokenizer, hidden, layers, heads),
                                                 **shapes.get("text", {})}),
         image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
-        vision_feature_select_strategy="default", tie_word_embeddings=True)
+        vision_feature_select_strategy="default",
+        tie_word_embeddings=shapes.get("text", {}).get("tie_word_embeddings", True))
     image_processor = transformers.CLIPImageProcessor(
         size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size})
     processor = transformers.LlavaProcessor(
