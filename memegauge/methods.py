@@ -93,6 +93,16 @@ def lazy(target: str) -> Callable[..., Any]:
     return lambda *args, **kwargs: getattr(import_module(module), function)(*args, **kwargs)
 
 
+def package_hooks(package: str) -> tuple[Callable[..., Any], ...]:
+    """`(commands, demo, report, tables, view)` of a method laid out as the built-in ones are:
+    ``memegauge.<package>.cli:register``, ``memegauge.<package>.demo:demo``,
+    ``memegauge.report.<package>:build`` and ``:tables``, ``memegauge.report.html:<package>_view``,
+    each imported when first called (`lazy`)."""
+    return (lazy(f"memegauge.{package}.cli:register"), lazy(f"memegauge.{package}.demo:demo"),
+            lazy(f"memegauge.report.{package}:build"), lazy(f"memegauge.report.{package}:tables"),
+            lazy(f"memegauge.report.html:{package}_view"))
+
+
 @dataclass(frozen=True)
 class DemoInputs:
     """What `memegauge demo` gives each method's demo part."""

@@ -7,17 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from memegauge.arena.config import ArenaConfig
 from memegauge.config import ModelRegistry, method_config
-from memegauge.methods import RunResult, default_run_name, lazy
+from memegauge.methods import RunResult, default_run_name, package_hooks
 
 if TYPE_CHECKING:
     from memegauge.engine import Store
 
-# imported when called (see `memegauge.methods.lazy`): the CLI's registration loads the CLI module only
-commands = lazy("memegauge.arena.cli:register")
-demo = lazy("memegauge.arena.demo:demo")
-report = lazy("memegauge.report.arena:build")
-tables = lazy("memegauge.report.arena:tables")
-view = lazy("memegauge.report.html:arena_view")
+# imported when called (`memegauge.methods.lazy`): registering the CLI loads the CLI module only
+commands, demo, report, tables, view = package_hooks("arena")
 
 
 async def run(config: ArenaConfig, *, store: Store, registry: ModelRegistry, name: str | None = None,

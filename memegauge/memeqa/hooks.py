@@ -7,17 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from memegauge.memeqa.config import EvalConfig
 from memegauge.config import ModelRegistry, method_config
-from memegauge.methods import RunResult, lazy
+from memegauge.methods import RunResult, package_hooks
 
 if TYPE_CHECKING:
     from memegauge.engine import Store
 
-# imported when called (see `memegauge.methods.lazy`): the CLI's registration loads the CLI module only
-commands = lazy("memegauge.memeqa.cli:register")
-demo = lazy("memegauge.memeqa.demo:demo")
-report = lazy("memegauge.report.memeqa:build")
-tables = lazy("memegauge.report.memeqa:tables")
-view = lazy("memegauge.report.html:memeqa_view")
+# imported when called (`memegauge.methods.lazy`): registering the CLI loads the CLI module only
+commands, demo, report, tables, view = package_hooks("memeqa")
 
 
 async def run(config: EvalConfig, *, store: Store, registry: ModelRegistry, name: str | None = None,

@@ -26,7 +26,8 @@ current batch (one batch ahead at most, so memory stays bounded).
 
 A batch that runs out of memory (torch's OutOfMemoryError, or the CPU allocator's) is split in
 halves, and batches are kept to the half from then on: the size that fits is remembered. Each split
-is logged once and counted (`counters["hf.batches_split"]`, which `qa eval` stores in its report).
+is logged once and counted (`counters["hf.batches_split"]`, which `qa eval` stores in its report
+beside `hf.batches` and `hf.batched_requests`: generate calls and the requests they carried).
 A batch that fails otherwise (a processor or shape error) is retried one request at a time; a
 request that still fails is that request's BAD_REQUEST, not the batch's, and the others are
 answered; a single request out of memory is a SERVER error, which the engine retries.
@@ -108,7 +109,7 @@ class HFBackend:
         default_batch = 8 if self.local.device.startswith("cuda") else 1
         self.batch_size = int(extra.get("batch_size", default_batch))
         self.fits = self.batch_size  # the largest batch not known to run out of memory
-        self.counters = {"hf.batches_split": 0}
+        self.counters = {"hf.batches": 0, "hf.batched_requests": 0, "hf.batches_split": 0}
         self.waiting: list[_Waiting] = []
         self.worker: asyncio.Task | None = None
         self.preparer = ThreadPoolExecutor(1, thread_name_prefix="hf-prepare")
@@ -190,6 +191,8 @@ class HFBackend:
                 await self._run(batch[start:start + self.fits], rows[start:start + self.fits])
             return
         params = batch[0].request.params
+        self.counters["hf.batches"] += 1
+        self.counters["hf.batched_requests"] += len(batch)
         try:
             results = await asyncio.to_thread(generate_rows, self.local, rows, params.max_tokens,
                                               params.temperature, params.seed)
