@@ -68,10 +68,11 @@ def training_memory_limit(monkeypatch, rows: int) -> list[int]:
     return sizes
 
 
-def test_auto_micro_batch_halves_until_it_fits_and_trains_as_that_size(world, monkeypatch):
+@pytest.mark.parametrize("setting", ["auto", None])  # None: the default, auto in one process
+def test_auto_micro_batch_halves_until_it_fits_and_trains_as_that_size(world, monkeypatch, setting):
     fixed = finetune(config(world, "fixed", micro_batch_size=1))
     sizes = training_memory_limit(monkeypatch, 1)
-    auto = finetune(config(world, "auto", micro_batch_size="auto"))
+    auto = finetune(config(world, f"auto-{setting}", micro_batch_size=setting))
     assert sizes[:3] == [4, 2, 1]  # the first step tried 4, then 2, then fitted at 1
     assert set(sizes[3:]) == {1}  # and the later steps kept 1
     assert auto["settings"]["micro_batch_size"] == 1 and auto["settings"]["micro_batch_auto"]
@@ -85,7 +86,7 @@ def test_out_of_memory_without_auto_is_one_message_naming_the_settings(world, mo
     path = tmp_path / "ft.yaml"
     path.write_text(yaml.safe_dump({"model": str(folder), "data": str(data), "images": str(images),
                                     "out": str(tmp_path / "out"), "epochs": 1, "train_limit": 8,
-                                    "dev_limit": 2, "device": "cpu"}))
+                                    "dev_limit": 2, "device": "cpu", "micro_batch_size": 4}))
     assert main(["--store", str(tmp_path / "s.db"), "qa", "finetune", "-c", str(path)]) == 2
     captured = capsys.readouterr()
     said = " ".join((captured.out + captured.err).split())  # the terminal's line breaks aside
@@ -128,7 +129,9 @@ def test_checkpointing_is_on_by_default_above_a_billion_parameters():
     assert "on (default: above 1 B parameters)" in describe_settings(big)
     forced = memory_settings(local(1_200_000_000), base.model_copy(update={"gradient_checkpointing": False}))
     assert not forced["gradient_checkpointing"] and "default" not in describe_settings(forced)
-    assert big["micro_batch_size"] == 4 and not big["micro_batch_auto"]
+    assert big["micro_batch_size"] == 4 and big["micro_batch_auto"]  # by default, in one process
+    assert not memory_settings(local(10), base, processes=2)["micro_batch_auto"]
+    assert not memory_settings(local(10), base.model_copy(update={"micro_batch_size": 2}))["micro_batch_auto"]
 
 
 def test_max_pixels_reaches_the_processor_and_is_part_of_the_trajectory(world):

@@ -11,8 +11,9 @@ tower and projector stay frozen; a text-only causal LM reads the meme text inste
 
 Devices: `device: auto` takes the GPU when there is one; `dtype: auto` loads the base in bfloat16
 where the GPU has it (the LoRA weights stay float32). Memory: `micro_batch_size` splits each step of
-`batch_size` examples into forward passes whose gradients add up (`auto`: the largest that fits,
-found by halving at each out-of-memory and redoing the step, recorded in the run);
+`batch_size` examples into forward passes whose gradients add up (`auto`, the default in one
+process: the largest that fits, found by halving at each out-of-memory and redoing the step,
+recorded in the run);
 `gradient_checkpointing` recomputes activations in the backward pass (default on above 1 B
 parameters); `max_pixels` / `image_size` bound a picture's vision tokens (as for the `hf` backend;
 default the model's own processor). The settings in force are logged and stored with the run
@@ -37,7 +38,7 @@ Config (YAML; relative paths resolve from the file)::
     out: runs/ft
     epochs: 3                   # paper: at most 3
     batch_size: 4
-    micro_batch_size: null      # e.g. 1: four forward passes per step; auto: the largest that fits
+    micro_batch_size: null      # e.g. 1: four forward passes per step; null/auto: the largest that fits
     gradient_checkpointing: null  # true/false; null: on above 1 B parameters
     max_pixels: null            # e.g. 401408: at most this many pixels a picture (Qwen2-VL family)
     image_size: null            # e.g. 672: a picture's longest side, pixels (any VLM)
@@ -107,7 +108,7 @@ class FinetuneConfig(BaseModel):
         default=None, description="Examples per forward pass; gradients of the micro-batches "
         "add up to one step of batch_size (gradient accumulation). `auto`: the largest that fits, "
         "from batch_size down, halved (and the step redone) whenever a step runs out of memory; "
-        "recorded in the run. Default: batch_size.")
+        "recorded in the run. Default: auto in one process, batch_size under several.")
     gradient_checkpointing: bool | None = Field(
         default=None, description="Recompute activations in the backward pass instead of keeping "
         "them: less memory, more compute. Default: on for models above 1 B parameters.")
@@ -345,7 +346,8 @@ def memory_settings(local: LocalModel, config: FinetuneConfig, processes: int = 
             "gradient_checkpointing": parameters > CHECKPOINTING_ABOVE if checkpointing is None else checkpointing,
             "gradient_checkpointing_default": checkpointing is None,
             "micro_batch_size": share if micro in (None, "auto") else min(micro, share),
-            "micro_batch_auto": micro == "auto",
+            # by default the paper's batch runs as one pass where it fits, and fits where any does
+            "micro_batch_auto": micro == "auto" or (micro is None and processes == 1),
             "max_pixels": processor_max_pixels(local.processor) if local.vision else None,
             "image_size": config.image_size}
 
