@@ -13,15 +13,14 @@ Devices: `device: auto` takes the GPU when there is one; `dtype: auto` loads the
 where the GPU has it (the LoRA weights stay float32). Memory: `micro_batch_size` splits each step of
 `batch_size` examples into forward passes whose gradients add up (`auto`, the default in one
 process: the largest that fits, found by halving at each out-of-memory and redoing the step,
-recorded in the run);
-`gradient_checkpointing` recomputes activations in the backward pass (default on above 1 B
-parameters); `max_pixels` / `image_size` bound a picture's vision tokens (as for the `hf` backend;
-default the model's own processor). The settings in force are logged and stored with the run
-(`settings`). Dev evaluation goes through the `hf` backend's batched path, the one `qa eval` uses
-(requests grouped by length, pictures prepared ahead, a batch out of memory split in halves).
-Several GPUs: the same command
-under `accelerate launch --num_processes N -m memegauge.cli ...` splits every step's examples over
-the processes (Accelerate averages the gradients); the main process evaluates and saves.
+recorded in the run); `gradient_checkpointing` recomputes activations in the backward pass
+(default on above 1 B parameters); `max_pixels` / `image_size` bound a picture's vision tokens (as
+for the `hf` backend; default the model's own processor). The settings in force are logged and
+stored with the run (`settings`). Dev evaluation goes through the `hf` backend's batched path, the
+one `qa eval` uses (requests grouped by length, pictures prepared ahead, a batch out of memory
+split in halves). Several GPUs: the same command under
+`accelerate launch --num_processes N -m memegauge.cli ...` splits every step's examples over the
+processes (Accelerate averages the gradients); the main process evaluates and saves.
 
 Output folder: ``best/`` (LoRA adapter of the best dev point; name it as `adapter:` of a
 `backend: hf` model), ``last/`` (adapter + optimizer + state at the latest dev point), and
