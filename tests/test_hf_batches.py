@@ -103,7 +103,8 @@ def test_a_batch_out_of_memory_is_split_in_halves_and_the_run_completes(world, m
     assert max(limit.failed) <= 8 and sorted(limit.failed, reverse=True) == limit.failed  # halving
     after = limit.sizes[limit.sizes.index(limit.failed[-1]) + 1:]
     assert after and max(after) <= 2 and sum(s > 1 for s in after) > 0  # remembered, still batched
-    assert logged.count("ran out of memory") == splits  # each split logged once
+    assert logged.count("ran out of memory (") == splits  # each split logged once
+    assert f"{splits} batch(es) ran out of memory and were split" in " ".join(logged.split())  # and summed up
 
 
 def ask(backend, picture: Path, question: str, max_tokens: int = 4):

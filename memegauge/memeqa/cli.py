@@ -228,6 +228,11 @@ def _print_summary(cfg, name: str) -> None:
         timing = report["timing"]
         console.print(f"{timing['wall_s']:.1f} s wall, {timing['s_per_question']:.2f} s per "
                       f"question ({timing['new_calls']} new model calls, the rest from the cache)")
+        backend = timing.get("backend") or {}
+        if backend.get("hf.batches_split"):  # the run was slower than its batch size promised
+            console.print(f"{backend['hf.batches_split']} batch(es) ran out of memory and were split in "
+                          f"halves ({backend['hf.batched_requests']} requests in {backend['hf.batches']} "
+                          "batches); a smaller extra.batch_size or max_pixels avoids the retries")
 
 
 @qa_app.command("build")
