@@ -43,7 +43,7 @@ import asyncio
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memegauge.models.hf_local import (LocalModel, chat_messages, encode_prompts, generate_rows,
@@ -56,14 +56,14 @@ if TYPE_CHECKING:
 
 
 log = logging.getLogger(__name__)
-PIXELS_PER_TOKEN = 28 * 28  # a vision token covers about this many pixels (Qwen2-VL; LLaVA's 14²·…)
+PIXELS_PER_TOKEN = 28 * 28  # a Qwen2-VL vision token: 14-pixel patches merged 2×2 (an ordering key only)
 
 
 @dataclass
 class _Waiting:
     request: ChatRequest
     answer: asyncio.Future
-    length: float = field(default=0.0)  # the prompt's size, for grouping requests of like length
+    length: float = 0.0  # the prompt's size, for grouping requests of like length
 
 
 def prompt_length(request: ChatRequest) -> float:
