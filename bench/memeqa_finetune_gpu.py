@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from gpu_scale import in_fresh_process  # noqa: E402
 
 from memegauge.memeqa.dataset import VERSIONS, load_questions, write_split
 from memegauge.memeqa.finetune import FinetuneConfig, _train_step, examples, finetune
@@ -37,7 +41,9 @@ def make_splits(data: Path, split: str, out: Path, seed: int) -> Path:
 
 def time_steps(config: FinetuneConfig, device: str, steps: int) -> float:
     """Seconds per training step (after one warm-up step) on `device`, through the same step
-    function as `finetune` (pictures and all for a VLM)."""
+    function as `finetune` (pictures and all for a VLM). Run in a fresh process (`in_fresh_process`):
+    Accelerate keeps one state per process, so a CPU Accelerator after the GPU run's crashed with
+    "AcceleratorState has already been initialized"."""
     import torch
     from accelerate import Accelerator
 
@@ -60,7 +66,8 @@ def time_steps(config: FinetuneConfig, device: str, steps: int) -> float:
                 torch.cuda.synchronize()
             started = time.perf_counter()
         _train_step(local, accelerator, optimizer,
-                    batch[step * config.batch_size:(step + 1) * config.batch_size], config)
+                    batch[step * config.batch_size:(step + 1) * config.batch_size], config,
+                    config.micro_batch_size if isinstance(config.micro_batch_size, int) else config.batch_size)
     if device == "cuda":
         torch.cuda.synchronize()
     return (time.perf_counter() - started) / steps
@@ -115,8 +122,8 @@ def main() -> None:
     print(json.dumps({"best_step": state["best_step"], "best_macro": state["best_macro"],
                       "wall_s": round(time.perf_counter() - started, 1)}))
     if torch.cuda.is_available() and args.timing_steps > 0:
-        gpu = time_steps(config, "cuda", args.timing_steps)
-        cpu = time_steps(config, "cpu", args.timing_steps)
+        gpu = in_fresh_process(time_steps, config, "cuda", args.timing_steps)
+        cpu = in_fresh_process(time_steps, config, "cpu", args.timing_steps)
         print(json.dumps({"s_per_step_cuda": round(gpu, 4), "s_per_step_cpu": round(cpu, 4),
                           "cpu_over_cuda": round(cpu / gpu, 1)}))
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
@@ -81,6 +82,25 @@ class Method:
         return cls(name=name, title=title, report=hook("report"), view=hook("view"),
                    commands=hook("commands"), demo=hook("demo"), demo_order=demo_order,
                    config=hook("config"), run=hook("run"), tables=hook("tables"))
+
+
+def lazy(target: str) -> Callable[..., Any]:
+    """A hook that imports `"module:function"` on its first call and calls it: a hooks module names
+    its implementations this way, so that loading it (to register the CLI commands, say) imports
+    no pipeline and none of a pipeline's heavy dependencies (issue 24: bm25s brought in JAX, which
+    takes most of the GPU's memory)."""
+    module, function = target.split(":")
+    return lambda *args, **kwargs: getattr(import_module(module), function)(*args, **kwargs)
+
+
+def package_hooks(package: str) -> tuple[Callable[..., Any], ...]:
+    """`(commands, demo, report, tables, view)` of a method laid out as the built-in ones are:
+    ``memegauge.<package>.cli:register``, ``memegauge.<package>.demo:demo``,
+    ``memegauge.report.<package>:build`` and ``:tables``, ``memegauge.report.html:<package>_view``,
+    each imported when first called (`lazy`)."""
+    return (lazy(f"memegauge.{package}.cli:register"), lazy(f"memegauge.{package}.demo:demo"),
+            lazy(f"memegauge.report.{package}:build"), lazy(f"memegauge.report.{package}:tables"),
+            lazy(f"memegauge.report.html:{package}_view"))
 
 
 @dataclass(frozen=True)

@@ -95,9 +95,9 @@ def test_batched_answers_equal_one_by_one_answers(vlm):
     calls = []
     real_generate = batched._run
 
-    async def counting(batch):
+    async def counting(batch, rows):
         calls.append(len(batch))
-        await real_generate(batch)
+        await real_generate(batch, rows)
 
     batched._run = counting
     alone = asyncio.run(run(one))
@@ -288,14 +288,14 @@ def test_a_request_that_breaks_generation_fails_alone(vlm, monkeypatch):
     _, _, folder, pictures = vlm
     backend = create_backend(ModelSpec(name="v", backend="hf", model=str(folder),
                                        extra={"device": "cpu", "batch_size": 4}))
-    real = hf.generate
+    real = hf.generate_rows
 
-    def breaking(local, prompts, *args, **kwargs):  # `hf` renders, then calls `generate`
-        if any("poison" in prompt for prompt, _ in prompts):
+    def breaking(local, rows, *args, **kwargs):  # `hf` encodes, then calls `generate_rows`
+        if any("poison" in local.tokenizer.decode(row["input_ids"][0]) for row in rows):
             raise ValueError("image features and image tokens do not match")
-        return real(local, prompts, *args, **kwargs)
+        return real(local, rows, *args, **kwargs)
 
-    monkeypatch.setattr(hf, "generate", breaking)
+    monkeypatch.setattr(hf, "generate_rows", breaking)
 
     async def run():
         return await asyncio.gather(ask(backend, pictures[0]), ask(backend, pictures[1], "poison"),

@@ -228,6 +228,15 @@ class Engine:
             self.backends[name] = create_backend(self.registry.get(name))
         return self.backends[name]
 
+    def backend_counters(self) -> dict[str, int]:
+        """What the backends counted of their own work (e.g. `hf.batches_split`), summed over the
+        models; a backend counts by exposing a `counters` dict."""
+        totals: dict[str, int] = {}
+        for backend in self.backends.values():
+            for name, value in (getattr(backend, "counters", None) or {}).items():
+                totals[name] = totals.get(name, 0) + int(value)
+        return totals
+
     async def aclose(self) -> None:
         for backend in self.backends.values():
             await backend.aclose()

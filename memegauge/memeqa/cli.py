@@ -238,6 +238,11 @@ def _print_summary(cfg, name: str) -> None:
         timing = report["timing"]
         console.print(f"{timing['wall_s']:.1f} s wall, {timing['s_per_question']:.2f} s per "
                       f"question ({timing['new_calls']} new model calls, the rest from the cache)")
+        backend = timing.get("backend") or {}
+        if backend.get("hf.batches_split"):  # the run was slower than its batch size promised
+            console.print(f"{backend['hf.batches_split']} batch(es) ran out of memory and were split in "
+                          f"halves ({backend['hf.batched_requests']} requests in {backend['hf.batches']} "
+                          "batches); a smaller extra.batch_size or max_pixels avoids the retries")
 
 
 @qa_app.command("build")
@@ -283,7 +288,7 @@ def finetune_command(ctx: typer.Context,
     from memegauge.clikit import console, overrides
     from memegauge.config import load_config
     from memegauge.engine import open_run
-    from memegauge.memeqa.finetune import FinetuneConfig, finetune
+    from memegauge.memeqa.finetune import FinetuneConfig, describe_settings, finetune
     from memegauge.memeqa.records import FinetuneInfo
 
     cfg = _settings(ctx)
@@ -304,10 +309,12 @@ def finetune_command(ctx: typer.Context,
         async with open_run(cfg.store(), cfg.registry(), name=name, method="memeqa",
                             config={"task": "finetune", **settings.model_dump(mode="json")},
                             seed=settings.seed, progress=False) as (stage_run, _engine):
-            state = await asyncio.to_thread(finetune, settings, progress)
+            state = await asyncio.to_thread(finetune, settings, progress,
+                                            lambda s: console.print(f"fine-tuning: {describe_settings(s)}"))
             stage_run.put(FinetuneInfo(task="finetune", out=str(settings.out), best_step=state["best_step"],
                                        best_macro=state["best_macro"], dev=state["history"],
-                                       losses=state["curve"], vision=state["vision"]))
+                                       losses=state["curve"], vision=state["vision"],
+                                       settings=state["settings"]))
         return name
 
     name = asyncio.run(main_task())

@@ -10,10 +10,17 @@ gets the meme picture in every example through its own processor and chat templa
 tower and projector stay frozen; a text-only causal LM reads the meme text instead.
 
 Devices: `device: auto` takes the GPU when there is one; `dtype: auto` loads the base in bfloat16
-where the GPU has it (the LoRA weights stay float32). `micro_batch_size` splits each step of
-`batch_size` examples into forward passes whose gradients add up. Several GPUs: the same command
-under `accelerate launch --num_processes N -m memegauge.cli ...` splits every step's examples over
-the processes (Accelerate averages the gradients); the main process evaluates and saves.
+where the GPU has it (the LoRA weights stay float32). Memory: `micro_batch_size` splits each step of
+`batch_size` examples into forward passes whose gradients add up (`auto`, the default in one
+process: the largest that fits, found by halving at each out-of-memory and redoing the step,
+recorded in the run); `gradient_checkpointing` recomputes activations in the backward pass
+(default on above 1 B parameters); `max_pixels` / `image_size` bound a picture's vision tokens (as
+for the `hf` backend; default the model's own processor). The settings in force are logged and
+stored with the run (`settings`). Dev evaluation goes through the `hf` backend's batched path, the
+one `qa eval` uses (requests grouped by length, pictures prepared ahead, a batch out of memory
+split in halves). Several GPUs: the same command under
+`accelerate launch --num_processes N -m memegauge.cli ...` splits every step's examples over the
+processes (Accelerate averages the gradients); the main process evaluates and saves.
 
 Output folder: ``best/`` (LoRA adapter of the best dev point; name it as `adapter:` of a
 `backend: hf` model), ``last/`` (adapter + optimizer + state at the latest dev point), and
@@ -30,7 +37,11 @@ Config (YAML; relative paths resolve from the file)::
     out: runs/ft
     epochs: 3                   # paper: at most 3
     batch_size: 4
-    micro_batch_size: null      # e.g. 1: four forward passes per step (gradient accumulation)
+    micro_batch_size: null      # e.g. 1: four forward passes per step; null/auto: the largest that fits
+    gradient_checkpointing: null  # true/false; null: on above 1 B parameters
+    max_pixels: null            # e.g. 401408: at most this many pixels a picture (Qwen2-VL family)
+    image_size: null            # e.g. 672: a picture's longest side, pixels (any VLM)
+    eval_batch_size: 16         # dev questions generated together
     lr: 1.0e-5
     lora: {r: 8, alpha: 8, dropout: 0.1}
     lora_targets: all-linear    # the paper: all linear modules (vision tower too); or language-model
@@ -43,15 +54,17 @@ Config (YAML; relative paths resolve from the file)::
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 import math
 import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -60,11 +73,14 @@ from memegauge.memeqa.dataset import Question, load_memes_for, load_questions, s
 from memegauge.memeqa.evaluate import (MAX_NEW_TOKENS, letters_of, presentations, qa_request,
                                       question_record)
 from memegauge.memeqa.metrics import summarize
-from memegauge.models.hf_local import (LocalModel, chat_messages, generate, load_local_model,
-                                      pad_batch, require_torch)
-from memegauge.types import ChatRequest, InputError, Meme
+from memegauge.models.hf_local import (LocalModel, PictureSettings, chat_messages, is_out_of_memory,
+                                      load_local_model, pad_batch, processor_max_pixels,
+                                      release_cached_memory, require_torch)
+from memegauge.types import ChatRequest, InputError, Meme, ModelCallError
 
 IGNORE = -100  # label of prompt tokens: no loss
+CHECKPOINTING_ABOVE = 1_000_000_000  # parameters: gradient checkpointing is on by default above this
+log = logging.getLogger(__name__)
 
 
 class LoraSettings(BaseModel):
@@ -88,9 +104,21 @@ class FinetuneConfig(BaseModel):
     out: Path = Field(description="Output folder (adapter, checkpoints, dev scores).")
     epochs: int = Field(default=3, ge=1, description="Epochs (the paper trains at most 3).")
     batch_size: int = Field(default=4, ge=1, description="Examples per optimizer step (paper: 4).")
-    micro_batch_size: int | None = Field(
-        default=None, ge=1, description="Examples per forward pass; gradients of the micro-batches "
-        "add up to one step of batch_size (gradient accumulation). Default: batch_size.")
+    micro_batch_size: Annotated[int, Field(ge=1)] | Literal["auto"] | None = Field(
+        default=None, description="Examples per forward pass; gradients of the micro-batches "
+        "add up to one step of batch_size (gradient accumulation). `auto`: the largest that fits, "
+        "from batch_size down, halved (and the step redone) whenever a step runs out of memory; "
+        "recorded in the run. Default: auto in one process, batch_size under several.")
+    gradient_checkpointing: bool | None = Field(
+        default=None, description="Recompute activations in the backward pass instead of keeping "
+        "them: less memory, more compute. Default: on for models above 1 B parameters.")
+    max_pixels: int | None = Field(default=None, ge=28, description="VLM: at most this many pixels a "
+                                   "picture (dynamic-resolution processors, e.g. Qwen2-VL's). Default: "
+                                   "the model's processor.")
+    image_size: int | None = Field(default=None, ge=28, description="VLM: a picture's longest side is "
+                                   "shrunk to this many pixels before the processor. Default: as is.")
+    eval_batch_size: int = Field(default=16, ge=1, description="Dev questions generated together "
+                                 "(halved by itself when out of memory).")
     lr: float = Field(default=1e-5, gt=0)
     lora: LoraSettings = Field(default_factory=LoraSettings)
     lora_targets: Literal["all-linear", "language-model"] = Field(
@@ -114,7 +142,8 @@ class FinetuneConfig(BaseModel):
 
     def digest(self) -> str:
         """What decides the training trajectory; a checkpoint of another config is not resumed."""
-        fields = self.model_dump(mode="json", exclude={"device", "micro_batch_size"})
+        fields = self.model_dump(mode="json", exclude={"device", "micro_batch_size", "eval_batch_size",
+                                                       "gradient_checkpointing"})
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -132,7 +161,8 @@ def examples(questions: list[Question], memes: dict[str, Meme], version: str) ->
 
 def prompt_of(local: LocalModel, example: Example) -> tuple[str, list[Any]]:
     """(rendered prompt, pictures) exactly as the `hf` backend renders this question in `qa eval`."""
-    messages, images = chat_messages(example.request.messages, local.vision)
+    messages, images = chat_messages(example.request.messages, local.vision,
+                                     image_size=local.pictures.image_size)
     return local.render(messages), images
 
 
@@ -172,18 +202,41 @@ def eval_steps(steps_per_epoch: int, epochs: int, every: float) -> list[int]:
 def dev_scores(local: LocalModel, dev: list[Example], version: str, max_length: int,
                batch_size: int) -> dict[str, Any]:
     """Greedy ≤10-token answers on the dev examples (text prompts cut like the training ones),
-    generated in batches, graded and summarised like `qa eval`."""
+    generated through the `hf` backend's batched path (as in `qa eval`), graded and summarised like
+    `qa eval`. A question whose generation failed is recorded as failed, never scored."""
     local.model.eval()
-    records = []
-    for start in range(0, len(dev), batch_size):
-        chunk = dev[start:start + batch_size]
-        answers = generate(local, [prompt_of(local, e) for e in chunk], MAX_NEW_TOKENS,
-                           max_prompt_tokens=max_length - MAX_NEW_TOKENS)
-        records += [question_record(e.question, version, [a.text], [None], circular=False)
-                    for e, a in zip(chunk, answers)]
-    local.model.train()
+    try:
+        outcomes = asyncio.run(_answers(local, [e.request for e in dev], batch_size,
+                                        max_length - MAX_NEW_TOKENS))
+    finally:
+        local.model.train()
+    records = [question_record(e.question, version, [text], [error], circular=False)
+               for e, (text, error) in zip(dev, outcomes)]
     summary = summarize(records)
     return {k: summary[k] for k in ("accuracy", "macro", "micro", "parse_failure_rate")}
+
+
+async def _answers(local: LocalModel, requests: list[ChatRequest], batch_size: int,
+                   max_prompt_tokens: int) -> list[tuple[str | None, str | None]]:
+    """(answer text, None) or (None, error class) for each request, through an `hf` backend around
+    the model being trained."""
+    from memegauge.config import ModelSpec
+    from memegauge.models.hf import HFBackend
+
+    spec = ModelSpec(name="dev", backend="hf", model="(being fine-tuned)", vision=local.vision,
+                     max_concurrency=len(requests) or 1, extra={"batch_size": batch_size})
+    backend = HFBackend(spec, local=local, max_prompt_tokens=max_prompt_tokens)
+
+    async def one(request: ChatRequest) -> tuple[str | None, str | None]:
+        try:
+            return (await backend.complete(request)).text, None
+        except ModelCallError as exc:
+            return None, exc.error_class.value
+
+    try:
+        return list(await asyncio.gather(*(one(r) for r in requests)))
+    finally:
+        await backend.aclose()
 
 
 def language_model_linears(model: Any) -> str:
@@ -233,9 +286,10 @@ def restore_interrupted(folder: Path) -> None:
         old.rename(folder)
 
 
-def finetune(config: FinetuneConfig, on_eval=None) -> dict[str, Any]:
-    """Train (or resume) and return the final state: best step, best macro, dev history, and the
-    loss of every step (`curve`)."""
+def finetune(config: FinetuneConfig, on_eval=None, on_start=None) -> dict[str, Any]:
+    """Train (or resume) and return the final state: best step, best macro, dev history, the loss
+    of every step (`curve`) and the memory settings in force (`settings`, also given to
+    `on_start` before the first step)."""
     torch, _ = require_torch()
     from accelerate import Accelerator
 
@@ -246,12 +300,27 @@ def finetune(config: FinetuneConfig, on_eval=None) -> dict[str, Any]:
     memes = load_memes_for(train_q + dev_q, config.images, config.texts)
     train, dev = examples(train_q, memes, config.version), examples(dev_q, memes, config.version)
     accelerator = Accelerator(cpu=config.device == "cpu")
-    local = load_local_model(config.model, device=str(accelerator.device), dtype=config.dtype)
+    if config.micro_batch_size == "auto" and accelerator.num_processes > 1:
+        raise InputError("micro_batch_size: auto needs one process (an out-of-memory in one process "
+                         "would leave the others waiting for its gradients)", "micro_batch_size",
+                         "give a number, e.g. the one a one-GPU run recorded in its settings")
+    local = load_local_model(config.model, device=str(accelerator.device), dtype=config.dtype,
+                             pictures=PictureSettings(config.max_pixels, config.image_size))
+    settings = memory_settings(local, config, accelerator.num_processes)
+    if settings["gradient_checkpointing"]:  # before LoRA wraps it; not reentrant: no input grads needed
+        local.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     torch.manual_seed(config.seed)  # LoRA's initial weights: the same in every process
     model = with_lora(local.model, config.lora, config.lora_targets)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.lr)
     state = _resume(config, model, optimizer, accelerator.device)
     state["vision"] = local.vision
+    found = state.get("settings") or {}
+    if settings["micro_batch_auto"] and found.get("micro_batch_auto"):  # a resumed run keeps the size it found
+        settings["micro_batch_size"] = found["micro_batch_size"]
+    state["settings"] = settings
+    log.info("fine-tuning: %s", describe_settings(settings))
+    if on_start and accelerator.is_main_process:
+        on_start(settings)
     model, optimizer = accelerator.prepare(model, optimizer)
     local.model = model
     steps_per_epoch = math.ceil(len(train) / config.batch_size)
@@ -261,8 +330,8 @@ def finetune(config: FinetuneConfig, on_eval=None) -> dict[str, Any]:
         epoch, index = divmod(step, steps_per_epoch)
         rows = epoch_order(len(train), config.seed, epoch)[index * config.batch_size:
                                                            (index + 1) * config.batch_size]
-        torch.manual_seed(config.seed * 1_000_003 + step)  # dropout: same masks after a resume
-        loss = _train_step(local, accelerator, optimizer, [train[i] for i in rows], config)
+        loss = _step_that_fits(local, accelerator, optimizer, [train[i] for i in rows], config, step,
+                               state["settings"])
         state["losses"].append(loss)
         state["curve"].append(loss)
         if step + 1 in checkpoints:
@@ -272,15 +341,71 @@ def finetune(config: FinetuneConfig, on_eval=None) -> dict[str, Any]:
     return state
 
 
+def memory_settings(local: LocalModel, config: FinetuneConfig, processes: int = 1) -> dict[str, Any]:
+    """The memory settings in force: the config's, with its defaults decided for this model (the
+    recorded figures of a run)."""
+    parameters = sum(p.numel() for p in local.model.parameters())
+    checkpointing = config.gradient_checkpointing
+    share = math.ceil(config.batch_size / processes)
+    micro = config.micro_batch_size
+    return {"parameters": parameters,
+            "gradient_checkpointing": parameters > CHECKPOINTING_ABOVE if checkpointing is None else checkpointing,
+            "gradient_checkpointing_default": checkpointing is None,
+            "micro_batch_size": share if micro in (None, "auto") else min(micro, share),
+            # by default the paper's batch runs as one pass where it fits, and fits where any does
+            "micro_batch_auto": micro == "auto" or (micro is None and processes == 1),
+            "max_pixels": processor_max_pixels(local.processor) if local.vision else None,
+            "image_size": config.image_size}
+
+
+def describe_settings(settings: dict[str, Any]) -> str:
+    """One line: what the run trains with, and which of it was decided by default."""
+    checkpointing = "on" if settings["gradient_checkpointing"] else "off"
+    why = f" (default: {'above' if settings['gradient_checkpointing'] else 'at most'} 1 B parameters)" \
+        if settings["gradient_checkpointing_default"] else ""
+    micro = f"micro-batch {settings['micro_batch_size']}{' (auto: halved at each out-of-memory)' if settings['micro_batch_auto'] else ''}"
+    pictures = f", max_pixels {settings['max_pixels']}" if settings["max_pixels"] else ""
+    pictures += f", image_size {settings['image_size']}" if settings["image_size"] else ""
+    return (f"{settings['parameters'] / 1e9:.2f} B parameters: gradient checkpointing {checkpointing}{why}, "
+            f"{micro}{pictures}")
+
+
+def _step_that_fits(local: LocalModel, accelerator: Any, optimizer: Any, batch: list[Example],
+                    config: FinetuneConfig, step: int, settings: dict[str, Any]) -> float:
+    """One optimizer step (dropout reseeded by step, so a resumed or redone step trains alike). Out
+    of memory with `micro_batch_size: auto`: the step is redone with half the micro-batch, which is
+    kept for the later steps; otherwise (or at micro-batch 1) one message says what to change."""
+    import torch
+
+    while True:
+        torch.manual_seed(config.seed * 1_000_003 + step)  # dropout: same masks after a resume
+        try:
+            return _train_step(local, accelerator, optimizer, batch, config, settings["micro_batch_size"])
+        except Exception as exc:  # noqa: BLE001 — only out-of-memory is handled, the rest re-raised
+            if not is_out_of_memory(exc):
+                raise
+            failure = f"{type(exc).__name__}: {str(exc)[:200]}"
+        # outside the except block, so the failed step's tensors are freed with its traceback
+        optimizer.zero_grad(set_to_none=True)
+        release_cached_memory()
+        size = settings["micro_batch_size"]
+        if not settings["micro_batch_auto"] or size == 1:
+            raise InputError(f"fine-tuning ran out of memory at micro-batch {size} (step {step + 1}): {failure}",
+                             "micro_batch_size", "set micro_batch_size: auto (or a smaller number), "
+                             "gradient_checkpointing: true, or a smaller max_pixels / image_size / max_length")
+        settings["micro_batch_size"] = size // 2
+        log.warning("step %d ran out of memory at micro-batch %d; redone at %d, kept from now on",
+                    step + 1, size, size // 2)
+
+
 def _train_step(local: LocalModel, accelerator: Any, optimizer: Any, batch: list[Example],
-                config: FinetuneConfig) -> float:
+                config: FinetuneConfig, size: int) -> float:
     """One optimizer step over `batch`: this process's share of it (every n-th example under
-    `accelerate launch` with n processes), in micro-batches whose gradients add up (each loss
+    `accelerate launch` with n processes), in micro-batches of `size` whose gradients add up (each loss
     weighted by its share of the examples); returns the batch's loss averaged over processes."""
     import torch
 
     mine = batch[accelerator.process_index::accelerator.num_processes]
-    size = config.micro_batch_size or config.batch_size
     chunks = [mine[i:i + size] for i in range(0, len(mine), size)]
     total = 0.0
     for n, chunk in enumerate(chunks):
@@ -341,7 +466,7 @@ def _evaluate_and_save(local: LocalModel, accelerator: Any, optimizer: Any, stat
     model = local.model
     local.model = accelerator.unwrap_model(model)
     try:
-        scores = dev_scores(local, dev, config.version, config.max_length, config.batch_size)
+        scores = dev_scores(local, dev, config.version, config.max_length, config.eval_batch_size)
     finally:
         local.model = model
     point = {"step": step, "epoch": step / steps_per_epoch,

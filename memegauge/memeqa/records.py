@@ -6,7 +6,7 @@ every run's summary, the ``meta/info`` record, whose shape depends on the task (
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -52,6 +52,9 @@ class Execution(BaseModel):
 
     wall_s: float
     new_calls: int
+    backend: dict[str, int] = Field(default_factory=dict, description="What the model's backend counted "
+                                    "of its own work in this execution, e.g. `hf.batches_split`: batches "
+                                    "split in halves because they ran out of memory.")
 
 
 class EvalInfo(QARecord):
@@ -143,6 +146,10 @@ class FinetuneInfo(QARecord):
                                 "(the loss curve; empty in runs made before it was stored).")
     vision: bool | None = Field(default=None, description="Whether the model saw the meme pictures "
                                 "(None: not recorded).")
+    settings: dict[str, Any] = Field(default_factory=dict, description="The memory settings in force "
+                                     "(`finetune.memory_settings`): parameters, gradient_checkpointing, "
+                                     "micro_batch_size (the size `auto` found), max_pixels, image_size; "
+                                     "empty in runs made before they were stored.")
 
 
 INFO_BY_TASK: dict[str, type[QARecord]] = {"eval": EvalInfo, "score": EvalInfo, "build": BuildInfo,

@@ -92,7 +92,8 @@ async def ask_questions(store: Store, registry: ModelRegistry, questions: list[Q
         finally:
             run.put_many(await pictures)
         # Wall time of this execution only: a resumed or replayed run reports its own, shorter one.
-        timing = Execution(wall_s=time.monotonic() - started, new_calls=engine.calls_made)
+        timing = Execution(wall_s=time.monotonic() - started, new_calls=engine.calls_made,
+                           backend=engine.backend_counters())
         store_results(run, records, info.model_copy(update={"last_execution": timing}))
     return records
 

@@ -71,17 +71,27 @@ VLM_ARCHITECTURES = ("qwen2-vl", "llava")
 
 def build_tiny_vlm(out_dir: Path | str, architecture: str = "qwen2-vl", *, hidden: int = 32,
                    layers: int = 1, heads: int = 2, vision_hidden: int = 32, image_size: int = 56,
-                   init_range: float = 0.02, seed: int = 0) -> Path:
+                   init_range: float = 0.02, seed: int = 0, shapes: dict[str, dict[str, Any]] | None = None,
+                   dtype: str | None = None, device: str = "cpu") -> Path:
     """Write an untrained vision-language model of `architecture` (qwen2-vl or llava), with its
     processor (image processor, character tokenizer with the family's image tokens, chat
-    template), to `out_dir`; `image_size` bounds the picture's side in pixels (vision tokens)."""
+    template), to `out_dir`; `image_size` bounds the picture's side in pixels (vision tokens).
+    `shapes` ({"text": {...}, "vision": {...}}) overrides config fields, e.g. a released 7B
+    model's (bench/gpu_scale.py); `dtype` / `device` are where its weights are drawn."""
     torch, transformers = require_torch()
     if architecture not in VLM_ARCHITECTURES:
         raise ValueError(f"architecture must be one of {VLM_ARCHITECTURES}")
     out = Path(out_dir)
     build = _tiny_qwen2_vl if architecture == "qwen2-vl" else _tiny_llava
     torch.manual_seed(seed)
-    model, processor = build(transformers, hidden, layers, heads, vision_hidden, image_size)
+    default_dtype = torch.get_default_dtype()
+    torch.set_default_dtype(getattr(torch, dtype) if dtype else default_dtype)
+    try:
+        with torch.device(device):
+            model, processor = build(transformers, hidden, layers, heads, vision_hidden, image_size,
+                                     shapes or {})
+    finally:
+        torch.set_default_dtype(default_dtype)
     if init_range != 0.02:  # larger weights: the picture moves the untrained model's answers more
         with torch.no_grad():
             for parameter in model.parameters():
@@ -102,21 +112,24 @@ def _text_config(tokenizer: Any, hidden: int, layers: int, heads: int, **more: A
 
 
 def _tiny_qwen2_vl(transformers: Any, hidden: int, layers: int, heads: int, vision_hidden: int,
-                   image_size: int) -> tuple[Any, Any]:
+                   image_size: int, shapes: dict[str, dict[str, Any]]) -> tuple[Any, Any]:
     from memegauge.models.hf_local import images_only
 
     tokenizer = character_tokenizer(transformers, ["<|im_start|>", "<|im_end|>", "<|vision_start|>",
                                                    "<|image_pad|>", "<|vision_end|>", "<|video_pad|>"])
     ids = tokenizer.convert_tokens_to_ids
-    head_dim = hidden // heads
+    text = {**_text_config(tokenizer, hidden, layers, heads), **shapes.get("text", {})}
+    head_dim = text["hidden_size"] // text["num_attention_heads"]
+    text["rope_scaling"] = {"type": "mrope",
+                            "mrope_section": [head_dim // 8, head_dim * 3 // 16, head_dim * 3 // 16]}
     config = transformers.Qwen2VLConfig(
-        text_config=_text_config(tokenizer, hidden, layers, heads, rope_scaling={
-            "type": "mrope", "mrope_section": [head_dim // 8, head_dim * 3 // 16, head_dim * 3 // 16]}),
-        vision_config=dict(depth=layers, embed_dim=vision_hidden, hidden_size=hidden, num_heads=heads,
-                           mlp_ratio=2, patch_size=14, spatial_merge_size=2, temporal_patch_size=2),
+        text_config=text,
+        vision_config={**dict(depth=layers, embed_dim=vision_hidden, hidden_size=text["hidden_size"],
+                              num_heads=heads, mlp_ratio=2, patch_size=14, spatial_merge_size=2,
+                              temporal_patch_size=2), **shapes.get("vision", {})},
         image_token_id=ids("<|image_pad|>"), video_token_id=ids("<|video_pad|>"),
         vision_start_token_id=ids("<|vision_start|>"), vision_end_token_id=ids("<|vision_end|>"),
-        tie_word_embeddings=True)
+        tie_word_embeddings=text["tie_word_embeddings"])
     # The PIL image processor needs no torchvision; min/max pixels keep a picture to a few tokens.
     image_processor = transformers.Qwen2VLImageProcessorPil(
         min_pixels=28 * 28, max_pixels=image_size * image_size, patch_size=14, merge_size=2,
@@ -127,15 +140,17 @@ def _tiny_qwen2_vl(transformers: Any, hidden: int, layers: int, heads: int, visi
 
 
 def _tiny_llava(transformers: Any, hidden: int, layers: int, heads: int, vision_hidden: int,
-                image_size: int) -> tuple[Any, Any]:
+                image_size: int, shapes: dict[str, dict[str, Any]]) -> tuple[Any, Any]:
     tokenizer = character_tokenizer(transformers, ["<image>"])
     config = transformers.LlavaConfig(
-        vision_config=transformers.CLIPVisionConfig(
-            hidden_size=vision_hidden, intermediate_size=2 * vision_hidden, num_hidden_layers=layers + 1,
-            num_attention_heads=heads, image_size=image_size, patch_size=14),
-        text_config=transformers.LlamaConfig(**_text_config(tokenizer, hidden, layers, heads)),
+        vision_config=transformers.CLIPVisionConfig(**{
+            **dict(hidden_size=vision_hidden, intermediate_size=2 * vision_hidden, num_hidden_layers=layers + 1,
+                   num_attention_heads=heads, image_size=image_size, patch_size=14), **shapes.get("vision", {})}),
+        text_config=transformers.LlamaConfig(**{**_text_config(tokenizer, hidden, layers, heads),
+                                                **shapes.get("text", {})}),
         image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
-        vision_feature_select_strategy="default", tie_word_embeddings=True)
+        vision_feature_select_strategy="default",
+        tie_word_embeddings=shapes.get("text", {}).get("tie_word_embeddings", True))
     image_processor = transformers.CLIPImageProcessor(
         size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size})
     processor = transformers.LlavaProcessor(

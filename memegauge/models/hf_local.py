@@ -72,6 +72,34 @@ def pick_dtype(torch: Any, wanted: str | None, device: str) -> Any:
     return getattr(torch, wanted)
 
 
+@dataclass(frozen=True)
+class PictureSettings:
+    """How large a picture reaches a VLM's processor; None keeps the model's own processor setting.
+
+    max_pixels  at most this many pixels per picture, for processors with dynamic resolution
+                (Qwen2-VL and its family): the processor resizes, so the vision tokens shrink.
+    image_size  the picture's longest side is shrunk to this many pixels before the processor
+                (any VLM; a fixed-resolution processor such as LLaVA's then upscales it again).
+    """
+
+    max_pixels: int | None = None
+    image_size: int | None = None
+
+    @property
+    def processor_options(self) -> dict[str, Any]:
+        return {"max_pixels": self.max_pixels} if self.max_pixels else {}
+
+
+def picture_settings(max_pixels: Any, image_size: Any, where: str) -> PictureSettings:
+    """Validated `max_pixels` / `image_size` settings (positive integers, or absent)."""
+    for name, value in (("max_pixels", max_pixels), ("image_size", image_size)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 28):
+            raise InputError(f"{name} must be a whole number of pixels, at least 28 (got {value!r})", where,
+                             f"e.g. {name}: {'802816' if name == 'max_pixels' else '896'}, or leave it out "
+                             "to keep the model's own processor setting")
+    return PictureSettings(max_pixels, image_size)
+
+
 @dataclass
 class LocalModel:
     """A loaded model and what turns requests into its inputs."""
@@ -80,6 +108,7 @@ class LocalModel:
     tokenizer: Any
     processor: Any | None  # the VLM's processor (image processor + tokenizer + chat template)
     device: str
+    pictures: PictureSettings = PictureSettings()
 
     @property
     def vision(self) -> bool:
@@ -111,10 +140,11 @@ def _plain(content: Any) -> str:
     return "\n".join(c.get("text", "") for c in content)
 
 
-def chat_messages(messages: list[Message], vision: bool,
-                  system_prompt: str | None = None) -> tuple[list[dict[str, Any]], list[Any]]:
+def chat_messages(messages: list[Message], vision: bool, system_prompt: str | None = None,
+                  image_size: int | None = None) -> tuple[list[dict[str, Any]], list[Any]]:
     """(chat-template messages, pictures in order) for a request. A VLM gets `{"type": "image"}`
-    where each picture goes; a text-only model gets the picture's alt text instead."""
+    where each picture goes (its longest side shrunk to `image_size` pixels when given); a
+    text-only model gets the picture's alt text instead."""
     out: list[dict[str, Any]] = []
     images: list[Any] = []
     if system_prompt:
@@ -129,24 +159,37 @@ def chat_messages(messages: list[Message], vision: bool,
         for part in message.content:
             if isinstance(part, ImagePart):
                 parts.append({"type": "image"})
-                images.append(open_image(part.path))
+                images.append(open_image(part.path, image_size))
             else:
                 parts.append({"type": "text", "text": part.text})
         out.append({"role": message.role, "content": parts})
     return out, images
 
 
-def open_image(path: Path) -> Any:
+def open_image(path: Path, image_size: int | None = None) -> Any:
+    """The picture in RGB, its longest side at most `image_size` pixels (aspect kept) when given."""
     from PIL import Image
 
     with Image.open(path) as image:
-        return image.convert("RGB")
+        picture = image.convert("RGB")
+    if image_size and max(picture.size) > image_size:
+        picture.thumbnail((image_size, image_size), Image.Resampling.BICUBIC)
+    return picture
+
+
+def processor_max_pixels(processor: Any) -> int | None:
+    """The most pixels a dynamic-resolution processor lets a picture keep; None for a fixed one."""
+    image_processor = getattr(processor, "image_processor", None)
+    size = getattr(image_processor, "size", None) or {}
+    value = getattr(image_processor, "max_pixels", None) or (size.get("longest_edge") if hasattr(size, "get") else None)
+    return int(value) if value else None
 
 
 def load_local_model(path: str | Path, adapter: str | Path | None = None, device: str = "auto",
                      dtype: str | None = "auto", processor_options: dict[str, Any] | None = None,
-                     ) -> LocalModel:
-    """A model from local folders only (nothing is downloaded), on `device`, in eval mode."""
+                     pictures: PictureSettings = PictureSettings()) -> LocalModel:
+    """A model from local folders only (nothing is downloaded), on `device`, in eval mode; a VLM's
+    pictures reach its processor as `pictures` says."""
     torch, transformers = require_torch()
     path = Path(path)
     if folder_config(path) is None:
@@ -156,7 +199,8 @@ def load_local_model(path: str | Path, adapter: str | Path | None = None, device
     kwargs = {"dtype": pick_dtype(torch, dtype, device), "local_files_only": True}
     processor = None
     if is_vision_folder(path):
-        processor = load_processor(path, **(processor_options or {}))
+        processor = load_processor(path, **{**(processor_options or {}), **pictures.processor_options})
+        _check_max_pixels(processor, pictures.max_pixels, path)
         if not getattr(processor, "chat_template", None):  # nothing would say where the picture goes
             raise InputError(f"the vision-language model at {path} has no chat template",
                              "model", "use the model's instruct/chat release, whose processor has one")
@@ -169,7 +213,15 @@ def load_local_model(path: str | Path, adapter: str | Path | None = None, device
     if adapter:
         model = attach_adapter(model, adapter)
     model.to(device).eval()
-    return LocalModel(model, tokenizer, processor, device)
+    return LocalModel(model, tokenizer, processor, device, pictures)
+
+
+def _check_max_pixels(processor: Any, wanted: int | None, path: Path) -> None:
+    """A `max_pixels` that the processor did not take would change nothing while the run's config
+    says it did."""
+    if wanted and processor_max_pixels(processor) != wanted:
+        raise InputError(f"the processor of {path} has no max_pixels setting (fixed resolution)",
+                         "max_pixels", "use image_size (the longest side, any model) instead")
 
 
 def attach_adapter(model: Any, adapter: str | Path) -> Any:
@@ -240,17 +292,31 @@ class Generated:
 def generate(local: LocalModel, prompts: list[tuple[str, list[Any]]], max_new_tokens: int,
              temperature: float = 0.0, seed: int | None = None,
              max_prompt_tokens: int | None = None) -> list[Generated]:
-    """The answer to each (rendered prompt, pictures), generated as
-    one left-padded batch. A text prompt longer than `max_prompt_tokens` keeps its end (the
-    question and options); a VLM prompt is never cut (its vision tokens must stay whole)."""
-    import torch
+    """The answer to each (rendered prompt, pictures), generated as one left-padded batch. A text
+    prompt longer than `max_prompt_tokens` keeps its end (the question and options); a VLM prompt
+    is never cut (its vision tokens must stay whole)."""
+    return generate_rows(local, encode_prompts(local, prompts, max_prompt_tokens), max_new_tokens,
+                         temperature, seed)
 
+
+def encode_prompts(local: LocalModel, prompts: list[tuple[str, list[Any]]],
+                   max_prompt_tokens: int | None = None) -> list[dict[str, Any]]:
+    """One row of input tensors per (rendered prompt, pictures): the CPU half of `generate`
+    (pictures through the processor), which the `hf` backend runs while the model generates."""
     rows = []
     for prompt, images in prompts:
         row = local.encode_prompt(prompt, images)
         if max_prompt_tokens and not local.vision:
             row = {k: v[:, -max_prompt_tokens:] for k, v in row.items()}
         rows.append(row)
+    return rows
+
+
+def generate_rows(local: LocalModel, rows: list[dict[str, Any]], max_new_tokens: int,
+                  temperature: float = 0.0, seed: int | None = None) -> list[Generated]:
+    """The answers to rows of `encode_prompts`, generated as one left-padded batch."""
+    import torch
+
     batch = pad_batch(torch, rows, local.pad_id, "left")
     batch = {k: v.to(local.device) for k, v in batch.items()}
     sampling: dict[str, Any] = {"do_sample": False}
@@ -263,6 +329,24 @@ def generate(local: LocalModel, prompts: list[tuple[str, list[Any]]], max_new_to
                                       **sampling)
     width = batch["input_ids"].shape[1]
     return [_generated(local, row, out[width:].tolist()) for row, out in zip(rows, output)]
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether a failure is the device running out of memory: torch's OutOfMemoryError (CUDA, and
+    any accelerator since torch 2.5), Python's MemoryError, or the RuntimeError of the CPU and MPS
+    allocators, which have no class of their own and are known only by their message."""
+    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
+        return True
+    text = str(exc)
+    return isinstance(exc, RuntimeError) and ("can't allocate memory" in text or "out of memory" in text)
+
+
+def release_cached_memory() -> None:
+    """Hand the CUDA allocator's cached blocks back after an out-of-memory, so a smaller batch fits."""
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def _generated(local: LocalModel, row: dict[str, Any], new: list[int]) -> Generated:
