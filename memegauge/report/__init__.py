@@ -11,6 +11,7 @@ from typing import Any
 
 from memegauge.engine.store import Store
 from memegauge.methods import method
+from memegauge.rating.section import people_vs_judges
 from memegauge.types import InputError
 
 
@@ -43,4 +44,6 @@ def build_report(store: Store, name: str) -> dict[str, Any]:
                          fix="install the package that provides that method, or report with the MemeGauge "
                              "version that made the run")
     run_id = store.run_row(name)["id"]
-    return {"run": header, **found.report(store, {**header, "id": run_id})}
+    report = {"run": header, **found.report(store, {**header, "id": run_id})}
+    people = people_vs_judges(store, {**header, "id": run_id})
+    return report if people is None else {**report, "people_vs_judges": people}

@@ -1,4 +1,5 @@
-"""`memegauge view RUN [--port P]`: serve a run's HTML report on 127.0.0.1 until Ctrl-C.
+"""`memegauge view RUN [--port P]`: serve a run's HTML report on 127.0.0.1 until Ctrl-C; the local
+server it runs on (`local_server`, Host-header checked) also serves `memegauge rate` (`memegauge.rating`).
 
 The page is rendered once, before the server starts (bad run name → exit 2, nothing served), and
 served from memory by the standard library's threading HTTP server: it is self-contained, so one
@@ -11,6 +12,7 @@ import signal
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable, Mapping
 
 import typer
 
@@ -33,26 +35,45 @@ def host_allowed(header: str | None, allowed: tuple[str, ...] = LOCAL_HOSTS) -> 
     return host in allowed
 
 
-def report_server(page: str, port: int = 0, hosts: tuple[str, ...] = LOCAL_HOSTS) -> ThreadingHTTPServer:
-    """A server (not yet serving) that answers `/` with the page and 404 elsewhere; requests whose
-    Host header is not one of `hosts` get 421 (misdirected)."""
-    body = page.encode("utf-8")
+Response = tuple[int, str, bytes]
+"""(HTTP status, Content-Type, body) as a responder returns it; an error status with an empty body
+gets the standard error page."""
+Responder = Callable[[str, str, Mapping[str, str], bytes], Response]
+"""(method, path, headers, request body) -> Response; called from the server's threads."""
+MAX_BODY = 1 << 20  # a local page's requests are small: refuse more than 1 MiB
+
+
+def local_server(respond: Responder, port: int = 0, hosts: tuple[str, ...] = LOCAL_HOSTS) -> ThreadingHTTPServer:
+    """A server (not yet serving) on 127.0.0.1 that hands GET and POST requests to `respond`; requests
+    whose Host header is not one of `hosts` get 421 (misdirected) before `respond` sees them. Shared by
+    `view` (one page) and `rate` (a page and its JSON API)."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        def _answer(self, method: str) -> None:
             if not host_allowed(self.headers.get("Host"), hosts):
                 self.send_error(HTTPStatus.MISDIRECTED_REQUEST, "unknown host")
                 return
-            if self.path.split("?", 1)[0] not in ("/", "/index.html"):
-                self.send_error(HTTPStatus.NOT_FOUND)
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY:
+                self.send_error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
                 return
-            self.send_response(HTTPStatus.OK)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
+            status, content_type, body = respond(method, self.path, self.headers, self.rfile.read(length))
+            if status >= 400 and not body:
+                self.send_error(status)
+                return
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
             self.send_header("X-Content-Type-Options", "nosniff")
             self.end_headers()
             self.wfile.write(body)
+
+        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            self._answer("GET")
+
+        def do_POST(self) -> None:  # noqa: N802
+            self._answer("POST")
 
         def log_message(self, format: str, *args: object) -> None:  # quiet: the URL is what matters
             pass
@@ -64,14 +85,33 @@ def report_server(page: str, port: int = 0, hosts: tuple[str, ...] = LOCAL_HOSTS
                          "choose another port, or leave --port out for a free one") from None
 
 
+def report_server(page: str, port: int = 0, hosts: tuple[str, ...] = LOCAL_HOSTS) -> ThreadingHTTPServer:
+    """A server (not yet serving) that answers `GET /` with the page and 404 elsewhere; requests whose
+    Host header is not one of `hosts` get 421 (misdirected)."""
+    body = page.encode("utf-8")
+
+    def respond(method: str, path: str, headers: Mapping[str, str], _: bytes) -> Response:
+        if method != "GET":
+            return HTTPStatus.METHOD_NOT_ALLOWED, "", b""
+        if path.split("?", 1)[0] not in ("/", "/index.html"):
+            return HTTPStatus.NOT_FOUND, "", b""
+        return HTTPStatus.OK, "text/html; charset=utf-8", body
+
+    return local_server(respond, port, hosts)
+
+
 def serve_report(page: str, port: int = 0, announce=print, stop: threading.Event | None = None,
                  hosts: tuple[str, ...] = LOCAL_HOSTS) -> None:
-    """Serve until Ctrl-C (or `stop` is set, for tests); `announce` gets the URL once listening.
+    """Serve the page until Ctrl-C (or `stop` is set, for tests); `announce` gets the URL once listening."""
+    serve(report_server(page, port, hosts), announce, stop)
+
+
+def serve(server: ThreadingHTTPServer, announce=print, stop: threading.Event | None = None) -> None:
+    """Run `server` until Ctrl-C (or `stop` is set); `announce` gets the URL once listening.
 
     Ctrl-C sets the stop event through a SIGINT handler installed before the URL is announced, so an
     interrupt at any moment (even mid-print) ends in a clean shutdown rather than a traceback."""
     stop = stop or threading.Event()
-    server = report_server(page, port, hosts)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
     thread.start()
     previous = _on_sigint(stop)
@@ -112,3 +152,7 @@ def register(app: typer.Typer) -> None:
         serve_report(page, port, announce=lambda url: (out.print(url, highlight=False, soft_wrap=True),
                                                        console.print("serving; Ctrl-C stops")),
                      hosts=(*LOCAL_HOSTS, *(h.lower() for h in host)))
+
+    from memegauge.rating.cli import register as register_rating
+
+    register_rating(app)

@@ -625,6 +625,12 @@ def _plot(title: str, src: str | None) -> Block | None:
     return Block("plot", title, src=src) if src else None
 
 
+def people_blocks(section: dict[str, Any] | None) -> list[Block]:
+    from memegauge.rating.view import people_blocks as blocks  # the rating package builds on this module
+
+    return blocks(section)
+
+
 # ---- rendering ----------------------------------------------------------------------------------
 
 @lru_cache(maxsize=1)
@@ -650,6 +656,7 @@ def render(report: dict[str, Any], store: Store) -> str:
     run = report["run"]
     found = method(run["method"])
     blocks, data = (found.view if found and found.view else generic_view)(report, store)
+    blocks = blocks + people_blocks(report.get("people_vs_judges"))
     script = _static("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; "
