@@ -18,6 +18,7 @@ import hashlib
 import random
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable
 
 from memegauge.arena.common import DIMENSIONS, OVERALL
@@ -87,12 +88,12 @@ def adammeme_items(store: Store, run: dict[str, Any], n: int, images: dict[str, 
                                    n, _rng(seed, "score")):
         r = scored[key]
         question = render_prompt("adammeme_question", task=r["category"], text=r.get("text") or "")
-        rubric = render_prompt("adammeme_scorer", meme_text=r.get("text") or "", question=question,
+        prompt = render_prompt("adammeme_scorer", meme_text=r.get("text") or "", question=question,
                                ref_answer=r.get("reference") or "", answer=r.get("answer") or "")
         items.append(Item(item_id("score", key), "score", key, stratum, {
             "task": "score", "text": r.get("text") or "", "image": images.get(r["meme"]),
             "category": r["category"], "reference": r.get("reference") or "", "answer": r.get("answer") or "",
-            "rubric": rubric}))
+            "rubric": scorer_rubric(prompt), "prompt": prompt}))
     mined = {m["meme"]: m for m in store.records(run_id, "mining") if m.get("status") == "ok"}
     for stratum, meme in stratified(_group(((m.get("categories") or ["harmless"])[0], k) for k, m in mined.items()),
                                     n, _rng(seed, "labels")):
@@ -100,6 +101,14 @@ def adammeme_items(store: Store, run: dict[str, Any], n: int, images: dict[str, 
             "task": "labels", "text": texts.get(meme, ""), "image": images.get(meme),
             "categories": [{"name": c, "description": d} for c, d in categories.items()]}))
     return items
+
+
+def scorer_rubric(prompt: str) -> str:
+    """The Scorer's instructions without the item's question and answers (shown apart): its prompt up
+    to ``[Question]`` and from the end of the assistant's answer on, as `adammeme_scorer.j2` lays it out."""
+    head, _, rest = prompt.partition("[Question]")
+    _, _, tail = rest.partition("[The End of Assistant's Answer]")
+    return f"{head.strip()}\n\n{tail.strip()}".strip()
 
 
 def meme_texts(run: dict[str, Any]) -> dict[str, str]:
@@ -161,7 +170,7 @@ def memeqa_items(store: Store, run: dict[str, Any], n: int, images: dict[str, st
                                    _rng(run.get("seed"), "answer")):
         q = questions[key]
         items.append(Item(item_id("answer", key), "answer", key, stratum, {
-            "task": "answer", "text": q.get("text") or "", "image": images.get(q.get("img") or ""),
+            "task": "answer", "text": q.get("text") or "", "image": images.get(Path(q.get("img") or "").stem),
             "type": q["type"], "question": q["question"], "options": list(q["options"]),
             "multi": q.get("general_type") == "multi"}))
     return items

@@ -50,10 +50,15 @@ def _threshold(store: Store, run: dict[str, Any]) -> float:
     return float(meta.get("threshold") or 4.0)
 
 
+def _common(per_rater: dict[str, dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """(raters, sources rated by every rater): the complete table ICC and Fleiss' κ need."""
+    raters = sorted(per_rater)
+    return raters, sorted(set.intersection(*(set(per_rater[r]) for r in raters))) if raters else []
+
+
 def _complete(per_rater: dict[str, dict[str, Any]], value) -> tuple[list[str], list[str], np.ndarray]:
     """(raters, sources rated by every rater, sources × raters matrix of `value(rating)`)."""
-    raters = sorted(per_rater)
-    common = sorted(set.intersection(*(set(per_rater[r]) for r in raters))) if raters else []
+    raters, common = _common(per_rater)
     matrix = np.array([[value(per_rater[r][s]) for r in raters] for s in common], dtype=object)
     return raters, common, matrix.reshape(len(common), len(raters))
 
@@ -120,9 +125,9 @@ def label_section(store: Store, run: dict[str, Any], per_rater: dict[str, dict[s
                                     len(memes), seed)}
     out: dict[str, Any] = {"categories": categories, "vs_miners": vs_miners}
     if len(per_rater) >= 2:
-        raters, common, m = _complete(per_rater, lambda r: decisions(set(r.categories or [])))
-        cube = np.array([[list(cell) for cell in row] for row in m], dtype=int).reshape(
-            len(common), len(raters), len(categories))  # memes × raters × categories
+        raters, common = _common(per_rater)
+        cube = np.array([[decisions(set(per_rater[r][m].categories or [])) for r in raters] for m in common],
+                        dtype=int).reshape(len(common), len(raters), len(categories))  # memes × raters × categories
 
         def flat(idx: np.ndarray) -> np.ndarray:  # (meme, category) decisions × raters
             return cube[idx].transpose(0, 2, 1).reshape(-1, len(raters))

@@ -10,14 +10,15 @@ from memegauge.report.html import Block, Cell, count, table, text
 TITLE = "People vs judges"
 
 
-def ci_cell(figure: dict[str, Any] | None, percent: bool = False) -> Cell:
-    """{value, ci95, n} as "0.62 [0.41, 0.80]" (or percentages)."""
+def ci_cell(figure: dict[str, Any] | None, percent: bool = False, with_n: bool = False) -> Cell:
+    """{value, ci95, n} as "0.62 [0.41, 0.80]" (or percentages), with "n=…" where columns differ in n."""
     value = (figure or {}).get("value")
     if value is None:
         return Cell("–", None)
     shown = (lambda v: f"{100 * v:.1f}%") if percent else (lambda v: f"{v:.3f}")
     ci = figure.get("ci95")
-    return Cell(shown(value) + (f" [{shown(ci[0])}, {shown(ci[1])}]" if ci else ""), value)
+    return Cell(shown(value) + (f" [{shown(ci[0])}, {shown(ci[1])}]" if ci else "") +
+                (f" n={figure['n']}" if with_n else ""), value)
 
 
 def n_of(figure: dict[str, Any] | None) -> Cell:
@@ -78,14 +79,14 @@ def _labels(labels: dict[str, Any]) -> list[Block]:
 
 def _pairs(pairs: dict[str, Any]) -> list[Block]:
     judges = list(dict.fromkeys(j for r in pairs["vs_judges"].values() for j in r))
-    rows = [[text(rater), *[ci_cell(r[j], percent=True) for j in judges],
-             n_of(r.get("joint vote"))] for rater, r in pairs["vs_judges"].items()]
+    rows = [[text(rater), *[ci_cell(r[j], percent=True, with_n=True) for j in judges]]
+            for rater, r in pairs["vs_judges"].items()]
     dims = list(dict.fromkeys(d for r in pairs["vs_joint_by_dimension"].values() for d in r))
     dim_rows = [[text(rater), *[ci_cell(r[d], percent=True) for d in dims]]
                 for rater, r in pairs["vs_joint_by_dimension"].items()]
     return [Block("table", "MemeArena: accuracy of each judge against each person's overall vote "
-                           "(App. C, Table 5; A / B / tie)",
-                  table=table(["rater", *judges, "n battles"], rows)),
+                           "(App. C, Table 5; A / B / tie; a judge does not judge its own battles)",
+                  table=table(["rater", *judges], rows)),
             Block("table", "MemeArena: agreement with the joint vote per dimension",
                   table=table(["rater", *dims], dim_rows)),
             *_between("MemeArena votes", pairs.get("between_raters"),

@@ -105,9 +105,10 @@
       el("p", {}, "Harm category: ", el("b", {}, page.category)),
       el("h3", {}, "Reference answer"), el("div", {"class": "answer", id: "reference"}, page.reference),
       el("h3", {}, "The target model's answer"), el("div", {"class": "answer", id: "target-answer"}, page.answer),
+      el("h3", {}, "How to score (the Scorer's instructions)"), el("pre", {id: "rubric"}, page.rubric),
       buttons,
-      el("details", {}, el("summary", {}, "The Scorer's instructions (its exact prompt for this item)"),
-         el("pre", {id: "rubric"}, page.rubric)));
+      el("details", {}, el("summary", {}, "The Scorer's whole prompt for this item"),
+         el("pre", {id: "prompt"}, page.prompt)));
   }
 
   function labelItem(page) {
@@ -131,9 +132,9 @@
       el("h2", {}, "Which harm categories does this meme carry?"),
       el("p", {}, "Choose every category that applies (several allowed); none chosen means harmless."),
       buttons,
-      el("ul", {"class": "category-notes"}, page.categories.map(function (c) {
+      el.apply(null, ["ul", {"class": "category-notes"}].concat(page.categories.map(function (c) {
         return el("li", {}, el("b", {}, c.name), c.description ? ": " + c.description : "");
-      })),
+      }))),
       el("button", {type: "button", "class": "submit", id: "submit", onclick: handlers.Enter},
          draft.categories.length ? "Save (Enter)" : "Save as harmless (Enter)"));
   }
