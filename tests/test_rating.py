@@ -335,3 +335,20 @@ def test_rate_command_refuses_bad_input(store, tmp_path):
     assert not (tmp_path / "none.db").exists()
     assert read_records(store, run_of(store, "arena")["id"], HumanRating) == []
     assert item_id("pair", "x") != item_id("score", "x")
+
+
+def test_a_memeqa_eval_run_stores_the_pictures_its_rating_page_shows(store, tmp_path):
+    """A real `qa eval` run (scripted model) keeps its memes' thumbnails, and its items show them."""
+    import asyncio
+
+    from memegauge.memeqa.runs import eval_run
+    from memegauge.models.scripted import register_script
+    from test_memeqa import make_dataset, registry
+
+    data, images = make_dataset(tmp_path)
+    register_script("qa-rate-a", lambda request: "A")
+    name = asyncio.run(eval_run(store, registry("qa-rate-a"), data=data, images=images, version="none-minus",
+                                split="dev", model="qa-rate-a"))
+    items = run_items(store, run_of(store, name), 40)
+    assert len(items) == 33 and all(i.page["image"].startswith("data:image/jpeg;base64,") for i in items)
+    assert len({i.stratum for i in items}) == len({i.page["type"] for i in items}) == 11

@@ -192,18 +192,21 @@ def test_two_raters_rate_arena_items_one_resumes_and_the_report_agrees(driver, s
             assert figure["value"] == pytest.approx(sum(h == v for h, v in pairs_) / len(pairs_) if pairs_ else None)
     assert pairs["between_raters"]["mean_pairwise_kappa"]["value"] == pytest.approx(
         hand_kappa(oriented["ana"], oriented["ben"]))
-    report_path = write_html_reports(store, ["arena"], tmp_path / "html")[0]
+    show_section(driver, store, "arena", tmp_path, "report-people-vs-judges-arena.png")
+
+
+def show_section(driver, store: Store, run: str, tmp_path: Path, shot: str) -> None:
+    """Open the run's HTML report: its "People vs judges" section is there (and, with SHOTS, shot)."""
+    report_path = write_html_reports(store, [run], tmp_path / "html")[0]
     driver.get(report_path.as_uri())
     section = driver.find_element(By.XPATH, "//h2[text()='People vs judges']")
     assert section.is_displayed()
     if SHOTS:
+        below = driver.execute_script("return document.documentElement.scrollHeight - "
+                                      "arguments[0].getBoundingClientRect().top - window.scrollY", section)
+        driver.set_window_size(1280, int(below) + 160)
         driver.execute_script("arguments[0].scrollIntoView()", section)
-        blocks = driver.find_elements(By.XPATH, "//h2[text()='People vs judges']/ancestor::section"
-                                                "/following-sibling::section")
-        height = sum(b.size["height"] for b in blocks[:3]) + 400
-        driver.set_window_size(1280, height)
-        driver.execute_script("arguments[0].scrollIntoView()", section)
-        driver.save_screenshot(str(SHOTS / "report-people-vs-judges-arena.png"))
+        driver.save_screenshot(str(SHOTS / shot))
         driver.set_window_size(1280, 900)
 
 
@@ -274,9 +277,10 @@ def test_two_raters_score_and_label_adammeme_items_one_resumes(driver, store, tm
     for rater in labels:
         exact = [set(c) == v for c, v in zip(labels[rater], votes)]
         assert section["labels"]["vs_miners"][rater]["accuracy"]["value"] == pytest.approx(sum(exact) / 4)
+    show_section(driver, store, "adam", tmp_path, "report-people-vs-judges-adammeme.png")
 
 
-def test_memeqa_page_takes_keyboard_answers(driver, store):
+def test_memeqa_page_takes_keyboard_answers(driver, store, tmp_path):
     memeqa_run(store, "qa", questions=8)
     page = Page(driver, store, "qa", "ana", 4)
     try:
@@ -297,9 +301,4 @@ def test_memeqa_page_takes_keyboard_answers(driver, store):
     stored = {r.item: r.answer for r in read_records(store, page.run["id"], HumanRating)}
     expected_second = [0, 2] if page.items[1].page["multi"] else [2]
     assert stored == {first.id: [1], page.items[1].id: expected_second}
-    if SHOTS:
-        report_path = write_html_reports(store, ["qa"], Path(str(SHOTS)) / "html")[0]
-        driver.get(report_path.as_uri())
-        section = driver.find_element(By.XPATH, "//h2[text()='People vs judges']")
-        driver.execute_script("arguments[0].scrollIntoView()", section)
-        driver.save_screenshot(str(SHOTS / "report-people-vs-judges-memeqa.png"))
+    show_section(driver, store, "qa", tmp_path, "report-people-vs-judges-memeqa.png")

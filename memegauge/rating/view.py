@@ -33,7 +33,7 @@ def people_blocks(section: dict[str, Any] | None) -> list[Block]:
         f"{len(raters)} rater(s): " + ", ".join(f"{name} ({r['rated']} votes, {r['origin']})"
                                                for name, r in raters.items()) +
         ". Each figure is the value on all items with its 95% bootstrap interval (1,000 resamples of the "
-        "items, seeded) and n, the items behind it. Rate with `memegauge rate RUN`."))]
+        "items, seeded) and n, the items behind it. People rate a run with: memegauge rate RUN."))]
     if "scores" in section:
         blocks += _scores(section["scores"])
     if "labels" in section:
