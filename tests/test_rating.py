@@ -352,3 +352,41 @@ def test_a_memeqa_eval_run_stores_the_pictures_its_rating_page_shows(store, tmp_
     items = run_items(store, run_of(store, name), 40)
     assert len(items) == 33 and all(i.page["image"].startswith("data:image/jpeg;base64,") for i in items)
     assert len({i.stratum for i in items}) == len({i.page["type"] for i in items}) == 11
+
+
+def test_rate_command_serves_the_page_and_stops_on_ctrl_c(store, tmp_path):
+    """The real command in its own process: prints the URL, answers the API, Ctrl-C stops it (exit 0)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    arena_run(store, "arena")
+    store.close()
+    process = subprocess.Popen([sys.executable, "-m", "memegauge.cli", "--store", str(store.path), "rate", "arena",
+                                "--rater", "ana", "--sample", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "COLUMNS": "200"})
+    try:
+        url = process.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        assert json.loads(get(url + "api/state")) == {"rater": "ana", "method": "arena", "total": 5, "rated": 0,
+                                                      "next": 0}
+        assert b"Rate arena" in get(url)
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0
+    assert "5 items for 'ana', 0 rated" in process.stderr.read()
+
+
+def test_every_report_format_carries_the_section(store):
+    from memegauge.report.formats import render_report
+
+    arena_run(store, "arena")
+    run = run_of(store, "arena")
+    assert "people_vs_judges" not in build_report(store, "arena")  # no ratings: the report is as before
+    rate(store, run, "ana", {0: {"shown": {q: "A" for q in ("Instruction Following", "Correctness", "Redundancy",
+                                                              "Relevance", "Accuracy", "overall")}}})
+    assert json.loads(render_report(store, "arena", "json"))["people_vs_judges"]["raters"] == {
+        "ana": {"rated": 1, "origin": "page"}}
+    assert "people_vs_judges.pairs.vs_judges.ana.joint vote.value" in render_report(store, "arena", "csv")
+    assert "people_vs_judges.raters.ana.rated" in render_report(store, "arena", "md")
