@@ -302,3 +302,25 @@ def test_memeqa_page_takes_keyboard_answers(driver, store, tmp_path):
     expected_second = [0, 2] if page.items[1].page["multi"] else [2]
     assert stored == {first.id: [1], page.items[1].id: expected_second}
     show_section(driver, store, "qa", tmp_path, "report-people-vs-judges-memeqa.png")
+
+
+@pytest.mark.parametrize("method", ["arena", "adammeme", "memeqa"])
+def test_meme_texts_and_model_outputs_are_shown_as_text_never_run(driver, store, tmp_path, method):
+    """Probe runs carry `<img onerror>` and `</script>` payloads in meme texts, every model output and
+    option; each item of the page shows them literally and none runs (window.__xss stays undefined)."""
+    from report_synthetic import XSS_IMG
+
+    {"arena": lambda: arena_run(store, "probe", probe=True, memes=2),
+     "adammeme": lambda: adammeme_run(store, "probe", tmp_path / "adam", probe=True, memes_per_category=2),
+     "memeqa": lambda: memeqa_run(store, "probe", probe=True, questions=8)}[method]()
+    page = Page(driver, store, "probe", "ana", 3)
+    try:
+        page.open()
+        for n in range(len(page.items)):
+            WebDriverWait(driver, 10).until(lambda _: page.at() == n)
+            if page.items[n].task != "labels" or XSS_IMG in page.items[n].page["text"]:
+                assert XSS_IMG in driver.find_element(By.ID, "item").text
+            assert driver.execute_script("return window.__xss") is None
+            page.keys(Keys.ARROW_RIGHT)
+    finally:
+        page.close()
