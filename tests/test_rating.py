@@ -330,6 +330,7 @@ def test_rate_command_refuses_bad_input(store, tmp_path):
     arena_run(store, "arena")
     base = ["--store", str(store.path), "rate"]
     assert main([*base, "arena", "--rater", "a|b"]) == 2
+    assert main([*base, "arena", "--rater", "csv"]) == 2  # the name of the CSV imports
     assert main([*base, "no-such-run"]) == 2
     assert main(["--store", str(tmp_path / "none.db"), "rate", "arena"]) == 2
     assert not (tmp_path / "none.db").exists()

@@ -39,13 +39,14 @@ def register(app: typer.Typer) -> None:
         from memegauge.rating.items import run_items
         from memegauge.rating.records import RATER_NAME
         from memegauge.rating.server import RatingApp
+        from memegauge.rating.votes import CSV_RATER
         from memegauge.report import run_header
         from memegauge.report.cli import LOCAL_HOSTS, local_server, serve
 
         name = rater if rater is not None else default_rater()
-        if not RATER_NAME.match(name):
+        if not RATER_NAME.match(name) or name == CSV_RATER:
             raise InputError(f"rater name {name!r} is not allowed", "--rater",
-                             "use 1–40 letters, digits, spaces or . @ + - _")
+                             f"use 1–40 letters, digits, spaces or . @ + - _ ({CSV_RATER!r} names the CSV imports)")
         cfg = settings(ctx)
         if not cfg.store_path.exists():
             raise InputError("no store here yet", where=str(cfg.store_path), fix="pass --store PATH")
