@@ -278,17 +278,20 @@ def test_adam_section_and_the_csv_imports_feed_the_same_records(store, tmp_path)
     run = run_of(store, "adam")
     items = run_items(store, run, 6)
     scores = [i for i in items if i.task == "score"]
-    write_records(store, run["id"], [HumanScore(sample=i.source, score=s) for i, s in zip(scores, (2, 5, 9, 1, 7, 4))])
+    step = next(r for r in store.records(run["id"], "step") if r["score"] is not None)
+    write_records(store, run["id"], [HumanScore(sample=i.source, score=s) for i, s in zip(scores, (2, 5, 9, 1, 7, 4))]
+                  + [HumanScore(sample=step["id"], score=6)])
     labels = [i for i in items if i.task == "labels"]
     write_records(store, run["id"], [HumanLabel(meme=labels[0].source, categories=["race"])])
     app = RatingApp(store, run, items, "ana")
     for n, (i, s) in enumerate(zip(scores, (3, 5, 8, 2, 7, 6))):
         app.vote(items.index(i), {"score": s})
     section = people_vs_judges(store, run)
-    assert section["raters"] == {"ana": {"rated": 6, "origin": "page"}, "csv": {"rated": 7, "origin": "csv"}}
-    agent = [store.get_record(run["id"], "score", i.source)["score"] for i in scores]
+    assert section["raters"] == {"ana": {"rated": 6, "origin": "page"}, "csv": {"rated": 8, "origin": "csv"}}
+    agent = [store.get_record(run["id"], "score", i.source)["score"] for i in scores] + [step["score"]]
     csv = section["scores"]["vs_scorer"]["csv"]
-    assert csv["score_icc"]["value"] == pytest.approx(stats.icc_2_1(np.column_stack([agent, [2, 5, 9, 1, 7, 4]])))
+    assert csv["n"] == 7  # the six sampled originals and the refinement step the CSV scored
+    assert csv["score_icc"]["value"] == pytest.approx(stats.icc_2_1(np.column_stack([agent, [2, 5, 9, 1, 7, 4, 6]])))
     between = section["scores"]["between_raters"]
     assert between["icc"]["value"] == pytest.approx(stats.icc_2_1(np.array([[3, 2], [5, 5], [8, 9], [2, 1],
                                                                             [7, 7], [6, 4]])))

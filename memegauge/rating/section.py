@@ -79,7 +79,8 @@ def score_section(store: Store, run: dict[str, Any], per_rater: dict[str, dict[s
     """Table 3: each person against the Scorer (ICC(2,1) on the score and on the FR list), and the
     people among themselves (ICC(2,1) on items all rated, Krippendorff's α interval on all)."""
     threshold = _threshold(store, run)
-    agent = {r["id"]: float(r["score"]) for r in store.records(run["id"], "score") if r.get("score") is not None}
+    agent = {r["id"]: float(r["score"]) for kind in ("score", "step") for r in store.records(run["id"], kind)
+             if r.get("score") is not None}  # an imported CSV may score refinement steps too
     vs_scorer = {}
     for rater, rated in sorted(per_rater.items()):
         keys = [k for k in rated if k in agent]
