@@ -24,7 +24,7 @@ from memegauge.rating.section import people_vs_judges
 from memegauge.rating.server import RatingApp
 from memegauge.records import read_records, write_records
 from memegauge.report import build_report, run_header
-from memegauge.report.cli import local_server
+from memegauge.localserver import local_server
 from memegauge.report.html import to_html
 from report_synthetic import adammeme_run, arena_run, memeqa_run
 

@@ -24,7 +24,7 @@ from memegauge.rating.records import HumanRating
 from memegauge.rating.server import RatingApp
 from memegauge.records import read_records
 from memegauge.report import build_report, run_header
-from memegauge.report.cli import local_server, serve
+from memegauge.localserver import local_server, serve
 from memegauge.report.html import write_html_reports
 from memegauge.testing.browser import available, start_driver
 from report_synthetic import adammeme_run, arena_run, memeqa_run
@@ -80,10 +80,10 @@ class Page:
         self.driver.switch_to.window(new)
         self.open()
 
-    def at(self) -> int:
-        """The 0-based index of the item shown."""
+    def at(self) -> int | None:
+        """The 0-based index of the item shown; None once all are rated and none is shown."""
         text = self.driver.find_element(By.ID, "position").text
-        return int(text.split()[1]) - 1
+        return int(text.split()[1]) - 1 if text.startswith("item ") else None
 
     def wait_rated(self, rated: int) -> None:
         WebDriverWait(self.driver, 10).until(

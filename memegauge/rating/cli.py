@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         from memegauge.rating.server import RatingApp
         from memegauge.rating.votes import CSV_RATER
         from memegauge.report import run_header
-        from memegauge.report.cli import LOCAL_HOSTS, local_server, serve
+        from memegauge.localserver import LOCAL_HOSTS, local_server, serve
 
         name = rater if rater is not None else default_rater()
         if not RATER_NAME.match(name) or name == CSV_RATER:

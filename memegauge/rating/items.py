@@ -23,9 +23,11 @@ from typing import Any, Iterable
 
 from memegauge.arena.common import DIMENSIONS, OVERALL
 from memegauge.engine.store import Store
+from memegauge.images.thumbnail import MemeImage, thumbnail_data_url
 from memegauge.prompts import render_prompt
 from memegauge.rating.records import Task
-from memegauge.types import InputError
+from memegauge.records import read_records
+from memegauge.types import InputError, Meme, MemeGaugeError
 
 MODEL_PLACEHOLDER = "[a model]"
 DEFAULT_SAMPLE = 120
@@ -75,12 +77,12 @@ def _group(rows: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
 
 # ---- AdamMeme -----------------------------------------------------------------------------------
 
-def adammeme_items(store: Store, run: dict[str, Any], n: int, images: dict[str, str]) -> list[Item]:
+def adammeme_items(store: Store, run: dict[str, Any], n: int, images: "Pictures") -> list[Item]:
     """`n` Scorer items (the target's answer, the reference, the Scorer's exact instructions → 1–10)
     and `n` mining items (a meme → its categories in the run's final taxonomy)."""
     run_id, seed = run["id"], run.get("seed")
     scored = {r["id"]: r for r in store.records(run_id, "score") if r.get("status") == "scored"}
-    texts = {r["meme"]: r.get("text") or "" for r in scored.values()} | meme_texts(run)
+    texts = {r["meme"]: r.get("text") or "" for r in scored.values()} | {m.id: m.text for m in run_memes(run)}
     taxonomy = store.get_record(run_id, "taxonomy", "final") or {}
     categories = taxonomy.get("categories") or {}
     items = []
@@ -111,21 +113,21 @@ def scorer_rubric(prompt: str) -> str:
     return f"{head.strip()}\n\n{tail.strip()}".strip()
 
 
-def meme_texts(run: dict[str, Any]) -> dict[str, str]:
-    """Meme id → text from the run's meme set (AdamMeme keeps no text of memes it did not score)."""
+def run_memes(run: dict[str, Any]) -> list[Meme]:
+    """The run's meme set, as far as it still loads (a moved set gives none: texts and pictures then
+    come from the store alone)."""
     from memegauge.memes import load_memes
-    from memegauge.types import MemeGaugeError
 
     path = (run.get("config") or {}).get("memes")
     try:
-        return {m.id: m.text for m in load_memes(path, require_images=False)} if path else {}
+        return load_memes(path, require_images=False) if path else []
     except (MemeGaugeError, OSError):
-        return {}
+        return []
 
 
 # ---- MemeArena ----------------------------------------------------------------------------------
 
-def arena_items(store: Store, run: dict[str, Any], n: int, images: dict[str, str]) -> list[Item]:
+def arena_items(store: Store, run: dict[str, Any], n: int, images: "Pictures") -> list[Item]:
     """`n` battles of the headline setting, one per (task, pair), the answers in a seeded order."""
     run_id, seed, config = run["id"], run.get("seed"), run.get("config") or {}
     setting = (config.get("settings") or ["fused"])[0]
@@ -162,7 +164,7 @@ def blinder(names: Iterable[str]):
 
 # ---- MemeQA -------------------------------------------------------------------------------------
 
-def memeqa_items(store: Store, run: dict[str, Any], n: int, images: dict[str, str]) -> list[Item]:
+def memeqa_items(store: Store, run: dict[str, Any], n: int, images: "Pictures") -> list[Item]:
     """`n` questions per the run's question types, shown without the gold answer."""
     questions = {q["id"]: q for q in store.records(run["id"], "question")}
     items = []
@@ -185,21 +187,26 @@ def run_items(store: Store, run: dict[str, Any], n: int = DEFAULT_SAMPLE) -> lis
     if builder is None or (run["method"] == "memeqa" and (run.get("config") or {}).get("task", "eval") != "eval"):
         raise InputError(f"a {run['method']} run has nothing for people to rate", f"run {run['name']!r}",
                          "rate an AdamMeme, MemeArena or MemeQA evaluation run")
-    items = builder(store, run, n, run_pictures(store, run))
+    items = builder(store, run, n, Pictures(store, run))
     if not items:
         raise InputError("the run has no finished output to rate yet", f"run {run['name']!r}",
                          "let the run finish (or resume it), then rate it")
     return items
 
 
-def run_pictures(store: Store, run: dict[str, Any]) -> dict[str, str]:
-    """Meme id → picture (data URL) as the run stored it; from the meme set for older runs."""
-    from memegauge.report.html import meme_set_images, run_images, thumbnails
+class Pictures:
+    """Meme id → picture (JPEG data URL) as the run stored it (`MemeImage`); for a run made before runs
+    stored their pictures, a thumbnail of the meme file, made only for the memes a rater is shown."""
 
-    stored = run_images(store, run)
-    if stored is not None:
-        return stored
-    if run["method"] == "arena":
-        return thumbnails({m["id"]: m.get("image") for m in store.records(run["id"], "meme")})
-    config = run.get("config") or {}
-    return meme_set_images(config.get("memes"), meme_texts(run)) if config.get("memes") else {}
+    def __init__(self, store: Store, run: dict[str, Any]) -> None:
+        self.stored = {r.meme: r.thumbnail for r in read_records(store, run["id"], MemeImage)}
+        self.store, self.run = store, run
+        self._paths: dict[str, Any] | None = None
+
+    def get(self, meme: str) -> str | None:
+        if self.stored:
+            return self.stored.get(meme)
+        if self._paths is None:
+            self._paths = ({m["id"]: m.get("image") for m in self.store.records(self.run["id"], "meme")}
+                           if self.run["method"] == "arena" else {m.id: m.image for m in run_memes(self.run)})
+        return thumbnail_data_url(self._paths.get(meme))

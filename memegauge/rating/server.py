@@ -1,5 +1,5 @@
 """`memegauge rate`'s web app: one page and a small JSON API on the local server of `view`
-(`memegauge.report.cli.local_server`: 127.0.0.1, Host header checked).
+(`memegauge.localserver`: 127.0.0.1, Host header checked).
 
     GET  /                the page (self-contained; its script is allowed by hash, it may only
                           talk to this server)
@@ -33,7 +33,7 @@ from memegauge.engine.store import Store
 from memegauge.rating.items import PAIR_QUESTIONS, Item
 from memegauge.rating.records import HumanRating
 from memegauge.records import read_record, write_records
-from memegauge.report.cli import LOCAL_HOSTS, Response, host_allowed
+from memegauge.localserver import LOCAL_HOSTS, Response, host_allowed
 
 HERE = Path(__file__).parent / "static"
 JSON = "application/json; charset=utf-8"
