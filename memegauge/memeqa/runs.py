@@ -16,7 +16,7 @@ from typing import Any
 
 from memegauge.config import ModelRegistry
 from memegauge.engine import Store, open_run
-from memegauge.images.thumbnail import meme_image_records
+from memegauge.images.thumbnail import MemeImage, meme_image_records
 from memegauge.memeqa.dataset import (Question, load_memes_for, load_questions, resolve_types,
                                      select_questions)
 from memegauge.memeqa.evaluate import evaluate_questions, question_record
@@ -73,7 +73,9 @@ async def ask_questions(store: Store, registry: ModelRegistry, questions: list[Q
         # Wall time of this execution only: a resumed or replayed run reports its own, shorter one.
         timing = Execution(wall_s=time.monotonic() - started, new_calls=engine.calls_made)
         store_results(run, records, info.model_copy(update={"last_execution": timing}))
-        run.put_many(meme_image_records(memes.values()))  # the pictures `memegauge rate` shows
+        # the pictures `memegauge rate` shows; a rerun makes only those it lacks
+        stored = {image.meme for image in run.all(MemeImage)}
+        run.put_many(meme_image_records(m for m in memes.values() if m.id not in stored))
     return records
 
 
