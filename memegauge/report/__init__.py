@@ -54,4 +54,8 @@ def build_report(store: Store, name: str) -> dict[str, Any]:
                          fix="install the package that provides that method, or report with the MemeGauge "
                              "version that made the run")
     run_id = store.run_row(name)["id"]
-    return {"run": header, **found.report(store, {**header, "id": run_id})}
+    from memegauge.rating.section import people_vs_judges  # numpy, judges' parsers: only when reporting
+
+    report = {"run": header, **found.report(store, {**header, "id": run_id})}
+    people = people_vs_judges(store, {**header, "id": run_id})
+    return report if people is None else {**report, "people_vs_judges": people}

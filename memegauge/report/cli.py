@@ -1,4 +1,5 @@
-"""`memegauge view RUN [--port P]`: serve a run's HTML report on 127.0.0.1 until Ctrl-C.
+"""`memegauge view RUN [--port P]`: serve a run's HTML report on 127.0.0.1 until Ctrl-C, on the local
+server (`memegauge.localserver`: Host header checked) that also serves `memegauge rate`.
 
 The page is rendered once, before the server starts (bad run name → exit 2, nothing served), and
 served from memory by the standard library's threading HTTP server: it is self-contained, so one
@@ -7,89 +8,36 @@ URL is all there is. Only the loopback interface is bound; port 0 lets the syste
 
 from __future__ import annotations
 
-import signal
 import threading
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+from typing import Mapping
 
 import typer
 
+from memegauge.localserver import LOCAL_HOSTS, Response, host_allowed, local_server, serve  # noqa: F401
 from memegauge.types import InputError
 
 
-LOCAL_HOSTS = ("127.0.0.1", "localhost")
-
-
-def host_allowed(header: str | None, allowed: tuple[str, ...] = LOCAL_HOSTS) -> bool:
-    """Whether a request's Host header names this server: a page on 127.0.0.1 must not answer a
-    name that merely resolves there (DNS rebinding would let another site read the report)."""
-    if not header:
-        return False
-    host = header.strip().lower()
-    if host.startswith("["):  # [::1]:port
-        host = host[1:].partition("]")[0]
-    else:
-        host = host.rpartition(":")[0] if host.count(":") == 1 else host
-    return host in allowed
-
-
 def report_server(page: str, port: int = 0, hosts: tuple[str, ...] = LOCAL_HOSTS) -> ThreadingHTTPServer:
-    """A server (not yet serving) that answers `/` with the page and 404 elsewhere; requests whose
+    """A server (not yet serving) that answers `GET /` with the page and 404 elsewhere; requests whose
     Host header is not one of `hosts` get 421 (misdirected)."""
     body = page.encode("utf-8")
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-            if not host_allowed(self.headers.get("Host"), hosts):
-                self.send_error(HTTPStatus.MISDIRECTED_REQUEST, "unknown host")
-                return
-            if self.path.split("?", 1)[0] not in ("/", "/index.html"):
-                self.send_error(HTTPStatus.NOT_FOUND)
-                return
-            self.send_response(HTTPStatus.OK)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.end_headers()
-            self.wfile.write(body)
+    def respond(method: str, path: str, headers: Mapping[str, str], _: bytes) -> Response:
+        if method != "GET":
+            return HTTPStatus.METHOD_NOT_ALLOWED, "", b""
+        if path.split("?", 1)[0] not in ("/", "/index.html"):
+            return HTTPStatus.NOT_FOUND, "", b""
+        return HTTPStatus.OK, "text/html; charset=utf-8", body
 
-        def log_message(self, format: str, *args: object) -> None:  # quiet: the URL is what matters
-            pass
-
-    try:
-        return ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    except OSError as exc:
-        raise InputError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror})", "--port",
-                         "choose another port, or leave --port out for a free one") from None
+    return local_server(respond, port, hosts)
 
 
 def serve_report(page: str, port: int = 0, announce=print, stop: threading.Event | None = None,
                  hosts: tuple[str, ...] = LOCAL_HOSTS) -> None:
-    """Serve until Ctrl-C (or `stop` is set, for tests); `announce` gets the URL once listening.
-
-    Ctrl-C sets the stop event through a SIGINT handler installed before the URL is announced, so an
-    interrupt at any moment (even mid-print) ends in a clean shutdown rather than a traceback."""
-    stop = stop or threading.Event()
-    server = report_server(page, port, hosts)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
-    thread.start()
-    previous = _on_sigint(stop)
-    try:
-        announce(f"http://127.0.0.1:{server.server_address[1]}/")
-        stop.wait()
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
-        server.shutdown()
-        server.server_close()
-
-
-def _on_sigint(stop: threading.Event):
-    """Route SIGINT to `stop`; returns the previous handler (None off the main thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGINT, lambda *_: stop.set())
+    """Serve the page until Ctrl-C (or `stop` is set, for tests); `announce` gets the URL once listening."""
+    serve(report_server(page, port, hosts), announce, stop)
 
 
 def register(app: typer.Typer) -> None:
@@ -112,3 +60,7 @@ def register(app: typer.Typer) -> None:
         serve_report(page, port, announce=lambda url: (out.print(url, highlight=False, soft_wrap=True),
                                                        console.print("serving; Ctrl-C stops")),
                      hosts=(*LOCAL_HOSTS, *(h.lower() for h in host)))
+
+    from memegauge.rating.cli import register as register_rating
+
+    register_rating(app)
