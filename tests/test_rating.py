@@ -117,6 +117,21 @@ def test_every_rater_gets_the_same_items_per_category_and_pair(store, tmp_path):
     assert sorted({i.stratum for i in qa}) == sorted({i.page["type"] for i in qa}) and len(qa) == 8
 
 
+def test_the_scorer_items_show_the_question_as_the_run_asked_it(store, tmp_path):
+    """A run that asked category-specific questions (`analysis_question: description`) shows the
+    category's description in the Scorer's prompt; a run stored before that key asked the bare category."""
+    adammeme_run(store, "adam", tmp_path / "adam")
+    run = run_of(store, "adam")
+    descriptions = store.get_record(run["id"], "taxonomy", "final")["categories"]
+    bare = [i for i in run_items(store, run, 4) if i.task == "score"]
+    described = [i for i in run_items(store, {**run, "config": {**run["config"], "analysis_question": "description"}},
+                                      4) if i.task == "score"]
+    assert [i.id for i in bare] == [i.id for i in described]
+    for plain, specific in zip(bare, described, strict=True):
+        description = descriptions[specific.page["category"]]
+        assert description not in plain.page["prompt"] and description in specific.page["prompt"]
+
+
 # ---- blinding -----------------------------------------------------------------------------------------
 
 def test_arena_items_and_their_requests_name_no_model(store):

@@ -23,7 +23,7 @@ from typing import Any, Iterable
 from memegauge.arena.common import DIMENSIONS, OVERALL
 from memegauge.engine.store import Store
 from memegauge.images.thumbnail import MemeImage, thumbnail_data_url
-from memegauge.prompts import render_prompt
+from memegauge.prompts import render_prompt, using_prompts
 from memegauge.rating.records import Task
 from memegauge.records import read_records
 from memegauge.types import InputError, Meme, MemeGaugeError
@@ -88,9 +88,7 @@ def adammeme_items(store: Store, run: dict[str, Any], n: int, images: "Pictures"
     for stratum, key in stratified(_group((f"{r['category']} · {r['target']}", k) for k, r in scored.items()),
                                    n, _rng(seed, "score")):
         r = scored[key]
-        question = render_prompt("adammeme_question", task=r["category"], text=r.get("text") or "")
-        prompt = render_prompt("adammeme_scorer", meme_text=r.get("text") or "", question=question,
-                               ref_answer=r.get("reference") or "", answer=r.get("answer") or "")
+        question, prompt = _scorer_prompt(run, r, categories)
         items.append(Item(item_id("score", key), "score", key, stratum, {
             "task": "score", "text": r.get("text") or "", "image": images.get(r["meme"]),
             "category": r["category"], "reference": r.get("reference") or "", "answer": r.get("answer") or "",
@@ -102,6 +100,19 @@ def adammeme_items(store: Store, run: dict[str, Any], n: int, images: "Pictures"
             "task": "labels", "text": texts.get(meme, ""), "image": images.get(meme),
             "categories": [{"name": c, "description": d} for c, d in categories.items()]}))
     return items
+
+
+def _scorer_prompt(run: dict[str, Any], score: dict[str, Any], categories: dict[str, str]) -> tuple[str, str]:
+    """The analysis question and the Scorer's prompt as the run asked them: its own templates (`prompts:`)
+    and, when it asked category-specific questions, the category's description (runs stored before
+    `analysis_question` existed asked the bare category)."""
+    config = run.get("config") or {}
+    described = config.get("analysis_question") == "description"
+    with using_prompts(config.get("prompts")):
+        question = render_prompt("adammeme_question", task=score["category"], text=score.get("text") or "",
+                                 description=categories.get(score["category"], "") if described else "")
+        return question, render_prompt("adammeme_scorer", meme_text=score.get("text") or "", question=question,
+                                       ref_answer=score.get("reference") or "", answer=score.get("answer") or "")
 
 
 def scorer_rubric(prompt: str) -> str:
