@@ -75,9 +75,12 @@ def text_encoding() -> str:
 
 
 def read_user_text(path: Path | str) -> str:
-    """A user's text file as a string: UTF-8 (a leading BOM dropped) unless `--encoding` names another
-    codec. Unreadable or undecodable, it is one `InputError` naming the file, the line and the byte,
-    and how to fix it (re-save as UTF-8, or pass --encoding)."""
+    """A user's text file as a string: UTF-8 (a leading BOM dropped); a file that is not valid UTF-8 is
+    decoded with the codec `--encoding` names. UTF-8 comes first even then, because one command reads
+    several files (a MemeQA split is UTF-8 JSON beside a cp1252 texts file), and a legacy-encoded file
+    with any non-ASCII byte is practically never valid UTF-8, while a UTF-8 file read as latin-1 would
+    be garbled without a word. Unreadable or undecodable, it is one `InputError` naming the file, the
+    line and the byte, and how to fix it (re-save as UTF-8, or pass --encoding)."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -87,16 +90,31 @@ def read_user_text(path: Path | str) -> str:
         raise InputError(f"cannot read the file ({exc.strerror or exc})", str(path),
                          "check the path and the file's permissions") from None
     codec = text_encoding()
+    if codecs.lookup(codec).name.startswith(("utf-16", "utf-32")):  # their ASCII would pass as UTF-8 with NULs
+        try:
+            return data.decode(codec)
+        except UnicodeDecodeError as exc:
+            raise _undecodable(path, data, exc, codec) from None
     try:
-        return data.decode("utf-8-sig" if codec == "utf-8" else codec)
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputError(
-            f"not {codec.upper()} text: byte 0x{data[exc.start]:02x} (offset {exc.start}, column {column}) "
-            "cannot be decoded", f"{path}:{line}",
-            f"re-save the file as UTF-8 (e.g. {shell_command('iconv', '-f', 'cp1252', '-t', 'utf-8', path)}), "
-            "or pass its encoding: memegauge --encoding cp1252 ...") from None
+        if codec == "utf-8":
+            raise _undecodable(path, data, exc, codec) from None
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError as exc:
+        raise _undecodable(path, data, exc, codec) from None
+
+
+def _undecodable(path: Path, data: bytes, exc: UnicodeDecodeError, codec: str) -> InputError:
+    """The message for a file `codec` cannot decode: file:line, the byte, and the two ways out."""
+    line = data.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    return InputError(
+        f"not {codec.upper()} text: byte 0x{data[exc.start]:02x} (offset {exc.start}, column {column}) "
+        "cannot be decoded", f"{path}:{line}",
+        f"re-save the file as UTF-8 (e.g. {shell_command('iconv', '-f', 'cp1252', '-t', 'utf-8', path)}), "
+        "or pass its encoding: memegauge --encoding cp1252 ...")
 
 
 def parse_json(text: str, where: str, fix: str) -> Any:

@@ -68,6 +68,31 @@ def test_encoding_option_reads_a_cp1252_meme_set_and_a_bom_is_allowed(tmp_path, 
     assert "unknown text encoding 'no-such-codec'" in _err(capsys)
 
 
+def test_encoding_option_leaves_utf8_files_beside_it_intact(tmp_path, capsys):
+    """`--encoding` is for the file that is not UTF-8: the UTF-8 files one command reads beside it (a
+    MemeQA split next to a cp1252 texts file) still read as UTF-8, under latin-1 too, where decoding
+    them as latin-1 would have garbled every non-ASCII character without an error."""
+    from memegauge.files import read_user_text, set_text_encoding
+
+    utf8, legacy = tmp_path / "split.json", tmp_path / "texts.jsonl"
+    utf8.write_text('{"q": "\u201chitting rock bottom\u201d"}', encoding="utf-8")
+    legacy.write_bytes('{"text": "caf\u00e9"}'.encode("cp1252"))
+    for codec in ("cp1252", "latin-1"):
+        try:
+            set_text_encoding(codec)
+            assert read_user_text(utf8) == '{"q": "\u201chitting rock bottom\u201d"}'
+            assert read_user_text(legacy) == '{"text": "caf\u00e9"}'
+        finally:
+            set_text_encoding(None)
+    utf16 = tmp_path / "u16.txt"
+    utf16.write_bytes("ab".encode("utf-16-le"))  # valid UTF-8 too (with NULs): the named codec decides
+    try:
+        set_text_encoding("utf-16-le")
+        assert read_user_text(utf16) == "ab"
+    finally:
+        set_text_encoding(None)
+
+
 # ---- shell quoting --------------------------------------------------------------------------------
 
 
