@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import shutil
+import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -96,6 +97,15 @@ def make(folder: Path) -> None:
     render(folder, folder / "reports")
 
 
+def _copy_store(source: Path, target: Path) -> None:
+    """A consistent copy through SQLite (what the write-ahead log holds included: a store still open in
+    another process, or not checkpointed yet, copies whole)."""
+    with sqlite3.connect(source) as src, sqlite3.connect(target) as out:
+        src.backup(out)
+    src.close()
+    out.close()
+
+
 def render(folder: Path, out: Path) -> None:
     """Each saved store, copied (opening migrates and writes), reported in every format into `out`."""
     from memegauge.engine import Store
@@ -105,7 +115,7 @@ def render(folder: Path, out: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for saved in sorted((folder / "stores").glob("*.db")):
             copy = Path(tmp) / saved.name
-            shutil.copyfile(saved, copy)
+            _copy_store(saved, copy)
             store = Store(copy)
             for run in sorted(r["name"] for r in store.list_runs()):
                 for fmt in FORMATS:
