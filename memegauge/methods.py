@@ -57,6 +57,12 @@ class Method:
               for every method.
     tables    `tables(report) -> {name: [row dicts]}`: the report as flat tables (`memegauge.Result`'s
               `to_pandas`); None: one table of the report's top-level scalars.
+    models    `models(config) -> {role: [model names]}`: the models a run used, by role (``agent``,
+              ``targets``, ``judges``), read from the run's stored config dict; the report header and
+              the index page show them. None: no models named.
+    folder    The method's folder: its prompt templates are ``folder/prompts/*.j2`` (looked up by file
+              name by `memegauge.prompts.render_prompt`) and its report page's browser script is
+              ``folder/browser.js`` (inlined into the HTML report of its runs). None: neither.
     """
 
     name: str
@@ -69,19 +75,22 @@ class Method:
     config: Callable[[Any], Any] | None = None
     run: Callable[..., Awaitable["RunResult"]] | None = None
     tables: Callable[[dict[str, Any]], dict[str, list[dict[str, Any]]]] | None = None
-
+    models: Callable[[dict[str, Any]], dict[str, list[str]]] | None = None
+    folder: Path | None = None
 
     @classmethod
-    def from_hooks(cls, name: str, title: str, hooks: Callable[[], Any], demo_order: int = 100) -> "Method":
+    def from_hooks(cls, name: str, title: str, hooks: Callable[[], Any], demo_order: int = 100,
+                   folder: Path | None = None) -> "Method":
         """A method with every hook, taken from the functions `report`, `view`, `commands`, `demo`,
-        `config`, `run` and `tables` of the module `hooks()` returns. That module is imported on the
-        first call of a hook, so the descriptor module stays light."""
+        `config`, `run`, `tables` and `models` of the module `hooks()` returns. That module is imported
+        on the first call of a hook, so the descriptor module stays light."""
         def hook(attribute: str) -> Callable[..., Any]:
             return lambda *args, **kwargs: getattr(hooks(), attribute)(*args, **kwargs)
 
         return cls(name=name, title=title, report=hook("report"), view=hook("view"),
                    commands=hook("commands"), demo=hook("demo"), demo_order=demo_order,
-                   config=hook("config"), run=hook("run"), tables=hook("tables"))
+                   config=hook("config"), run=hook("run"), tables=hook("tables"), models=hook("models"),
+                   folder=folder)
 
 
 def lazy(target: str) -> Callable[..., Any]:
@@ -96,11 +105,11 @@ def lazy(target: str) -> Callable[..., Any]:
 def package_hooks(package: str) -> tuple[Callable[..., Any], ...]:
     """`(commands, demo, report, tables, view)` of a method laid out as the built-in ones are:
     ``memegauge.<package>.cli:register``, ``memegauge.<package>.demo:demo``,
-    ``memegauge.report.<package>:build`` and ``:tables``, ``memegauge.report.html:<package>_view``,
+    ``memegauge.<package>.report:build`` and ``:tables``, ``memegauge.<package>.view:view``,
     each imported when first called (`lazy`)."""
     return (lazy(f"memegauge.{package}.cli:register"), lazy(f"memegauge.{package}.demo:demo"),
-            lazy(f"memegauge.report.{package}:build"), lazy(f"memegauge.report.{package}:tables"),
-            lazy(f"memegauge.report.html:{package}_view"))
+            lazy(f"memegauge.{package}.report:build"), lazy(f"memegauge.{package}.report:tables"),
+            lazy(f"memegauge.{package}.view:view"))
 
 
 @dataclass(frozen=True)

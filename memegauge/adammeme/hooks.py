@@ -28,3 +28,9 @@ async def run(config: AdamConfig, *, store: Store, registry: ModelRegistry, name
 
 def config(source: Path | str | dict[str, Any]) -> AdamConfig:
     return method_config(source, AdamConfig)
+
+
+def models(config: dict[str, Any]) -> dict[str, list[str]]:
+    """The run's models by role, from its stored config: the agent and the targets."""
+    return {"agent": [config["agent"]] if config.get("agent") else [], "targets": list(config.get("targets", [])),
+            "judges": []}

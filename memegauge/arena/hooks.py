@@ -28,3 +28,11 @@ async def run(config: ArenaConfig, *, store: Store, registry: ModelRegistry, nam
 
 def config(source: Path | str | dict[str, Any]) -> ArenaConfig:
     return method_config(source, ArenaConfig)
+
+
+def models(config: dict[str, Any]) -> dict[str, list[str]]:
+    """The run's models by role, from its stored config: the agent, the targets (those an `--extend`
+    added too) and the judges."""
+    return {"agent": [config["agent"]] if config.get("agent") else [],
+            "targets": [*config.get("targets", []), *config.get("added_targets", [])],
+            "judges": list(config.get("judges", []))}

@@ -27,3 +27,8 @@ async def run(config: EvalConfig, *, store: Store, registry: ModelRegistry, name
 
 def config(source: Path | str | dict[str, Any]) -> EvalConfig:
     return method_config(source, EvalConfig)
+
+
+def models(config: dict[str, Any]) -> dict[str, list[str]]:
+    """The run's models by role, from its stored config: the evaluated (or fine-tuned) model."""
+    return {"agent": [], "targets": [config["model"]] if config.get("model") else [], "judges": []}
