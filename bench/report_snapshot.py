@@ -41,6 +41,7 @@ def _determinism_runs(work: Path, stores: Path) -> None:
     from memegauge.config import load_config, load_registry
     from memegauge.engine import Store
     from memegauge.memeqa.runs import eval_run
+    from memegauge.memeqa.config import EvalConfig
     from memegauge.testing.server import start_server
 
     def server():
@@ -64,8 +65,8 @@ def _determinism_runs(work: Path, stores: Path) -> None:
     with server() as srv:
         registry = _registry(work, srv.base_url, ["vlm"])
         store = Store(stores / "qa.db")
-        asyncio.run(eval_run(store, registry, data=data, images=images, version="none-plus", split="dev",
-                             model="vlm", run_name="qa"))
+        asyncio.run(eval_run(store, registry, EvalConfig(data=data, images=images, version="none-plus", split="dev",
+                                                         model="vlm"), run_name="qa"))
         store.close()
 
 
