@@ -31,6 +31,8 @@ from memegauge.types import InputError
 if TYPE_CHECKING:
     import pandas
 
+    from memegauge.report.header import RunHeader
+
 T = TypeVar("T")
 
 
@@ -46,6 +48,13 @@ class Result:
     failed_calls: int
     store: Store = field(repr=False)
     _report: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def header(self) -> "RunHeader":
+        """The run's header, typed: what ran, how it ended, what it cost (the report's `run` section)."""
+        from memegauge.report.header import run_header
+
+        return run_header(self.store, self.name)
 
     @property
     def report(self) -> dict[str, Any]:

@@ -21,8 +21,7 @@ def check(config: AdamConfig, registry: ModelRegistry) -> Checked:
     every target are called, and every one of them is shown pictures."""
     from memegauge.adammeme.pipeline import check_inputs
 
-    models = [config.agent, *config.targets]
-    return Checked(inputs=check_inputs(config, registry), models=models, pictures=models)
+    return Checked(inputs=check_inputs(config, registry), models=config.models(), pictures=config.models())
 
 
 async def run(config: AdamConfig, *, store: Store, registry: ModelRegistry, name: str | None = None,
@@ -30,7 +29,7 @@ async def run(config: AdamConfig, *, store: Store, registry: ModelRegistry, name
     """AdamMeme on `config` as run `name` (default: adam-<targets>-<memes>-<hash>); see `memegauge.methods.Method`."""
     from memegauge.adammeme.pipeline import run_adammeme
 
-    name = name or default_run_name("adam", config.targets, config.memes, config.config_dict())
+    name = name or default_run_name("adam", config.targets, config.memes, config.stored())
     memes = checked.inputs if checked else None
     name = await run_adammeme(config, store, registry, name, progress=progress, memes=memes)
     return RunResult.of(store, name)
