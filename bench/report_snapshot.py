@@ -4,6 +4,7 @@ layout changed no report (issue 23: "no behaviour change").
     python bench/report_snapshot.py make  DIR   # runs + stores into DIR/stores, then reports (before)
     python bench/report_snapshot.py render DIR OUT  # the reports of DIR/stores, rendered now, into OUT
     diff -r DIR/reports OUT                       # empty: byte-identical
+    python bench/report_snapshot.py figures DIR1 DIR2   # two `make`s: JSON reports without clock or paths
 
 `make` runs what tests/test_determinism.py runs (AdamMeme, MemeArena and MemeQA against the local test
 server, seed 7, realistic style), plus `memegauge demo` against the test server (the demo's screen run
@@ -126,10 +127,46 @@ def render(folder: Path, out: Path) -> None:
     print(f"{len(list(out.iterdir()))} report files in {out}")
 
 
+CLOCK = {"created", "updated", "timing", "wall_s", "latency_s", "mean_call_latency_s"}  # test_determinism's
+
+
+def _figures(value, root: str):
+    """A report without the clock's own fields, its input folder written as ROOT, the checkout's sample
+    pictures as SAMPLES/ and the demo's meme files (named by a hash of their content, which holds the
+    pictures' paths) as HASH; `config_hash` is left out too (it hashes the config, which names them)."""
+    import re
+
+    if isinstance(value, dict):
+        return {k: _figures(v, root) for k, v in value.items() if k not in CLOCK | {"config_hash"}}
+    if isinstance(value, list):
+        return [_figures(v, root) for v in value]
+    if not isinstance(value, str):
+        return value
+    value = re.sub(r"\S*/memegauge/samples/", "SAMPLES/", value.replace(root, "ROOT"))
+    return re.sub(r"-[0-9a-f]{16}\.jsonl", "-HASH.jsonl", value)
+
+
+def figures(first: Path, second: Path) -> int:
+    """Compare the JSON reports of two `make`s (two executions, so the clock and input paths differ)."""
+    import json
+
+    differ = []
+    for path in sorted((first / "reports").glob("*.json")):
+        a = _figures(json.loads(path.read_text(encoding="utf-8")), str(first.resolve()))
+        b = _figures(json.loads((second / "reports" / path.name).read_text(encoding="utf-8")), str(second.resolve()))
+        if a != b:
+            differ.append(path.name)
+    print(f"{len(list((first / 'reports').glob('*.json'))) - len(differ)} JSON reports equal without the clock "
+          f"and input paths; differ: {', '.join(differ) or 'none'}")
+    return 1 if differ else 0
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "make":
         make(Path(sys.argv[2]))
     elif len(sys.argv) == 4 and sys.argv[1] == "render":
         render(Path(sys.argv[2]), Path(sys.argv[3]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "figures":
+        raise SystemExit(figures(Path(sys.argv[2]), Path(sys.argv[3])))
     else:
         raise SystemExit(__doc__)
