@@ -126,9 +126,9 @@ _COMMENTS = re.compile(r"\{#.*?#\}|/\*.*?\*/|^\s*//.*?$", re.S | re.M)  # Jinja,
 
 
 def _method_words() -> set[str]:
-    """Every registered method's name and the folder (package) it lives in: what a kit must not name."""
-    found = {m.name for m in methods()}
-    return found | {m.folder.name for m in methods() if m.folder is not None}
+    """The name and folder (package) of every registered method that has a folder: what a kit must not
+    name (a method some other test registers from code, without a folder, is not one to look for)."""
+    return {word for m in methods() if m.folder is not None for word in (m.name, m.folder.name)}
 
 
 def _method_packages() -> dict[str, Path]:
