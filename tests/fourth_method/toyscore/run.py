@@ -45,7 +45,8 @@ async def run(config: ToyConfig, *, store: Store, registry: ModelRegistry, name:
     memes = (checked or check(config, registry)).inputs
     stored = config.model_dump(mode="json")
     name = name or default_run_name("toyscore", [config.model], config.memes, stored)
-    requests = [ChatRequest(model=config.model, stage="toyscore.ask", params=SamplingParams(temperature=0, max_tokens=8),
+    params = SamplingParams(temperature=0, max_tokens=8)
+    requests = [ChatRequest(model=config.model, stage="toyscore.ask", params=params,
                             messages=[Message.user(render_prompt("toyscore_ask", text=m.as_text()))]) for m in memes]
     async with open_run(store, registry, name=name, method="toyscore", config=stored,
                         progress=progress) as (opened, engine):
