@@ -17,7 +17,11 @@ from pathlib import Path
 import pytest
 
 from memegauge.samples import sample_memes_path
+from memegauge.testing.browser import available, start_driver
 from memegauge.testing.server import start_server
+
+sys.path.insert(0, str(Path(__file__).parent))
+from report_browser import console_errors  # noqa: E402
 
 TOY = Path(__file__).parent / "fourth_method" / "toyscore"
 CLI = [sys.executable, "-c", "import sys; from memegauge.cli import main; sys.exit(main(sys.argv[1:]))"]
@@ -74,8 +78,26 @@ def test_a_fourth_method_runs_through_the_cli_the_api_report_and_view(world):
 
     listed = _cli(world, "runs", "--json").stdout
     assert {r["name"] for r in json.loads(listed)} == {"toy-cli", "toy-api"}
-    assert _served(world, "toy-api") == _cli(world, "report", "toy-api", "--format", "html").stdout.rstrip("\n")
+    served = _served(world, "toy-api")
+    assert served == _cli(world, "report", "toy-api", "--format", "html").stdout.rstrip("\n")
     assert shipped == {p: p.stat().st_mtime_ns for p in shipped}  # no file of MemeGauge written
+    if available():  # the method's browser.js, inlined by the page, lists one row per meme
+        (tmp / "toy.html").write_text(served, encoding="utf-8")
+        assert _browser_rows(tmp / "toy.html") == 13
+
+
+def _browser_rows(page: Path) -> int:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    driver = start_driver()
+    try:
+        driver.get(page.as_uri())
+        WebDriverWait(driver, 20).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"))
+        assert console_errors(driver) == []
+        return len(driver.find_elements(By.CSS_SELECTOR, "[data-browser] .items .row"))
+    finally:
+        driver.quit()
 
 
 def _served(world, run: str) -> str:
