@@ -163,6 +163,7 @@ def eval_through_engine(folder: str, data: str, images: str, questions: int, bat
     from memegauge.engine import Store, core
     from memegauge.memeqa.records import read_info
     from memegauge.memeqa.runs import eval_run
+    from memegauge.memeqa.config import EvalConfig
 
     loads: list[float] = []
     real_create = core.create_backend
@@ -179,8 +180,9 @@ def eval_through_engine(folder: str, data: str, images: str, questions: int, bat
     registry = ModelRegistry({"gpu-scale": spec})
     Path(store).unlink(missing_ok=True)
     db = Store(store)
-    name = asyncio.run(eval_run(db, registry, data=Path(data), images=Path(images), version="none-minus",
-                                split="dev", model="gpu-scale", limit=questions, progress=False))
+    name = asyncio.run(eval_run(db, registry, EvalConfig(data=Path(data), images=Path(images), version="none-minus",
+                                                         split="dev", model="gpu-scale",
+                                                         limit=questions), progress=False))
     info = read_info(db, db.run_row(name)["id"])
     db.close()
     timing = info.last_execution

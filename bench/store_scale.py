@@ -30,7 +30,7 @@ store = Store(store_path)
 if phase == "report":
     from memegauge.report import run_header
     header = run_header(store, "probe")
-    out = {"calls": header["calls"], "failed": header["failed_calls"]}
+    out = {"calls": header.calls, "failed": header.failed_calls}
 else:
     result = asyncio.run(run_workload(store, probe_registry(url, concurrency), calls, "probe"))
     out = {"made": result["calls_made"], "failed": sum(v is None for v in result["values"])}

@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING, Any, Coroutine, TypeVar
 from memegauge.config import ENV_STORE, ModelRegistry, load_registry, registry_from_mapping
 from memegauge.engine.store import Store
 from memegauge.extras import install_hint
-from memegauge.methods import Method, method
+from memegauge.methods import Method, method, run_checked
 from memegauge.types import InputError
 
 if TYPE_CHECKING:
     import pandas
+
+    from memegauge.report.header import RunHeader
 
 T = TypeVar("T")
 
@@ -46,6 +48,13 @@ class Result:
     failed_calls: int
     store: Store = field(repr=False)
     _report: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def header(self) -> "RunHeader":
+        """The run's header, typed: what ran, how it ended, what it cost (the report's `run` section)."""
+        from memegauge.report.header import run_header
+
+        return run_header(self.store, self.name)
 
     @property
     def report(self) -> dict[str, Any]:
@@ -81,24 +90,33 @@ class Result:
 
 def run(method_name: str, config: Any, *, store: Store | str | Path | None = None,
         models: ModelRegistry | str | Path | dict[str, Any] | None = None, name: str | None = None,
-        progress: bool = False) -> Result:
+        progress: bool = False, preflight: bool = True) -> Result:
     """Run (or resume) `method_name` ("adammeme", "arena" or "memeqa") on `config`; see the module."""
-    return _sync(arun(method_name, config, store=store, models=models, name=name, progress=progress))
+    return _sync(arun(method_name, config, store=store, models=models, name=name, progress=progress,
+                      preflight=preflight))
 
 
 async def arun(method_name: str, config: Any, *, store: Store | str | Path | None = None,
                models: ModelRegistry | str | Path | dict[str, Any] | None = None, name: str | None = None,
-               progress: bool = False) -> Result:
-    """`run`, awaitable (for callers that already run an event loop)."""
+               progress: bool = False, preflight: bool = True) -> Result:
+    """`run`, awaitable (for callers that already run an event loop). The CLI's run path
+    (`memegauge.methods.run_checked`): the inputs checked, then every model (`preflight`: False skips
+    it, as `--skip-preflight` does), then the store opened and the method run."""
     described = _method(method_name)
     if described.run is None or described.config is None:
         raise InputError(f"method {method_name!r} has no runs", "memegauge.run", "use adammeme, arena or memeqa")
     parsed = config if not isinstance(config, (dict, str, Path)) else described.config(config)
-    the_store = open_store(store)
-    done = await described.run(parsed, store=the_store, registry=registry_from(models), name=name,
-                               progress=progress)
+    opened: list[Store] = []
+
+    def the_store() -> Store:  # opened once, after the checks (bad input creates no store file)
+        if not opened:
+            opened.append(open_store(store))
+        return opened[0]
+
+    [done] = await run_checked(described, [(parsed, name)], store=the_store, registry=registry_from(models),
+                               progress=progress, preflight=preflight)
     return Result(name=done.name, method=described.name, status=done.status, calls=done.calls,
-                  calls_made=done.calls_made, failed_calls=done.failed_calls, store=the_store)
+                  calls_made=done.calls_made, failed_calls=done.failed_calls, store=the_store())
 
 
 def run_adammeme(config: Any, **options: Any) -> Result:

@@ -66,18 +66,20 @@ def runs_command(ctx: typer.Context,
     if not cfg.store_path.exists():
         raise InputError("no store here yet", where=str(cfg.store_path),
                          fix="run a method first, or pass --store PATH")
-    rows = cfg.store().list_runs()
+    store = cfg.store()
+    rows = store.list_runs()
     if as_json:
         out.print_json(json.dumps(rows, default=str))
         return
+    from memegauge.report.header import run_header
+
     table = Table(title=f"runs in {cfg.store_path}")
     for column in ("name", "method", "status", "calls", "made", "cached", "last rerun new",
                    "failed", "tokens", "cost $"):
         table.add_column(column)
-    for r in rows:
-        table.add_row(r["name"], r["method"], r["status"], str(r["calls"]), str(r["calls_made"]),
-                      str(r["cached"]), str(r["last_execution_new_calls"]), str(r["failed_calls"]),
-                      str(r["tokens"]), f"{r['cost']:.4f}")
+    for h in (run_header(store, r["name"]) for r in rows):
+        table.add_row(h.name, h.method, h.status, str(h.calls), str(h.calls_made), str(h.cached_calls),
+                      str(h.last_execution_new_calls), str(h.failed_calls), str(h.tokens), f"{h.cost:.4f}")
     out.print(table)
 
 

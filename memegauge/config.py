@@ -326,3 +326,33 @@ def resolve_from_base(value: Path | None, info: ValidationInfo) -> Path | None:
     if value is None or value.is_absolute() or base is None:
         return value
     return (Path(base) / value).resolve()
+
+
+class MethodConfig(BaseModel):
+    """The base of every method's run config (what `Method.config` returns and `Method.run` takes).
+
+    Unknown keys are refused. Every path field (a `Path` value, whatever the field) is resolved from the
+    folder of the config file (the validation context's ``base_dir``: `load_config`; a dict given to
+    `method_config` resolves from the working directory). A run's erased pictures, when its method erases
+    meme text, go next to the store (`memegauge-erased/`) unless the config names a folder. Subclasses say
+    which models the run calls by role (`roles`), what the run stores and hashes (`stored`) and, where it
+    differs from the method's own default, the run's default name (`run_name`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _paths_from_the_file(cls, value: Any, info: ValidationInfo) -> Any:
+        return resolve_from_base(value, info) if isinstance(value, Path) else value
+
+    def roles(self) -> dict[str, list[str]]:
+        """The models the run calls, by role (``agent``, ``targets``, ``judges``); none by default."""
+        return {}
+
+    def models(self) -> list[str]:
+        """Every registry name the run calls, each once, in role order."""
+        return list(dict.fromkeys(m for names in self.roles().values() for m in names))
+
+    def stored(self) -> dict[str, Any]:
+        """The config as stored with the run (and hashed): JSON-safe, paths as strings."""
+        return self.model_dump(mode="json")

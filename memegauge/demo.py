@@ -14,60 +14,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.table import Table
 
-from memegauge.clikit import stdout_console
-from memegauge.engine import Store, open_run
+from memegauge.engine import Store
 from memegauge.files import user_cache_root, write_text_atomic
 from memegauge.memes import load_memes
 from memegauge.methods import DemoInputs
 from memegauge.models.preflight import preflight
-from memegauge.parse import parse_json
-from memegauge.prompts import render_prompt
-from memegauge.records import read_checked
 from memegauge.samples import sample_memes_path
-from memegauge.screen_records import ScreenRecord
-from memegauge.types import (ChatRequest, ImagePart, Meme, Message, OutputKind, OutputSpec,
-                            SamplingParams)
+from memegauge.types import Meme
 
 if TYPE_CHECKING:
     from memegauge.config import ModelRegistry
 
 console = Console(stderr=True)
-SEED_CATEGORIES = ["race", "gender", "religion", "nationality", "disability", "animal"]
 WARNING = ("The embedded model is a small offline model: its figures show that the pipeline works, "
            "not how well any real model understands memes.")
-
-
-def screen_schema() -> dict[str, Any]:
-    return {"type": "object", "properties": {
-        "harmful": {"type": "boolean"},
-        "category": {"type": "string", "enum": [*SEED_CATEGORIES, "none"]}},
-        "required": ["harmful", "category"]}
-
-
-def screen_request(meme: Meme, model: str) -> ChatRequest:
-    prompt = render_prompt("demo_screen", meme=meme.as_text(), categories=SEED_CATEGORIES)
-    parts: list[Any] = [prompt]
-    if meme.image:
-        parts.append(ImagePart.of(meme.image, alt_text=""))
-    return ChatRequest(model=model, messages=[Message.user(*parts)], stage="demo.screen",
-                       params=SamplingParams(temperature=0, max_tokens=24),
-                       output=OutputSpec(kind=OutputKind.JSON, json_schema=screen_schema(),
-                                         schema_name="screen"))
-
-
-async def screen_memes(memes: list[Meme], model: str, store: Store, registry: "ModelRegistry",
-                       progress: bool | None = None) -> str:
-    """The engine demo stage: each meme screened once; results stored as `screen` records."""
-    config = {"method": "demo", "model": model, "memes": [m.id for m in memes]}
-    name = f"demo-screen-{model}"
-    async with open_run(store, registry, name=name, method="demo", config=config,
-                        progress=progress) as (run, engine):
-        outcomes = await engine.chat_many([screen_request(m, model) for m in memes], parse=parse_json)
-        run.put_many([ScreenRecord(meme=m.id, labels=m.labels, ok=o.ok, answer=o.value, error=o.record.error)
-                      for m, o in zip(memes, outcomes)])
-    return name
 
 
 def demo_meme_file(memes: list[Meme], tag: str) -> Path:
@@ -101,12 +62,9 @@ def run_demo(store: Store, registry: "ModelRegistry", out_dir: Path, model: str 
     out_dir.mkdir(parents=True, exist_ok=True)
     console.print(f"[bold]MemeGauge demo[/] — {len(memes)} memes, model {model!r}, store {store.path}")
     console.print(f"[yellow]note:[/] {WARNING}")
-    runs = [asyncio.run(screen_memes(memes, model, store, registry, progress))]
-    _print_screen(store, runs[0])
     inputs = DemoInputs(store=store, registry=registry, memes=memes, model=model, out_dir=out_dir,
                         progress=progress)
-    for part in _parts():
-        runs.append(asyncio.run(part(inputs)))
+    runs = [asyncio.run(part(inputs)) for part in _parts()]
     for name in runs:
         s = store.run_summary(name)
         console.print(f"run {name!r} ({s['method']}): {s['calls']} calls, "
@@ -132,15 +90,3 @@ def _write_reports(store: Store, runs: list[str], out_dir: Path) -> None:
     for path in reports:
         Console(soft_wrap=True).print(str(path.resolve()), highlight=False)
     Console(soft_wrap=True).print(f"{index.resolve()}  (index of the reports above)", highlight=False)
-
-
-def _print_screen(store: Store, name: str) -> None:
-    rows = read_checked(store, store.run_row(name)["id"], ScreenRecord)
-    table = Table(title="harmfulness screen (embedded model)")
-    for column in ("meme", "labels", "harmful", "category"):
-        table.add_column(column)
-    for row in rows:
-        answer = row["answer"] or {}
-        table.add_row(row["meme"], ",".join(row["labels"]), str(answer.get("harmful", "-")),
-                      str(answer.get("category", row["error"][:40])))
-    stdout_console().print(table)

@@ -52,11 +52,21 @@ class Method:
               no part. Parts run in `demo_order`, lowest first.
     config    `config(source) -> model`: the method's config (a pydantic model) from a YAML path or a
               dict, validated; paths in it resolve from the file. None for a method without runs.
-    run       `async run(config, *, store, registry, name=None, progress=None) -> RunResult`: run (or
-              resume) the method on `config` as run `name` (a default name when None). The same shape
-              for every method.
+    check     `check(config, registry) -> Checked`: read and check the run's local inputs (its memes,
+              questions, files) and name the models it calls; no network, nothing written. A bad input
+              is one `InputError`.
+    run       `async run(config, *, store, registry, name=None, progress=None, checked=None, **options)
+              -> RunResult`: run (or resume) the method on `config` as run `name` (a default name when
+              None), on the inputs `checked` (`check` is called when None). The same shape for every
+              method; callers go through `run_checked`, the one run path of the CLI and the API.
     tables    `tables(report) -> {name: [row dicts]}`: the report as flat tables (`memegauge.Result`'s
               `to_pandas`); None: one table of the report's top-level scalars.
+    models    `models(config) -> {role: [model names]}`: the models a run used, by role (``agent``,
+              ``targets``, ``judges``), read from the run's stored config dict; the report header and
+              the index page show them. None: no models named.
+    folder    The method's folder: its prompt templates are ``folder/prompts/*.j2`` (looked up by file
+              name by `memegauge.prompts.render_prompt`) and its report page's browser script is
+              ``folder/browser.js`` (inlined into the HTML report of its runs). None: neither.
     """
 
     name: str
@@ -67,21 +77,26 @@ class Method:
     demo: Callable[[DemoInputs], Awaitable[str]] | None = None
     demo_order: int = 100
     config: Callable[[Any], Any] | None = None
+    check: Callable[[Any, "ModelRegistry"], "Checked"] | None = None
     run: Callable[..., Awaitable["RunResult"]] | None = None
     tables: Callable[[dict[str, Any]], dict[str, list[dict[str, Any]]]] | None = None
-
+    models: Callable[[dict[str, Any]], dict[str, list[str]]] | None = None
+    folder: Path | None = None
 
     @classmethod
-    def from_hooks(cls, name: str, title: str, hooks: Callable[[], Any], demo_order: int = 100) -> "Method":
+    def from_hooks(cls, name: str, title: str, hooks: Callable[[], Any], demo_order: int = 100,
+                   folder: Path | None = None) -> "Method":
         """A method with every hook, taken from the functions `report`, `view`, `commands`, `demo`,
-        `config`, `run` and `tables` of the module `hooks()` returns. That module is imported on the
-        first call of a hook, so the descriptor module stays light."""
+        `config`, `check`, `run`, `tables` and `models` of the module `hooks()` returns. That module is imported
+        on the first call of a hook, so the descriptor module stays light."""
         def hook(attribute: str) -> Callable[..., Any]:
             return lambda *args, **kwargs: getattr(hooks(), attribute)(*args, **kwargs)
 
         return cls(name=name, title=title, report=hook("report"), view=hook("view"),
                    commands=hook("commands"), demo=hook("demo"), demo_order=demo_order,
-                   config=hook("config"), run=hook("run"), tables=hook("tables"))
+                   config=hook("config"), check=hook("check"), run=hook("run"), tables=hook("tables"),
+                   models=hook("models"),
+                   folder=folder)
 
 
 def lazy(target: str) -> Callable[..., Any]:
@@ -96,11 +111,11 @@ def lazy(target: str) -> Callable[..., Any]:
 def package_hooks(package: str) -> tuple[Callable[..., Any], ...]:
     """`(commands, demo, report, tables, view)` of a method laid out as the built-in ones are:
     ``memegauge.<package>.cli:register``, ``memegauge.<package>.demo:demo``,
-    ``memegauge.report.<package>:build`` and ``:tables``, ``memegauge.report.html:<package>_view``,
+    ``memegauge.<package>.report:build`` and ``:tables``, ``memegauge.<package>.view:view``,
     each imported when first called (`lazy`)."""
     return (lazy(f"memegauge.{package}.cli:register"), lazy(f"memegauge.{package}.demo:demo"),
-            lazy(f"memegauge.report.{package}:build"), lazy(f"memegauge.report.{package}:tables"),
-            lazy(f"memegauge.report.html:{package}_view"))
+            lazy(f"memegauge.{package}.report:build"), lazy(f"memegauge.{package}.report:tables"),
+            lazy(f"memegauge.{package}.view:view"))
 
 
 @dataclass(frozen=True)
@@ -116,6 +131,38 @@ class DemoInputs:
 
 
 @dataclass(frozen=True)
+class Checked:
+    """A run's inputs, read and checked before anything is sent or written (`Method.check`)."""
+
+    inputs: Any  # what the method's run reads (memes, questions, human files): handed back to its `run`
+    models: list[str]  # every model the run calls: each is checked by the preflight
+    pictures: list[str]  # those of them the run shows pictures to: each is sent one picture probe
+
+
+async def run_checked(described: Method, configs: list[tuple[Any, str | None]], *,
+                      store: Callable[[], "Store"], registry: "ModelRegistry", progress: bool | None = None,
+                      preflight: bool = True, **options: Any) -> list[RunResult]:
+    """The one run path of every method, the CLI's commands and the Python API alike: each `(config, run
+    name)`'s inputs read and checked (`check`: no network, nothing written), then every model they call
+    checked once (the preflight, unless `preflight` is False), then the store opened (`store()`: bad input
+    creates no store) and each config run in turn (`run`). `options` go to the method's `run`."""
+    if described.check is None or described.run is None:
+        raise MemeGaugeError(f"method {described.name!r} has no runs")
+    checked = [described.check(config, registry) for config, _ in configs]
+    if preflight:
+        from memegauge.models.preflight import PreflightFailed, find_problems
+
+        models = list(dict.fromkeys(m for c in checked for m in c.models))
+        pictures = list(dict.fromkeys(m for c in checked for m in c.pictures))
+        problems = await find_problems(registry, models, pictures, store)
+        if problems:
+            raise PreflightFailed(problems)
+    opened = store()
+    return [await described.run(config, store=opened, registry=registry, name=name, progress=progress,
+                                checked=found, **options) for (config, name), found in zip(configs, checked)]
+
+
+@dataclass(frozen=True)
 class RunResult:
     """What every method's `run` returns: the run's name, how it ended, and its call accounting."""
 
@@ -124,12 +171,13 @@ class RunResult:
     calls: int  # the run's calls, replayed ones included
     calls_made: int  # of which made (paid) by any execution of this run
     failed_calls: int
+    details: Any = None  # what else the method's run tells its command (e.g. Arena's battles judged)
 
     @classmethod
-    def of(cls, store: "Store", name: str) -> "RunResult":
+    def of(cls, store: "Store", name: str, details: Any = None) -> "RunResult":
         summary = store.run_summary(name)
         return cls(name=name, status=summary["status"], calls=summary["calls"],
-                   calls_made=summary["calls_made"], failed_calls=summary["failed_calls"])
+                   calls_made=summary["calls_made"], failed_calls=summary["failed_calls"], details=details)
 
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._+-]+")

@@ -27,6 +27,7 @@ from memegauge.arena.pipeline import run_arena
 from memegauge.config import load_registry
 from memegauge.engine import Store
 from memegauge.memeqa.runs import eval_run
+from memegauge.memeqa.config import EvalConfig
 from memegauge.report import build_report
 from memegauge.testing.realistic import REFUSAL
 from memegauge.testing.server import start_server
@@ -56,10 +57,10 @@ def memeqa(tmp: Path, shared: Path, limit: int | None) -> None:
     for version in ("none-minus", "none-plus"):
         with start_server(seed=11, style="realistic") as server:
             store = Store(tmp / f"qa-{version}.db")
-            name = asyncio.run(eval_run(store, registry(tmp, server.base_url, ["vlm"]), data=shared / "memeqa",
-                                        images=shared / "semeval2021-task6" / "images",
-                                        texts=shared / "semeval2021-task6" / "memes.jsonl", version=version,
-                                        split="dev", model="vlm", limit=limit, progress=False))
+            config = EvalConfig(data=shared / "memeqa", images=shared / "semeval2021-task6" / "images",
+                                texts=shared / "semeval2021-task6" / "memes.jsonl", version=version, split="dev",
+                                model="vlm", limit=limit)
+            name = asyncio.run(eval_run(store, registry(tmp, server.base_url, ["vlm"]), config, progress=False))
             stats = server.stats
         report = build_report(store, name)
         details = report["details"]

@@ -73,14 +73,15 @@ def test_arena_report_is_byte_identical_between_two_clean_runs(tmp_path):
 
 def test_memeqa_report_is_byte_identical_between_two_clean_runs(tmp_path):
     from memegauge.memeqa.runs import eval_run
+    from memegauge.memeqa.config import EvalConfig
     from test_memeqa import make_dataset
 
     data, images = make_dataset(tmp_path, memes=("m1", "m2", "m3"))
 
     def run(server, store):
         registry = _registry(tmp_path, server.base_url, ["vlm"])
-        name = asyncio.run(eval_run(store, registry, data=data, images=images, version="none-plus", split="dev",
-                                    model="vlm", run_name="qa"))
+        name = asyncio.run(eval_run(store, registry, EvalConfig(data=data, images=images, version="none-plus",
+                                                                split="dev", model="vlm"), run_name="qa"))
         return _report_text(store, name)
 
     first, second = _twice(tmp_path, run)

@@ -20,6 +20,7 @@ from memegauge.memeqa.evaluate import grade, presentations, qa_prompt
 from memegauge.memeqa.metrics import summarize
 from memegauge.memeqa import runs as runs_module
 from memegauge.memeqa.runs import eval_run, score_records
+from memegauge.memeqa.config import EvalConfig
 from memegauge.models.scripted import register_script
 from memegauge.report import build_report
 from memegauge.types import ErrorClass, InputError, ModelCallError
@@ -279,8 +280,8 @@ def test_eval_run_scores_resumes_and_reports(dataset, store):
 
     register_script("qa-always-a", always_a)
     reg = registry("qa-always-a")
-    name = asyncio.run(eval_run(store, reg, data=data, images=images, version="none-minus",
-                                split="dev", model="qa-always-a"))
+    name = asyncio.run(eval_run(store, reg, EvalConfig(data=data, images=images, version="none-minus", split="dev",
+                                                       model="qa-always-a")))
     report = build_report(store, name)
     questions = load_questions(data, "none-minus", "dev")
     expected = {}
@@ -295,8 +296,8 @@ def test_eval_run_scores_resumes_and_reports(dataset, store):
     made = calls["n"]
     assert report["timing"]["new_calls"] == made == 33
     assert report["timing"]["s_per_question"] == pytest.approx(report["timing"]["wall_s"] / 33)
-    asyncio.run(eval_run(store, reg, data=data, images=images, version="none-minus", split="dev",
-                         model="qa-always-a"))
+    asyncio.run(eval_run(store, reg, EvalConfig(data=data, images=images, version="none-minus", split="dev",
+                                                model="qa-always-a")))
     assert calls["n"] == made  # a rerun replays from the cache
     assert build_report(store, name)["timing"]["new_calls"] == 0
 
@@ -311,8 +312,8 @@ def test_failed_calls_are_not_scored_and_garbage_is_a_parse_failure(dataset, sto
         return "I'm sorry, I can't answer" if "m2" in text else "B"
 
     register_script("qa-flaky", flaky)
-    name = asyncio.run(eval_run(store, registry("qa-flaky"), data=data, images=images,
-                                version="none-plus", split="dev", model="qa-flaky"))
+    name = asyncio.run(eval_run(store, registry("qa-flaky"), EvalConfig(data=data, images=images, version="none-plus",
+                                                                        split="dev", model="qa-flaky")))
     report = build_report(store, name)
     assert report["n_failed_calls"] == 11 and report["n_scored"] == 22
     assert report["parse_failure_rate"] == pytest.approx(0.5)
@@ -327,9 +328,9 @@ def test_circular_eval_needs_every_rotation(dataset, store):
         return "A"
 
     register_script("qa-circ", gold_first_rotation_only)
-    name = asyncio.run(eval_run(store, registry("qa-circ"), data=data, images=images,
-                                version="none-minus", split="dev", model="qa-circ",
-                                circular=True, types=["cond_act_id"]))
+    name = asyncio.run(eval_run(store, registry("qa-circ"), EvalConfig(data=data, images=images, version="none-minus",
+                                                                       split="dev", model="qa-circ", circular=True,
+                                                                       types=["cond_act_id"])))
     report = build_report(store, name)
     assert report["accuracy"]["Conditional Action Identification"] == 0.0  # "A" moves each time
     assert report["random_baseline"]["micro"] == pytest.approx(0.25 ** 4)

@@ -24,6 +24,7 @@ from memegauge.memeqa.dataset import (NONE_OF_THE_ABOVE, QUESTION_TYPES, SENTIME
 from memegauge.memeqa.generator import parse_items
 from memegauge.memeqa.noneplus import derive_none_plus
 from memegauge.memeqa.runs import eval_run
+from memegauge.memeqa.config import EvalConfig
 from memegauge.memeqa.split import assign_memes
 from memegauge.models.scripted import register_script
 from memegauge.report import build_report
@@ -260,8 +261,9 @@ def test_qa_build_then_eval_reads_it_back(tmp_path, monkeypatch):
     assert store.run_summary("b1")["last_execution_new_calls"] == 0 and made > 0
     assert [q.id for q in load_questions(built, "none-minus", "dev")] == \
         [q.id for q in splits["none-minus", "dev"]]
-    name = asyncio.run(eval_run(store, registry(), data=built, images=annotations.parent,
-                                texts=annotations, version="none-plus", split="dev", model="disc"))
+    name = asyncio.run(eval_run(store, registry(), EvalConfig(data=built, images=annotations.parent,
+                                                              texts=annotations, version="none-plus", split="dev",
+                                                              model="disc")))
     assert build_report(store, name)["n_scored"] == len(splits["none-plus", "dev"])
     store.close()
 

@@ -121,6 +121,7 @@ def test_hf_backend_answers_with_the_trained_adapter(setup, tmp_path):
 
     from memegauge.config import ModelRegistry, ModelSpec
     from memegauge.memeqa.runs import eval_run
+    from memegauge.memeqa.config import EvalConfig
 
     root, base, data, images = setup
     adapter = root / "full" / "best"
@@ -129,9 +130,10 @@ def test_hf_backend_answers_with_the_trained_adapter(setup, tmp_path):
     spec = ModelSpec(name="tiny-ft", backend="hf", model=str(base),
                      extra={"adapter": str(adapter), "device": "cpu"})
     store = Store(tmp_path / "s.db")
-    name = asyncio.run(eval_run(store, ModelRegistry({"tiny-ft": spec}), data=data, images=images,
-                                version="none-minus", split="dev", model="tiny-ft",
-                                types=["cond_sent_id"]))
+    name = asyncio.run(eval_run(store, ModelRegistry({"tiny-ft": spec}), EvalConfig(data=data, images=images,
+                                                                                    version="none-minus", split="dev",
+                                                                                    model="tiny-ft",
+                                                                                    types=["cond_sent_id"])))
     report = build_report(store, name)
     store.close()
     assert report["n_scored"] == 3 and report["n_failed_calls"] == 0

@@ -14,6 +14,7 @@ from memegauge.engine import Store
 from memegauge.memeqa.dataset import QUESTION_TYPES
 from memegauge.memeqa.paper import SETTINGS, beside, paper_figures
 from memegauge.memeqa.runs import eval_run
+from memegauge.memeqa.config import EvalConfig
 from memegauge.models.scripted import register_script
 from memegauge.report import build_report
 from memegauge.report.html import render
@@ -74,8 +75,9 @@ def test_an_eval_report_has_the_papers_figures_beside_its_own(tmp_path):
     data, images = make_dataset(tmp_path)
     register_script("qa-paper-a", lambda request: "A")
     store = Store(tmp_path / "s.db")
-    name = asyncio.run(eval_run(store, registry("qa-paper-a"), data=data, images=images,
-                                version="none-plus", split="dev", model="qa-paper-a"))
+    name = asyncio.run(eval_run(store, registry("qa-paper-a"), EvalConfig(data=data, images=images,
+                                                                          version="none-plus", split="dev",
+                                                                          model="qa-paper-a")))
     report = build_report(store, name)
     page = render(report, store)
     store.close()

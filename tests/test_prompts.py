@@ -20,7 +20,7 @@ from memegauge.types import InputError
 sys.path.insert(0, str(Path(__file__).parent))
 from test_adammeme_resume import setup as resume_setup  # noqa: E402
 
-SHIPPED = Path(__file__).parents[1] / "memegauge" / "prompts"
+PACKAGE = Path(__file__).parents[1] / "memegauge"
 WORDING = "Say, in the bespoke wording of issue 22, what harm this meme does"
 
 
@@ -49,7 +49,8 @@ def test_the_custom_file_wins_and_the_other_roles_keep_the_shipped_wording(tmp_p
 def test_shipped_templates_are_listed_per_method():
     names = shipped_templates("adammeme_")
     assert "adammeme_question" in names and all(n.startswith("adammeme_") for n in names)
-    assert template_variables((SHIPPED / "adammeme_question.j2").read_text()) == {"task", "text", "description"}
+    shipped = (PACKAGE / "adammeme" / "prompts" / "adammeme_question.j2").read_text()
+    assert template_variables(shipped) == {"task", "text", "description"}
 
 
 @pytest.mark.parametrize("body,listed", [
@@ -144,7 +145,8 @@ def test_an_arena_config_takes_its_own_roles_only(tmp_path):
 
     folder = tmp_path / "p"
     folder.mkdir()
-    (folder / "arena_task.j2").write_text((SHIPPED / "arena_task.j2").read_text() + "\nBe brief.\n")
+    shipped = (PACKAGE / "arena" / "prompts" / "arena_task.j2").read_text()
+    (folder / "arena_task.j2").write_text(shipped + "\nBe brief.\n")
     (tmp_path / "memes.jsonl").write_text("")
     config = tmp_path / "arena.yaml"
     config.write_text("memes: memes.jsonl\nagent: a\ntargets: [a, b]\njudges: [a]\nprompts: p\n")

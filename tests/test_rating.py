@@ -32,7 +32,7 @@ ARENA_MODELS = ("model-a", "model-b", "model-c", "model-d")
 
 
 def run_of(store: Store, name: str) -> dict:
-    return {**run_header(store, name), "id": store.run_row(name)["id"]}
+    return {**run_header(store, name).as_dict(), "id": store.run_row(name)["id"]}
 
 
 # ---- statistics against published worked examples --------------------------------------------------
@@ -361,13 +361,15 @@ def test_a_memeqa_eval_run_stores_the_pictures_its_rating_page_shows(store, tmp_
     import asyncio
 
     from memegauge.memeqa.runs import eval_run
+    from memegauge.memeqa.config import EvalConfig
     from memegauge.models.scripted import register_script
     from test_memeqa import make_dataset, registry
 
     data, images = make_dataset(tmp_path)
     register_script("qa-rate-a", lambda request: "A")
-    name = asyncio.run(eval_run(store, registry("qa-rate-a"), data=data, images=images, version="none-minus",
-                                split="dev", model="qa-rate-a"))
+    name = asyncio.run(eval_run(store, registry("qa-rate-a"), EvalConfig(data=data, images=images,
+                                                                         version="none-minus", split="dev",
+                                                                         model="qa-rate-a")))
     items = run_items(store, run_of(store, name), 40)
     assert len(items) == 33 and all(i.page["image"].startswith("data:image/jpeg;base64,") for i in items)
     assert len({i.stratum for i in items}) == len({i.page["type"] for i in items}) == 11

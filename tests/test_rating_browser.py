@@ -56,7 +56,7 @@ class Page:
     """One rater's `memegauge rate` server (as the command runs it) and the browser on its page."""
 
     def __init__(self, driver, store: Store, run: str, rater: str, sample: int) -> None:
-        self.run = {**run_header(store, run), "id": store.run_row(run)["id"]}
+        self.run = {**run_header(store, run).as_dict(), "id": store.run_row(run)["id"]}
         self.items = run_items(store, self.run, sample)
         self.app = RatingApp(store, self.run, self.items, rater)
         self.stop, self.urls = threading.Event(), []

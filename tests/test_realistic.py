@@ -15,6 +15,7 @@ import pytest
 from memegauge.config import load_registry
 from memegauge.engine import Store
 from memegauge.memeqa.runs import eval_run
+from memegauge.memeqa.config import EvalConfig
 from memegauge.report import build_report
 from memegauge.testing.server import start_server
 from memegauge.types import InputError
@@ -43,8 +44,8 @@ def test_memeqa_report_equals_the_servers_ground_truth(tmp_path, version):
     with start_server(seed=4, style="realistic") as server:
         registry = _registry(tmp_path, server.base_url, ["qa-real"])
         store = Store(tmp_path / "s.db")
-        name = asyncio.run(eval_run(store, registry, data=data, images=images, version=version, split="dev",
-                                    model="qa-real"))
+        name = asyncio.run(eval_run(store, registry, EvalConfig(data=data, images=images, version=version,
+                                                                split="dev", model="qa-real")))
         stats = server.stats
     report = build_report(store, name)
     truths = stats["truths"]
@@ -77,8 +78,8 @@ def test_memeqa_text_only_model_gets_no_picture(tmp_path):
     with start_server(seed=4, style="realistic") as server:
         registry = _registry(tmp_path, server.base_url, ["qa-text"], extra=", vision: false")
         store = Store(tmp_path / "s.db")
-        name = asyncio.run(eval_run(store, registry, data=data, images=images, version="none-minus",
-                                    split="dev", model="qa-text"))
+        name = asyncio.run(eval_run(store, registry, EvalConfig(data=data, images=images, version="none-minus",
+                                                                split="dev", model="qa-text")))
         stats = server.stats
     assert stats["images"] == 0 and stats["models"]["qa-text"] == 22
     assert build_report(store, name)["run"]["images_by_model"]["qa-text"] == {"calls": 22, "with_image": 0}
@@ -90,8 +91,8 @@ def test_server_refusing_images_stops_before_the_first_stage(tmp_path):
         registry = _registry(tmp_path, server.base_url, ["llama-text"])
         store = Store(tmp_path / "s.db")
         with pytest.raises(InputError) as caught:
-            asyncio.run(eval_run(store, registry, data=data, images=images, version="none-minus",
-                                 split="dev", model="llama-text"))
+            asyncio.run(eval_run(store, registry, EvalConfig(data=data, images=images, version="none-minus",
+                                                             split="dev", model="llama-text")))
         assert server.stats["models"]["llama-text"] == 1  # the probe, no retries, no questions
     message = str(caught.value)
     assert "llama-text" in message and "vision: false" in message and "image input is not supported" in message

@@ -23,8 +23,8 @@ from memegauge.cli import main
 from memegauge.engine import Store
 from memegauge.report import build_report
 from memegauge.report.cli import report_server, serve_report
-from memegauge.report.html import (report_file_name, script_json, thumbnail, to_html, uses_embedded,
-                                  write_html_reports)
+from memegauge.report.blocks import thumbnail
+from memegauge.report.html import report_file_name, script_json, to_html, uses_embedded, write_html_reports
 from memegauge.types import InputError
 from report_synthetic import PROBE, XSS_IMG, XSS_SCRIPT, adammeme_run, arena_run, memeqa_run
 

@@ -40,21 +40,19 @@ def adam_command(
 ) -> None:
     """Run AdamMeme: mine, score and refine memes for one or more target models."""
     from memegauge.adammeme.config import AdamConfig
-    from memegauge.adammeme.pipeline import check_inputs, run_adammeme
-    from memegauge.clikit import default_run_name, finish, overrides, preflight, settings
+    from memegauge.adammeme.method import METHOD
+    from memegauge.clikit import finish, overrides, settings
     from memegauge.config import load_config
+    from memegauge.methods import run_checked
 
     cfg = load_config(config, AdamConfig, overrides(sets, limit=limit, seed=seed, repeats=repeat,
                                                     erase=False if no_erase else None))
     s = settings(ctx)
-    name = run or default_run_name("adam", cfg.targets, cfg.memes, cfg.config_dict())
-    memes = check_inputs(cfg, s.registry())  # before the store exists: bad input writes nothing
-    models = [cfg.agent, *cfg.targets]
-    preflight(s, models, pictures=models, skip=skip_preflight)
-    store = s.store()
-    asyncio.run(run_adammeme(cfg, store, s.registry(), name, progress=s.progress, memes=memes))
-    print_results(store, name)
-    finish(store, name, max_failure_rate)
+    # the one run path (as `memegauge.run`): inputs checked, models preflighted, then the store opened
+    [result] = asyncio.run(run_checked(METHOD, [(cfg, run)], store=s.store, registry=s.registry(),
+                                       progress=s.progress, preflight=not skip_preflight))
+    print_results(s.store(), result.name)
+    finish(s.store(), result.name, max_failure_rate)
 
 
 def print_results(store, name: str) -> None:

@@ -18,10 +18,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memegauge.adammeme.records import FailureRuleName
-from memegauge.config import resolve_from_base
+from memegauge.config import MethodConfig
 from memegauge.prompts import prompt_folder, stored_prompts
 from memegauge.types import MAX_TOKENS
 
@@ -49,10 +49,9 @@ class MaxTokens(BaseModel):
     validity: int = Field(default=100, ge=1, le=MAX_TOKENS)
 
 
-class AdamConfig(BaseModel):
-    """Everything one AdamMeme run depends on; the whole object is the run's config (and its hash)."""
-
-    model_config = ConfigDict(extra="forbid")
+class AdamConfig(MethodConfig):
+    """Everything one AdamMeme run depends on; the whole object is the run's config (and its hash).
+    Paths resolve from the config file (`MethodConfig`)."""
 
     memes: Path = Field(description="Meme set (JSONL, CSV or a folder of images), relative to the file.")
     require_images: bool = Field(default=True, description="False: memes without images are text-only.")
@@ -93,11 +92,6 @@ class AdamConfig(BaseModel):
     prompts: PromptFolder = Field(default=None, description="A folder of templates replacing shipped ones "
                                   "role by role (`adammeme_<role>.j2`); docs/adammeme.md, \"Custom prompts\".")
 
-    @field_validator("memes", "erase_cache", mode="after")
-    @classmethod
-    def _relative_to_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
-        return resolve_from_base(value, info)
-
     @field_validator("seeds_per_category")
     @classmethod
     def _count_or_fraction(cls, value: int | float) -> int | float:
@@ -120,8 +114,16 @@ class AdamConfig(BaseModel):
             raise ValueError("targets must be distinct")
         return value
 
-    def config_dict(self) -> dict[str, Any]:
+    def roles(self) -> dict[str, list[str]]:
+        """The agent (every AdamMeme role) and the targets."""
+        return {"agent": [self.agent], "targets": list(self.targets)}
+
+    def stored(self) -> dict[str, Any]:
         """The run's stored config: what its answers depend on (paths as strings; custom prompts with
         their hashes, absent without them)."""
         return {**self.model_dump(mode="json", exclude={"prompts"}),
                 **stored_prompts(self.prompts, PROMPT_PREFIX)}
+
+    def config_dict(self) -> dict[str, Any]:
+        """`stored()`, by its older name."""
+        return self.stored()

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from memegauge.adammeme.config import AdamConfig, MaxTokens
-from memegauge.adammeme.pipeline import run_adammeme
+from memegauge.adammeme.method import METHOD
 from memegauge.clikit import stdout_console
 from memegauge.extras import install_hint
 from memegauge.images.erase import text_detection_available
@@ -62,7 +62,7 @@ async def demo(inputs: "DemoInputs") -> str:
                       f"pictures ({install_hint('erase')} to erase meme text first)")
     cfg = demo_config(memes_path, model, erase)
     name = f"demo-adammeme-{model}"
-    await run_adammeme(cfg, inputs.store, inputs.registry, name, progress=inputs.progress)
+    await METHOD.run(cfg, store=inputs.store, registry=inputs.registry, name=name, progress=inputs.progress)
     report = build_report(inputs.store, name)
     (out_dir / "adammeme-report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str),
                                                    encoding="utf-8")

@@ -56,9 +56,11 @@ def arena_command(
     if ctx.invoked_subcommand is not None:
         return
     from memegauge.arena.config import ArenaConfig
-    from memegauge.arena.pipeline import extend_config, read_inputs, run_arena
-    from memegauge.clikit import console, default_run_name, finish, overrides, preflight, settings
+    from memegauge.arena.method import METHOD
+    from memegauge.arena.pipeline import extend_config
+    from memegauge.clikit import console, finish, overrides, settings
     from memegauge.config import load_config
+    from memegauge.methods import run_checked
 
     if config_path is None:
         raise InputError("no config given", "memegauge arena", "pass -c CONFIG (an arena YAML file)")
@@ -74,14 +76,12 @@ def arena_command(
             raise InputError(f"run {extend!r} is a {row['method']} run, not a MemeArena run", "--extend",
                              "name a run made by `memegauge arena`")
         config = extend_config(config, json.loads(row["config_json"]), extend)
-    name = run or (f"{extend}+{'+'.join(config.added_targets)}" if extend
-                   else default_run_name("arena", config.targets, config.memes, config.stored()))
-    registry = cfg.registry()
-    inputs = read_inputs(config, registry)  # every input checked before the store is touched
-    preflight(cfg, config.models(), pictures=config.models(), skip=skip_preflight)
-    store = cfg.store()
-    outcome = asyncio.run(run_arena(config, store, registry, name, progress=cfg.progress,
-                                    retry_failed=retry_failed, inputs=inputs))
+    name = run or (f"{extend}+{'+'.join(config.added_targets)}" if extend else None)
+    # the one run path (as `memegauge.run`): inputs checked, models preflighted, then the store opened
+    [result] = asyncio.run(run_checked(METHOD, [(config, name)], store=cfg.store, registry=cfg.registry(),
+                                       progress=cfg.progress, preflight=not skip_preflight,
+                                       retry_failed=retry_failed))
+    name, outcome, store = result.name, result.details, cfg.store()
     summary = store.run_summary(name)
     console.print(f"run {name!r}: {summary['calls']} calls ({outcome.calls_made} made now, "
                   f"{summary['failed_calls']} failed); {outcome.judged}/{outcome.battles} battles judged")

@@ -20,9 +20,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memegauge.config import resolve_from_base
+from memegauge.config import MethodConfig
 from memegauge.prompts import prompt_folder, stored_prompts
 from memegauge.types import MAX_TOKENS
 
@@ -50,10 +50,9 @@ class StageTokens(BaseModel):
     detection: int = Field(default=40, ge=8, le=MAX_TOKENS)
 
 
-class ArenaConfig(BaseModel):
-    """A MemeArena run. Unknown keys are refused (a typo must not silently fall back to a default)."""
-
-    model_config = ConfigDict(extra="forbid")
+class ArenaConfig(MethodConfig):
+    """A MemeArena run. Unknown keys are refused (a typo must not silently fall back to a default); paths
+    resolve from the config file (`MethodConfig`)."""
 
     memes: Path = Field(description="Meme set (JSONL, CSV or a folder of images).")
     limit: int | None = Field(default=None, ge=1, description="Use only the first N memes.")
@@ -97,11 +96,6 @@ class ArenaConfig(BaseModel):
     prompts: PromptFolder = Field(default=None, description="A folder of templates replacing shipped ones "
                                   "role by role (`arena_<role>.j2`); docs/arena.md, \"Custom prompts\".")
 
-    @field_validator("memes", "human_guidelines", "human_votes", mode="after")
-    @classmethod
-    def _resolve(cls, value: Path | None, info: ValidationInfo) -> Path | None:
-        return resolve_from_base(value, info)
-
     @model_validator(mode="after")
     def _consistent(self) -> "ArenaConfig":
         every = self.all_targets
@@ -123,9 +117,9 @@ class ArenaConfig(BaseModel):
     def all_targets(self) -> list[str]:
         return [*self.targets, *self.added_targets]
 
-    def models(self) -> list[str]:
-        """Every registry name the run calls."""
-        return list(dict.fromkeys([self.agent, *self.all_targets]))
+    def roles(self) -> dict[str, list[str]]:
+        """The agent, the targets (added ones too) and the judges (each judge is also a target)."""
+        return {"agent": [self.agent], "targets": self.all_targets, "judges": list(self.judges)}
 
     def stored(self) -> dict[str, Any]:
         """The config as stored with the run (and hashed): JSON-safe, paths as strings; custom prompts

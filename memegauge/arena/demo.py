@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from memegauge.arena.config import ArenaConfig, StageTokens
-from memegauge.arena.pipeline import run_arena
+from memegauge.arena.method import METHOD
 from memegauge.clikit import stdout_console
 from memegauge.config import ModelRegistry
 from memegauge.demo import demo_meme_file
@@ -66,7 +66,7 @@ async def demo(inputs: "DemoInputs") -> str:
     memes_path = demo_meme_file(chosen, "arena")
     config = demo_config(memes_path, model, register_personas(inputs.registry, model))
     name = f"demo-arena-{model}"
-    await run_arena(config, inputs.store, inputs.registry, name, progress=inputs.progress)
+    await METHOD.run(config, store=inputs.store, registry=inputs.registry, name=name, progress=inputs.progress)
     report = build_report(inputs.store, name)
     (inputs.out_dir / "arena-report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str),
                                                encoding="utf-8")

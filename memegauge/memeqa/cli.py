@@ -58,10 +58,11 @@ def eval_command(
     skip_preflight: bool = SKIP_PREFLIGHT,
 ) -> None:
     """Evaluate one or more models on one split of MemeQA (paper prompts, greedy, ≤10 new tokens)."""
-    from memegauge.clikit import finish_all, overrides, preflight
+    from memegauge.clikit import finish_all, overrides
     from memegauge.config import load_config, method_config
     from memegauge.memeqa.config import EvalConfig
-    from memegauge.memeqa.runs import eval_run, read_eval_inputs
+    from memegauge.memeqa.method import METHOD
+    from memegauge.methods import run_checked
 
     cfg = _settings(ctx)
     # Paths given here are the shell's (from the working directory), not the config file's.
@@ -76,20 +77,13 @@ def eval_command(
     models = _several(model, "--model") if model else [None]
     configs = [load_config(config, EvalConfig, {**given, **({"model": m} if m else {})}) if config else
                method_config({**given, **({"model": m} if m else {})}, EvalConfig) for m in models]
-    registry = cfg.registry()
-    # The local files first (a bad one is refused without a network round trip), then every model checked
-    # before the first question is asked, each model's problems in one message.
-    inputs = [read_eval_inputs(data=c.data, images=c.images, version=c.version, split=c.split, texts=c.texts,
-                               limit=c.limit, types=c.types, seed=c.seed) for c in configs]
-    evaluated = [c.model for c in configs]
-    preflight(cfg, evaluated, pictures=evaluated, skip=skip_preflight)
-    names = []
-    for c, read in zip(configs, inputs, strict=True):
-        names.append(asyncio.run(eval_run(cfg.store(), registry, data=c.data, images=c.images, version=c.version,
-                                          split=c.split, model=c.model, texts=c.texts,
-                                          run_name=_run_name(run, c.model, len(configs)), limit=c.limit,
-                                          types=c.types, seed=c.seed, circular=c.circular,
-                                          progress=cfg.progress, inputs=read)))
+    # The one run path (`memegauge.methods.run_checked`, as `memegauge.run` takes it): every config's local
+    # files first (a bad one is refused without a network round trip), then every model checked before the
+    # first question is asked (each model's problems in one message), then each evaluation in turn.
+    results = asyncio.run(run_checked(METHOD, [(c, _run_name(run, c.model, len(configs))) for c in configs],
+                                      store=cfg.store, registry=cfg.registry(), progress=cfg.progress,
+                                      preflight=not skip_preflight))
+    names = [result.name for result in results]
     if len(names) == 1:
         _print_summary(cfg, names[0])
     else:

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import Field
 
-from memegauge.config import resolve_from_base
+from memegauge.config import MethodConfig
 
 
-class EvalConfig(BaseModel):
-    """Which questions to ask which model: the fields of `memegauge qa eval`."""
-
-    model_config = ConfigDict(extra="forbid")
+class EvalConfig(MethodConfig):
+    """Which questions to ask which model: the fields of `memegauge qa eval`. Paths resolve from the
+    config file (`MethodConfig`)."""
 
     data: Path = Field(description="The MemeQA data folder (the split files).")
     images: Path = Field(description="The folder of the meme pictures.")
@@ -25,7 +24,6 @@ class EvalConfig(BaseModel):
     seed: int = 0
     circular: bool = Field(default=False, description="Ask every rotation of the options.")
 
-    @field_validator("data", "images", "texts", mode="after")
-    @classmethod
-    def _relative_to_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
-        return resolve_from_base(value, info)
+    def roles(self) -> dict[str, list[str]]:
+        """The model evaluated."""
+        return {"targets": [self.model]}

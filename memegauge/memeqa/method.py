@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from memegauge.methods import Method
 
 
@@ -11,4 +13,4 @@ def _hooks():
     return hooks
 
 
-METHOD = Method.from_hooks("memeqa", "MemeQA", _hooks, demo_order=2)
+METHOD = Method.from_hooks("memeqa", "MemeQA", _hooks, demo_order=2, folder=Path(__file__).parent)

@@ -17,6 +17,7 @@ from typing import Any
 from memegauge.config import ModelRegistry
 from memegauge.engine import Store, open_run
 from memegauge.images.thumbnail import meme_image_records
+from memegauge.memeqa.config import EvalConfig
 from memegauge.memeqa.dataset import (Question, load_memes_for, load_questions, resolve_types,
                                      select_questions)
 from memegauge.memeqa.evaluate import evaluate_questions, question_record
@@ -44,35 +45,31 @@ def default_run_name(task: str, version: str, split: str, who: str, limit: int |
     return "-".join(parts)
 
 
-async def eval_run(store: Store, registry: ModelRegistry, *, data: Path, images: Path,
-                   version: str, split: str, model: str, texts: Path | None = None,
-                   run_name: str | None = None, limit: int | None = None,
-                   types: list[str] | None = None, seed: int = 0, circular: bool = False,
+async def eval_run(store: Store, registry: ModelRegistry, config: EvalConfig, *, run_name: str | None = None,
                    progress: bool | None = None,
                    inputs: tuple[list[Question], dict[str, Meme]] | None = None) -> str:
-    """Evaluate `model` on one split of one version; returns the run name. `inputs`: the questions and
-    memes `read_eval_inputs` already read for these arguments (the CLI reads them before its preflight)."""
-    registry.get(model)  # unknown model: fail before reading anything
-    chosen_types = resolve_types(types)
-    questions, memes = inputs or read_eval_inputs(data=data, images=images, version=version, split=split,
-                                                  texts=texts, limit=limit, types=types, seed=seed)
-    name = run_name or default_run_name("eval", version, split, model, limit, chosen_types, circular, seed)
-    config = {"task": "eval", "version": version, "split": split, "model": model,
-              "questions": _digest(q.id for q in questions), "limit": limit,
-              "types": chosen_types, "seed": seed, "circular": circular}
-    info = EvalInfo(task="eval", version=version, split=split, model=model, circular=circular, types=chosen_types)
-    await ask_questions(store, registry, questions, memes, name=name, config=config, info=info, seed=seed,
+    """Evaluate `config.model` on one split of one version; returns the run name. `inputs`: the questions
+    and memes `read_eval_inputs(config)` already read (the run path checks them before its preflight)."""
+    registry.get(config.model)  # unknown model: fail before reading anything
+    chosen_types = resolve_types(config.types)
+    questions, memes = inputs or read_eval_inputs(config)
+    name = run_name or default_run_name("eval", config.version, config.split, config.model, config.limit,
+                                        chosen_types, config.circular, config.seed)
+    stored = {"task": "eval", "version": config.version, "split": config.split, "model": config.model,
+              "questions": _digest(q.id for q in questions), "limit": config.limit,
+              "types": chosen_types, "seed": config.seed, "circular": config.circular}
+    info = EvalInfo(task="eval", version=config.version, split=config.split, model=config.model,
+                    circular=config.circular, types=chosen_types)
+    await ask_questions(store, registry, questions, memes, name=name, config=stored, info=info, seed=config.seed,
                         progress=progress)
     return name
 
 
-def read_eval_inputs(*, data: Path, images: Path, version: str, split: str, texts: Path | None = None,
-                     limit: int | None = None, types: list[str] | None = None,
-                     seed: int = 0) -> tuple[list[Question], dict[str, Meme]]:
+def read_eval_inputs(config: EvalConfig) -> tuple[list[Question], dict[str, Meme]]:
     """The questions `eval_run` asks and their memes, read and checked (InputError on bad input)."""
-    questions = select_questions(load_questions(data, version, split), types=resolve_types(types),
-                                 limit=limit, seed=seed)
-    return questions, load_memes_for(questions, images, texts)
+    questions = select_questions(load_questions(config.data, config.version, config.split),
+                                 types=resolve_types(config.types), limit=config.limit, seed=config.seed)
+    return questions, load_memes_for(questions, config.images, config.texts)
 
 
 async def ask_questions(store: Store, registry: ModelRegistry, questions: list[Question],

@@ -1,5 +1,9 @@
 """Prompt templates: one Jinja2 file per agent role, named after the paper figure it follows.
 
+Each method ships its templates in its own folder (`<method folder>/prompts/*.j2`, the folder its
+descriptor names: `memegauge.methods.Method.folder`); a template is found by its file name, which
+starts with the method's prefix (``adammeme_scorer.j2``), in the folders of every registered method.
+
 Templates are rendered with StrictUndefined so a missing variable is an error, not an empty hole
 in a prompt. Each template's first line is a Jinja comment naming its source figure.
 
@@ -17,48 +21,56 @@ import hashlib
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Iterator, Optional
 
-from jinja2 import (ChoiceLoader, Environment, FileSystemLoader, PackageLoader, StrictUndefined,
-                    TemplateSyntaxError, meta)
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, TemplateSyntaxError, meta
 
 from pydantic import AfterValidator, ValidationInfo
 
 from memegauge.config import resolve_from_base
+from memegauge.methods import methods
 from memegauge.types import InputError
 
 _CUSTOM_DIR: ContextVar[Path | None] = ContextVar("memegauge_prompt_dir", default=None)
 
 
+def shipped_folders() -> tuple[Path, ...]:
+    """Every registered method's prompt folder (those that have one), in method name order."""
+    return tuple(m.folder / "prompts" for m in methods() if m.folder and (m.folder / "prompts").is_dir())
+
+
 @lru_cache(maxsize=8)
-def _environment(custom: Path | None = None) -> Environment:
-    shipped = PackageLoader("memegauge", "prompts")
-    loader = ChoiceLoader([FileSystemLoader(str(custom)), shipped]) if custom else shipped
-    return Environment(loader=loader, undefined=StrictUndefined, keep_trailing_newline=False,
-                       trim_blocks=True, lstrip_blocks=True, autoescape=False)
+def _environment(custom: Path | None, shipped: tuple[Path, ...]) -> Environment:
+    folders = [*([custom] if custom else []), *shipped]
+    return Environment(loader=ChoiceLoader([FileSystemLoader(str(f)) for f in folders]), undefined=StrictUndefined,
+                       keep_trailing_newline=False, trim_blocks=True, lstrip_blocks=True, autoescape=False)
+
+
+def _shipped_environment() -> Environment:
+    return _environment(None, shipped_folders())
 
 
 def render_prompt(name: str, **variables: object) -> str:
-    """Render `prompts/<name>.j2` (or the run's custom file of that name) with the given variables,
-    stripped of outer whitespace."""
-    return _environment(_CUSTOM_DIR.get()).get_template(f"{name}.j2").render(**variables).strip()
+    """Render the template `<name>.j2` (the run's custom file of that name, else the shipped one) with the
+    given variables, stripped of outer whitespace."""
+    environment = _environment(_CUSTOM_DIR.get(), shipped_folders())
+    return environment.get_template(f"{name}.j2").render(**variables).strip()
 
 
 def shipped_templates(prefix: str) -> list[str]:
     """The shipped template names (without `.j2`) of one method, e.g. prefix `adammeme_`."""
-    files = resources.files("memegauge") / "prompts"
-    return sorted(f.name[:-3] for f in files.iterdir() if f.name.startswith(prefix) and f.name.endswith(".j2"))
+    return sorted(f.stem for folder in shipped_folders() for f in folder.glob(f"{prefix}*.j2"))
 
 
 def template_variables(source: str) -> set[str]:
     """The variables a template reads (those its caller must give)."""
-    return set(meta.find_undeclared_variables(_environment().parse(source)))
+    return set(meta.find_undeclared_variables(_shipped_environment().parse(source)))
 
 
 def _shipped_source(name: str) -> str:
-    return (resources.files("memegauge") / "prompts" / f"{name}.j2").read_text(encoding="utf-8")
+    environment = _shipped_environment()
+    return environment.loader.get_source(environment, f"{name}.j2")[0]
 
 
 def check_prompt_dir(directory: Path, prefix: str, key: str = "prompts") -> dict[str, str]:

@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
         if not cfg.store_path.exists():
             raise InputError("no store here yet", where=str(cfg.store_path), fix="pass --store PATH")
         store = cfg.store()
-        rated_run = {**run_header(store, run), "id": store.run_row(run)["id"]}
+        rated_run = {**run_header(store, run).as_dict(), "id": store.run_row(run)["id"]}
         items = run_items(store, rated_run, sample)
         hosts = (*LOCAL_HOSTS, *(h.lower() for h in host))
         page = RatingApp(store, rated_run, items, name, hosts)

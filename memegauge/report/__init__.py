@@ -6,48 +6,20 @@ renderings of that one dict (`memegauge.report.formats`), so every format shows 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from memegauge.engine.store import Store
 from memegauge.methods import method
+from memegauge.report.header import PROTOCOL_KEYS, RunHeader, run_header
+
+__all__ = ["PROTOCOL_KEYS", "RunHeader", "build_report", "run_header"]
 from memegauge.types import InputError
 
 
-# Config keys that name a protocol choice (the report header shows them): AdamMeme's failure rule, seed
-# set and analysis question, MemeQA fine-tuning's LoRA scope.
-PROTOCOL_KEYS = ("failure_rule", "failure_threshold", "seeds_per_category", "analysis_question", "lora_targets")
-
-
-def run_header(store: Store, name: str) -> dict[str, Any]:
-    """The `run` section every report starts with."""
-    r = store.run_summary(name)
-    truncated = store.truncated_counts(r["id"])
-    config = json.loads(r["config_json"])
-    return {
-        "name": r["name"], "method": r["method"], "status": r["status"], "created": r["created"],
-        "updated": r["updated"], "config_hash": r["config_hash"], "seed": r["seed"],
-        "package_version": r["version"], "calls": r["calls"], "calls_made": r["calls_made"],
-        "cached_calls": r["cached"], "tokens": r["tokens"], "cost": r["cost"],
-        "failed_calls": r["failed_calls"],
-        "failed_calls_by_class": store.failed_call_counts(r["id"]),
-        "failed_attempts_by_class": store.attempt_counts(r["id"]),
-        # outputs cut at max_tokens, by stage: flagged and counted beside failures, never hidden
-        "truncated_calls": sum(truncated.values()),
-        "truncated_by_stage": truncated,
-        # per model: its calls, and how many carried the meme picture (0 for a text-only model)
-        "images_by_model": store.image_counts(r["id"]),
-        "config": config, "error": r["error"],
-        # the named choices where the papers' text and their released results differ (docs say which)
-        "protocol": {k: config[k] for k in PROTOCOL_KEYS if k in config},
-        # custom prompts (`prompts: DIR`): the folder and each replaced template's hash; None: shipped
-        "prompts": {"folder": config["prompts"], "hashes": config.get("prompt_hashes", {})}
-        if config.get("prompts") else None,
-    }
-
-
 def build_report(store: Store, name: str) -> dict[str, Any]:
-    header = run_header(store, name)
+    """The run's report: its header (`run`), then its method's figures (and the People vs judges section
+    when the run was rated)."""
+    header = run_header(store, name).as_dict()
     found = method(header["method"])
     if found is None:
         raise InputError(f"no installed method {header['method']!r} reports this run", where=f"run {name!r}",

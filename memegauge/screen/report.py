@@ -6,7 +6,7 @@ from typing import Any
 
 from memegauge.engine.store import Store
 from memegauge.records import read_checked
-from memegauge.screen_records import ScreenRecord
+from memegauge.screen.records import ScreenRecord
 
 
 def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
@@ -21,3 +21,8 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
 
 def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return {"screen": report["details"]}
+
+
+def models(config: dict[str, Any]) -> dict[str, list[str]]:
+    """The screen's one model (the demo's model), shown as the run's target."""
+    return {"targets": [config["model"]] if config.get("model") else []}

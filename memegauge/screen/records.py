@@ -1,5 +1,5 @@
-"""The demo screen's stored record (see `memegauge.records`), shared by `memegauge.demo`, which writes it,
-and `memegauge.report.demo`, which reads it."""
+"""The demo screen's stored record (see `memegauge.records`), shared by `memegauge.screen.stage`, which
+writes it, and `memegauge.screen.report`, which reads it."""
 
 from __future__ import annotations
 

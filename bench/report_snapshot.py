@@ -1,0 +1,172 @@
+"""Every report format of a fixed set of runs, written to a folder, to show that a change of the code's
+layout changed no report (issue 23: "no behaviour change").
+
+    python bench/report_snapshot.py make  DIR   # runs + stores into DIR/stores, then reports (before)
+    python bench/report_snapshot.py render DIR OUT  # the reports of DIR/stores, rendered now, into OUT
+    diff -r DIR/reports OUT                       # empty: byte-identical
+    python bench/report_snapshot.py figures DIR1 DIR2   # two `make`s: JSON reports without clock or paths
+
+`make` runs what tests/test_determinism.py runs (AdamMeme, MemeArena and MemeQA against the local test
+server, seed 7, realistic style), plus `memegauge demo` against the test server (the demo's screen run
+and every method's demo part), and copies the v0 store fixture (tests/data/store-v0). `render` opens a
+copy of each saved store with the code of the checkout it runs in and writes json, md, csv and html of
+every run: the same stores rendered by two versions of the code, so even the clock's fields are equal.
+`make` also renders, so DIR/reports are the "before" reports when `make` runs on the old code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import shutil
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+FORMATS = ("json", "md", "csv", "html")
+
+
+def _determinism_runs(work: Path, stores: Path) -> None:
+    """The three runs of tests/test_determinism.py, each in its own store."""
+    from test_memeqa import make_dataset
+    from test_realistic import _arena_world, _registry
+
+    from memegauge.adammeme.config import AdamConfig
+    from memegauge.adammeme.pipeline import run_adammeme
+    from memegauge.arena.config import ArenaConfig
+    from memegauge.arena.pipeline import run_arena
+    from memegauge.config import load_config, load_registry
+    from memegauge.engine import Store
+    from memegauge.memeqa.runs import eval_run
+    from memegauge.memeqa.config import EvalConfig
+    from memegauge.testing.server import start_server
+
+    def server():
+        return start_server(latency_ms=2, seed=7, style="realistic", refusers=["tgt-b"])
+
+    with server() as srv:
+        _arena_world(work, srv.base_url, n_memes=10)
+        registry = _registry(work, srv.base_url, ["agent", "tgt-a", "tgt-b"])
+        cfg = AdamConfig(memes=work / "memes.jsonl", agent="agent", targets=["tgt-a", "tgt-b"], erase=False,
+                         seeds_per_category=3, max_steps=3, warn_below=0, mining_batch=4)
+        store = Store(stores / "adam.db")
+        asyncio.run(run_adammeme(cfg, store, registry, "adam", progress=False))
+        store.close()
+    with server() as srv:
+        config = _arena_world(work, srv.base_url, n_memes=3)
+        store = Store(stores / "arena.db")
+        asyncio.run(run_arena(load_config(config, ArenaConfig), store, load_registry(work / "models.yaml"),
+                              "arena", progress=False))
+        store.close()
+    data, images = make_dataset(work / "qa", memes=("m1", "m2", "m3"))
+    with server() as srv:
+        registry = _registry(work, srv.base_url, ["vlm"])
+        store = Store(stores / "qa.db")
+        asyncio.run(eval_run(store, registry, EvalConfig(data=data, images=images, version="none-plus", split="dev",
+                                                         model="vlm"), run_name="qa"))
+        store.close()
+
+
+def _demo_run(work: Path, stores: Path) -> None:
+    """`memegauge demo` with a test-server model: the screen run and every method's demo part."""
+    from memegauge.cli import main
+    from memegauge.testing.server import start_server
+
+    with start_server() as srv:
+        models = work / "demo-models.yaml"
+        models.write_text(f"tsrv: {{backend: openai, model: tsrv, base_url: {srv.base_url}, "
+                          "max_concurrency: 8, backoff_s: 0.01, backoff_max_s: 0.05}\n")
+        code = main(["--store", str(stores / "demo.db"), "--models", str(models), "--quiet", "demo",
+                     "--model", "tsrv", "--out", str(work / "demo-out")])
+    if code != 0:
+        raise SystemExit(f"memegauge demo exited {code}")
+
+
+def make(folder: Path) -> None:
+    stores = folder / "stores"
+    stores.mkdir(parents=True, exist_ok=False)
+    work = folder / "inputs"
+    work.mkdir()
+    _determinism_runs(work, stores)
+    _demo_run(work, stores)
+    with gzip.open(ROOT / "tests" / "data" / "store-v0" / "store.db.gz", "rb") as src, \
+            open(stores / "v0.db", "wb") as out:
+        shutil.copyfileobj(src, out)
+    render(folder, folder / "reports")
+
+
+def _copy_store(source: Path, target: Path) -> None:
+    """A consistent copy through SQLite (what the write-ahead log holds included: a store still open in
+    another process, or not checkpointed yet, copies whole)."""
+    with sqlite3.connect(source) as src, sqlite3.connect(target) as out:
+        src.backup(out)
+    src.close()
+    out.close()
+
+
+def render(folder: Path, out: Path) -> None:
+    """Each saved store, copied (opening migrates and writes), reported in every format into `out`."""
+    from memegauge.engine import Store
+    from memegauge.report.formats import render_report
+
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for saved in sorted((folder / "stores").glob("*.db")):
+            copy = Path(tmp) / saved.name
+            _copy_store(saved, copy)
+            store = Store(copy)
+            for run in sorted(r["name"] for r in store.list_runs()):
+                for fmt in FORMATS:
+                    text = render_report(store, run, fmt)
+                    (out / f"{saved.stem}--{run}.{fmt}").write_text(text, encoding="utf-8")
+            store.close()
+    print(f"{len(list(out.iterdir()))} report files in {out}")
+
+
+CLOCK = {"created", "updated", "timing", "wall_s", "latency_s", "mean_call_latency_s"}  # test_determinism's
+
+
+def _figures(value, root: str):
+    """A report without the clock's own fields, its input folder written as ROOT, the checkout's sample
+    pictures as SAMPLES/ and the demo's meme files (named by a hash of their content, which holds the
+    pictures' paths) as HASH; `config_hash` is left out too (it hashes the config, which names them)."""
+    import re
+
+    if isinstance(value, dict):
+        return {k: _figures(v, root) for k, v in value.items() if k not in CLOCK | {"config_hash"}}
+    if isinstance(value, list):
+        return [_figures(v, root) for v in value]
+    if not isinstance(value, str):
+        return value
+    value = re.sub(r"\S*/memegauge/samples/", "SAMPLES/", value.replace(root, "ROOT"))
+    return re.sub(r"-[0-9a-f]{16}\.jsonl", "-HASH.jsonl", value)
+
+
+def figures(first: Path, second: Path) -> int:
+    """Compare the JSON reports of two `make`s (two executions, so the clock and input paths differ)."""
+    import json
+
+    differ = []
+    for path in sorted((first / "reports").glob("*.json")):
+        a = _figures(json.loads(path.read_text(encoding="utf-8")), str(first.resolve()))
+        b = _figures(json.loads((second / "reports" / path.name).read_text(encoding="utf-8")), str(second.resolve()))
+        if a != b:
+            differ.append(path.name)
+    print(f"{len(list((first / 'reports').glob('*.json'))) - len(differ)} JSON reports equal without the clock "
+          f"and input paths; differ: {', '.join(differ) or 'none'}")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "make":
+        make(Path(sys.argv[2]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "render":
+        render(Path(sys.argv[2]), Path(sys.argv[3]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "figures":
+        raise SystemExit(figures(Path(sys.argv[2]), Path(sys.argv[3])))
+    else:
+        raise SystemExit(__doc__)

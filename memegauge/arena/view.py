@@ -1,0 +1,113 @@
+"""MemeArena's part of the HTML report: leaderboard, dimensions, judges, bias and the battle browser's data
+(its script: `browser.js` beside this file)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memegauge.arena.common import OVERALL
+from memegauge.engine.store import Store
+from memegauge.report import plots
+from memegauge.report.blocks import (Block, Cell, Table, count, data_blocks, mark_best, num, pct, plot_block,
+                                     run_images, table, text, thumbnails)
+
+def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, Any]]:
+    ranking = report.get("ranking", [])
+    blocks = [Block("table", f"Leaderboard (setting: {report.get('setting')}, panel's joint overall vote)",
+                    table=_arena_leaderboard(ranking))]
+    blocks += [b for b in (plot_block("Bradley–Terry ratings", plots.ratings_with_ci(
+        [r["model"] for r in ranking], [r["bt"] for r in ranking], [r.get("bt_ci") for r in ranking],
+        "Bradley-Terry rating with 95% bootstrap interval")),) if b]
+    blocks.append(Block("table", "Per dimension (Bradley–Terry rating; win rate)",
+                        table=_arena_dimensions(report.get("dimensions", {}), [r["model"] for r in ranking])))
+    blocks += _arena_judges(report, [r["model"] for r in ranking])
+    if report.get("flip_rate"):
+        flip = report["flip_rate"]
+        blocks.append(Block("facts", "Position bias (both orders judged)", facts=[
+            ("pairs judged in both orders", str(flip.get("pairs"))), ("flipped", str(flip.get("flipped"))),
+            ("flip rate", pct(flip.get("rate")).text)]))
+    blocks += data_blocks("Counts", report.get("counts", {}))
+    if report.get("failures"):
+        blocks += data_blocks("Failures by stage and class (never ranked)", report["failures"])
+    detection = report.get("detection") or {}
+    if detection:  # pooled per target, then per target and source data set (FHM, HarM, MAMI, …)
+        blocks += data_blocks("Detection baseline", {t: {k: v for k, v in d.items() if k != "by_source"}
+                                                     for t, d in detection.items()})
+        blocks += data_blocks("Detection baseline by source data set", {
+            f"{t} · {s or '(no source)'}": f for t, d in detection.items() for s, f in d.get("by_source", {}).items()})
+    if report.get("agreement"):
+        blocks += data_blocks("Agreement", report["agreement"])
+    blocks.append(Block("browser", "Memes → personas → tasks → guideline rounds → battles", browser="arena",
+                        text="Open a meme for its personas and tasks, a task for the answers, the guideline "
+                             "rounds and its battles, a battle for both answers and each judge's verdicts."))
+    memes = (report.get("details") or {}).get("memes", [])
+    data = {"memes": [_browsable_meme(m) for m in memes],
+            "dimensions": [*report.get("dimensions", {}), OVERALL],
+            "images": _arena_images(store, report["run"], memes)}
+    return blocks, data
+
+
+def _arena_images(store: Store, run: dict[str, Any], memes: list[dict[str, Any]]) -> dict[str, str]:
+    stored = run_images(store, run)
+    if stored is not None:
+        return {m["id"]: stored[m["id"]] for m in memes if m["id"] in stored}
+    return thumbnails({m["id"]: m.get("image") for m in memes})
+
+
+def _browsable_meme(meme: dict[str, Any]) -> dict[str, Any]:
+    """A meme for the browser without its image path (thumbnails travel apart) nor the battles' copies
+    of the answers (the page reads them from the task's answers): a third less page per battle."""
+    tasks = [{**t, "battles": [{k: v for k, v in b.items() if k not in ("answer_a", "answer_b")}
+                               for b in t["battles"]]} for t in meme["tasks"]]
+    return {**{k: v for k, v in meme.items() if k != "image"}, "tasks": tasks}
+
+
+def _arena_leaderboard(ranking: list[dict]) -> Table:
+    rows = [[count(i + 1), text(r["model"]), num(r["bt"], 1),
+             Cell(f"[{r['bt_ci'][0]:.1f}, {r['bt_ci'][1]:.1f}]" if r.get("bt_ci") else "–",
+                  r["bt_ci"][0] if r.get("bt_ci") else None),
+             num(r["elo"], 1), pct(r["win_rate"]), pct(r.get("score")), count(r["battles"])]
+            for i, r in enumerate(ranking)]
+    result = table(["#", "model", "BT", "BT 95% CI", "Elo", "win rate", "score (tie ½)", "battles"], rows)
+    for column in (2, 4, 5, 6):
+        mark_best(result, column, higher=True)
+    return result
+
+
+def _arena_dimensions(dimensions: dict[str, list[dict]], models: list[str]) -> Table:
+    by_model = {d: {r["model"]: r for r in rows} for d, rows in dimensions.items()}
+    rows = []
+    for model in models:
+        row = [text(model)]
+        for d in dimensions:
+            entry = by_model[d].get(model)
+            row.append(Cell(f"{entry['bt']:.1f} ({100 * entry['win_rate']:.0f}%)" if entry else "–",
+                            entry["bt"] if entry else None))
+        rows.append(row)
+    result = table(["model", *dimensions], rows)
+    for i in range(1, len(dimensions) + 1):
+        mark_best(result, i, higher=True)
+    return result
+
+
+def _arena_judges(report: dict[str, Any], joint: list[str]) -> list[Block]:
+    judges = report.get("judges", {})
+    rows = [[text(j), num(v.get("ndcg"), 3), count(v.get("battles")), pct(v.get("flip_rate")),
+             text(" > ".join(v.get("ranking", [])))] for j, v in judges.items()]
+    blocks = [Block("table", "Judges: NDCG of each judge's ranking against the joint ranking",
+                    table=table(["judge", "NDCG", "battles", "flip rate", "ranking"], rows))]
+    names = ["joint panel", *judges]
+    ranks = [[float(i + 1) for i in range(len(joint))]] + [
+        [float(v["ranking"].index(m) + 1) if m in v.get("ranking", []) else None for m in joint]
+        for v in judges.values()]
+    src = plots.rank_heatmap(names, joint, ranks, "Rank of each model by each judge")
+    if src and judges:
+        blocks.append(Block("plot", "Per-judge ranking", src=src))
+    bias = report.get("bias", {})
+    if bias:
+        judge_names = list(dict.fromkeys(j for s in bias.values() for j in s.get("judges", {})))
+        blocks.append(Block("table", "Bias study: NDCG per reference setting", table=table(
+            ["setting", *judge_names, "average"],
+            [[text(s), *[num(v["judges"].get(j), 3) for j in judge_names], num(v.get("avg_ndcg"), 3)]
+             for s, v in bias.items()])))
+    return blocks

@@ -1,0 +1,57 @@
+"""Toyscore's config, input check and run (`Method.config`, `check`, `run`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from memegauge.config import ModelRegistry, method_config, resolve_from_base
+from memegauge.engine import Store, open_run
+from memegauge.memes import load_memes
+from memegauge.methods import Checked, RunResult, default_run_name
+from memegauge.prompts import render_prompt
+from memegauge.types import ChatRequest, Message, SamplingParams
+from toyscore.records import FunnyRecord
+
+
+class ToyConfig(BaseModel):
+    """`memegauge toyscore -c CONFIG`: which memes, which model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memes: Path = Field(description="The meme set (JSONL), relative to the config file.")
+    model: str = Field(description="The registry name of the model asked.")
+
+    @field_validator("memes", mode="after")
+    @classmethod
+    def _relative_to_file(cls, value: Path, info: ValidationInfo) -> Path:
+        return resolve_from_base(value, info)
+
+
+def config(source: Path | str | dict[str, Any]) -> ToyConfig:
+    return method_config(source, ToyConfig)
+
+
+def check(config: ToyConfig, registry: ModelRegistry) -> Checked:
+    registry.get(config.model)
+    memes = load_memes(config.memes, require_images=False)
+    return Checked(inputs=memes, models=[config.model], pictures=[])
+
+
+async def run(config: ToyConfig, *, store: Store, registry: ModelRegistry, name: str | None = None,
+              progress: bool | None = None, checked: Checked | None = None) -> RunResult:
+    memes = (checked or check(config, registry)).inputs
+    stored = config.model_dump(mode="json")
+    name = name or default_run_name("toyscore", [config.model], config.memes, stored)
+    params = SamplingParams(temperature=0, max_tokens=8)
+    requests = [ChatRequest(model=config.model, stage="toyscore.ask", params=params,
+                            messages=[Message.user(render_prompt("toyscore_ask", text=m.as_text()))]) for m in memes]
+    async with open_run(store, registry, name=name, method="toyscore", config=stored,
+                        progress=progress) as (opened, engine):
+        outcomes = await engine.chat_many(requests)
+        opened.put_many([FunnyRecord(meme=m.id, ok=o.ok, error=o.record.error,
+                                     funny=o.value.strip().lower().startswith("yes") if o.ok else None)
+                         for m, o in zip(memes, outcomes)])
+    return RunResult.of(store, name)

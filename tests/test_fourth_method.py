@@ -1,0 +1,115 @@
+"""A fourth method is one folder plus one entry point: `tests/fourth_method/toyscore` (the worked example of
+docs/engine.md), installed into a temporary site folder with its entry point and nothing else, runs end to
+end through the CLI, the Python API, `report` (every format), `runs` and `view`, without a change to any
+file of MemeGauge. Each step runs in a fresh process, so the method is found the way an installed package
+is: by its entry point."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from memegauge.samples import sample_memes_path
+from memegauge.testing.browser import available, start_driver
+from memegauge.testing.server import start_server
+
+sys.path.insert(0, str(Path(__file__).parent))
+from report_browser import console_errors  # noqa: E402
+
+TOY = Path(__file__).parent / "fourth_method" / "toyscore"
+CLI = [sys.executable, "-c", "import sys; from memegauge.cli import main; sys.exit(main(sys.argv[1:]))"]
+
+
+@pytest.fixture
+def world(tmp_path):
+    site = tmp_path / "site"
+    shutil.copytree(TOY, site / "toyscore")
+    info = site / "toyscore-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toyscore\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[memegauge.methods]\ntoyscore = toyscore.method:METHOD\n")
+    (tmp_path / "toy.yaml").write_text(f"memes: {sample_memes_path()}\nmodel: tsrv\n")
+    env = {**os.environ, "PYTHONPATH": str(site), "MEMEGAUGE_CACHE_DIR": str(tmp_path / "cache")}
+    with start_server() as server:
+        (tmp_path / "models.yaml").write_text(
+            f"tsrv: {{backend: openai, model: tsrv, base_url: {server.base_url}, max_concurrency: 8, "
+            "backoff_s: 0.01, backoff_max_s: 0.05}\n")
+        yield tmp_path, env
+
+
+def _cli(world, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    tmp, env = world
+    done = subprocess.run([*CLI, "--store", str(tmp / "s.db"), "--models", str(tmp / "models.yaml"), "--quiet",
+                           *args], capture_output=True, text=True, env=env, timeout=120)
+    assert not check or done.returncode == 0, done.stderr
+    return done
+
+
+def test_a_fourth_method_runs_through_the_cli_the_api_report_and_view(world):
+    tmp, env = world
+    shipped = {p: p.stat().st_mtime_ns for p in Path(__file__).parents[1].joinpath("memegauge").rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts}
+    _cli(world, "toyscore", "-c", str(tmp / "toy.yaml"), "--run", "toy-cli")
+
+    api = ("import json, memegauge\n"
+           f"r = memegauge.run('toyscore', {str(tmp / 'toy.yaml')!r}, store={str(tmp / 's.db')!r}, "
+           f"models={str(tmp / 'models.yaml')!r}, name='toy-api')\n"
+           "print(json.dumps([r.status, r.calls, r.report['memes'], r.report['run']['method'], list(r.tables())]))")
+    done = subprocess.run([sys.executable, "-c", api], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    status, calls, memes, method, tables = json.loads(done.stdout.splitlines()[-1])
+    assert (status, method, tables) == ("done", "toyscore", ["answers"]) and calls == memes == 13
+
+    report = json.loads(_cli(world, "report", "toy-cli", "--format", "json").stdout)
+    assert report["run"]["method"] == "toyscore" and report["memes"] == 13
+    assert report["answered"] + report["run"]["failed_calls"] == 13
+    assert "funny_share" in _cli(world, "report", "toy-cli", "--format", "md").stdout
+    assert "memes,13" in _cli(world, "report", "toy-cli", "--format", "csv").stdout
+    page = _cli(world, "report", "toy-cli", "--format", "html").stdout
+    assert "Toyscore" in page and "function toyscore(root, data)" in page and "toyscore: toyscore" in page
+    assert "<dt>targets</dt><dd>tsrv</dd>" in page  # the method said which model the run used
+
+    listed = _cli(world, "runs", "--json").stdout
+    assert {r["name"] for r in json.loads(listed)} == {"toy-cli", "toy-api"}
+    served = _served(world, "toy-api")
+    assert served == _cli(world, "report", "toy-api", "--format", "html").stdout.rstrip("\n")
+    assert shipped == {p: p.stat().st_mtime_ns for p in shipped}  # no file of MemeGauge written
+    if available():  # the method's browser.js, inlined by the page, lists one row per meme
+        (tmp / "toy.html").write_text(served, encoding="utf-8")
+        assert _browser_rows(tmp / "toy.html") == 13
+
+
+def _browser_rows(page: Path) -> int:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    driver = start_driver()
+    try:
+        driver.get(page.as_uri())
+        WebDriverWait(driver, 20).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"))
+        assert console_errors(driver) == []
+        return len(driver.find_elements(By.CSS_SELECTOR, "[data-browser] .items .row"))
+    finally:
+        driver.quit()
+
+
+def _served(world, run: str) -> str:
+    """`memegauge view RUN`: the page it serves on 127.0.0.1 (the process is stopped once read)."""
+    tmp, env = world
+    view = subprocess.Popen([*CLI, "--store", str(tmp / "s.db"), "--models", str(tmp / "models.yaml"), "view", run],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        url = view.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), view.stderr.read()
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.read().decode("utf-8")
+    finally:
+        view.terminate()
+        view.wait(timeout=30)
