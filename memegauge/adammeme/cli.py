@@ -10,7 +10,7 @@ from typing import Optional, get_args
 import typer
 
 from memegauge.adammeme.records import FailureRuleName
-from memegauge.clikit import LIMIT, SEED, SET, SKIP_PREFLIGHT
+from memegauge.clikit import BUDGET, DRY_RUN, LIMIT, SEED, SET, SKIP_PREFLIGHT
 from memegauge.types import InputError
 
 FailureRuleOption = Enum("FailureRuleOption", {name: name for name in get_args(FailureRuleName)}, type=str)
@@ -37,11 +37,13 @@ def adam_command(
                                            help="Accept the run as done when at most this share of its "
                                                 "calls still failed after retries (default 0: none)."),
     skip_preflight: bool = SKIP_PREFLIGHT,
+    dry: bool = DRY_RUN,
+    budget: Optional[float] = BUDGET,
 ) -> None:
     """Run AdamMeme: mine, score and refine memes for one or more target models."""
     from memegauge.adammeme.config import AdamConfig
     from memegauge.adammeme.pipeline import check_inputs, run_adammeme
-    from memegauge.clikit import default_run_name, finish, overrides, preflight, settings
+    from memegauge.clikit import default_run_name, finish, overrides, preflight, settings, use_budget
     from memegauge.config import load_config
 
     cfg = load_config(config, AdamConfig, overrides(sets, limit=limit, seed=seed, repeats=repeat,
@@ -49,6 +51,13 @@ def adam_command(
     s = settings(ctx)
     name = run or default_run_name("adam", cfg.targets, cfg.memes, cfg.config_dict())
     memes = check_inputs(cfg, s.registry())  # before the store exists: bad input writes nothing
+    if dry:
+        from memegauge.adammeme.plan import plan_calls, stored_samples
+        from memegauge.clikit import dry_run
+
+        dry_run(s, name, plan_calls(cfg, memes, stored_samples(s.store_path, name)))
+        return
+    use_budget(budget)
     models = [cfg.agent, *cfg.targets]
     preflight(s, models, pictures=models, skip=skip_preflight)
     store = s.store()

@@ -17,7 +17,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from memegauge.clikit import LIMIT, SEED, SET, SKIP_PREFLIGHT
+from memegauge.clikit import BUDGET, DRY_RUN, LIMIT, SEED, SET, SKIP_PREFLIGHT
 from memegauge.types import InputError
 
 
@@ -51,13 +51,15 @@ def arena_command(
     battles_out: Optional[Path] = typer.Option(
         None, "--battles-out", help="Also write the joint battles (JSONL, Chatbot Arena format)."),
     skip_preflight: bool = SKIP_PREFLIGHT,
+    dry: bool = DRY_RUN,
+    budget: Optional[float] = BUDGET,
 ) -> None:
     """Run (or resume) a MemeArena evaluation."""
     if ctx.invoked_subcommand is not None:
         return
     from memegauge.arena.config import ArenaConfig
     from memegauge.arena.pipeline import extend_config, read_inputs, run_arena
-    from memegauge.clikit import console, default_run_name, finish, overrides, preflight, settings
+    from memegauge.clikit import default_run_name, finish, notes, overrides, preflight, settings, use_budget
     from memegauge.config import load_config
 
     if config_path is None:
@@ -78,13 +80,22 @@ def arena_command(
                    else default_run_name("arena", config.targets, config.memes, config.stored()))
     registry = cfg.registry()
     inputs = read_inputs(config, registry)  # every input checked before the store is touched
+    if dry:
+        from memegauge.arena.pipeline import repeat_runs
+        from memegauge.arena.plan import plan_calls
+        from memegauge.clikit import dry_run
+
+        dry_run(cfg, name, [plan for _, seed in repeat_runs(config, name)
+                            for plan in plan_calls(config.model_copy(update={"seed": seed}), inputs.memes)])
+        return
+    use_budget(budget)
     preflight(cfg, config.models(), pictures=config.models(), skip=skip_preflight)
     store = cfg.store()
     outcome = asyncio.run(run_arena(config, store, registry, name, progress=cfg.progress,
                                     retry_failed=retry_failed, inputs=inputs))
     summary = store.run_summary(name)
-    console.print(f"run {name!r}: {summary['calls']} calls ({outcome.calls_made} made now, "
-                  f"{summary['failed_calls']} failed); {outcome.judged}/{outcome.battles} battles judged")
+    notes.print(f"run {name!r}: {summary['calls']} calls ({outcome.calls_made} made now, "
+                f"{summary['failed_calls']} failed); {outcome.judged}/{outcome.battles} battles judged")
     _print_ranking(store, name, battles_out)
     finish(store, name, max_failure_rate)
 

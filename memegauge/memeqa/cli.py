@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from memegauge.clikit import SEED, SET, SKIP_PREFLIGHT, safe
+from memegauge.clikit import BUDGET, DRY_RUN, SEED, SET, SKIP_PREFLIGHT, safe
 from memegauge.files import shell_command
 from memegauge.types import InputError
 
@@ -56,9 +56,11 @@ def eval_command(
                                            help="Accept the run as done when at most this share of its "
                                                 "calls still failed after retries (default 0: none)."),
     skip_preflight: bool = SKIP_PREFLIGHT,
+    dry: bool = DRY_RUN,
+    budget: Optional[float] = BUDGET,
 ) -> None:
     """Evaluate one or more models on one split of MemeQA (paper prompts, greedy, ≤10 new tokens)."""
-    from memegauge.clikit import finish_all, overrides, preflight
+    from memegauge.clikit import finish_all, overrides, preflight, use_budget
     from memegauge.config import load_config, method_config
     from memegauge.memeqa.config import EvalConfig
     from memegauge.memeqa.runs import eval_run, read_eval_inputs
@@ -82,6 +84,10 @@ def eval_command(
     inputs = [read_eval_inputs(data=c.data, images=c.images, version=c.version, split=c.split, texts=c.texts,
                                limit=c.limit, types=c.types, seed=c.seed) for c in configs]
     evaluated = [c.model for c in configs]
+    if dry:
+        _dry_eval(cfg, configs, inputs, run)
+        return
+    use_budget(budget)
     preflight(cfg, evaluated, pictures=evaluated, skip=skip_preflight)
     names = []
     for c, read in zip(configs, inputs, strict=True):
@@ -95,6 +101,18 @@ def eval_command(
     else:
         _print_comparison(cfg, names)
     finish_all(cfg.store(), names, max_failure_rate)
+
+
+def _dry_eval(cfg, configs, inputs, run: Optional[str]) -> None:
+    """`qa eval --dry-run`: each model's planned calls (one estimate per run)."""
+    from memegauge.clikit import dry_run
+    from memegauge.memeqa.plan import plan_eval
+    from memegauge.memeqa.runs import default_run_name, resolve_types
+
+    for c, (questions, memes) in zip(configs, inputs, strict=True):
+        name = _run_name(run, c.model, len(configs)) or default_run_name(
+            "eval", c.version, c.split, c.model, c.limit, resolve_types(c.types), c.circular, c.seed)
+        dry_run(cfg, name, plan_eval(questions, memes, model=c.model, version=c.version, circular=c.circular))
 
 
 @qa_app.command("score")
@@ -212,7 +230,7 @@ def _print_comparison(cfg, names: list[str]) -> None:
 
 
 def _print_summary(cfg, name: str) -> None:
-    from memegauge.clikit import console, out
+    from memegauge.clikit import console, notes, out
     from memegauge.report import build_report
 
     report = build_report(cfg.store(), name)
@@ -226,8 +244,8 @@ def _print_summary(cfg, name: str) -> None:
     table.add_row("micro", str(report["n_scored"]), _pct(report["micro"]),
                   _pct(report["random_baseline"]["micro"]))
     out.print(table)
-    console.print(safe(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
-                       f"{report['n_failed_calls']}; `{shell_command('memegauge', 'report', name)}` for details"))
+    notes.print(safe(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
+                     f"{report['n_failed_calls']}; `{shell_command('memegauge', 'report', name)}` for details"))
     if report["missing"]["n"]:
         ids = report["missing"]["ids"]
         shown = ", ".join(ids[:5]) + (f", … ({len(ids) - 5} more)" if len(ids) > 5 else "")
@@ -236,13 +254,13 @@ def _print_summary(cfg, name: str) -> None:
                            f"are not scored: {shown} (all in `{every}`)"))
     if report.get("timing"):
         timing = report["timing"]
-        console.print(f"{timing['wall_s']:.1f} s wall, {timing['s_per_question']:.2f} s per "
-                      f"question ({timing['new_calls']} new model calls, the rest from the cache)")
+        notes.print(f"{timing['wall_s']:.1f} s wall, {timing['s_per_question']:.2f} s per "
+                    f"question ({timing['new_calls']} new model calls, the rest from the cache)")
         backend = timing.get("backend") or {}
         if backend.get("hf.batches_split"):  # the run was slower than its batch size promised
-            console.print(f"{backend['hf.batches_split']} batch(es) ran out of memory and were split in "
-                          f"halves ({backend['hf.batched_requests']} requests in {backend['hf.batches']} "
-                          "batches); a smaller extra.batch_size or max_pixels avoids the retries")
+            notes.print(f"{backend['hf.batches_split']} batch(es) ran out of memory and were split in "
+                        f"halves ({backend['hf.batched_requests']} requests in {backend['hf.batches']} "
+                        "batches); a smaller extra.batch_size or max_pixels avoids the retries")
 
 
 @qa_app.command("build")
