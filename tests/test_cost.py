@@ -180,3 +180,42 @@ def test_quiet_prints_only_the_final_line(server, tmp_path, capsys):
     err = " ".join(capsys.readouterr().err.split())  # rich wraps at 80 columns
     assert err == ("run 'memeqa-eval-qwen-x-none-minus-dev' done; `memegauge report "
                    "memeqa-eval-qwen-x-none-minus-dev` shows it")
+
+
+def test_qa_build_dry_run_counts_against_the_real_build(tmp_path, capsys):
+    pytest.importorskip("spacy")
+    import yaml
+
+    from memegauge.cli import main
+    from memegauge.engine.estimate import estimate, versus_run
+    from memegauge.config import load_config, load_registry
+    from memegauge.memeqa.build import BuildConfig
+    from memegauge.memeqa.construct import load_annotations, spacy_tagger
+    from memegauge.memeqa.plan import plan_build
+    from test_memeqa_build import registry, write_annotations
+
+    try:
+        tagger = spacy_tagger()
+    except Exception as exc:  # noqa: BLE001 — the tagger's model is an optional download
+        pytest.skip(f"no spaCy tagger: {exc}")
+    registry()  # registers the scripted generator, discriminator and blind model
+    models = tmp_path / "models.yaml"
+    models.write_text(yaml.safe_dump({n: {"backend": "scripted", "model": n, "vision": n == "disc"}
+                                      for n in ("gen", "disc", "blind")}))
+    write_annotations(tmp_path / "memes", n=12)
+    config = tmp_path / "build.yaml"
+    config.write_text(yaml.safe_dump({"annotations": "memes/annotations.jsonl", "out": "built", "generator": "gen",
+                                      "discriminator": "disc", "trivial_model": "blind", "af_max_rounds": 3,
+                                      "seed": 4, "run": "b1"}))
+    argv = ["--store", str(tmp_path / "s.db"), "--models", str(models), "--quiet", "qa", "build", "-c", str(config)]
+    capsys.readouterr()
+    assert main([*argv, "--dry-run"]) == 0
+    assert "memeqa.construct.cloze" in capsys.readouterr().out and not (tmp_path / "s.db").exists()
+    build = load_config(config, BuildConfig)
+    rows = estimate(plan_build(build, load_annotations(build.annotations), tagger), load_registry(models), None, "b1")
+    assert main(argv) == 0
+    store = Store(tmp_path / "s.db")
+    for row in versus_run(rows, store, "b1"):
+        estimated, real = row["calls"]
+        assert real == estimated if row["bound"] == "exact" else real <= estimated, row
+    store.close()

@@ -273,9 +273,11 @@ def build_command(ctx: typer.Context,
                       0.0, "--max-failure-rate", min=0.0, max=1.0,
                       help="Accept the run as done when at most this share of its calls still failed."),
                   skip_preflight: bool = SKIP_PREFLIGHT,
+                  dry: bool = DRY_RUN,
+                  budget: Optional[float] = BUDGET,
                   ) -> None:
     """Construct MemeQA from annotations: QO pairs → AF → trivial filter → None+ → split."""
-    from memegauge.clikit import console, finish, overrides, preflight
+    from memegauge.clikit import console, dry_run, finish, overrides, preflight, use_budget
     from memegauge.config import load_config
     from memegauge.memeqa.build import BuildConfig, annotation_memes, run_build
     from memegauge.memeqa.construct import load_annotations
@@ -284,7 +286,16 @@ def build_command(ctx: typer.Context,
 
     cfg = _settings(ctx)
     build = load_config(config, BuildConfig, overrides(sets, run=run, seed=seed))
-    annotation_memes(load_annotations(build.annotations), build.annotations.parent)  # bad input: before any call
+    annotations = load_annotations(build.annotations)
+    annotation_memes(annotations, build.annotations.parent)  # bad input: before any call
+    if dry:
+        from memegauge.memeqa.construct import spacy_tagger
+        from memegauge.memeqa.plan import plan_build
+
+        dry_run(cfg, build.run or f"memeqa-build-{build.annotations.stem}",
+                plan_build(build, annotations, spacy_tagger()))
+        return
+    use_budget(budget)
     preflight(cfg, [build.generator, build.discriminator, build.trivial_model], skip=skip_preflight)
     name = asyncio.run(run_build(cfg.store(), cfg.registry(), build, progress=cfg.progress))
     info = read_record(cfg.store(), cfg.store().run_row(name)["id"], BuildInfo)
