@@ -81,7 +81,7 @@ def test_dry_run_sends_nothing_and_writes_nothing(server, tmp_path, capsys):
         capsys.readouterr()
         assert w.cli(*args, "--dry-run") == 0
         printed = capsys.readouterr().out
-        assert "planned calls" in printed and "per model" in printed and "price unknown" in printed
+        assert "planned calls" in printed and "per model" in printed and "cost $" in printed
     assert server.stats.get("requests", 0) == before
     assert not w.store.exists()
 
@@ -92,6 +92,24 @@ def test_dry_run_needs_no_reachable_model(tmp_path, capsys):
     assert w.cli(*qa_args(w), "--dry-run") == 0
     assert "memeqa.evaluate" in capsys.readouterr().out
     assert not w.store.exists()
+
+
+def test_cost_is_unknown_for_an_unpriced_remote_model_and_zero_on_this_machine():
+    from memegauge.config import registry_from_mapping
+    from memegauge.engine.estimate import PlannedCalls, estimate
+
+    registry = registry_from_mapping({
+        "remote": {"backend": "openai", "model": "m", "base_url": "https://api.example.com/v1"},
+        "priced": {"backend": "openai", "model": "m", "base_url": "https://api.example.com/v1",
+                   "price_in": 2.5, "price_out": 10},
+        "here": {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:8000/v1"}}, "test")
+    rows = estimate([PlannedCalls("s", name, 10, max_tokens=100, prompt_words=300, images=1)
+                     for name in ("remote", "priced", "here")], registry, None, None)
+    remote, priced, here = rows
+    assert remote.cost is None and here.cost == 0.0
+    # heuristic: 300 words × 1.33 + 765 per picture = 1,164 prompt tokens a call; completion at max_tokens
+    assert priced.prompt_tokens == 11640 and priced.completion_tokens == 1000
+    assert priced.cost == pytest.approx((11640 * 2.5 + 1000 * 10) / 1e6)
 
 
 def test_dry_run_counts_what_the_store_has(server, tmp_path, capsys):

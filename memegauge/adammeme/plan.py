@@ -82,13 +82,13 @@ def _refinement(cfg: AdamConfig, steps: int, words: float) -> list[PlannedCalls]
         PlannedCalls(VALIDITY, agent, steps * tries, "at most", tokens.validity,
                      template_words("adammeme_validity") + 2 * words, note=note),
         PlannedCalls(CANDIDATE, agent, steps * cfg.candidates, "at most", tokens.candidate,
-                     template_words("adammeme_question") + words, note="refinement: " + note),
+                     template_words("adammeme_question") + words, note="+ refinement steps"),
         PlannedCalls(SENIOR, agent, steps, "at most", tokens.senior, template_words("adammeme_senior") + words,
-                     note="refinement: " + note),
+                     note="+ refinement steps"),
         *(PlannedCalls(TARGET, t, by_target, "at most", tokens.target, template_words("adammeme_question") + words,
-                       note="refinement: " + note) for t in cfg.targets),
+                       note="+ refinement steps") for t in cfg.targets),
         PlannedCalls(SCORER, agent, steps, "at most", tokens.scorer, template_words("adammeme_scorer") + words,
-                     note="refinement: " + note),
+                     note="+ refinement steps"),
     ]
 
 

@@ -11,7 +11,8 @@ which) — the model, and what one call's size rests on. The tokens of one call 
   picture shown to a vision model; completion = the stage's `max_tokens` (an upper bound).
 
 Cost uses the registry's `price_in` / `price_out` (USD per 1M tokens); an API model with neither set
-says "price unknown" rather than $0. `cached`: calls of this run (same name) already answered in the
+says "price unknown" rather than $0; a local backend, or a server on this machine (loopback) without
+prices, costs $0. `cached`: calls of this run (same name) already answered in the
 store: a rerun replays them without paying again.
 """
 
@@ -56,7 +57,8 @@ class StageEstimate:
     note: str
 
 
-BOUNDS = ("exact", "expected", "at most")  # weakest last: a merged count takes its weakest part's
+BOUNDS = ("exact", "at most", "expected")  # weakest last: a merged count takes its weakest part's
+"""(a bound added to an expected count is no bound: the sum is expected)"""
 
 
 def merged(plans: list[PlannedCalls]) -> list[PlannedCalls]:
@@ -102,11 +104,16 @@ def estimate(plans: list[PlannedCalls], registry: ModelRegistry, store: Store | 
 
 
 def _cost(spec: Any, prompt_tokens: int, completion_tokens: int) -> float | None:
-    if spec.backend in LOCAL_BACKENDS:
-        return 0.0
-    if not spec.price_in and not spec.price_out:
-        return None
-    return spec.cost(prompt_tokens, completion_tokens)
+    if spec.price_in or spec.price_out or spec.backend in LOCAL_BACKENDS or _on_this_machine(spec.base_url):
+        return spec.cost(prompt_tokens, completion_tokens)
+    return None  # an API model without prices: unknown, not free
+
+
+def _on_this_machine(urls: list[str]) -> bool:
+    """Every endpoint is on loopback (a vLLM or llama.cpp server here): no bill, unless priced."""
+    from urllib.parse import urlparse
+
+    return bool(urls) and all(urlparse(u).hostname in ("127.0.0.1", "localhost", "::1") for u in urls)
 
 
 def per_model(rows: list[StageEstimate]) -> dict[str, dict[str, Any]]:
