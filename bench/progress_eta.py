@@ -9,8 +9,12 @@ the run's own last line (written as it ends) gives the truth. Prints both and th
 ETA was exact; the issue asks for within 30 %, i.e. 0.70 – 1.30).
 
 memeqa: `qa eval` of 11 question types × `--memes` memes (33 questions repeated, each copy worded
-apart so none is a cache hit) at max_concurrency 4 (one stage, every count exact). arena: 12 memes, three targets and two judges at max_concurrency 4: six stages of different
-widths, the later counts upper bounds until the answers are in.
+apart so none is a cache hit) at max_concurrency 4 (one stage, every count exact).
+arena: 12 memes, three targets and two judges at max_concurrency 4: six stages of different widths,
+the later counts upper bounds until the answers are in.
+
+Measured (2 shared cores): memeqa, 429 calls at 1000 ms: ETA 53 s vs 54 s left (0.98);
+arena, 672 calls at 1500 ms (`--method arena --latency-ms 1500`): 64 s vs 61 s (1.05).
 """
 
 from __future__ import annotations

@@ -155,7 +155,7 @@ def export_command(
     fmt: str = typer.Option("csv", "--format", help="csv, jsonl or parquet (parquet needs --out)."),
     out_path: Optional[Path] = typer.Option(None, "--out", help="Write here (atomically) instead of stdout."),
 ) -> None:
-    """Export one table of a run, one row per item (docs/engine.md: "Exports")."""
+    """Export one table of a run, one row per item (docs/runs.md: "Exports")."""
     from memegauge.export import export
 
     cfg = settings(ctx)

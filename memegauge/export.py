@@ -18,8 +18,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,7 +25,7 @@ from typing import Any, Callable
 
 from memegauge.engine.store import Store
 from memegauge.extras import install_hint
-from memegauge.files import write_text_atomic
+from memegauge.files import write_atomic, write_text_atomic
 from memegauge.types import InputError
 
 FORMATS = ("csv", "jsonl", "parquet")
@@ -36,9 +34,8 @@ Rows = list[dict[str, Any]]
 
 @dataclass(frozen=True)
 class ExportTable:
-    """One exportable table: the method whose runs have it, what its rows are, and how they are read."""
+    """One exportable table: what its rows are, and how they are read from the store."""
 
-    method: str
     describe: str
     rows: Callable[[Store, dict[str, Any]], Rows]
 
@@ -112,20 +109,22 @@ def _leaderboard_rows(store: Store, run: dict[str, Any]) -> Rows:
             for t, accuracy in report.get("accuracy", {}).items()]
 
 
+SCORES = "memegauge.adammeme.records:ScoreRecord"
+STEPS = "memegauge.adammeme.records:StepRecord"
+QUESTIONS = "memegauge.memeqa.records:QuestionRecord"
+
 EXPORT_TABLES: dict[tuple[str, str], ExportTable] = {
-    ("adammeme", "samples"): ExportTable("adammeme", "every scored original sample (`ScoreRecord`), with "
-                                         "`score` and `failure`", _adam_scored("memegauge.adammeme.records:ScoreRecord")),
-    ("adammeme", "steps"): ExportTable("adammeme", "every refinement step (`StepRecord`), with `score`, "
-                                       "`improved` and `failure`", _adam_scored("memegauge.adammeme.records:StepRecord")),
-    ("arena", "battles"): ExportTable("arena", "every battle (`BattleRecord`), with `winner` (the panel's "
-                                      "overall verdict)", _battle_rows),
-    ("arena", "judgments"): ExportTable("arena", "every judge's verdict in each order (`JudgmentRecord`), "
-                                        "with `winner`", _judgment_rows),
-    ("memeqa", "questions"): ExportTable("memeqa", "every question asked (`QuestionRecord`), with `correct`",
-                                         _record_rows("memegauge.memeqa.records:QuestionRecord")),
-    **{(m, "leaderboard"): ExportTable(m, "the per-model figures of the report", _leaderboard_rows)
+    ("adammeme", "samples"): ExportTable("every scored original sample, with `score` and `failure`",
+                                         _adam_scored(SCORES)),
+    ("adammeme", "steps"): ExportTable("every refinement step, with `score`, `improved` and `failure`",
+                                       _adam_scored(STEPS)),
+    ("arena", "battles"): ExportTable("every battle, with `winner` (the panel's overall verdict)", _battle_rows),
+    ("arena", "judgments"): ExportTable("every judge's verdict in each order, with `winner`", _judgment_rows),
+    ("memeqa", "questions"): ExportTable("every question asked, with `correct`", _record_rows(QUESTIONS)),
+    **{(m, "leaderboard"): ExportTable("the per-model figures of the report", _leaderboard_rows)
        for m in ("adammeme", "arena", "memeqa")},
 }
+"""(method, table) → the table: what `memegauge export --table` offers for a run of that method."""
 
 
 def tables_of(method: str) -> list[str]:
@@ -178,16 +177,7 @@ def write_parquet(rows: Rows, path: Path) -> None:
                          f"{install_hint('pandas')}, or use --format csv or jsonl") from None
     columns = _columns(rows)
     table = pa.Table.from_pylist([{c: _flat(row.get(c)) for c in columns} for row in rows])
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"cannot write the file ({exc.strerror or exc})", where=str(path),
-                         fix="choose a path in a writable folder with free space") from None
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomic(path, lambda tmp: pq.write_table(table, tmp))
 
 
 def export(store: Store, name: str, table: str, fmt: str, out: Path | None) -> tuple[int, str | None]:

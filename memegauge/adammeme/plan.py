@@ -41,8 +41,8 @@ def plan_calls(cfg: AdamConfig, memes: list, samples: dict[str, int] | None = No
     pairs, after = sum(samples.values()), ("exact" if known else "expected")
     answer_words = tokens.target * 0.75
     plans = [
-        PlannedCalls(MINING, agent, n * cfg.miners, "exact", tokens.miner, template_words("adammeme_miner") + words + 80,
-                     note="memes × Miners"),
+        PlannedCalls(MINING, agent, n * cfg.miners, "exact", tokens.miner,
+                     template_words("adammeme_miner") + words + 80, note="memes × Miners"),
         PlannedCalls(JUDGE, agent, 2 * n * cfg.miners, "at most", tokens.judge,
                      template_words("adammeme_judge") + 100, note="one per new name, and its re-judging"),
         PlannedCalls(EXAMINER, agent, n * cfg.miners, "at most", tokens.examiner,

@@ -24,7 +24,8 @@ from memegauge.engine.store import HEARTBEAT_S, RunBusy, Store, StoreError, cano
 from memegauge.records import R, Record, read_record, read_records, write_records
 from memegauge.types import MemeGaugeError
 
-__all__ = ["BudgetReached", "CallOutcome", "Engine", "RUN_GC_THRESHOLD", "Run", "RunBusy", "RunIncomplete", "Store", "StoreError",
+__all__ = ["BudgetReached", "CallOutcome", "Engine", "RUN_GC_THRESHOLD", "Run", "RunBusy", "RunIncomplete",
+           "Store", "StoreError",
            "cache_key", "call_priority", "config_hash",
            "ensure_complete", "failure_text", "open_run", "set_budget"]
 
