@@ -159,7 +159,8 @@ def test_progress_lines_are_plain_and_planned():
         line = progress.line()
     assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ progress: 4/≤10 calls \(40%\) · stage.a 4/4", line)
     assert "ETA ≤" in line and not ANSI.search(stream.getvalue())
-    assert stream.getvalue().count("progress:") == 1  # the final line (no tick within 60 s)
+    assert stream.getvalue().count("progress:") == 1  # the final line (no tick within 60 s) …
+    assert " progress: 4/4 calls (100%)" in stream.getvalue()  # … where the run's end closes the bounds
     assert eta_seconds(6, 4, 2.0) == 3.0 and eta_seconds(6, 0, 0) is None
     assert clock(3725) == "1h02m" and clock(65) == "1m05s" and clock(None) == "?"
 

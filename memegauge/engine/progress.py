@@ -180,6 +180,9 @@ class CallProgress:
 
     def __exit__(self, *exc: object) -> None:
         self._closed.set()
+        if exc[0] is None:  # the run is over: every stage submitted all it will, bounds become counts
+            for count in self.stages.values():
+                count.planned, count.bound = count.submitted, "exact"
         if self.progress:
             self.progress.stop()
         elif self._ticker is not None:
