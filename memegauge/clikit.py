@@ -92,10 +92,12 @@ def use_budget(usd: float | None) -> None:
 def dry_run(cfg: Settings, name: str, plans: list) -> None:
     """`--dry-run`: the estimate of run `name`'s planned calls (`memegauge.engine.estimate`), printed.
     Reads the store when there is one (cached calls, measured token means); creates none."""
-    from memegauge.engine.estimate import estimate, print_estimate
+    from memegauge.engine.estimate import DRY_RUN_NOTE, estimate, estimate_tables
 
     store = cfg.store() if cfg.store_path.exists() else None
-    print_estimate(estimate(plans, cfg.registry(), store, name), name)
+    for table in estimate_tables(estimate(plans, cfg.registry(), store, name), name, safe):
+        out.print(table)
+    console.print(DRY_RUN_NOTE)
 
 
 def preflight(cfg: Settings, names: list[str], pictures: list[str] | tuple[str, ...] = (),

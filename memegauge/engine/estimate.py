@@ -19,7 +19,7 @@ store: a rerun replays them without paying again.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable
 
 from memegauge.config import ModelRegistry
 from memegauge.engine.store import Store
@@ -135,30 +135,30 @@ def as_dict(rows: list[StageEstimate]) -> dict[str, Any]:
     return {"stages": [asdict(r) for r in rows], "models": per_model(rows)}
 
 
-def print_estimate(rows: list[StageEstimate], run_name: str) -> None:
-    """The dry run's tables on stdout: per stage and model, then per model."""
+DRY_RUN_NOTE = ("dry run: nothing was sent and the store was not changed. Heuristic completion tokens are the "
+                "max_tokens bound; measured ones are the store's means for that stage and model.")
+
+
+def estimate_tables(rows: list[StageEstimate], run_name: str, clean: Callable[[object], str]) -> list[Any]:
+    """The dry run's rich tables: per stage and model, then per model; `clean` makes a name fit for
+    the terminal (`memegauge.clikit.safe`)."""
     from rich.table import Table
 
-    from memegauge.clikit import console, out, safe
-
-    table = Table(title=f"dry run of {safe(run_name)}: planned calls (no model was called)")
+    table = Table(title=f"dry run of {clean(run_name)}: planned calls (no model was called)")
     for column in ("stage", "model", "calls", "cached", "prompt tok", "completion tok", "cost $", "tokens from",
                    "count"):
         table.add_column(column, justify="left" if column in ("stage", "model", "tokens from", "count") else "right")
     for r in rows:
         count = r.bound + (f": {r.note}" if r.note else "")
-        table.add_row(safe(r.stage), safe(r.model), _calls(r.calls, r.bound), str(r.cached), f"{r.prompt_tokens:,}",
-                      f"{r.completion_tokens:,}", _money(r.cost), r.basis, safe(count))
-    out.print(table)
+        table.add_row(clean(r.stage), clean(r.model), _calls(r.calls, r.bound), str(r.cached), f"{r.prompt_tokens:,}",
+                      f"{r.completion_tokens:,}", _money(r.cost), r.basis, clean(count))
     models = Table(title="per model")
     for column in ("model", "calls", "cached", "prompt tok", "completion tok", "cost $"):
         models.add_column(column, justify="left" if column == "model" else "right")
     for model, t in per_model(rows).items():
-        models.add_row(safe(model), _calls(t["calls"], "at most" if t["bounded"] else "exact"), str(t["cached"]),
+        models.add_row(clean(model), _calls(t["calls"], "at most" if t["bounded"] else "exact"), str(t["cached"]),
                        f"{t['prompt_tokens']:,}", f"{t['completion_tokens']:,}", _money(t["cost"]))
-    out.print(models)
-    console.print("dry run: nothing was sent and the store was not changed. Heuristic completion tokens are "
-                  "the max_tokens bound; measured ones are the store's means for that stage and model.")
+    return [table, models]
 
 
 def _calls(n: int, bound: str) -> str:
