@@ -16,7 +16,7 @@ import typer
 from rich.table import Table
 
 from memegauge._version import __version__
-from memegauge.clikit import SKIP_PREFLIGHT, Settings, console, finish, out, safe, settings  # noqa: F401 (the API)
+from memegauge.clikit import SKIP_PREFLIGHT, Settings, console, finish, notes, out, safe, settings  # noqa: F401 (the API)
 from memegauge.config import ENV_STORE
 from memegauge.files import write_text_atomic
 from memegauge.types import InputError, MemeGaugeError
@@ -44,16 +44,24 @@ def main_options(
     grace: float = typer.Option(10.0, "--grace", min=0.0, help="On the first Ctrl-C, wait up to this "
                                 "many seconds for the answers in flight and store them (a second "
                                 "Ctrl-C leaves at once)."),
+    progress_every: float = typer.Option(10.0, "--progress-every", min=0.1, help="When stderr is not a "
+                                         "terminal (nohup, SLURM, a pipe): a plain progress line every this "
+                                         "many seconds."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit.",
                                  is_eager=True, callback=lambda value: _print_version(value)),
 ) -> None:
+    from memegauge.engine import set_budget
     from memegauge.engine.interrupt import set_grace
+    from memegauge.engine.progress import set_progress_every
     from memegauge.files import set_text_encoding
     from memegauge.logs import configure
 
     configure(verbose, quiet)
+    notes.quiet = quiet
     set_text_encoding(encoding)
     set_grace(grace)
+    set_progress_every(progress_every)
+    set_budget(None)  # a method command's --budget sets it for its own runs
     store_path = store or Path(os.environ.get(ENV_STORE) or "memegauge.db")
     ctx.obj = Settings(store_path=store_path, models_path=models, verbose=verbose, quiet=quiet)
 
@@ -141,6 +149,27 @@ def report_command(
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+@app.command("export")
+def export_command(
+    ctx: typer.Context, run: str = typer.Argument(..., help="Run name."),
+    table: str = typer.Option(..., "--table", help="samples, steps (AdamMeme); battles, judgments (Arena); "
+                              "questions (MemeQA); leaderboard (every method)."),
+    fmt: str = typer.Option("csv", "--format", help="csv, jsonl or parquet (parquet needs --out)."),
+    out_path: Optional[Path] = typer.Option(None, "--out", help="Write here (atomically) instead of stdout."),
+) -> None:
+    """Export one table of a run, one row per item (docs/runs.md: "Exports")."""
+    from memegauge.export import export
+
+    cfg = settings(ctx)
+    if not cfg.store_path.exists():
+        raise InputError("no store here yet", where=str(cfg.store_path), fix="pass --store PATH")
+    rows, text = export(cfg.store(), run, table, fmt, out_path)
+    if text is None:
+        console.print(f"{rows} rows written to {safe(out_path)}")
+    else:
+        sys.stdout.write(text)
+
+
 @app.command("demo")
 def demo_command(ctx: typer.Context,
                  out_dir: Path = typer.Option(Path("demo-out"), "--out", help="Output folder."),
@@ -188,8 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         console.print(f"[red]error:[/] {safe(exc)}", highlight=False, soft_wrap=True)
         return 2
-    except MemeGaugeError as exc:
-        console.print(f"[red]failed:[/] {safe(exc)}", highlight=False, soft_wrap=True)
+    except MemeGaugeError as exc:  # `label`: e.g. "stopped" for a clean, resumable stop (--budget)
+        label = getattr(exc, "label", "failed")
+        colour = "red" if label == "failed" else "yellow"
+        console.print(f"[{colour}]{label}:[/] {safe(exc)}", highlight=False, soft_wrap=True)
         return 1
     except KeyboardInterrupt:
         console.print(INTERRUPTED)

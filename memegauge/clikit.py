@@ -29,6 +29,9 @@ def stdout_console() -> Console:
 
 
 console = Console(stderr=True)
+notes = Console(stderr=True)
+"""Status lines on stderr (wall time, call counts): silenced by `--quiet`, which leaves the errors and
+each command's final line (`console`)."""
 out = stdout_console()
 
 
@@ -71,6 +74,30 @@ SET = typer.Option(None, "-o", "--set", metavar="KEY=VALUE",
 
 SKIP_PREFLIGHT = typer.Option(False, "--skip-preflight", help="Start without checking the models first "
                               "(extras, keys, endpoints, pictures): for offline replays from the store.")
+
+DRY_RUN = typer.Option(False, "--dry-run", help="Make no model call (no preflight either): print the planned "
+                       "calls per stage and model, their estimated tokens and cost, and how many the store "
+                       "already has.")
+BUDGET = typer.Option(None, "--budget", min=0.0, metavar="USD", help="Stop the run cleanly (resumable, "
+                      "status `stopped`) once the calls it makes cost this much (registry prices).")
+
+
+def use_budget(usd: float | None) -> None:
+    """The command's `--budget` for the runs it opens (`memegauge.engine.set_budget`)."""
+    from memegauge.engine import set_budget
+
+    set_budget(usd)
+
+
+def dry_run(cfg: Settings, name: str, plans: list) -> None:
+    """`--dry-run`: the estimate of run `name`'s planned calls (`memegauge.engine.estimate`), printed.
+    Reads the store when there is one (cached calls, measured token means); creates none."""
+    from memegauge.engine.estimate import DRY_RUN_NOTE, estimate, estimate_tables
+
+    store = cfg.store() if cfg.store_path.exists() else None
+    for table in estimate_tables(estimate(plans, cfg.registry(), store, name), name, safe):
+        out.print(table)
+    console.print(DRY_RUN_NOTE)
 
 
 def preflight(cfg: Settings, names: list[str], pictures: list[str] | tuple[str, ...] = (),

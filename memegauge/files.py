@@ -11,7 +11,7 @@ import os
 import secrets
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from memegauge.types import InputError
 
@@ -38,6 +38,12 @@ def user_cache_root() -> Path:
 def write_text_atomic(path: Path, text: str) -> Path:
     """Write `text` to `path` so that a reader sees the old file or the whole new one, never half of
     it: a temporary file beside it (unique, so concurrent writers do not collide), then a rename."""
+    return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def write_atomic(path: Path, write: Callable[[Path], object]) -> Path:
+    """`write(temporary path)` beside `path`, then renamed onto it: the whole file or none (any format:
+    `write_text_atomic`, Parquet exports)."""
     path = Path(path)
     if path.is_dir():
         raise InputError("is a folder, not a file", where=str(path),
@@ -45,7 +51,7 @@ def write_text_atomic(path: Path, text: str) -> Path:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
+        write(tmp)
         os.replace(tmp, path)
     except OSError as exc:
         raise InputError(f"cannot write the file ({exc.strerror or exc})", where=str(path),

@@ -10,7 +10,7 @@ from typing import Optional, get_args
 import typer
 
 from memegauge.adammeme.records import FailureRuleName
-from memegauge.clikit import LIMIT, SEED, SET, SKIP_PREFLIGHT
+from memegauge.clikit import BUDGET, DRY_RUN, LIMIT, SEED, SET, SKIP_PREFLIGHT
 from memegauge.types import InputError
 
 FailureRuleOption = Enum("FailureRuleOption", {name: name for name in get_args(FailureRuleName)}, type=str)
@@ -37,17 +37,29 @@ def adam_command(
                                            help="Accept the run as done when at most this share of its "
                                                 "calls still failed after retries (default 0: none)."),
     skip_preflight: bool = SKIP_PREFLIGHT,
+    dry: bool = DRY_RUN,
+    budget: Optional[float] = BUDGET,
 ) -> None:
     """Run AdamMeme: mine, score and refine memes for one or more target models."""
     from memegauge.adammeme.config import AdamConfig
     from memegauge.adammeme.method import METHOD
-    from memegauge.clikit import finish, overrides, settings
+    from memegauge.clikit import finish, overrides, settings, use_budget
     from memegauge.config import load_config
     from memegauge.methods import run_checked
 
     cfg = load_config(config, AdamConfig, overrides(sets, limit=limit, seed=seed, repeats=repeat,
                                                     erase=False if no_erase else None))
     s = settings(ctx)
+    if dry:  # the plan only: no model call, no preflight, no store written
+        from memegauge.adammeme.plan import plan_calls, stored_samples
+        from memegauge.clikit import dry_run
+        from memegauge.methods import default_run_name
+
+        name = run or default_run_name("adam", cfg.targets, cfg.memes, cfg.stored())
+        memes = METHOD.check(cfg, s.registry()).inputs
+        dry_run(s, name, plan_calls(cfg, memes, stored_samples(s.store_path, name)))
+        return
+    use_budget(budget)
     # the one run path (as `memegauge.run`): inputs checked, models preflighted, then the store opened
     [result] = asyncio.run(run_checked(METHOD, [(cfg, run)], store=s.store, registry=s.registry(),
                                        progress=s.progress, preflight=not skip_preflight))

@@ -26,6 +26,7 @@ from memegauge.adammeme.messages import MemeView
 from memegauge.adammeme.misbelief import narrate
 from memegauge.adammeme.records import ReferenceRecord, RunMeta, SamplingRecord, ScoreRecord, TaxonomyRecord
 from memegauge.adammeme.mining import mine
+from memegauge.adammeme.plan import plan_calls
 from memegauge.adammeme.reference import asking_about, build_reference
 from memegauge.adammeme.refinement import refine_category
 from memegauge.adammeme.sampling import plan_samples
@@ -75,6 +76,7 @@ async def _run(cfg: AdamConfig, store: Store, registry: ModelRegistry, name: str
     async with open_run(store, registry, name=name, method="adammeme", config=cfg.config_dict(),
                         seed=cfg.seed, progress=progress,
                         vision_models=[cfg.agent, *cfg.targets]) as (run, engine):
+        engine.progress.plan_calls(plan_calls(cfg, memes))  # the progress's totals: expected until sampled
         run.put(RunMeta(targets=cfg.targets, agent=cfg.agent, threshold=cfg.failure_threshold,
                         failure_rule=cfg.failure_rule, repeats=cfg.repeats,
                         top_terms=cfg.top_terms, memes=len(memes), erase=cfg.erase))
@@ -99,6 +101,7 @@ async def _pipeline(memes: list[Meme], cfg: AdamConfig, engine: Engine, run: Run
     run.put(TaxonomyRecord(categories=taxonomy.categories, added=taxonomy.added))
     plan = plan_samples([m.id for m in memes], mining, taxonomy, cfg)
     run.put_many(list(plan.values()))
+    engine.progress.plan_calls(plan_calls(cfg, memes, {c: len(p.sampled) for c, p in plan.items()}))
     views = asyncio.create_task(_scoring_views(plan, by_id, cfg, cache))  # beside narration: a thread
     # Algorithm 1 runs step after step within a (target, category): its chains are the run's critical
     # path. So each category goes from its own narration to its references, scoring and chains without

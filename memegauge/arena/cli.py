@@ -17,7 +17,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from memegauge.clikit import LIMIT, SEED, SET, SKIP_PREFLIGHT
+from memegauge.clikit import BUDGET, DRY_RUN, LIMIT, SEED, SET, SKIP_PREFLIGHT
 from memegauge.types import InputError
 
 
@@ -51,6 +51,8 @@ def arena_command(
     battles_out: Optional[Path] = typer.Option(
         None, "--battles-out", help="Also write the joint battles (JSONL, Chatbot Arena format)."),
     skip_preflight: bool = SKIP_PREFLIGHT,
+    dry: bool = DRY_RUN,
+    budget: Optional[float] = BUDGET,
 ) -> None:
     """Run (or resume) a MemeArena evaluation."""
     if ctx.invoked_subcommand is not None:
@@ -58,7 +60,7 @@ def arena_command(
     from memegauge.arena.config import ArenaConfig
     from memegauge.arena.method import METHOD
     from memegauge.arena.pipeline import extend_config
-    from memegauge.clikit import console, finish, overrides, settings
+    from memegauge.clikit import finish, notes, overrides, settings, use_budget
     from memegauge.config import load_config
     from memegauge.methods import run_checked
 
@@ -77,14 +79,26 @@ def arena_command(
                              "name a run made by `memegauge arena`")
         config = extend_config(config, json.loads(row["config_json"]), extend)
     name = run or (f"{extend}+{'+'.join(config.added_targets)}" if extend else None)
+    if dry:  # the plan only: no model call, no preflight, no store written
+        from memegauge.arena.pipeline import repeat_runs
+        from memegauge.arena.plan import plan_calls
+        from memegauge.clikit import dry_run
+        from memegauge.methods import default_run_name
+
+        name = name or default_run_name("arena", config.targets, config.memes, config.stored())
+        memes = METHOD.check(config, cfg.registry()).inputs.memes
+        dry_run(cfg, name, [plan for _, seed in repeat_runs(config, name)
+                            for plan in plan_calls(config.model_copy(update={"seed": seed}), memes)])
+        return
+    use_budget(budget)
     # the one run path (as `memegauge.run`): inputs checked, models preflighted, then the store opened
     [result] = asyncio.run(run_checked(METHOD, [(config, name)], store=cfg.store, registry=cfg.registry(),
                                        progress=cfg.progress, preflight=not skip_preflight,
                                        retry_failed=retry_failed))
     name, outcome, store = result.name, result.details, cfg.store()
     summary = store.run_summary(name)
-    console.print(f"run {name!r}: {summary['calls']} calls ({outcome.calls_made} made now, "
-                  f"{summary['failed_calls']} failed); {outcome.judged}/{outcome.battles} battles judged")
+    notes.print(f"run {name!r}: {summary['calls']} calls ({outcome.calls_made} made now, "
+                f"{summary['failed_calls']} failed); {outcome.judged}/{outcome.battles} battles judged")
     _print_ranking(store, name, battles_out)
     finish(store, name, max_failure_rate)
 

@@ -49,7 +49,8 @@ from memegauge.arena.config import ArenaConfig
 from memegauge.arena.contexts import simulate_contexts
 from memegauge.arena.detection import detect
 from memegauge.arena.fusion import fuse_guidelines
-from memegauge.arena.judging import judge_battles, plan_battles
+from memegauge.arena.judging import STAGE as JUDGING_STAGE, judge_battles, plan_battles
+from memegauge.arena.plan import plan_calls
 from memegauge.arena.tasks import formulate_tasks
 from memegauge.config import ModelRegistry
 from memegauge.arena.records import (AnswerRecord, BattleRecord, ContextRecord, DetectionRecord,
@@ -184,6 +185,7 @@ async def _run_once(config: ArenaConfig, store: Store, registry: ModelRegistry, 
     async with open_run(store, registry, name=run_name, method="arena", config=config.stored(),
                         seed=config.seed, progress=progress, retry_failed=retry_failed,
                         vision_models=config.models()) as (run, engine):
+        engine.progress.plan_calls(plan_calls(config, inputs.memes))  # bounds until answers are in
         run.put_many([RepeatRecord(repeat=k, run=name, seed=seed)
                       for k, (name, seed) in enumerate(repeats, start=1)] if len(repeats) > 1 else [])
         run.put_many([MemeRecord(id=m.id, order=i, text=m.text, caption=m.caption, labels=m.labels,
@@ -207,6 +209,7 @@ async def _run_once(config: ArenaConfig, store: Store, registry: ModelRegistry, 
         plan = plan_battles(tasks, answers, config.targets, config.added_targets, config.judges,
                             list(config.settings), config.answers_per_task, config.self_judging,
                             config.both_orders, config.seed)
+        engine.progress.plan(JUDGING_STAGE, len(plan.judgments))  # exact now the answers are known
         judgments, battles = await judge_battles(tasks, memes, answers, guidelines, inputs.human_guidelines,
                                                  plan, tokens.judging, engine)
         _put_as(run, JudgmentRecord, judgments)

@@ -17,16 +17,17 @@ from typing import Any, AsyncIterator, Iterator
 
 from memegauge._version import __version__
 from memegauge.config import ModelRegistry
-from memegauge.engine.core import CallOutcome, Engine, cache_key, call_priority
+from memegauge.engine.core import BudgetReached, CallOutcome, Engine, cache_key, call_priority
 from memegauge.engine.interrupt import StopSignal, graceful_ctrl_c
 from memegauge.engine.progress import CallProgress
 from memegauge.engine.store import HEARTBEAT_S, RunBusy, Store, StoreError, canonical_json
 from memegauge.records import R, Record, read_record, read_records, write_records
 from memegauge.types import MemeGaugeError
 
-__all__ = ["CallOutcome", "Engine", "RUN_GC_THRESHOLD", "Run", "RunBusy", "RunIncomplete", "Store", "StoreError",
+__all__ = ["BudgetReached", "CallOutcome", "Engine", "RUN_GC_THRESHOLD", "Run", "RunBusy", "RunIncomplete",
+           "Store", "StoreError",
            "cache_key", "call_priority", "config_hash",
-           "ensure_complete", "failure_text", "open_run"]
+           "ensure_complete", "failure_text", "open_run", "set_budget"]
 
 
 log = logging.getLogger(__name__)
@@ -82,9 +83,13 @@ async def open_run(store: Store, registry: ModelRegistry, *, name: str, method: 
     stop = StopSignal()
     with CallProgress(enabled=progress) as bar, _collector_for_many_calls(), graceful_ctrl_c(stop):
         engine = Engine(store, registry, run_id=run_id, execution_id=execution_id, progress=bar,
-                        retry_failed=retry_failed, seed=seed, stop=stop)
+                        retry_failed=retry_failed, seed=seed, stop=stop, budget=_BUDGET[0])
         try:
             yield run, engine
+        except BudgetReached as exc:
+            await stop.drain()  # the answers already paid for are stored before the run stops
+            _record_end(store, run_id, execution_id, "stopped", str(exc))
+            raise BudgetReached(engine.spent, exc.budget, engine.calls_made, run=name) from None
         except (KeyboardInterrupt, GeneratorExit, asyncio.CancelledError) as exc:
             _record_end(store, run_id, execution_id, "interrupted", type(exc).__name__)
             raise
@@ -100,6 +105,15 @@ async def open_run(store: Store, registry: ModelRegistry, *, name: str, method: 
         finally:
             beating.cancel()
             await engine.aclose()
+
+
+_BUDGET: list[float | None] = [None]
+
+
+def set_budget(usd: float | None) -> None:
+    """The budget of each run this process opens from now on (`--budget USD`; None: none): the cost
+    of the fresh calls one execution may make before the run stops, resumable."""
+    _BUDGET[0] = usd
 
 
 RUN_GC_THRESHOLD = 10_000

@@ -36,6 +36,7 @@ from memegauge.types import (
     ErrorClass,
     ImagePart,
     InputError,
+    MemeGaugeError,
     ModelBackend,
     ModelCallError,
     ParseFailure,
@@ -124,8 +125,10 @@ class Engine:
     def __init__(self, store: Store, registry: ModelRegistry, *, run_id: int | None = None,
                  execution_id: int | None = None, progress: CallProgress | None = None,
                  retry_failed: bool = False, refusal_detector: Callable[[str], bool] | None = None,
-                 seed: int | None = None, stop: StopSignal | None = None):
+                 seed: int | None = None, stop: StopSignal | None = None, budget: float | None = None):
         self.store = store
+        self.budget = budget  # USD this engine may spend on fresh calls (`--budget`); None: no limit
+        self.spent = 0.0
         self.stop = stop or StopSignal()  # Ctrl-C: no new sends, answers in flight still stored
         self.seed = seed  # the run's seed: part of every T > 0 call's key (see `seeded`)
         self.registry = registry
@@ -170,6 +173,7 @@ class Engine:
                 raise no_vision_error(spec, record.error)
             self.store.put_call(record, self.run_id, self.execution_id, fresh=True)
             self.calls_made += 1
+            self.spent += record.cost
             if record.status is not CallStatus.OK:
                 self.failed_here.add(key)
             record = record.model_copy(update={"request": {}})  # stored; stages need the answer
@@ -211,6 +215,11 @@ class Engine:
         await asyncio.gather(*(worker() for _ in range(workers)))
         return [results[i] for i in range(len(results))]
 
+    def _check_budget(self) -> None:
+        """No new paid call once this engine's fresh calls cost the budget (calls in flight finish)."""
+        if self.budget is not None and self.spent >= self.budget:
+            raise BudgetReached(self.spent, self.budget, self.calls_made)
+
     def seeded(self, request: ChatRequest) -> ChatRequest:
         """The request with the run's seed when it samples (T > 0) and names no seed of its own.
 
@@ -245,7 +254,8 @@ class Engine:
     # ---- internals ------------------------------------------------------------------------------
 
     def _outcome(self, record: CallRecord, parse: Parser | None, cached: bool) -> CallOutcome:
-        self.progress.finished(record.status is CallStatus.OK, cached)
+        self.progress.finished(record.status is CallStatus.OK, cached, record.stage or "",
+                               truncated=record.finish_reason == "length")
         self.asked.add(record.key)
         if record.status is not CallStatus.OK or record.text is None:
             return self._failed(CallOutcome(record, None, cached))
@@ -310,6 +320,8 @@ class Engine:
         try:
             async with self._gate(spec).slot(CALL_PRIORITY.get()):
                 await self.stop.send(key)  # after a Ctrl-C: parked here, never sent
+                self._check_budget()  # at the send, not the submit: calls queued for a slot wait here
+                self.progress.sent()
                 result = await asyncio.wait_for(backend.complete(request), timeout=spec.timeout_s)
             state.add_usage(result)
             result = _without_reasoning(result)
@@ -356,6 +368,20 @@ class Engine:
             cost=spec.cost(state.usage.prompt_tokens, state.usage.completion_tokens),
             latency_s=latency, created=time.time(), finish_reason=state.finish_reason,
             reasoning=state.reasoning, images_sent=_images_sent(spec, request))
+
+
+class BudgetReached(MemeGaugeError):
+    """The run spent its `--budget`: it stops sending, stores the answers in flight and is marked
+    `stopped` (resumable: a rerun replays every stored answer and goes on)."""
+
+    label = "stopped"  # the command line's word for it (exit 1), not "failed"
+
+    def __init__(self, spent: float, budget: float, calls: int, run: str | None = None) -> None:
+        self.spent, self.budget, self.calls = spent, budget, calls
+        where = f"run {run!r} is stopped (not done): " if run else ""
+        super().__init__(f"budget reached: the {calls} calls made cost ${spent:.4f} of the ${budget:g} budget; "
+                         f"{where}every answer received is stored. Rerun the same command to continue "
+                         "(stored answers are replayed, not paid again); --budget limits each rerun afresh")
 
 
 def no_vision_error(spec: ModelSpec, detail: str) -> InputError:

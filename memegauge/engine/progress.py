@@ -1,49 +1,128 @@
-"""Progress display: calls done / failed, retries in flight, ETA (rich)."""
+"""Progress of a run: calls done of a total known before each stage starts, failures, retries and
+truncations in flight, and an ETA — a bar on a terminal, plain timestamped lines elsewhere.
+
+Totals come from the plan: a pipeline tells `plan(stage, calls)` how many calls a stage will submit
+before it submits them (memes × Miners, questions × rotations …); a stage whose count depends on
+earlier answers gives its upper bound and narrows it once known. A stage that submits more than it
+planned raises its own total (never hidden). The ETA is the remaining calls at the rate fresh calls
+have been answered so far; calls answered from the cache cost no time and do not enter the rate.
+
+On a terminal (stderr a TTY) a rich bar shows it; otherwise (nohup, SLURM, a pipe) a plain line with
+an ISO timestamp and no ANSI codes is written every `every_s` seconds (`memegauge --progress-every`,
+default 10 s) and once at the end. `--quiet` shows neither.
+"""
 
 from __future__ import annotations
 
 import sys
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import IO, Any, Iterable
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+DEFAULT_EVERY_S = 10.0
+_EVERY_S = [DEFAULT_EVERY_S]
+
+
+def set_progress_every(seconds: float | None) -> None:
+    """How often the runs this process opens write a plain progress line (`memegauge --progress-every`)."""
+    _EVERY_S[0] = DEFAULT_EVERY_S if seconds is None else max(0.1, float(seconds))
+
+
+@dataclass
+class StageCount:
+    """One stage's calls: planned (None: not planned), submitted and finished."""
+
+    planned: int | None = None
+    bound: str = "exact"  # exact, or "at most" while the count depends on answers still to come
+    submitted: int = 0
+    done: int = 0
+
+    @property
+    def total(self) -> int:
+        return max(self.planned or 0, self.submitted)
+
+
+def eta_seconds(remaining: int, fresh_done: int, fresh_elapsed: float) -> float | None:
+    """Seconds left at the rate fresh calls were answered so far; None before any was."""
+    if fresh_done <= 0 or fresh_elapsed <= 0:
+        return None
+    return remaining * fresh_elapsed / fresh_done
+
+
+def clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
 
 
 class CallProgress:
-    """Counts calls for the progress bar. Totals grow as stages submit work, so the ETA is for the
-    work known so far. Disabled (counting only) when stderr is not a terminal or in --quiet."""
+    """Counts a run's calls per stage and shows them (see the module docstring)."""
 
-    def __init__(self, enabled: bool | None = None) -> None:
-        if enabled is None:
-            enabled = sys.stderr.isatty()
-        self.done = self.failed = self.cached = self.retrying = self.total = 0
+    def __init__(self, enabled: bool | None = None, every_s: float | None = None,
+                 stream: IO[str] | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = enabled is not False  # None: a bar on a terminal, plain lines elsewhere
+        self.done = self.failed = self.cached = self.retrying = self.truncated = self.fresh = 0
+        self.stages: dict[str, StageCount] = {}
         self.stage = ""
+        self.first_fresh: float | None = None  # when the first fresh call was sent
+        self.last_fresh: float | None = None  # when the latest fresh call was answered
+        self.every_s = _EVERY_S[0] if every_s is None else every_s
         self.progress: Progress | None = None
-        if enabled:
+        self._ticker: threading.Thread | None = None
+        self._closed = threading.Event()
+        if self.enabled and _is_terminal(self.stream):
             self.progress = Progress(
                 TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("failed {task.fields[failed]} · retrying {task.fields[retrying]}"
-                           " · cached {task.fields[cached]}"),
-                TimeRemainingColumn(), console=Console(stderr=True), transient=True)
-            self.task = self.progress.add_task("calls", total=0, failed=0, retrying=0, cached=0)
+                TextColumn("{task.fields[status]}"), console=Console(stderr=True), transient=True)
+            self.task = self.progress.add_task("calls", total=None, status="")
 
-    def __enter__(self) -> "CallProgress":
-        if self.progress:
-            self.progress.start()
-        return self
+    # ---- what the pipelines and the engine report ------------------------------------------------
 
-    def __exit__(self, *exc: object) -> None:
-        if self.progress:
-            self.progress.stop()
+    def plan(self, stage: str, calls: int, bound: str = "exact") -> None:
+        """Stage `stage` will submit `calls` calls (`bound`: "exact" or "at most")."""
+        count = self.stages.setdefault(stage, StageCount())
+        count.planned, count.bound = calls, bound
+        self._refresh()
+
+    def plan_calls(self, plans: Iterable[Any]) -> None:
+        """Plan every stage of a method's `PlannedCalls` (`memegauge.engine.estimate`), summed per
+        stage; a stage is a bound when any of its parts is."""
+        totals: dict[str, list[Any]] = {}
+        for p in plans:
+            total = totals.setdefault(p.stage, [0, "exact"])
+            total[0] += p.calls
+            total[1] = total[1] if p.bound == "exact" else "at most"
+        for stage, (calls, bound) in totals.items():
+            self.plan(stage, calls, bound)
 
     def submitted(self, stage: str) -> None:
-        self.total += 1
+        self.stages.setdefault(stage or "", StageCount()).submitted += 1
         self.stage = stage or self.stage
         self._refresh()
 
-    def finished(self, ok: bool, cached: bool) -> None:
+    def sent(self) -> None:
+        """A call goes to a model (not the cache): the ETA's clock starts at the first."""
+        if self.first_fresh is None:
+            self.first_fresh = time.monotonic()
+
+    def finished(self, ok: bool, cached: bool, stage: str = "", truncated: bool = False) -> None:
         self.done += 1
         self.failed += 0 if ok else 1
         self.cached += 1 if cached else 0
+        self.truncated += 1 if truncated else 0
+        if not cached:
+            self.fresh += 1
+            self.last_fresh = time.monotonic()
+        if stage in self.stages:
+            self.stages[stage].done += 1
         self._refresh()
 
     def retry_started(self) -> None:
@@ -54,8 +133,85 @@ class CallProgress:
         self.retrying -= 1
         self._refresh()
 
+    # ---- figures ---------------------------------------------------------------------------------
+
+    @property
+    def total(self) -> int:
+        return sum(count.total for count in self.stages.values())
+
+    def eta(self) -> float | None:
+        if self.first_fresh is None:
+            return None
+        elapsed = (self.last_fresh or time.monotonic()) - self.first_fresh
+        return eta_seconds(max(self.total - self.done, 0), self.fresh, elapsed)
+
+    def status(self) -> str:
+        """`failed 0 · retrying 1 · truncated 0 · cached 12 · ETA 1m05s`"""
+        bound = "≤ " if self.bounded() else ""
+        return (f"failed {self.failed} · retrying {self.retrying} · truncated {self.truncated} · "
+                f"cached {self.cached} · ETA {bound}{clock(self.eta())}")
+
+    def bounded(self) -> bool:
+        """Whether the total still counts calls a stage may not need (an upper bound)."""
+        return any(c.bound != "exact" and c.submitted < (c.planned or 0) for c in self.stages.values())
+
+    def line(self) -> str:
+        """One plain progress line (no ANSI): time, overall, the current stage, the status."""
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        total = self.total
+        share = f" ({100 * self.done / total:.0f}%)" if total else ""
+        total_text = f"≤{total}" if self.bounded() else str(total)
+        stage = self.stages.get(self.stage)
+        current = ""
+        if stage is not None:
+            bound = "" if stage.bound == "exact" or stage.submitted >= (stage.planned or 0) else "≤"
+            current = f" · {self.stage} {stage.done}/{bound}{stage.total}"
+        return f"{now} progress: {self.done}/{total_text} calls{share}{current} · {self.status()}"
+
+    # ---- display ---------------------------------------------------------------------------------
+
+    def __enter__(self) -> "CallProgress":
+        if self.progress:
+            self.progress.start()
+        elif self.enabled:
+            self._ticker = threading.Thread(target=self._tick, name="memegauge-progress", daemon=True)
+            self._ticker.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._closed.set()
+        if exc[0] is None:  # the run is over: every stage submitted all it will, bounds become counts
+            for count in self.stages.values():
+                count.planned, count.bound = count.submitted, "exact"
+        if self.progress:
+            self.progress.stop()
+        elif self._ticker is not None:
+            self._ticker.join(timeout=1)
+            if self.done:
+                self._write(self.line())
+
+    def _tick(self) -> None:
+        while not self._closed.wait(self.every_s):
+            if self.total:
+                self._write(self.line())
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # stderr closed (a detached job): progress is not worth failing for
+            pass
+
     def _refresh(self) -> None:
         if self.progress:
-            self.progress.update(self.task, total=self.total, completed=self.done,
-                                 failed=self.failed, retrying=self.retrying, cached=self.cached,
-                                 description=self.stage or "calls")
+            stage = self.stages.get(self.stage)
+            label = f"{self.stage} {stage.done}/{stage.total}" if stage else "calls"
+            self.progress.update(self.task, total=self.total or None, completed=self.done,
+                                 status=self.status(), description=label)
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

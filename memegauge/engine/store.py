@@ -553,6 +553,29 @@ class Store:
             "SELECT DISTINCT json_extract(c.request_json, '$.model.backend') FROM run_calls r"
             " JOIN calls c ON c.key = r.key WHERE r.run_id = ?", (run_id,)) if b}
 
+    def token_means(self) -> dict[tuple[str, str], tuple[int, float, float]]:
+        """(model, stage) → (answered calls, mean prompt tokens, mean completion tokens) over every
+        answered call the store holds: what `--dry-run` estimates a planned call from."""
+        rows = self.db.execute("SELECT model, stage, COUNT(*), AVG(prompt_tokens), AVG(completion_tokens)"
+                               " FROM calls WHERE status='ok' GROUP BY model, stage").fetchall()
+        return {(model, stage or ""): (n, p, c) for model, stage, n, p, c in rows}
+
+    def answered_calls(self, name: str) -> dict[tuple[str, str], int]:
+        """(model, stage) → the run `name`'s answered calls (none when there is no such run yet)."""
+        rows = self.db.execute("SELECT c.model, r.stage, COUNT(*) FROM runs u JOIN run_calls r ON r.run_id = u.id"
+                               " JOIN calls c ON c.key = r.key WHERE u.name=? AND c.status='ok'"
+                               " GROUP BY c.model, r.stage", (name,)).fetchall()
+        return {(model, stage or ""): n for model, stage, n in rows}
+
+    def call_totals(self, run_id: int) -> dict[tuple[str, str], dict[str, float]]:
+        """(model, stage) → the run's calls, their prompt and completion tokens and cost: what a
+        `--dry-run` estimate is checked against."""
+        rows = self.db.execute("SELECT c.model, r.stage, COUNT(*), SUM(c.prompt_tokens), SUM(c.completion_tokens),"
+                               " SUM(c.cost) FROM run_calls r JOIN calls c ON c.key = r.key WHERE r.run_id=?"
+                               " GROUP BY c.model, r.stage", (run_id,)).fetchall()
+        return {(model, stage or ""): {"calls": n, "prompt_tokens": p, "completion_tokens": c, "cost": cost}
+                for model, stage, n, p, c, cost in rows}
+
     def attempt_counts(self, run_id: int) -> dict[str, int]:
         return dict(self.db.execute(
             "SELECT error_class, COUNT(*) FROM attempts WHERE run_id=? GROUP BY error_class",

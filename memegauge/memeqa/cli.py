@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from memegauge.clikit import SEED, SET, SKIP_PREFLIGHT, safe
+from memegauge.clikit import BUDGET, DRY_RUN, SEED, SET, SKIP_PREFLIGHT, safe
 from memegauge.files import shell_command
 from memegauge.types import InputError
 
@@ -56,9 +56,11 @@ def eval_command(
                                            help="Accept the run as done when at most this share of its "
                                                 "calls still failed after retries (default 0: none)."),
     skip_preflight: bool = SKIP_PREFLIGHT,
+    dry: bool = DRY_RUN,
+    budget: Optional[float] = BUDGET,
 ) -> None:
     """Evaluate one or more models on one split of MemeQA (paper prompts, greedy, ≤10 new tokens)."""
-    from memegauge.clikit import finish_all, overrides
+    from memegauge.clikit import finish_all, overrides, use_budget
     from memegauge.config import load_config, method_config
     from memegauge.memeqa.config import EvalConfig
     from memegauge.memeqa.method import METHOD
@@ -77,6 +79,10 @@ def eval_command(
     models = _several(model, "--model") if model else [None]
     configs = [load_config(config, EvalConfig, {**given, **({"model": m} if m else {})}) if config else
                method_config({**given, **({"model": m} if m else {})}, EvalConfig) for m in models]
+    if dry:  # the plan only: no model call, no preflight, no store written
+        _dry_eval(cfg, configs, [METHOD.check(c, cfg.registry()).inputs for c in configs], run)
+        return
+    use_budget(budget)
     # The one run path (`memegauge.methods.run_checked`, as `memegauge.run` takes it): every config's local
     # files first (a bad one is refused without a network round trip), then every model checked before the
     # first question is asked (each model's problems in one message), then each evaluation in turn.
@@ -89,6 +95,18 @@ def eval_command(
     else:
         _print_comparison(cfg, names)
     finish_all(cfg.store(), names, max_failure_rate)
+
+
+def _dry_eval(cfg, configs, inputs, run: Optional[str]) -> None:
+    """`qa eval --dry-run`: each model's planned calls (one estimate per run)."""
+    from memegauge.clikit import dry_run
+    from memegauge.memeqa.plan import plan_eval
+    from memegauge.memeqa.runs import default_run_name, resolve_types
+
+    for c, (questions, memes) in zip(configs, inputs, strict=True):
+        name = _run_name(run, c.model, len(configs)) or default_run_name(
+            "eval", c.version, c.split, c.model, c.limit, resolve_types(c.types), c.circular, c.seed)
+        dry_run(cfg, name, plan_eval(questions, memes, model=c.model, version=c.version, circular=c.circular))
 
 
 @qa_app.command("score")
@@ -206,7 +224,7 @@ def _print_comparison(cfg, names: list[str]) -> None:
 
 
 def _print_summary(cfg, name: str) -> None:
-    from memegauge.clikit import console, out
+    from memegauge.clikit import console, notes, out
     from memegauge.report import build_report
 
     report = build_report(cfg.store(), name)
@@ -220,8 +238,8 @@ def _print_summary(cfg, name: str) -> None:
     table.add_row("micro", str(report["n_scored"]), _pct(report["micro"]),
                   _pct(report["random_baseline"]["micro"]))
     out.print(table)
-    console.print(safe(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
-                       f"{report['n_failed_calls']}; `{shell_command('memegauge', 'report', name)}` for details"))
+    notes.print(safe(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
+                     f"{report['n_failed_calls']}; `{shell_command('memegauge', 'report', name)}` for details"))
     if report["missing"]["n"]:
         ids = report["missing"]["ids"]
         shown = ", ".join(ids[:5]) + (f", … ({len(ids) - 5} more)" if len(ids) > 5 else "")
@@ -230,13 +248,13 @@ def _print_summary(cfg, name: str) -> None:
                            f"are not scored: {shown} (all in `{every}`)"))
     if report.get("timing"):
         timing = report["timing"]
-        console.print(f"{timing['wall_s']:.1f} s wall, {timing['s_per_question']:.2f} s per "
-                      f"question ({timing['new_calls']} new model calls, the rest from the cache)")
+        notes.print(f"{timing['wall_s']:.1f} s wall, {timing['s_per_question']:.2f} s per "
+                    f"question ({timing['new_calls']} new model calls, the rest from the cache)")
         backend = timing.get("backend") or {}
         if backend.get("hf.batches_split"):  # the run was slower than its batch size promised
-            console.print(f"{backend['hf.batches_split']} batch(es) ran out of memory and were split in "
-                          f"halves ({backend['hf.batched_requests']} requests in {backend['hf.batches']} "
-                          "batches); a smaller extra.batch_size or max_pixels avoids the retries")
+            notes.print(f"{backend['hf.batches_split']} batch(es) ran out of memory and were split in "
+                        f"halves ({backend['hf.batched_requests']} requests in {backend['hf.batches']} "
+                        "batches); a smaller extra.batch_size or max_pixels avoids the retries")
 
 
 @qa_app.command("build")
@@ -249,9 +267,11 @@ def build_command(ctx: typer.Context,
                       0.0, "--max-failure-rate", min=0.0, max=1.0,
                       help="Accept the run as done when at most this share of its calls still failed."),
                   skip_preflight: bool = SKIP_PREFLIGHT,
+                  dry: bool = DRY_RUN,
+                  budget: Optional[float] = BUDGET,
                   ) -> None:
     """Construct MemeQA from annotations: QO pairs → AF → trivial filter → None+ → split."""
-    from memegauge.clikit import console, finish, overrides, preflight
+    from memegauge.clikit import console, dry_run, finish, overrides, preflight, use_budget
     from memegauge.config import load_config
     from memegauge.memeqa.build import BuildConfig, annotation_memes, run_build
     from memegauge.memeqa.construct import load_annotations
@@ -260,7 +280,16 @@ def build_command(ctx: typer.Context,
 
     cfg = _settings(ctx)
     build = load_config(config, BuildConfig, overrides(sets, run=run, seed=seed))
-    annotation_memes(load_annotations(build.annotations), build.annotations.parent)  # bad input: before any call
+    annotations = load_annotations(build.annotations)
+    annotation_memes(annotations, build.annotations.parent)  # bad input: before any call
+    if dry:
+        from memegauge.memeqa.construct import spacy_tagger
+        from memegauge.memeqa.plan import plan_build
+
+        dry_run(cfg, build.run or f"memeqa-build-{build.annotations.stem}",
+                plan_build(build, annotations, spacy_tagger()))
+        return
+    use_budget(budget)
     preflight(cfg, [build.generator, build.discriminator, build.trivial_model], skip=skip_preflight)
     name = asyncio.run(run_build(cfg.store(), cfg.registry(), build, progress=cfg.progress))
     info = read_record(cfg.store(), cfg.store().run_row(name)["id"], BuildInfo)

@@ -18,6 +18,7 @@ from memegauge.config import ModelRegistry
 from memegauge.engine import Store, open_run
 from memegauge.images.thumbnail import meme_image_records
 from memegauge.memeqa.config import EvalConfig
+from memegauge.memeqa.plan import plan_eval
 from memegauge.memeqa.dataset import (Question, load_memes_for, load_questions, resolve_types,
                                      select_questions)
 from memegauge.memeqa.evaluate import evaluate_questions, question_record
@@ -79,6 +80,8 @@ async def ask_questions(store: Store, registry: ModelRegistry, questions: list[Q
     (and this execution's wall time); returns the question records. `qa eval` and the demo."""
     async with open_run(store, registry, name=name, method=METHOD, config=config, seed=seed,
                         progress=progress, vision_models=[info.model]) as (run, engine):
+        engine.progress.plan_calls(plan_eval(questions, memes, model=info.model, version=info.version,
+                                             circular=info.circular))
         started = time.monotonic()
         # The report's pictures, keyed by the questions' `img`: made in a thread beside the questions.
         pictures = asyncio.create_task(asyncio.to_thread(

@@ -18,6 +18,7 @@ context variable: the asyncio tasks the run starts inherit it).
 from __future__ import annotations
 
 import hashlib
+import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
@@ -140,3 +141,10 @@ def using_prompts(directory: Path | None) -> Iterator[None]:
         yield
     finally:
         _CUSTOM_DIR.reset(token)
+
+
+def template_words(name: str) -> int:
+    """Words of the shipped template `name` without its Jinja tags: the fixed part of a prompt's size,
+    for `--dry-run`'s token estimate."""
+    text = re.sub(r"\{[{%#].*?[}%#]\}", " ", _shipped_source(name), flags=re.S)
+    return len(text.split())

@@ -1,0 +1,43 @@
+"""The planned calls of `qa eval` (`--dry-run`, and the progress's total): one call per question, or
+per rotation of its options when circular — exact; each prompt rendered as the run renders it, so
+its words are counted (the picture is counted by the estimate, per call)."""
+
+from __future__ import annotations
+
+from memegauge.engine.estimate import PlannedCalls
+from memegauge.memeqa.evaluate import MAX_NEW_TOKENS, STAGE, presentations, qa_prompt
+
+
+def plan_eval(questions, memes, *, model: str, version: str, circular: bool) -> list[PlannedCalls]:
+    words = [len(qa_prompt(q, shown.options, version).split())
+             for q in questions for shown in presentations(q, circular)]
+    return [PlannedCalls(stage=STAGE, model=model, calls=len(words), max_tokens=MAX_NEW_TOKENS,
+                         prompt_words=sum(words) / max(len(words), 1), images=1,
+                         note="questions × rotations" if circular else "one per question")]
+
+
+def plan_build(config, annotations, tagger) -> list[PlannedCalls]:
+    """The planned calls of `qa build`: the cloze generator once per cloze (exact); the adversarial
+    filter's discriminator on every drafted question each round and the generator on those it answered
+    (at most `af_max_rounds` rounds: it stops when accuracy stops falling); the trivial filter once per
+    question (at most: a cloze the generator fails on is dropped)."""
+    from memegauge.memeqa.construct import cloze_items, multi_questions, single_questions
+    from memegauge.memeqa.filtering import AF_STAGE, TRIVIAL_STAGE
+    from memegauge.memeqa.generator import MAX_TOKENS, has_generator
+
+    clozes = cloze_items(annotations, tagger)
+    fixed = multi_questions(annotations, config.seed) + single_questions(annotations, config.seed)
+    drafted = len(fixed) + len(clozes)
+    regenerable = sum(has_generator(q.specific_type) for q in fixed) + len(clozes)
+    words = sum(len(q.question.split()) + sum(len(o.split()) for o in q.options) for q in fixed) / max(len(fixed), 1)
+    rounds = config.af_max_rounds
+    plans = [PlannedCalls("memeqa.construct.cloze", config.generator, len(clozes), "exact", MAX_TOKENS[True],
+                          words + 60, images=0, note="one per cloze"),
+             PlannedCalls(AF_STAGE, config.discriminator, drafted * rounds, "at most", MAX_NEW_TOKENS, words + 40,
+                          note="questions × AF rounds"),
+             PlannedCalls("memeqa.filtering.generator", config.generator, regenerable * (rounds - 1), "at most",
+                          MAX_TOKENS[False], words + 80, images=0, note="questions answered × later rounds")]
+    if config.trivial_filter:
+        plans.append(PlannedCalls(TRIVIAL_STAGE, config.trivial_model, drafted, "at most", MAX_NEW_TOKENS,
+                                  words + 40, images=0, note="one per question, without the meme"))
+    return [p for p in plans if p.calls]
