@@ -36,7 +36,12 @@ def user_cache_root() -> Path:
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
-    """Write `text` to `path` so that a reader sees the old file or the whole new one, never half of
+    """Write `text` (UTF-8) to `path` atomically (see `write_bytes_atomic`)."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> Path:
+    """Write `data` to `path` so that a reader sees the old file or the whole new one, never half of
     it: a temporary file beside it (unique, so concurrent writers do not collide), then a rename."""
     path = Path(path)
     if path.is_dir():
@@ -45,7 +50,7 @@ def write_text_atomic(path: Path, text: str) -> Path:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     except OSError as exc:
         raise InputError(f"cannot write the file ({exc.strerror or exc})", where=str(path),

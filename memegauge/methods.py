@@ -57,6 +57,9 @@ class Method:
               for every method.
     tables    `tables(report) -> {name: [row dicts]}`: the report as flat tables (`memegauge.Result`'s
               `to_pandas`); None: one table of the report's top-level scalars.
+    headline  `headline(report) -> [Headline]`: the report's leaderboard figures as typed rows, each
+              with its 95% interval (`memegauge.report.headline`); `report --format csv|md`,
+              `compare` and `view` show these. None: the method has no leaderboard.
     """
 
     name: str
@@ -69,19 +72,21 @@ class Method:
     config: Callable[[Any], Any] | None = None
     run: Callable[..., Awaitable["RunResult"]] | None = None
     tables: Callable[[dict[str, Any]], dict[str, list[dict[str, Any]]]] | None = None
+    headline: Callable[[dict[str, Any]], list[Any]] | None = None
 
 
     @classmethod
     def from_hooks(cls, name: str, title: str, hooks: Callable[[], Any], demo_order: int = 100) -> "Method":
         """A method with every hook, taken from the functions `report`, `view`, `commands`, `demo`,
-        `config`, `run` and `tables` of the module `hooks()` returns. That module is imported on the
+        `config`, `run`, `tables` and `headline` of the module `hooks()` returns. That module is imported on the
         first call of a hook, so the descriptor module stays light."""
         def hook(attribute: str) -> Callable[..., Any]:
             return lambda *args, **kwargs: getattr(hooks(), attribute)(*args, **kwargs)
 
         return cls(name=name, title=title, report=hook("report"), view=hook("view"),
                    commands=hook("commands"), demo=hook("demo"), demo_order=demo_order,
-                   config=hook("config"), run=hook("run"), tables=hook("tables"))
+                   config=hook("config"), run=hook("run"), tables=hook("tables"),
+                   headline=hook("headline"))
 
 
 def lazy(target: str) -> Callable[..., Any]:

@@ -94,6 +94,16 @@ def count(value: int | None) -> Cell:
     return Cell("–" if value is None else str(value), value)
 
 
+def interval_cell(fig: dict[str, Any] | None, percent: bool = False, fallback: float | None = None) -> Cell:
+    """A figure with its 95% interval ("25.0% [10.3, 49.4]") or the reason it has none
+    (`memegauge.report.intervals.shown`); a report built before intervals shows `fallback` alone."""
+    from memegauge.report.intervals import shown
+
+    if fig is None:
+        return pct(fallback) if percent else num(fallback)
+    return Cell(shown(fig, percent=percent), fig.get("value"))
+
+
 def mark_best(table: Table, column: int, higher: bool) -> None:
     """Highlight the best value of a column (only when there are rows to compare)."""
     values = [row[column].sort for row in table.rows if isinstance(row[column].sort, (int, float))]
@@ -274,7 +284,7 @@ def adammeme_view(report: dict[str, Any], store: Store) -> tuple[list[Block], di
     targets: dict[str, dict] = report.get("targets", {})
     categories = list(dict.fromkeys(c for t in targets.values() for c in t.get("categories", {})))
     blocks = [Block("table", "Leaderboard: average score (1–10, higher is better) and failure rate "
-                             "(share scored below the threshold) on all scored samples",
+                             "(share scored below the threshold) on all scored samples, with 95% intervals",
                     table=_adam_leaderboard(targets, categories)),
               Block("table", "With vs without refinement", table=_adam_refinement(targets))]
     if not any(t.get("overall", {}).get("n") for t in targets.values()):
@@ -286,7 +296,8 @@ def adammeme_view(report: dict[str, Any], store: Store) -> tuple[list[Block], di
             {t: v.get("by_iteration", []) for t, v in targets.items()}, "Average score by refinement iteration")),
         _plot("Failure rate per category", plots.grouped_bars(
             categories, {t: [v["categories"][c]["failure_rate"] for c in categories] for t, v in targets.items()},
-            "failure rate", "Failure rate per category (with refinement)", percent=True))) if b]
+            "failure rate", "Failure rate per category (with refinement), 95% intervals", percent=True,
+            **_adam_fr_intervals(targets, categories)))) if b]
     blocks += [b for t, v in targets.items() if (b := _topic_plot(t, v.get("topics", {})))]
     blocks += _adam_tables(report, categories)
     blocks.append(Block("browser", "Refinement chains", browser="adammeme",
@@ -306,17 +317,29 @@ def _adam_leaderboard(targets: dict[str, dict], categories: list[str]) -> Table:
     columns = ["target", "score", "FR", "n"] + [f"{c} {m}" for c in categories for m in ("score", "FR")]
     rows = []
     for name, t in targets.items():
-        overall = t.get("overall", {})
-        row = [text(name), num(overall.get("avg_score")), pct(overall.get("failure_rate")), count(overall.get("n"))]
+        overall, found = t.get("overall", {}), t.get("intervals") or {}
+        shown = found.get("overall", {})
+        row = [text(name), interval_cell(shown.get("avg_score"), fallback=overall.get("avg_score")),
+               interval_cell(shown.get("failure_rate"), True, overall.get("failure_rate")), count(overall.get("n"))]
         for c in categories:
-            entry = t["categories"].get(c, {})
-            row += [num(entry.get("avg_score")), pct(entry.get("failure_rate"))]
+            entry, shown = t["categories"].get(c, {}), found.get("categories", {}).get(c, {})
+            row += [interval_cell(shown.get("avg_score"), fallback=entry.get("avg_score")),
+                    interval_cell(shown.get("failure_rate"), True, entry.get("failure_rate"))]
         rows.append(row)
     result = table(columns, rows)
     for i, column in enumerate(columns[1:], start=1):
         if column != "n":
             mark_best(result, i, higher=column.endswith("score"))
     return result
+
+
+def _adam_fr_intervals(targets: dict[str, dict], categories: list[str]) -> dict[str, Any]:
+    """The FR plot's error bars and n per target and category (none for a report without intervals)."""
+    if not all(t.get("intervals") for t in targets.values()):
+        return {}
+    figs = {t: [v["intervals"]["categories"][c]["failure_rate"] for c in categories] for t, v in targets.items()}
+    return {"intervals": {t: [f["ci95"] for f in fs] for t, fs in figs.items()},
+            "counts": {t: [f["n"] for f in fs] for t, fs in figs.items()}}
 
 
 def _adam_refinement(targets: dict[str, dict]) -> Table:
@@ -468,9 +491,10 @@ def _browsable_meme(meme: dict[str, Any]) -> dict[str, Any]:
 
 def _arena_leaderboard(ranking: list[dict]) -> Table:
     rows = [[count(i + 1), text(r["model"]), num(r["bt"], 1),
-             Cell(f"[{r['bt_ci'][0]:.1f}, {r['bt_ci'][1]:.1f}]" if r.get("bt_ci") else "–",
+             Cell(f"[{r['bt_ci'][0]:.1f}, {r['bt_ci'][1]:.1f}]" if r.get("bt_ci") else (r.get("bt_note") or "–"),
                   r["bt_ci"][0] if r.get("bt_ci") else None),
-             num(r["elo"], 1), pct(r["win_rate"]), pct(r.get("score")), count(r["battles"])]
+             num(r["elo"], 1), interval_cell(r.get("win_rate_ci95"), True, r["win_rate"]), pct(r.get("score")),
+             count(r["battles"])]
             for i, r in enumerate(ranking)]
     result = table(["#", "model", "BT", "BT 95% CI", "Elo", "win rate", "score (tie ½)", "battles"], rows)
     for column in (2, 4, 5, 6):
@@ -529,26 +553,33 @@ def memeqa_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict
         return blocks + _paper_blocks(report.get("paper")), {}
     accuracy, baseline = report.get("accuracy", {}), report.get("random_baseline", {})
     types = [t for t in accuracy if report.get("n", {}).get(t)]
+    found = report.get("intervals") or {}
+    per_type = found.get("accuracy", {})
     blocks = [Block("facts", "Summary", facts=[
         ("model", str(report.get("model"))), ("version", str(report.get("version"))),
-        ("split", str(report.get("split"))), ("macro accuracy", pct(report.get("macro")).text),
-        ("micro accuracy", pct(report.get("micro")).text),
+        ("split", str(report.get("split"))),
+        ("macro accuracy (95% CI)", interval_cell(found.get("macro"), True, report.get("macro")).text),
+        ("micro accuracy (95% CI)", interval_cell(found.get("micro"), True, report.get("micro")).text),
         ("random baseline (macro / micro)", f"{pct(baseline.get('macro')).text} / {pct(baseline.get('micro')).text}"),
         ("parse failures (count as wrong)", pct(report.get("parse_failure_rate")).text),
         ("questions / scored / failed calls",
          f"{report.get('n_questions')} / {report.get('n_scored')} / {report.get('n_failed_calls')}")])]
-    rows = [[text(t), count(report["n"][t]), pct(accuracy[t]), pct(baseline.get("by_type", {}).get(t)),
+    rows = [[text(t), count(report["n"][t]), interval_cell(per_type.get(t), True, accuracy[t]),
+             pct(baseline.get("by_type", {}).get(t)),
              pct(_diff(accuracy[t], baseline.get("by_type", {}).get(t)))] for t in types]
-    rows += [[text("macro"), count(report.get("n_scored")), pct(report.get("macro")), pct(baseline.get("macro")),
-              pct(_diff(report.get("macro"), baseline.get("macro")))],
-             [text("micro"), count(report.get("n_scored")), pct(report.get("micro")), pct(baseline.get("micro")),
+    rows += [[text("macro"), count(report.get("n_scored")), interval_cell(found.get("macro"), True, report.get("macro")),
+              pct(baseline.get("macro")), pct(_diff(report.get("macro"), baseline.get("macro")))],
+             [text("micro"), count(report.get("n_scored")), interval_cell(found.get("micro"), True, report.get("micro")),
+              pct(baseline.get("micro")),
               pct(_diff(report.get("micro"), baseline.get("micro")))]]
     blocks.append(Block("table", "Accuracy per question type", table=table(
-        ["type", "n", "accuracy", "random baseline", "above baseline"], rows)))
+        ["type", "n", "accuracy (95% CI)", "random baseline", "above baseline"], rows)))
     src = plots.grouped_bars(types, {str(report.get("model")): [accuracy[t] for t in types]}, "accuracy",
                              "Accuracy per type vs random baseline", percent=True,
                              reference=[baseline.get("by_type", {}).get(t) for t in types],
-                             reference_label="random baseline")
+                             reference_label="random baseline",
+                             intervals={str(report.get("model")): [(per_type.get(t) or {}).get("ci95") for t in types]},
+                             counts={str(report.get("model")): [report["n"][t] for t in types]})
     blocks += [b for b in (_plot("Accuracy per type", src), _none_versions(report, store)) if b]
     blocks += _paper_blocks(report.get("paper"))
     blocks.append(Block("browser", "Questions", browser="memeqa",
