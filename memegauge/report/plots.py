@@ -90,11 +90,14 @@ def _error_bars(heights: np.ndarray, intervals: Sequence[Interval], scale: float
     return np.clip(np.vstack([below, above]), 0, None)
 
 
-def _bar_labels(heights: np.ndarray, counts: Sequence[int | None] | None, percent: bool) -> list[str]:
-    values = ["–" if np.isnan(h) else (f"{h:.0f}" if percent else f"{h:.2g}") for h in heights]
+def _bar_labels(heights: np.ndarray, counts: Sequence[int | None] | None, percent: bool,
+                values: bool = True) -> list[str]:
+    """Each bar's value ("–" when unmeasured) and, with counts, its n below; n alone without values."""
+    shown = ["–" if np.isnan(h) else (f"{h:.0f}" if percent else f"{h:.2g}") for h in heights]
     if counts is None:
-        return values
-    return [f"{v}\nn={c}" if c is not None else v for v, c in zip(values, counts)]
+        return shown
+    n = ["" if c is None else f"n={c}" for c in counts]
+    return [f"{v}\n{c}".strip() for v, c in zip(shown, n)] if values else n
 
 
 def _rate_axis_top(tops: list[float]) -> float:
@@ -130,9 +133,10 @@ def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]
             bars = ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(heights), width, label=name,
                           yerr=errors, capsize=3 if errors is not None else 0,
                           error_kw={"elinewidth": 1, "ecolor": "#333333"})
-            if len(groups) * len(series) <= 12:  # few bars: print the values (a 0% bar is invisible)
-                ax.bar_label(bars, labels=_bar_labels(heights, (counts or {}).get(name), percent),
-                             fontsize=7, padding=1)
+            few = len(groups) * len(series) <= 12  # few bars: print the values (a 0% bar is invisible)
+            if few or counts:  # many bars: their n only (the table beside has the values)
+                ax.bar_label(bars, labels=_bar_labels(heights, (counts or {}).get(name), percent, few),
+                             fontsize=7 if few else 6, padding=1)
         if reference is not None:
             ref = np.array([_value(v) for v in reference]) * scale
             tops += list(ref)
