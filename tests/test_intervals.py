@@ -97,6 +97,15 @@ def test_macro_rate_is_the_mean_of_group_rates_with_an_interval():
     assert ci.macro_rate([1], ["a"])["note"] == ci.TOO_FEW
 
 
+def test_a_bootstrap_whose_resamples_cannot_differ_says_too_few_items():
+    # two memes with one right answer each, in different types: every resample of the 2 memes gives
+    # the same macro accuracy, so the percentile range would be zero-width
+    outcomes = [1, 0, 0, 0, 1, 0]
+    groups = ["a", "b", "c", "a", "b", "c"]
+    figure = ci.macro_rate(outcomes, groups, clusters=["m1"] * 3 + ["m2"] * 3)
+    assert figure["value"] == pytest.approx(1 / 3) and figure["ci95"] is None and figure["note"] == ci.TOO_FEW
+
+
 def test_a_one_battle_arena_ranking_shows_too_few_items_not_a_zero_width_range():
     battle = {"model_a": "m1", "model_b": "m2", "meme": "x", "joint": {"overall": "model_a"}, "order": 0}
     ranking = rank_table([{"model_a": "m1", "model_b": "m2", "winner": "model_a"}], bootstrap_rounds=50)

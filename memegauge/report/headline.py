@@ -37,6 +37,8 @@ class Headline(BaseModel):
                                               "(see `note`).")
     ci95_hi: float | None = Field(description="Upper end of the 95% interval.")
     n: int = Field(description="Items behind the figure (scored samples, battles, questions).")
+    memes: int = Field(description="Distinct memes among those items (the clusters the interval "
+                                   "resamples or corrects for).")
     unit: Unit = Field(description="rate: a fraction 0–1 (shown as %); score: AdamMeme's 1–10 scale; "
                                    "rating: a Bradley–Terry rating.")
     interval: str = Field(description="How the interval was made: wilson, wilson-clustered, bootstrap.")
@@ -59,7 +61,8 @@ def row(run: dict[str, Any], model: str, group: str, figure: str, fig: Figure, u
     ci = fig.get("ci95")
     return Headline(method=run["method"], run=run["name"], date=iso_date(run.get("created")), model=model,
                     group=group, figure=figure, value=fig.get("value"), ci95_lo=ci[0] if ci else None,
-                    ci95_hi=ci[1] if ci else None, n=int(fig.get("n") or 0), unit=unit,
+                    ci95_hi=ci[1] if ci else None, n=int(fig.get("n") or 0),
+                    memes=int(fig.get("clusters") or 0), unit=unit,
                     interval=str(fig.get("method") or ""), note=fig.get("note"),
                     higher_is_better=higher_is_better)
 

@@ -6,8 +6,9 @@ Every figure with an interval has one shape, `Figure` (a dict, so it is stored i
 
 * ``value``    the figure on all items (a rate as a fraction, a mean in the figure's unit).
 * ``ci95``     the 95% interval ``[lo, hi]``, or None when the items cannot support one; ``note`` then
-               says why ("too few items": fewer than 2 items or memes; "no spread": every item has the
-               same value, so a bootstrap would give a zero-width range that claims certainty).
+               says why ("too few items": fewer than 2 items or memes, or so few memes that every
+               bootstrap resample gives the same value; "no spread": every item has the same value).
+               A zero-width range, which would claim a certainty the items do not have, is never given.
 * ``n``        the items behind the figure; ``clusters`` the distinct memes among them.
 * ``method``   how the interval was made:
   - ``wilson`` — a rate whose items each come from a different meme: the Wilson score interval
@@ -103,11 +104,18 @@ def resampled_ratios(sums: np.ndarray, counts: np.ndarray, seed: int,
 
 
 def _percentiles(values: np.ndarray) -> tuple[float, float] | None:
+    """The 2.5th and 97.5th percentiles of the resampled values; None when most resamples had no
+    value or every resample gave the same one (a few memes whose resamples cannot differ)."""
     finite = values[np.isfinite(values)]
     if finite.size < values.size // 2:
         return None
     lo, hi = np.percentile(finite, [2.5, 97.5])
-    return float(lo), float(hi)
+    return None if lo == hi else (float(lo), float(hi))
+
+
+def _bootstrapped(value: float, values: np.ndarray, n: int, k: int) -> Figure:
+    found = _percentiles(values)
+    return figure(value, found, n, k, "bootstrap", None if found else TOO_FEW)
 
 
 def mean(values: Sequence[float], clusters: Sequence[Any] | None = None, seed: int = 0,
@@ -122,7 +130,7 @@ def mean(values: Sequence[float], clusters: Sequence[Any] | None = None, seed: i
         return figure(value, None, x.size, k, "bootstrap", NO_SPREAD)
     sums = np.bincount(index, weights=x, minlength=k)[:, None]
     counts = np.bincount(index, minlength=k).astype(float)[:, None]
-    return figure(value, _percentiles(resampled_ratios(sums, counts, seed, rounds)[:, 0]), x.size, k, "bootstrap")
+    return _bootstrapped(value, resampled_ratios(sums, counts, seed, rounds)[:, 0], x.size, k)
 
 
 def macro_rate(outcomes: Sequence[float], groups: Sequence[Any], clusters: Sequence[Any] | None = None,
@@ -145,7 +153,7 @@ def macro_rate(outcomes: Sequence[float], groups: Sequence[Any], clusters: Seque
         return figure(value, None, x.size, k, "bootstrap", NO_SPREAD)
     with np.errstate(invalid="ignore"):
         draws = np.nanmean(resampled_ratios(sums, counts, seed, rounds), axis=1)
-    return figure(value, _percentiles(draws), x.size, k, "bootstrap")
+    return _bootstrapped(value, draws, x.size, k)
 
 
 def shown(fig: Figure | None, percent: bool = False, digits: int = 2) -> str:
@@ -156,6 +164,8 @@ def shown(fig: Figure | None, percent: bool = False, digits: int = 2) -> str:
     scale, unit, places = (100.0, "%", 1) if percent else (1.0, "", digits)
     value = f"{scale * fig['value']:.{places}f}{unit}"
     if fig.get("ci95") is None:
-        return f"{value} ({fig.get('note') or TOO_FEW}, n={fig.get('n')})"
+        memes = fig.get("clusters") or 0
+        among = f", {memes} meme{'s' if memes != 1 else ''}" if 0 < memes < (fig.get("n") or 0) else ""
+        return f"{value} ({fig.get('note') or TOO_FEW}, n={fig.get('n')}{among})"
     lo, hi = fig["ci95"]
     return f"{value} [{scale * lo:.{places}f}, {scale * hi:.{places}f}]"

@@ -83,7 +83,7 @@ def cell(r: Headline | None) -> str:
     """One figure as text with its interval (or the reason it has none)."""
     if r is None:
         return "–"
-    fig = figure(r.value, None if r.ci95_lo is None else (r.ci95_lo, r.ci95_hi), r.n, 0, r.interval, r.note)
+    fig = figure(r.value, None if r.ci95_lo is None else (r.ci95_lo, r.ci95_hi), r.n, r.memes, r.interval, r.note)
     return shown(fig, percent=r.unit == "rate", digits=1 if r.unit == "rating" else 2)
 
 

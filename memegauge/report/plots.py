@@ -91,20 +91,24 @@ def _error_bars(heights: np.ndarray, intervals: Sequence[Interval], scale: float
 
 
 def _bar_labels(heights: np.ndarray, counts: Sequence[int | None] | None, percent: bool,
-                values: bool = True) -> list[str]:
-    """Each bar's value ("–" when unmeasured) and, with counts, its n below; n alone without values."""
+                values: bool = True, missing: Sequence[bool] | None = None) -> list[str]:
+    """Each bar's value ("–" when unmeasured) and, with counts, its n below ("n=2, no CI" where the
+    bar has no interval: too few items); n alone without values."""
     shown = ["–" if np.isnan(h) else (f"{h:.0f}" if percent else f"{h:.2g}") for h in heights]
     if counts is None:
         return shown
-    n = ["" if c is None else f"n={c}" for c in counts]
+    missing = missing or [False] * len(shown)
+    n = ["" if c is None else f"n={c}" + (", no CI" if m else "") for c, m in zip(counts, missing)]
     return [f"{v}\n{c}".strip() for v, c in zip(shown, n)] if values else n
 
 
-def _rate_axis_top(tops: list[float]) -> float:
-    """The top of a percent axis: a little above the highest bar or interval end, so that 1–10%
-    bars are readable (not flattened on a fixed 0–100% axis); never above 100, never under 5."""
+def _rate_axis(ax: Any, tops: list[float]) -> None:
+    """A percent axis from 0 to a little above the highest bar or interval end, so that 1–10% bars
+    are readable (not flattened on a fixed 0–100% axis); room above 100% for the bars' labels, but
+    no tick there."""
     highest = max([t for t in tops if not np.isnan(t)], default=0.0)
-    return float(min(100.0, max(5.0, highest * 1.15 + 2)))
+    ax.set_ylim(0, float(min(118.0, max(5.0, highest * 1.18 + 2))))
+    ax.set_yticks([t for t in ax.get_yticks() if 0 <= t <= 100])
 
 
 def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]], ylabel: str,
@@ -135,7 +139,9 @@ def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]
                           error_kw={"elinewidth": 1, "ecolor": "#333333"})
             few = len(groups) * len(series) <= 12  # few bars: print the values (a 0% bar is invisible)
             if few or counts:  # many bars: their n only (the table beside has the values)
-                ax.bar_label(bars, labels=_bar_labels(heights, (counts or {}).get(name), percent, few),
+                missing = None if intervals is None or name not in intervals else \
+                    [ci is None and not np.isnan(h) for h, ci in zip(heights, intervals[name])]
+                ax.bar_label(bars, labels=_bar_labels(heights, (counts or {}).get(name), percent, few, missing),
                              fontsize=7 if few else 6, padding=1)
         if reference is not None:
             ref = np.array([_value(v) for v in reference]) * scale
@@ -145,7 +151,7 @@ def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]
         ax.set_xticks(x, _wrap(groups), rotation=30 if many else 0, ha="right" if many else "center")
         ax.set_ylabel(ylabel + (" (%)" if percent else ""))
         if percent:  # a rate axis starts at 0 and ends just above the data (labels need the room)
-            ax.set_ylim(0, _rate_axis_top(tops))
+            _rate_axis(ax, tops)
         ax.set_title(title)
         if len(series) > 1 or reference is not None:
             _legend(ax)
