@@ -216,3 +216,30 @@ def test_a_report_built_before_intervals_still_renders(store):
     from memegauge.report.html import to_html
 
     assert "accuracy" in to_html(store, report)
+
+
+def test_compare_page_and_run_list_in_a_browser_run_no_injected_script(served):
+    from memegauge.testing.browser import available, start_driver
+
+    if not available():
+        pytest.skip("chromium, chromedriver or selenium not installed")
+    from selenium.webdriver.common.by import By
+
+    from report_browser import console_errors
+
+    driver = start_driver()
+    try:
+        driver.get(served + "/")
+        boxes = driver.find_elements(By.CSS_SELECTOR, 'input[name="runs"]')
+        for box in boxes:
+            if box.get_attribute("value") in ("qa-1", "qa-3"):
+                box.click()
+        driver.find_element(By.CSS_SELECTOR, "#compare-form button").click()
+        assert "/compare?runs=qa-1&runs=qa-3" in driver.current_url
+        rows = driver.find_elements(By.CSS_SELECTOR, "table tbody tr")
+        assert len(rows) == 2 * 6 and PROBE_MODEL in driver.find_element(By.TAG_NAME, "body").text
+        assert driver.find_element(By.CSS_SELECTOR, "img.plot").get_attribute("naturalWidth") != "0"
+        assert driver.execute_script("return typeof window.__xss") == "undefined"
+        assert console_errors(driver) == []
+    finally:
+        driver.quit()
