@@ -346,10 +346,14 @@ def _adam_refinement(targets: dict[str, dict]) -> Table:
     rows = []
     for name, t in targets.items():
         before, after, steps = t.get("original_only", {}), t.get("overall", {}), t.get("steps", {})
+        found = t.get("intervals") or {}
+        was, now = found.get("original_only", {}), found.get("overall", {})
         delta_score = _diff(after.get("avg_score"), before.get("avg_score"))
         delta_fr = _diff(after.get("failure_rate"), before.get("failure_rate"))
-        rows.append([text(name), num(before.get("avg_score")), pct(before.get("failure_rate")),
-                     count(before.get("n")), num(after.get("avg_score")), pct(after.get("failure_rate")),
+        rows.append([text(name), interval_cell(was.get("avg_score"), fallback=before.get("avg_score")),
+                     interval_cell(was.get("failure_rate"), True, before.get("failure_rate")),
+                     count(before.get("n")), interval_cell(now.get("avg_score"), fallback=after.get("avg_score")),
+                     interval_cell(now.get("failure_rate"), True, after.get("failure_rate")),
                      count(after.get("n")), num(delta_score), pct(delta_fr), count(steps.get("total")),
                      count(steps.get("scored")), count(steps.get("improved"))])
     return table(["target", "score w/o", "FR w/o", "n w/o", "score with", "FR with", "n with", "Δ score",
