@@ -23,6 +23,11 @@ def test_wilson_matches_the_published_formula(k, n, lo, hi):
     assert (float(low), float(high)) == pytest.approx((lo, hi), abs=1e-6)
 
 
+def test_wilson_ends_are_exact_at_none_and_all():
+    low, high = ci.wilson(np.array([0, 7]), np.array([7, 7]))
+    assert low[0] == 0.0 and high[1] == 1.0
+
+
 def test_wilson_is_vectorised_and_agrees_with_scipy():
     k = np.array([0, 1, 3, 7, 12, 20])
     n = np.array([4, 5, 9, 10, 30, 20])

@@ -52,7 +52,10 @@ def wilson(successes: Any, n: Any, z: float = Z95) -> tuple[np.ndarray, np.ndarr
         p = k / size
         centre = (p + z * z / (2 * size)) / (1 + z * z / size)
         half = z * np.sqrt(p * (1 - p) / size + z * z / (4 * size * size)) / (1 + z * z / size)
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    # exactly 0 at k = 0 and 1 at k = n (the formula's value there, without rounding error)
+    low = np.where(k <= 0, 0.0, np.clip(centre - half, 0.0, 1.0))
+    high = np.where(k >= size, 1.0, np.clip(centre + half, 0.0, 1.0))
+    return low, high
 
 
 def _cluster_index(count: int, clusters: Sequence[Any] | None) -> tuple[np.ndarray, int]:
