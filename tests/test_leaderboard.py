@@ -117,7 +117,8 @@ def test_compare_three_runs_in_every_format(store, capsys, tmp_path):
     code, _, err = cli(store, capsys, "compare", "qa-1", "qa-2", "qa-3", "--format", "html", "--out", str(out_file))
     page = out_file.read_text()
     assert code == 0 and "comparison written" in err
-    assert PROBE_MODEL not in page and "m&lt;img src=x" in page and "<img class=\"plot\" src=\"data:image/png" in page
+    assert PROBE_MODEL not in page and "m&lt;img src=x" in page
+    assert page.count("<img class=\"plot\" src=\"data:image/png") == 2  # overall, and every type
 
 
 def test_compare_puts_adammeme_targets_of_different_runs_on_one_leaderboard(store, capsys):
@@ -224,6 +225,7 @@ def test_compare_page_and_run_list_in_a_browser_run_no_injected_script(served):
     if not available():
         pytest.skip("chromium, chromedriver or selenium not installed")
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.wait import WebDriverWait
 
     from report_browser import console_errors
 
@@ -235,6 +237,7 @@ def test_compare_page_and_run_list_in_a_browser_run_no_injected_script(served):
             if box.get_attribute("value") in ("qa-1", "qa-3"):
                 box.click()
         driver.find_element(By.CSS_SELECTOR, "#compare-form button").click()
+        WebDriverWait(driver, 60).until(lambda d: "/compare?" in d.current_url and d.find_elements(By.CSS_SELECTOR, "img.plot"))
         assert "/compare?runs=qa-1&runs=qa-3" in driver.current_url
         rows = driver.find_elements(By.CSS_SELECTOR, "table tbody tr")
         assert len(rows) == 2 * 6 and PROBE_MODEL in driver.find_element(By.TAG_NAME, "body").text

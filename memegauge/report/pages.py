@@ -49,10 +49,10 @@ def leaderboard_table(rows: list[Headline], links: bool) -> Any:
     return table(header, body)
 
 
-def comparison_plot(rows: list[Headline]) -> str | None:
-    """Bars of the first rate figure (FR, win rate, accuracy) per group, one series per model of a
-    run, each with its 95% interval and n."""
-    rates = [r for r in rows if r.unit == "rate"]
+def comparison_plot(rows: list[Headline], overall_only: bool = False) -> str | None:
+    """Bars of the first rate figure (FR, win rate, accuracy) per group (only the `overall…` groups
+    with `overall_only`), one series per model of a run, each with its 95% interval and n."""
+    rates = [r for r in rows if r.unit == "rate" and (r.group.startswith("overall") or not overall_only)]
     if not rates:
         return None
     figure = rates[0].figure
@@ -82,9 +82,11 @@ def compare_page(found: dict[str, Any], links: bool = False) -> str:
              for r in found["runs"]]
     blocks = [Block("table", "Leaderboard (95% intervals; n = items behind each figure)",
                     table=leaderboard_table(rows, links))]
-    src = comparison_plot(rows)
-    if src:
-        blocks.append(Block("plot", "Figure with 95% intervals", src=src))
+    overall, every = comparison_plot(rows, overall_only=True), comparison_plot(rows)
+    if overall:
+        blocks.append(Block("plot", "Overall, with 95% intervals", src=overall))
+    if every and len({r.group for r in rows}) > len({r.group for r in rows if r.group.startswith("overall")}):
+        blocks.append(Block("plot", "Every group, with 95% intervals", src=every))
     return render_page(f"MemeGauge comparison ({found['method']})", blocks, facts,
                        subtitle=f"{len(found['runs'])} run(s)", home=links)
 
