@@ -1,6 +1,6 @@
 """The report formats, all renderings of the one dict `memegauge.report.build_report` makes of a run:
 JSON (the full report), CSV and Markdown (the run's leaderboard: its headline rows with 95% intervals,
-`memegauge.report.leaderboard`) and HTML. A method without headline rows (the demo's screen) gets the
+`memegauge.report.leaderboard`; Markdown adds the "People vs judges" figures of a rated run) and HTML. A method without headline rows (the demo's screen) gets the
 long form in CSV and Markdown: one dotted field per row, dates as ISO strings."""
 
 from __future__ import annotations
@@ -43,7 +43,17 @@ def leaderboard_text(report: dict[str, Any], fmt: str) -> str:
     run = report["run"]
     facts = [("method", run["method"]), ("status", run["status"]), ("date", iso_date(run.get("created"))),
              ("calls", f"{run.get('calls')} ({run.get('failed_calls')} failed)")]
-    return leaderboard.to_markdown(rows, f"MemeGauge report: {run['name']} ({run['method']})", facts)
+    text = leaderboard.to_markdown(rows, f"MemeGauge report: {run['name']} ({run['method']})", facts)
+    people = report.get("people_vs_judges")
+    if people is None:
+        return text
+    lines = ["", "## People vs judges", "", "| field | value |", "|---|---|"]
+    lines += [f"| {_md_cell(k)} | {_md_cell(v)} |" for k, v in flatten({"people_vs_judges": people})]
+    return text + "\n".join(lines) + "\n"
+
+
+def _md_cell(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
 
 
 def _iso_dates(report: dict[str, Any]) -> dict[str, Any]:
@@ -74,6 +84,5 @@ def to_markdown(report: dict[str, Any]) -> str:
     lines = [f"# MemeGauge report: {report['run']['name']} ({report['run']['method']})", "",
              "| field | value |", "|---|---|"]
     for key, value in flatten({k: v for k, v in _iso_dates(report).items() if k != "details"}):
-        text = str(value).replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| {key} | {text} |")
+        lines.append(f"| {key} | {_md_cell(value)} |")
     return "\n".join(lines) + "\n"
