@@ -67,11 +67,18 @@ class Result:
 
     def tables(self) -> dict[str, list[dict[str, Any]]]:
         """The report as named flat tables (rows of dicts), e.g. Arena's ``ranking``, MemeQA's
-        ``accuracy``, AdamMeme's ``targets`` and ``categories``."""
+        ``accuracy``, AdamMeme's ``targets`` and ``categories``; and ``headline``: the leaderboard's
+        figures with their 95% intervals (`memegauge.report.headline.Headline`), for every method
+        that has them."""
+        from memegauge.report.headline import headline_rows
+
         described = _method(self.method)
         if described.tables is None:
-            return {"summary": [{k: v for k, v in self.report.items() if not isinstance(v, (dict, list))}]}
-        return described.tables(self.report)
+            found = {"summary": [{k: v for k, v in self.report.items() if not isinstance(v, (dict, list))}]}
+        else:
+            found = described.tables(self.report)
+        rows = headline_rows(self.report)
+        return {**found, "headline": [r.model_dump() for r in rows]} if rows else found
 
     def to_pandas(self, table: str | None = None) -> "pandas.DataFrame | dict[str, pandas.DataFrame]":
         """One table as a DataFrame, or every table (a dict of DataFrames) when `table` is None."""

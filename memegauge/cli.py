@@ -134,14 +134,20 @@ def report_command(
     ctx: typer.Context, run: str = typer.Argument(..., help="Run name."),
     fmt: str = typer.Option("json", "--format", help="json, csv, md or html."),
     out_path: Optional[Path] = typer.Option(None, "--out", help="Write here instead of stdout."),
+    plots_dir: Optional[Path] = typer.Option(None, "--plots", help="Also write every plot of the HTML "
+                                             "report here as PNG, SVG and PDF."),
 ) -> None:
-    """Report a run from the store."""
+    """Report a run from the store (csv/md: its leaderboard with 95% intervals; json: everything)."""
     from memegauge.report.formats import render_report
 
     cfg = settings(ctx)
     if not cfg.store_path.exists():
         raise InputError("no store here yet", where=str(cfg.store_path), fix="pass --store PATH")
     text = render_report(cfg.store(), run, fmt)
+    if plots_dir:
+        from memegauge.report.plotfiles import write_plots
+
+        console.print(f"{len(write_plots(cfg.store(), run, plots_dir))} plot files written to {plots_dir}")
     if out_path:
         write_text_atomic(out_path, text)
         console.print(f"report written to {out_path}")

@@ -36,9 +36,13 @@ def user_cache_root() -> Path:
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
-    """Write `text` to `path` so that a reader sees the old file or the whole new one, never half of
-    it: a temporary file beside it (unique, so concurrent writers do not collide), then a rename."""
+    """Write `text` (UTF-8) to `path` atomically (see `write_atomic`)."""
     return write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> Path:
+    """Write `data` to `path` atomically (see `write_atomic`): plots, PDF and SVG files."""
+    return write_atomic(path, lambda tmp: tmp.write_bytes(data))
 
 
 def write_atomic(path: Path, write: Callable[[Path], object]) -> Path:

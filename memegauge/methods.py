@@ -67,6 +67,9 @@ class Method:
     folder    The method's folder: its prompt templates are ``folder/prompts/*.j2`` (looked up by file
               name by `memegauge.prompts.render_prompt`) and its report page's browser script is
               ``folder/browser.js`` (inlined into the HTML report of its runs). None: neither.
+    headline  `headline(report) -> [Headline]`: the report's leaderboard figures as typed rows, each
+              with its 95% interval (`memegauge.report.headline`); `report --format csv|md`,
+              `compare` and `view` show these. None: the method has no leaderboard.
     """
 
     name: str
@@ -82,21 +85,21 @@ class Method:
     tables: Callable[[dict[str, Any]], dict[str, list[dict[str, Any]]]] | None = None
     models: Callable[[dict[str, Any]], dict[str, list[str]]] | None = None
     folder: Path | None = None
+    headline: Callable[[dict[str, Any]], list[Any]] | None = None
 
     @classmethod
     def from_hooks(cls, name: str, title: str, hooks: Callable[[], Any], demo_order: int = 100,
                    folder: Path | None = None) -> "Method":
         """A method with every hook, taken from the functions `report`, `view`, `commands`, `demo`,
-        `config`, `check`, `run`, `tables` and `models` of the module `hooks()` returns. That module is imported
-        on the first call of a hook, so the descriptor module stays light."""
+        `config`, `check`, `run`, `tables`, `models` and `headline` of the module `hooks()` returns. That module
+        is imported on the first call of a hook, so the descriptor module stays light."""
         def hook(attribute: str) -> Callable[..., Any]:
             return lambda *args, **kwargs: getattr(hooks(), attribute)(*args, **kwargs)
 
         return cls(name=name, title=title, report=hook("report"), view=hook("view"),
                    commands=hook("commands"), demo=hook("demo"), demo_order=demo_order,
                    config=hook("config"), check=hook("check"), run=hook("run"), tables=hook("tables"),
-                   models=hook("models"),
-                   folder=folder)
+                   models=hook("models"), headline=hook("headline"), folder=folder)
 
 
 def lazy(target: str) -> Callable[..., Any]:

@@ -61,7 +61,9 @@ def test_real_original_results_match_counts_made_from_the_files(tmp_path, capsys
     # 8 categories in the grown taxonomy (cls_res_full_cat.json), each present in the report
     assert len(target["categories"]) == 8 and target["categories"]["political"]["n"] == 0
     markdown = report(tmp_path, capsys, "adammeme-llava_5k", "md")
-    assert "| targets.llava.categories.animal.n | 12 |" in markdown
+    # the Markdown report is the leaderboard: one line per target × category, FR and score with intervals
+    animal = next(line for line in markdown.splitlines() if "| llava | animal |" in line)
+    assert "| 12 |" in animal and "% [" in animal
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="the shared copy of the original AdamMeme results is absent")

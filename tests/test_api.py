@@ -54,7 +54,10 @@ def test_memeqa_and_adammeme_run_through_the_same_shape(tmp_path):
     assert qa.status == "done" and qa.method == "memeqa" and qa.report["n_scored"] > 0
     accuracy = qa.to_pandas("accuracy")
     assert len(accuracy) == 11 and set(accuracy.columns) == {"type", "n", "accuracy", "random"}
-    assert adam.name == "adam-api" and set(adam.tables()) == {"targets", "categories", "samples", "steps"}
+    assert adam.name == "adam-api" and set(adam.tables()) == {"targets", "categories", "samples", "steps", "headline"}
+    board = qa.to_pandas("headline")  # the leaderboard: 11 types, macro and micro, each with its interval
+    assert len(board) == 13 and set(board["unit"]) == {"rate"}
+    assert (board["ci95_lo"].le(board["value"]) | board["note"].notna()).all()  # an interval, or why not
     targets = adam.to_pandas("targets")
     assert list(targets["target"]) == ["gpt-x", "llava-x"]
     assert targets["avg_score"].tolist() == [adam.report["targets"][t]["overall"]["avg_score"] for t in ("gpt-x", "llava-x")]

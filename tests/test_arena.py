@@ -326,7 +326,8 @@ def test_no_self_judging_and_consistent_ranking(tmp_path, store):
     assert set(report["dimensions"]) == {"Instruction Following", "Correctness", "Redundancy",
                                          "Relevance", "Accuracy"}
     row = report["ranking"][0]
-    assert set(row) == {"model", "elo", "bt", "bt_ci", "win_rate", "score", "battles"}
+    assert set(row) == {"model", "elo", "bt", "bt_ci", "bt_note", "win_rate", "win_rate_ci95", "score", "battles"}
+    assert row["bt_note"] is None and row["win_rate_ci95"]["value"] == row["win_rate"]
     assert row["bt_ci"][0] <= row["bt_ci"][1] and row["battles"] > 0
     ndcg = report["bias"]["fused"]["judges"]
     assert set(ndcg) == {"t-best", "t-mid", "t-worst"} and all(0.9 < v <= 1.0 for v in ndcg.values())

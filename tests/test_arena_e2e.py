@@ -65,8 +65,10 @@ def test_full_run_report_is_complete(tmp_path, server, capsys):
     assert r["run"]["method"] == "arena" and r["run"]["status"] == "done"
     assert [row["model"] for row in r["ranking"]] and {row["model"] for row in r["ranking"]} == set(TARGETS)
     for row in r["ranking"]:
-        assert set(row) == {"model", "elo", "bt", "bt_ci", "win_rate", "score", "battles"}
+        assert set(row) == {"model", "elo", "bt", "bt_ci", "bt_note", "win_rate", "win_rate_ci95", "score", "battles"}
         assert row["bt_ci"][0] <= row["bt_ci"][1] and 0 <= row["win_rate"] <= 1
+        low, high = row["win_rate_ci95"]["ci95"]  # clustered by meme (docs/reports.md)
+        assert low <= row["win_rate"] <= high and row["win_rate_ci95"]["n"] == row["battles"]
     assert set(r["dimensions"]) == {"Instruction Following", "Correctness", "Redundancy", "Relevance",
                                     "Accuracy"}
     assert set(r["judges"]) == set(JUDGES) and all(0 < j["ndcg"] <= 1 for j in r["judges"].values())

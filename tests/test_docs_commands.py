@@ -34,6 +34,8 @@ NOT_RUN = {
     "vllm serve /models/Qwen2-VL-7B-Instruct --enable-lora --lora-modules memeqa-ft=runs/ft-qwen/best --port 8000":
         "needs vLLM, a GPU and the model's weights; what it serves is the OpenAI API that the other commands "
         "reach here through the test server",
+    "memegauge view": "serves until Ctrl-C; tests/test_leaderboard.py serves its run list, reports and "
+                      "comparison pages and checks each",
     "pip install .": "installs the package into the running venv; bench/install_sizes.sh and "
                      "scripts/check_install.sh install it into fresh ones",
 }

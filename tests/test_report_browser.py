@@ -21,6 +21,7 @@ import pytest
 from memegauge.engine import Store
 from memegauge.report import build_report
 from memegauge.report.cli import serve_report
+from memegauge.report.intervals import shown
 from memegauge.report.html import to_html, write_html_reports
 from memegauge.testing.browser import available, start_driver
 from report_browser import console_errors, open_page
@@ -84,7 +85,7 @@ def test_adammeme_report_leaderboard_and_a_chain(driver, runs):
     open_page(driver, paths["adam"])
     rows = table_rows(driver, "FR")
     assert [r[0] for r in rows] == list(report["targets"])
-    assert [r[1] for r in rows] == [f"{t['overall']['avg_score']:.2f}" for t in report["targets"].values()]
+    assert [r[1] for r in rows] == [shown(t["intervals"]["overall"]["avg_score"]) for t in report["targets"].values()]
     assert len(driver.find_elements(By.CSS_SELECTOR, "img.plot")) == 4
     status = driver.find_element(By.CSS_SELECTOR, "[data-browser=adammeme] .page-status").text
     assert status.startswith("18 shown of 18")  # 2 targets × 3 categories × 3 chains
@@ -102,7 +103,8 @@ def test_arena_report_leaderboard_and_a_battle(driver, runs):
     open_page(driver, paths["arena"])
     rows = table_rows(driver, "BT 95% CI")
     assert [r[1] for r in rows] == [r["model"] for r in report["ranking"]]
-    assert [r[5] for r in rows] == [f"{100 * r['win_rate']:.1f}%" for r in report["ranking"]]  # ties: no win
+    assert [r[5] for r in rows] == [shown(r["win_rate_ci95"], percent=True) for r in report["ranking"]]  # ties: no win
+    assert all(r[5].startswith(f"{100 * x['win_rate']:.1f}% [") for r, x in zip(rows, report["ranking"]))
     assert [r[6] for r in rows] == [f"{100 * r['score']:.1f}%" for r in report["ranking"]]  # ties: half
     assert [r[7] for r in rows] == [str(r["battles"]) for r in report["ranking"]]
     meme = open_first(driver, "details.meme-item")
@@ -123,7 +125,8 @@ def test_memeqa_report_accuracy_filter_and_a_question(driver, runs):
     report = build_report(store, "qa-minus")
     open_page(driver, paths["qa-minus"])
     rows = {r[0]: r for r in table_rows(driver, "random baseline")}
-    assert rows["macro"][2] == f"{100 * report['macro']:.1f}%"
+    assert rows["macro"][2] == shown(report["intervals"]["macro"], percent=True)
+    assert rows["macro"][2].startswith(f"{100 * report['macro']:.1f}% [")
     assert set(rows) == {*[t for t, n in report["n"].items() if n], "macro", "micro"}
     assert table_rows(driver, "None+")  # the none-plus run of the same evaluation is in the store
     root = driver.find_element(By.CSS_SELECTOR, "[data-browser=memeqa]")

@@ -107,7 +107,9 @@ def test_adammeme_leaderboard_refinement_table_plots_and_chains(store):
     board = p.table_with("FR")
     assert [row[0][0] for row in board[1:]] == ["target-a", "target-b"]
     overall = {t: f"{v['overall']['avg_score']:.2f}" for t, v in report["targets"].items()}
-    assert [row[1][0] for row in board[1:]] == [overall["target-a"], overall["target-b"]]
+    shown = {t: v["intervals"]["overall"]["avg_score"]["ci95"] for t, v in report["targets"].items()}
+    assert [row[1][0] for row in board[1:]] == [f"{overall[t]} [{shown[t][0]:.2f}, {shown[t][1]:.2f}]"
+                                                for t in ("target-a", "target-b")]  # value [95% interval]
     best = max(report["targets"], key=lambda t: report["targets"][t]["overall"]["avg_score"])
     assert [row[0][0] for row in board[1:] if "best" in row[1][1]] == [best]
     assert p.table_with("score w/o") and p.table_with("steps lowering score")
@@ -140,7 +142,8 @@ def test_memeqa_accuracy_baseline_and_none_versions(store):
     report = build_report(store, "qa-minus")
     table = p.table_with("random baseline")
     rows = {row[0][0]: row for row in table[1:]}
-    assert f"{100 * report['macro']:.1f}%" == rows["macro"][2][0]
+    macro = report["intervals"]["macro"]["ci95"]
+    assert rows["macro"][2][0] == f"{100 * report['macro']:.1f}% [{100 * macro[0]:.1f}, {100 * macro[1]:.1f}]"
     assert set(rows) == {*[t for t, n in report["n"].items() if n], "macro", "micro"}
     versions = p.table_with("None+")
     assert versions[0][1][0] == "None−" and len(versions) == len(rows)  # header + types + macro

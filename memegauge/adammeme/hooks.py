@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 from memegauge.adammeme.config import AdamConfig
 from memegauge.config import ModelRegistry, method_config
-from memegauge.methods import Checked, RunResult, default_run_name, package_hooks
+from memegauge.methods import Checked, RunResult, default_run_name, lazy, package_hooks
 
 if TYPE_CHECKING:
     from memegauge.engine import Store
 
 # imported when called (`memegauge.methods.lazy`): registering the CLI loads the CLI module only
 commands, demo, report, tables, view = package_hooks("adammeme")
+headline = lazy("memegauge.adammeme.headline:headline")  # leaderboard rows with intervals
 
 
 def check(config: AdamConfig, registry: ModelRegistry) -> Checked:

@@ -7,6 +7,8 @@ ablation without refinement), `by_iteration` (Fig. 3) and `by_category_iteration
 category, as Fig. 3 plots it), `by_rule` (FR under each failure rule, whichever the run uses),
 `topics.{C}` (misbelief terms of refined samples, Fig. 4) and `failures` by stage and class. With several repeats `repeats` gives each figure's
 mean ± std across them; with several targets `paired_tests` compares them on shared originals.
+`intervals` gives FR and average score (overall, per category, originals only) with 95% intervals,
+clustered by seed meme (`memegauge.adammeme.headline`).
 `seeds` gives the seed set S (the same for every target) and the seeds that failed for this target.
 `details` lists every sample and chain step for browsing. Failed calls are counted, never scored.
 `failure` names the run's failure rule (`below` the threshold: the paper's text; `at_or_below`: the
@@ -19,6 +21,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from memegauge.adammeme import agreement, metrics
+from memegauge.adammeme.headline import intervals
 from memegauge.adammeme.records import (AnnotatorLabel, HumanLabel, HumanScore, MiningRecord, RunMeta,
                                        SamplingRecord, ScoreRecord, StepRecord, TaxonomyRecord)
 from memegauge.engine.store import Store
@@ -93,6 +96,7 @@ def _target(target: str, originals: list[dict], steps: list[dict], categories: l
     mine = [r for r in originals + steps if r["target"] == target]
     out = _figures(mine, categories, rule)
     out["by_rule"] = _by_rule(mine, categories, rule.threshold)
+    out["intervals"] = intervals(mine, categories, rule)  # 95% intervals (adammeme/headline.py)
     out["by_category_iteration"] = metrics.by_category_and_iteration(_scored(mine), categories, rule)
     out["topics"] = {c: metrics.topic_terms(
         [r["misbelief"] for r in _scored(mine) if r["category"] == c and r["iteration"] > 0],

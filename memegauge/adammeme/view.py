@@ -7,14 +7,15 @@ from typing import Any
 
 from memegauge.engine.store import Store
 from memegauge.report import plots
-from memegauge.report.blocks import (Block, Cell, Table, count, data_blocks, diff, mark_best, meme_set_images,
-                                     num, pct, plot_block, run_images, table, text)
+from memegauge.report.blocks import (Block, Cell, Table, count, data_blocks, diff, interval_cell, mark_best,
+                                     meme_set_images, num, pct, plot_block, run_images, table, text)
+
 
 def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, Any]]:
     targets: dict[str, dict] = report.get("targets", {})
     categories = list(dict.fromkeys(c for t in targets.values() for c in t.get("categories", {})))
     blocks = [Block("table", "Leaderboard: average score (1–10, higher is better) and failure rate "
-                             "(share scored below the threshold) on all scored samples",
+                             "(share scored below the threshold) on all scored samples, with 95% intervals",
                     table=_adam_leaderboard(targets, categories)),
               Block("table", "With vs without refinement", table=_adam_refinement(targets))]
     if not any(t.get("overall", {}).get("n") for t in targets.values()):
@@ -26,7 +27,8 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
             {t: v.get("by_iteration", []) for t, v in targets.items()}, "Average score by refinement iteration")),
         plot_block("Failure rate per category", plots.grouped_bars(
             categories, {t: [v["categories"][c]["failure_rate"] for c in categories] for t, v in targets.items()},
-            "failure rate", "Failure rate per category (with refinement)", percent=True))) if b]
+            "failure rate", "Failure rate per category (with refinement), 95% intervals", percent=True,
+            **_adam_fr_intervals(targets, categories)))) if b]
     blocks += [b for t, v in targets.items() if (b := _topicplot_block(t, v.get("topics", {})))]
     blocks += _adam_tables(report, categories)
     blocks.append(Block("browser", "Refinement chains", browser="adammeme",
@@ -46,11 +48,14 @@ def _adam_leaderboard(targets: dict[str, dict], categories: list[str]) -> Table:
     columns = ["target", "score", "FR", "n"] + [f"{c} {m}" for c in categories for m in ("score", "FR")]
     rows = []
     for name, t in targets.items():
-        overall = t.get("overall", {})
-        row = [text(name), num(overall.get("avg_score")), pct(overall.get("failure_rate")), count(overall.get("n"))]
+        overall, found = t.get("overall", {}), t.get("intervals") or {}
+        shown = found.get("overall", {})
+        row = [text(name), interval_cell(shown.get("avg_score"), fallback=overall.get("avg_score")),
+               interval_cell(shown.get("failure_rate"), True, overall.get("failure_rate")), count(overall.get("n"))]
         for c in categories:
-            entry = t["categories"].get(c, {})
-            row += [num(entry.get("avg_score")), pct(entry.get("failure_rate"))]
+            entry, shown = t["categories"].get(c, {}), found.get("categories", {}).get(c, {})
+            row += [interval_cell(shown.get("avg_score"), fallback=entry.get("avg_score")),
+                    interval_cell(shown.get("failure_rate"), True, entry.get("failure_rate"))]
         rows.append(row)
     result = table(columns, rows)
     for i, column in enumerate(columns[1:], start=1):
@@ -59,14 +64,27 @@ def _adam_leaderboard(targets: dict[str, dict], categories: list[str]) -> Table:
     return result
 
 
+def _adam_fr_intervals(targets: dict[str, dict], categories: list[str]) -> dict[str, Any]:
+    """The FR plot's error bars and n per target and category (none for a report without intervals)."""
+    if not all(t.get("intervals") for t in targets.values()):
+        return {}
+    figs = {t: [v["intervals"]["categories"][c]["failure_rate"] for c in categories] for t, v in targets.items()}
+    return {"intervals": {t: [f["ci95"] for f in fs] for t, fs in figs.items()},
+            "counts": {t: [f["n"] for f in fs] for t, fs in figs.items()}}
+
+
 def _adam_refinement(targets: dict[str, dict]) -> Table:
     rows = []
     for name, t in targets.items():
         before, after, steps = t.get("original_only", {}), t.get("overall", {}), t.get("steps", {})
+        found = t.get("intervals") or {}
+        was, now = found.get("original_only", {}), found.get("overall", {})
         delta_score = diff(after.get("avg_score"), before.get("avg_score"))
         delta_fr = diff(after.get("failure_rate"), before.get("failure_rate"))
-        rows.append([text(name), num(before.get("avg_score")), pct(before.get("failure_rate")),
-                     count(before.get("n")), num(after.get("avg_score")), pct(after.get("failure_rate")),
+        rows.append([text(name), interval_cell(was.get("avg_score"), fallback=before.get("avg_score")),
+                     interval_cell(was.get("failure_rate"), True, before.get("failure_rate")),
+                     count(before.get("n")), interval_cell(now.get("avg_score"), fallback=after.get("avg_score")),
+                     interval_cell(now.get("failure_rate"), True, after.get("failure_rate")),
                      count(after.get("n")), num(delta_score), pct(delta_fr), count(steps.get("total")),
                      count(steps.get("scored")), count(steps.get("improved"))])
     return table(["target", "score w/o", "FR w/o", "n w/o", "score with", "FR with", "n with", "Δ score",

@@ -3,7 +3,9 @@
 Sections:
 
 * ``ranking`` — rows {model, elo, bt, bt_ci: [lo, hi], win_rate, battles} from the panel's joint overall
-  votes in the headline setting (the config's first `settings` entry), best BT first;
+  votes in the headline setting (the config's first `settings` entry), best BT first, with
+  `win_rate_ci95` (clustered Wilson) and `bt_note` (why `bt_ci` is None: too few battles or memes;
+  `memegauge.arena.headline`);
   ``dimensions.{D}`` — the same per judged dimension.
 * ``judges.{J}`` — {ndcg, ranking, battles, flip_rate}: NDCG of the judge's own ranking against the
   joint one (headline setting); ``bias.{setting}`` — the same for every setting run, with the average.
@@ -27,6 +29,7 @@ from memegauge.arena.agreement import agreement_summary, judges_ablation
 from memegauge.arena.bias import judge_ndcg
 from memegauge.arena.common import DIMENSIONS, OVERALL
 from memegauge.arena.detection import detection_summary
+from memegauge.arena.headline import annotate
 from memegauge.arena.judging import ALL_DIMENSIONS, battle_records
 from memegauge.arena.ranking import mean_ci, rank_table
 from memegauge.arena.records import (AnswerRecord, BattleRecord, ContextRecord, DetectionRecord,
@@ -55,8 +58,9 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     rank = {"k": config["elo_k"], "bootstrap_rounds": config["bootstrap_rounds"], "seed": config["seed"]}
     report: dict[str, Any] = {
         "setting": settings[0],
-        "ranking": rank_table(battle_records(headline, OVERALL), **rank),
-        "dimensions": {d: rank_table(battle_records(headline, d), **rank) for d in DIMENSIONS},
+        "ranking": annotate(rank_table(battle_records(headline, OVERALL), **rank), headline),
+        "dimensions": {d: annotate(rank_table(battle_records(headline, d), **rank), headline, d)
+                       for d in DIMENSIONS},
         "judges": _judges(headline, judges),
         "bias": {s: _bias([b for b in records["battle"] if b["setting"] == s], judges) for s in settings},
         "counts": _counts(records, headline),

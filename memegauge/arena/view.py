@@ -8,8 +8,9 @@ from typing import Any
 from memegauge.arena.common import OVERALL
 from memegauge.engine.store import Store
 from memegauge.report import plots
-from memegauge.report.blocks import (Block, Cell, Table, count, data_blocks, mark_best, num, pct, plot_block,
-                                     run_images, table, text, thumbnails)
+from memegauge.report.blocks import (Block, Cell, Table, count, data_blocks, interval_cell, mark_best, num, pct,
+                                     plot_block, run_images, table, text, thumbnails)
+
 
 def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, Any]]:
     ranking = report.get("ranking", [])
@@ -64,9 +65,10 @@ def _browsable_meme(meme: dict[str, Any]) -> dict[str, Any]:
 
 def _arena_leaderboard(ranking: list[dict]) -> Table:
     rows = [[count(i + 1), text(r["model"]), num(r["bt"], 1),
-             Cell(f"[{r['bt_ci'][0]:.1f}, {r['bt_ci'][1]:.1f}]" if r.get("bt_ci") else "–",
+             Cell(f"[{r['bt_ci'][0]:.1f}, {r['bt_ci'][1]:.1f}]" if r.get("bt_ci") else (r.get("bt_note") or "–"),
                   r["bt_ci"][0] if r.get("bt_ci") else None),
-             num(r["elo"], 1), pct(r["win_rate"]), pct(r.get("score")), count(r["battles"])]
+             num(r["elo"], 1), interval_cell(r.get("win_rate_ci95"), True, r["win_rate"]), pct(r.get("score")),
+             count(r["battles"])]
             for i, r in enumerate(ranking)]
     result = table(["#", "model", "BT", "BT 95% CI", "Elo", "win rate", "score (tie ½)", "battles"], rows)
     for column in (2, 4, 5, 6):

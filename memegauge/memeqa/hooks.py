@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 from memegauge.memeqa.config import EvalConfig
 from memegauge.config import ModelRegistry, method_config
-from memegauge.methods import Checked, RunResult, package_hooks
+from memegauge.methods import Checked, RunResult, lazy, package_hooks
 
 if TYPE_CHECKING:
     from memegauge.engine import Store
 
 # imported when called (`memegauge.methods.lazy`): registering the CLI loads the CLI module only
 commands, demo, report, tables, view = package_hooks("memeqa")
+headline = lazy("memegauge.memeqa.headline:headline")  # leaderboard rows with intervals
 
 
 def check(config: EvalConfig, registry: ModelRegistry) -> Checked:

@@ -1,4 +1,5 @@
-"""MemeQA report: `accuracy.{type}`, `macro`, `micro`, `parse_failure_rate`,
+"""MemeQA report: `accuracy.{type}`, `macro`, `micro`, `parse_failure_rate` (each with its 95% interval
+under `intervals`, `memegauge.memeqa.headline`),
 `random_baseline.{macro, micro}`, counts, model-call latency, wall time per question (`timing`,
 `qa eval` runs), `details` (one row per question: id, type, question, options, gold,
 prediction, raw output, correct) for the HTML report, `missing` (`qa score`: the questions the
@@ -16,6 +17,7 @@ from typing import Any
 
 
 from memegauge.engine.store import Store
+from memegauge.memeqa.headline import intervals
 from memegauge.memeqa.metrics import summarize
 from memegauge.memeqa.paper import beside
 from memegauge.memeqa.records import BuildInfo, FinetuneInfo, QuestionRecord, read_info
@@ -37,6 +39,8 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
         "task": info and info.task, "version": info and info.version, "split": info and info.split,
         "model": info and info.model, "circular": bool(info and info.circular),
         **figures,
+        # every accuracy with its 95% interval, clustered by meme picture (memeqa/headline.py)
+        "intervals": intervals(records, info.types if info and info.types else figures["accuracy"]),
         # `qa score`: the chosen questions the predictions file does not answer (not in any figure)
         "missing": {"n": len(info.missing), "ids": info.missing} if info else {"n": 0, "ids": []},
         "latency": _latency(store, run["id"]),

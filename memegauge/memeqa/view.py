@@ -8,7 +8,9 @@ from typing import Any
 
 from memegauge.engine.store import Store
 from memegauge.report import build_report, plots
-from memegauge.report.blocks import Block, count, data_blocks, diff, pct, plot_block, run_images, table, text
+from memegauge.report.blocks import (Block, count, data_blocks, diff, interval_cell, pct, plot_block, run_images,
+                                     table, text)
+
 
 def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, Any]]:
     if report.get("task") in ("build", "finetune"):
@@ -20,26 +22,33 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
         return blocks + _paper_blocks(report.get("paper")), {}
     accuracy, baseline = report.get("accuracy", {}), report.get("random_baseline", {})
     types = [t for t in accuracy if report.get("n", {}).get(t)]
+    found = report.get("intervals") or {}
+    per_type = found.get("accuracy", {})
     blocks = [Block("facts", "Summary", facts=[
         ("model", str(report.get("model"))), ("version", str(report.get("version"))),
-        ("split", str(report.get("split"))), ("macro accuracy", pct(report.get("macro")).text),
-        ("micro accuracy", pct(report.get("micro")).text),
+        ("split", str(report.get("split"))),
+        ("macro accuracy (95% CI)", interval_cell(found.get("macro"), True, report.get("macro")).text),
+        ("micro accuracy (95% CI)", interval_cell(found.get("micro"), True, report.get("micro")).text),
         ("random baseline (macro / micro)", f"{pct(baseline.get('macro')).text} / {pct(baseline.get('micro')).text}"),
         ("parse failures (count as wrong)", pct(report.get("parse_failure_rate")).text),
         ("questions / scored / failed calls",
          f"{report.get('n_questions')} / {report.get('n_scored')} / {report.get('n_failed_calls')}")])]
-    rows = [[text(t), count(report["n"][t]), pct(accuracy[t]), pct(baseline.get("by_type", {}).get(t)),
+    rows = [[text(t), count(report["n"][t]), interval_cell(per_type.get(t), True, accuracy[t]),
+             pct(baseline.get("by_type", {}).get(t)),
              pct(diff(accuracy[t], baseline.get("by_type", {}).get(t)))] for t in types]
-    rows += [[text("macro"), count(report.get("n_scored")), pct(report.get("macro")), pct(baseline.get("macro")),
-              pct(diff(report.get("macro"), baseline.get("macro")))],
-             [text("micro"), count(report.get("n_scored")), pct(report.get("micro")), pct(baseline.get("micro")),
+    rows += [[text("macro"), count(report.get("n_scored")), interval_cell(found.get("macro"), True, report.get("macro")),
+              pct(baseline.get("macro")), pct(diff(report.get("macro"), baseline.get("macro")))],
+             [text("micro"), count(report.get("n_scored")), interval_cell(found.get("micro"), True, report.get("micro")),
+              pct(baseline.get("micro")),
               pct(diff(report.get("micro"), baseline.get("micro")))]]
     blocks.append(Block("table", "Accuracy per question type", table=table(
-        ["type", "n", "accuracy", "random baseline", "above baseline"], rows)))
+        ["type", "n", "accuracy (95% CI)", "random baseline", "above baseline"], rows)))
     src = plots.grouped_bars(types, {str(report.get("model")): [accuracy[t] for t in types]}, "accuracy",
                              "Accuracy per type vs random baseline", percent=True,
                              reference=[baseline.get("by_type", {}).get(t) for t in types],
-                             reference_label="random baseline")
+                             reference_label="random baseline",
+                             intervals={str(report.get("model")): [(per_type.get(t) or {}).get("ci95") for t in types]},
+                             counts={str(report.get("model")): [report["n"][t] for t in types]})
     blocks += [b for b in (plot_block("Accuracy per type", src), _none_versions(report, store)) if b]
     blocks += _paper_blocks(report.get("paper"))
     blocks.append(Block("browser", "Questions", browser="memeqa",

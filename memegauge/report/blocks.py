@@ -65,6 +65,16 @@ def count(value: int | None) -> Cell:
     return Cell("–" if value is None else str(value), value)
 
 
+def interval_cell(fig: dict[str, Any] | None, percent: bool = False, fallback: float | None = None) -> Cell:
+    """A figure with its 95% interval ("25.0% [10.3, 49.4]") or the reason it has none
+    (`memegauge.report.intervals.shown`); a report built before intervals shows `fallback` alone."""
+    from memegauge.report.intervals import shown
+
+    if fig is None:
+        return pct(fallback) if percent else num(fallback)
+    return Cell(shown(fig, percent=percent), fig.get("value"))
+
+
 def mark_best(table: Table, column: int, higher: bool) -> None:
     """Highlight the best value of a column (only when there are rows to compare)."""
     values = [row[column].sort for row in table.rows if isinstance(row[column].sort, (int, float))]

@@ -1,17 +1,24 @@
-"""`memegauge view RUN [--port P]`: serve a run's HTML report on 127.0.0.1 until Ctrl-C, on the local
-server (`memegauge.localserver`: Host header checked) that also serves `memegauge rate`.
+"""`memegauge view [RUN] [--port P]`: serve the store's reports on 127.0.0.1 until Ctrl-C, on the local
+server (`memegauge.localserver`: Host header checked) that also serves `memegauge rate`; and
+`memegauge compare RUN...`: one leaderboard across runs (`memegauge.report.compare`).
 
-The page is rendered once, before the server starts (bad run name → exit 2, nothing served), and
-served from memory by the standard library's threading HTTP server: it is self-contained, so one
-URL is all there is. Only the loopback interface is bound; port 0 lets the system pick a free one.
+`view` serves `/` (every run in the store: method, models, status, ISO date, key figures, and a form
+to compare runs; with RUN, that run's report, rendered before the server starts so that a bad name
+exits 2 with nothing served), `/run/<name>` (a run's report) and `/compare?runs=a&runs=b` (or
+`runs=a,b`): the comparison page. Anything else is a 404 with a one-line text body; a comparison
+that cannot be made (unknown run, mixed methods) is a 400 saying why. Pages are rendered when asked
+for, one at a time (the store's connection is shared). Only the loopback interface is bound; port 0
+lets the system pick a free one.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from http import HTTPStatus
 from http.server import ThreadingHTTPServer
-from typing import Mapping
+from pathlib import Path
+from typing import Any, Mapping, Optional
 
 import typer
 
@@ -34,6 +41,59 @@ def report_server(page: str, port: int = 0, hosts: tuple[str, ...] = LOCAL_HOSTS
     return local_server(respond, port, hosts)
 
 
+def _runs_asked(query: str, known: set[str]) -> list[str]:
+    """The runs of `/compare?runs=a&runs=b` or `?runs=a,b` (a value that is itself a run name is kept
+    whole, so a run name with a comma still works)."""
+    from urllib.parse import parse_qs
+
+    names: list[str] = []
+    for value in parse_qs(query, keep_blank_values=False).get("runs", []):
+        names += [value] if value in known else [v for v in value.split(",") if v]
+    return names
+
+
+def store_server(store: Any, run: str | None = None, port: int = 0,
+                 hosts: tuple[str, ...] = LOCAL_HOSTS) -> ThreadingHTTPServer:
+    """A server (not yet serving) for the store's pages (see the module docstring)."""
+    from urllib.parse import unquote
+
+    from memegauge.report.compare import comparison
+    from memegauge.report.formats import render_report
+    from memegauge.report.pages import compare_page, runs_page
+
+    lock = threading.Lock()
+    first = render_report(store, run, "html").encode("utf-8") if run is not None else None
+
+    def page(path: str, query: str) -> Response:
+        if path in ("/", "/index.html"):
+            return HTTPStatus.OK, HTML, first if first is not None else runs_page(store).encode("utf-8")
+        if path.startswith("/run/") and len(path) > len("/run/"):
+            name = unquote(path[len("/run/"):])
+            if name not in {r[0] for r in store.db.execute("SELECT name FROM runs")}:
+                return HTTPStatus.NOT_FOUND, TEXT, f"no run named {name!r} in this store\n".encode("utf-8")
+            return HTTPStatus.OK, HTML, render_report(store, name, "html").encode("utf-8")
+        if path == "/compare":
+            known = {r[0] for r in store.db.execute("SELECT name FROM runs")}
+            try:
+                return HTTPStatus.OK, HTML, compare_page(comparison(store, _runs_asked(query, known)),
+                                                         links=True).encode("utf-8")
+            except InputError as exc:
+                return HTTPStatus.BAD_REQUEST, TEXT, f"cannot compare: {exc}\n".encode("utf-8")
+        return HTTPStatus.NOT_FOUND, TEXT, b"not found: this server has /, /run/<name> and /compare?runs=...\n"
+
+    def respond(method: str, path: str, headers: Mapping[str, str], _: bytes) -> Response:
+        if method != "GET":
+            return HTTPStatus.METHOD_NOT_ALLOWED, "", b""
+        route, _, query = path.partition("?")
+        with lock:
+            return page(route, query)
+
+    return local_server(respond, port, hosts)
+
+
+HTML, TEXT = "text/html; charset=utf-8", "text/plain; charset=utf-8"
+
+
 def serve_report(page: str, port: int = 0, announce=print, stop: threading.Event | None = None,
                  hosts: tuple[str, ...] = LOCAL_HOSTS) -> None:
     """Serve the page until Ctrl-C (or `stop` is set, for tests); `announce` gets the URL once listening."""
@@ -41,25 +101,45 @@ def serve_report(page: str, port: int = 0, announce=print, stop: threading.Event
 
 
 def register(app: typer.Typer) -> None:
-    from memegauge.clikit import console, out, settings
+    from memegauge.clikit import console, out, safe, settings
 
     @app.command("view")
-    def view_command(ctx: typer.Context, run: str = typer.Argument(..., help="Run name."),
+    def view_command(ctx: typer.Context,
+                     run: Optional[str] = typer.Argument(None, help="Run name (default: list every run)."),
                      port: int = typer.Option(0, "--port", min=0, max=65535,
                                               help="Port on 127.0.0.1 (default: a free one)."),
                      host: list[str] = typer.Option([], "--host", help="Another name this page may be "
                                                     "asked for (Host header), e.g. behind a tunnel; it "
                                                     "still listens on 127.0.0.1 only.")) -> None:
-        """Serve a run's HTML report on 127.0.0.1 and print its URL; Ctrl-C stops."""
-        from memegauge.report.formats import render_report
+        """Serve the store's reports on 127.0.0.1: every run, each report, comparisons; Ctrl-C stops."""
+        cfg = settings(ctx)
+        if not cfg.store_path.exists():
+            raise InputError("no store here yet", where=str(cfg.store_path), fix="pass --store PATH")
+        server = store_server(cfg.store(), run, port, hosts=(*LOCAL_HOSTS, *(h.lower() for h in host)))
+        serve(server, announce=lambda url: (out.print(url, highlight=False, soft_wrap=True),
+                                            console.print("serving; Ctrl-C stops")))
+
+    @app.command("compare")
+    def compare_command(ctx: typer.Context,
+                        runs: list[str] = typer.Argument(..., help="Runs of one method."),
+                        fmt: str = typer.Option("table", "--format", help="table, json, csv, md or html."),
+                        out_path: Optional[Path] = typer.Option(None, "--out", help="Write here instead of "
+                                                                "stdout.")) -> None:
+        """One leaderboard across runs of one method, every figure with its 95% interval."""
+        from memegauge.files import write_text_atomic
+        from memegauge.report.compare import render
 
         cfg = settings(ctx)
         if not cfg.store_path.exists():
             raise InputError("no store here yet", where=str(cfg.store_path), fix="pass --store PATH")
-        page = render_report(cfg.store(), run, "html")
-        serve_report(page, port, announce=lambda url: (out.print(url, highlight=False, soft_wrap=True),
-                                                       console.print("serving; Ctrl-C stops")),
-                     hosts=(*LOCAL_HOSTS, *(h.lower() for h in host)))
+        text = render(cfg.store(), runs, fmt)
+        if out_path:
+            write_text_atomic(out_path, text)
+            console.print(f"comparison written to {out_path}")
+        elif fmt == "table":
+            out.print(safe(text.rstrip("\n")), highlight=False, soft_wrap=True)
+        else:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
     from memegauge.rating.cli import register as register_rating
 

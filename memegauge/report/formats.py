@@ -1,5 +1,7 @@
-"""The report formats: JSON, CSV and Markdown (long form: one dotted field per row) and HTML, all
-renderings of the one dict `memegauge.report.build_report` makes of a run."""
+"""The report formats, all renderings of the one dict `memegauge.report.build_report` makes of a run:
+JSON (the full report), CSV and Markdown (the run's leaderboard: its headline rows with 95% intervals,
+`memegauge.report.leaderboard`; Markdown adds the "People vs judges" figures of a rated run) and HTML. A method without headline rows (the demo's screen) gets the
+long form in CSV and Markdown: one dotted field per row, dates as ISO strings."""
 
 from __future__ import annotations
 
@@ -21,13 +23,44 @@ def render_report(store: Store, name: str, fmt: str) -> str:
     report = build_report(store, name)
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False, default=str)
-    if fmt == "csv":
-        return to_csv(report)
-    if fmt == "md":
-        return to_markdown(report)
+    if fmt in ("csv", "md"):
+        return leaderboard_text(report, fmt)
     from memegauge.report.html import to_html
 
     return to_html(store, report)
+
+
+def leaderboard_text(report: dict[str, Any], fmt: str) -> str:
+    """CSV or Markdown: the leaderboard of the headline rows, or the long form without any."""
+    from memegauge.report import leaderboard
+    from memegauge.report.headline import headline_rows, iso_date
+
+    rows = headline_rows(report)
+    if not rows:
+        return to_csv(report) if fmt == "csv" else to_markdown(report)
+    if fmt == "csv":
+        return leaderboard.to_csv(rows)
+    run = report["run"]
+    facts = [("method", run["method"]), ("status", run["status"]), ("date", iso_date(run.get("created"))),
+             ("calls", f"{run.get('calls')} ({run.get('failed_calls')} failed)")]
+    text = leaderboard.to_markdown(rows, f"MemeGauge report: {run['name']} ({run['method']})", facts)
+    people = report.get("people_vs_judges")
+    if people is None:
+        return text
+    lines = ["", "## People vs judges", "", "| field | value |", "|---|---|"]
+    lines += [f"| {_md_cell(k)} | {_md_cell(v)} |" for k, v in flatten({"people_vs_judges": people})]
+    return text + "\n".join(lines) + "\n"
+
+
+def _md_cell(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _iso_dates(report: dict[str, Any]) -> dict[str, Any]:
+    from memegauge.report.headline import iso_date
+
+    run = {**report["run"], **{k: iso_date(report["run"].get(k)) for k in ("created", "updated")}}
+    return {**report, "run": run}
 
 
 def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
@@ -43,14 +76,13 @@ def to_csv(report: dict[str, Any]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["field", "value"])
-    writer.writerows(flatten({k: v for k, v in report.items() if k != "details"}))
+    writer.writerows(flatten({k: v for k, v in _iso_dates(report).items() if k != "details"}))
     return buffer.getvalue()
 
 
 def to_markdown(report: dict[str, Any]) -> str:
     lines = [f"# MemeGauge report: {report['run']['name']} ({report['run']['method']})", "",
              "| field | value |", "|---|---|"]
-    for key, value in flatten({k: v for k, v in report.items() if k != "details"}):
-        text = str(value).replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| {key} | {text} |")
+    for key, value in flatten({k: v for k, v in _iso_dates(report).items() if k != "details"}):
+        lines.append(f"| {key} | {_md_cell(value)} |")
     return "\n".join(lines) + "\n"

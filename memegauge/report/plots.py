@@ -1,7 +1,9 @@
 """The HTML report's figures: matplotlib charts rendered to PNG data URLs.
 
 Each function is pure (report numbers in, `data:image/png;base64,...` out, or None when there is
-nothing to draw). PNG rather than inline SVG so that no model name or category from the data ever
+nothing to draw). The data URL is a `PlotImage`, a string that keeps its figure, so that
+`save_plot` can write it as PNG, SVG and PDF files too (`memegauge report RUN --plots DIR`).
+Bar plots show each bar's 95% interval as an error bar and its n, and scale the axis to the data. PNG rather than inline SVG so that no model name or category from the data ever
 becomes markup in the page. Figures are built on `matplotlib.figure.Figure` (no pyplot state) with
 math-text parsing off, so a `$` in a model name is drawn as a dollar sign instead of failing.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 import base64
 import io
 import textwrap
+from pathlib import Path
 from typing import Any, Sequence
 
 import matplotlib
@@ -22,10 +25,40 @@ _STYLE = {"text.parse_math": False, "font.size": 9, "axes.spines.top": False,
 _WIDE = (7.5, 3.2)
 
 
+class PlotImage(str):
+    """A PNG data URL that keeps the figure it was drawn from (for `save_plot`)."""
+
+    figure: Figure
+
+
 def _png(fig: Figure) -> str:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+    image = PlotImage("data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii"))
+    image.figure = fig
+    return image
+
+
+PLOT_FORMATS = ("png", "svg", "pdf")
+
+
+def save_plot(image: str, stem: Path) -> list[Path]:
+    """Write a plot as `<stem>.png` (200 dpi), `.svg` and `.pdf`, each atomically; the paths."""
+    from memegauge.files import write_bytes_atomic
+
+    if not isinstance(image, PlotImage):
+        raise TypeError("save_plot needs a plot made by memegauge.report.plots")
+    paths = []
+    for fmt in PLOT_FORMATS:
+        buffer = io.BytesIO()
+        with matplotlib.rc_context({**_STYLE, "svg.fonttype": "path"}):  # SVG text as paths: no markup from data
+            image.figure.savefig(buffer, format=fmt, dpi=200, metadata=_METADATA[fmt])
+        paths.append(write_bytes_atomic(stem.with_name(f"{stem.name}.{fmt}"), buffer.getvalue()))
+    return paths
+
+
+# fixed metadata: the same report writes byte-identical SVG/PDF files (no creation date)
+_METADATA = {"png": {}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
 
 
 def _figure(size: tuple[float, float] = _WIDE) -> tuple[Figure, Any]:
@@ -47,11 +80,45 @@ def _legend(ax: Any) -> None:
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
+Interval = Sequence[float] | None
+
+
+def _error_bars(heights: np.ndarray, intervals: Sequence[Interval], scale: float) -> np.ndarray:
+    """2 × bars array of (below, above) lengths from [lo, hi] intervals; 0 where there is none."""
+    below = [h - scale * ci[0] if ci is not None and not np.isnan(h) else 0.0 for h, ci in zip(heights, intervals)]
+    above = [scale * ci[1] - h if ci is not None and not np.isnan(h) else 0.0 for h, ci in zip(heights, intervals)]
+    return np.clip(np.vstack([below, above]), 0, None)
+
+
+def _bar_labels(heights: np.ndarray, counts: Sequence[int | None] | None, percent: bool,
+                values: bool = True, missing: Sequence[bool] | None = None) -> list[str]:
+    """Each bar's value ("–" when unmeasured) and, with counts, its n below ("n=2, no CI" where the
+    bar has no interval: too few items); n alone without values."""
+    shown = ["–" if np.isnan(h) else (f"{h:.0f}" if percent else f"{h:.2g}") for h in heights]
+    if counts is None:
+        return shown
+    missing = missing or [False] * len(shown)
+    n = ["" if c is None else f"n={c}" + (", no CI" if m else "") for c, m in zip(counts, missing)]
+    return [f"{v}\n{c}".strip() for v, c in zip(shown, n)] if values else n
+
+
+def _rate_axis(ax: Any, tops: list[float]) -> None:
+    """A percent axis from 0 to a little above the highest bar or interval end, so that 1–10% bars
+    are readable (not flattened on a fixed 0–100% axis); room above 100% for the bars' labels, but
+    no tick there."""
+    highest = max([t for t in tops if not np.isnan(t)], default=0.0)
+    ax.set_ylim(0, float(min(118.0, max(5.0, highest * 1.18 + 2))))
+    ax.set_yticks([t for t in ax.get_yticks() if 0 <= t <= 100])
+
+
 def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]], ylabel: str,
                  title: str, percent: bool = False, reference: Sequence[float | None] | None = None,
-                 reference_label: str = "") -> str | None:
-    """Bars per group, one colour per series (e.g. FR per category per target); an optional
-    reference value per group is drawn as a black tick (e.g. the random baseline)."""
+                 reference_label: str = "", intervals: dict[str, Sequence[Interval]] | None = None,
+                 counts: dict[str, Sequence[int | None]] | None = None) -> str | None:
+    """Bars per group, one colour per series (e.g. FR per category per target), each with its 95%
+    interval as an error bar (`intervals`: per series, [lo, hi] or None per group, in the values'
+    unit) and its n under the value (`counts`); an optional reference value per group is drawn as a
+    black tick (e.g. the random baseline). A percent axis runs from 0 to just above the data."""
     if not groups or all(v is None for values in series.values() for v in values):
         return None  # nothing measured: no empty axes
     with matplotlib.rc_context(_STYLE):
@@ -59,20 +126,32 @@ def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]
         x = np.arange(len(groups))
         width = 0.8 / len(series)
         scale = 100.0 if percent else 1.0
+        tops: list[float] = []
         for i, (name, values) in enumerate(series.items()):
             heights = np.array([_value(v) for v in values]) * scale
-            bars = ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(heights), width, label=name)
-            if len(groups) * len(series) <= 12:  # few bars: print the values (a 0% bar is invisible)
-                ax.bar_label(bars, labels=["–" if np.isnan(h) else f"{h:.0f}" for h in heights],
-                             fontsize=7, padding=1)
+            errors = None
+            if intervals is not None and name in intervals:
+                errors = _error_bars(heights, intervals[name], scale)
+                tops += list(heights + errors[1])
+            tops += list(heights)
+            bars = ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(heights), width, label=name,
+                          yerr=errors, capsize=3 if errors is not None else 0,
+                          error_kw={"elinewidth": 1, "ecolor": "#333333"})
+            few = len(groups) * len(series) <= 12  # few bars: print the values (a 0% bar is invisible)
+            if few or counts:  # many bars: their n only (the table beside has the values)
+                missing = None if intervals is None or name not in intervals else \
+                    [ci is None and not np.isnan(h) for h, ci in zip(heights, intervals[name])]
+                ax.bar_label(bars, labels=_bar_labels(heights, (counts or {}).get(name), percent, few, missing),
+                             fontsize=7 if few else 6, padding=1)
         if reference is not None:
             ref = np.array([_value(v) for v in reference]) * scale
+            tops += list(ref)
             ax.scatter(x, ref, marker="_", s=600, color="black", zorder=3, label=reference_label)
         many = len(groups) > 6
         ax.set_xticks(x, _wrap(groups), rotation=30 if many else 0, ha="right" if many else "center")
         ax.set_ylabel(ylabel + (" (%)" if percent else ""))
-        if percent:  # a rate axis starts at 0 and shows 100%, so that all-zero bars read as 0%
-            ax.set_ylim(0, 100)
+        if percent:  # a rate axis starts at 0 and ends just above the data (labels need the room)
+            _rate_axis(ax, tops)
         ax.set_title(title)
         if len(series) > 1 or reference is not None:
             _legend(ax)

@@ -1,0 +1,174 @@
+"""95% intervals for every rate and mean a report shows: pure, vectorised, seeded functions; no I/O.
+
+Every figure with an interval has one shape, `Figure` (a dict, so it is stored in the report JSON as is):
+
+    {"value": 0.25, "ci95": [0.10, 0.49], "n": 20, "clusters": 12, "method": "wilson", "note": None}
+
+* ``value``    the figure on all items (a rate as a fraction, a mean in the figure's unit).
+* ``ci95``     the 95% interval ``[lo, hi]``, or None when the items cannot support one; ``note`` then
+               says why ("too few items": fewer than 2 items or memes, or so few memes that every
+               bootstrap resample gives the same value; "no spread": every item has the same value).
+               A zero-width range, which would claim a certainty the items do not have, is never given.
+* ``n``        the items behind the figure; ``clusters`` the distinct memes among them.
+* ``method``   how the interval was made:
+  - ``wilson`` — a rate whose items each come from a different meme: the Wilson score interval
+    (Wilson 1927; Agresti & Coull 1998), which stays inside [0, 1] and is not zero-width at 0% or 100%.
+  - ``wilson-clustered`` — a rate whose items share memes (AdamMeme's refinement steps of one seed,
+    Arena battles of one meme, MemeQA questions of one picture): the Wilson interval on the effective
+    sample size n / deff, with Kish's design effect deff = var_cluster / var_srs ≥ 1 estimated from the
+    per-meme totals (ratio-estimator variance). When every item agrees (p = 0 or 1) deff cannot be
+    estimated and the number of memes is used as the effective size (its most conservative value).
+  - ``bootstrap`` — a mean (a score, a macro average): a seeded percentile bootstrap that resamples
+    memes, not items (a cluster bootstrap; with one item per meme it is the ordinary bootstrap).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from scipy import stats
+
+Z95 = float(stats.norm.ppf(0.975))  # 1.959964…
+BOOTSTRAP_ROUNDS = 2000
+TOO_FEW = "too few items"
+NO_SPREAD = "no spread"
+
+Figure = dict[str, Any]
+
+
+def figure(value: float | None, ci95: Sequence[float] | None, n: int, clusters: int, method: str,
+           note: str | None = None) -> Figure:
+    """One figure in the shape the module docstring describes."""
+    return {"value": value, "ci95": None if ci95 is None else [float(ci95[0]), float(ci95[1])], "n": int(n),
+            "clusters": int(clusters), "method": method, "note": note}
+
+
+def wilson(successes: Any, n: Any, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of `successes` out of `n` (arrays or scalars; n may be fractional, an
+    effective sample size): (p + z²/2n ± z·sqrt(p(1−p)/n + z²/4n²)) / (1 + z²/n)."""
+    k, size = np.asarray(successes, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = k / size
+        centre = (p + z * z / (2 * size)) / (1 + z * z / size)
+        half = z * np.sqrt(p * (1 - p) / size + z * z / (4 * size * size)) / (1 + z * z / size)
+    # exactly 0 at k = 0 and 1 at k = n (the formula's value there, without rounding error)
+    low = np.where(k <= 0, 0.0, np.clip(centre - half, 0.0, 1.0))
+    high = np.where(k >= size, 1.0, np.clip(centre + half, 0.0, 1.0))
+    return low, high
+
+
+def _cluster_index(count: int, clusters: Sequence[Any] | None) -> tuple[np.ndarray, int]:
+    """Each item's cluster number (0 … k−1) and k; without clusters every item is its own."""
+    if clusters is None:
+        return np.arange(count), count
+    _, index = np.unique(np.asarray([str(c) for c in clusters], dtype=object), return_inverse=True)
+    return index.reshape(-1), int(index.max() + 1) if count else 0
+
+
+def design_effect(outcomes: np.ndarray, index: np.ndarray, k: int) -> float | None:
+    """Kish's design effect of a clustered rate: the ratio-estimator variance over the simple random
+    sampling variance p(1−p)/n, at least 1; None when p is 0 or 1 (no variance to compare)."""
+    n = outcomes.size
+    p = outcomes.mean()
+    if p in (0.0, 1.0) or k < 2:
+        return None
+    totals = np.bincount(index, weights=outcomes, minlength=k)
+    sizes = np.bincount(index, minlength=k).astype(float)
+    var_cluster = k / (k - 1) * np.sum((totals - p * sizes) ** 2) / n ** 2
+    return max(1.0, float(var_cluster / (p * (1 - p) / n)))
+
+
+def rate(outcomes: Sequence[float], clusters: Sequence[Any] | None = None) -> Figure:
+    """A rate (share of 1s among 0/1 outcomes) with its Wilson interval, clustered by `clusters`."""
+    x = np.asarray(outcomes, dtype=float)
+    index, k = _cluster_index(x.size, clusters)
+    value = float(x.mean()) if x.size else None
+    if x.size < 2 or k < 2:
+        return figure(value, None, x.size, k, "wilson", TOO_FEW)
+    if k == x.size:
+        lo, hi = wilson(x.sum(), x.size)
+        return figure(value, (lo, hi), x.size, k, "wilson")
+    deff = design_effect(x, index, k)
+    effective = k if deff is None else x.size / deff
+    lo, hi = wilson(value * effective, effective)
+    return figure(value, (lo, hi), x.size, k, "wilson-clustered")
+
+
+def resampled_ratios(sums: np.ndarray, counts: np.ndarray, seed: int,
+                     rounds: int = BOOTSTRAP_ROUNDS) -> np.ndarray:
+    """Cluster bootstrap of ratios: `sums` and `counts` are clusters × columns (a column's total and
+    its items in each cluster); returns rounds × columns of sum(totals)/sum(items) over resampled
+    clusters (nan where a resample has no item of that column)."""
+    k = sums.shape[0]
+    draws = np.random.default_rng(seed).integers(0, k, size=(rounds, k))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+
+
+def _percentiles(values: np.ndarray) -> tuple[float, float] | None:
+    """The 2.5th and 97.5th percentiles of the resampled values; None when most resamples had no
+    value or every resample gave the same one (a few memes whose resamples cannot differ)."""
+    finite = values[np.isfinite(values)]
+    if finite.size < values.size // 2:
+        return None
+    lo, hi = np.percentile(finite, [2.5, 97.5])
+    return None if lo == hi else (float(lo), float(hi))
+
+
+def _bootstrapped(value: float, values: np.ndarray, n: int, k: int) -> Figure:
+    found = _percentiles(values)
+    return figure(value, found, n, k, "bootstrap", None if found else TOO_FEW)
+
+
+def mean(values: Sequence[float], clusters: Sequence[Any] | None = None, seed: int = 0,
+         rounds: int = BOOTSTRAP_ROUNDS) -> Figure:
+    """A mean with its percentile cluster-bootstrap interval (memes resampled)."""
+    x = np.asarray(values, dtype=float)
+    index, k = _cluster_index(x.size, clusters)
+    value = float(x.mean()) if x.size else None
+    if x.size < 2 or k < 2:
+        return figure(value, None, x.size, k, "bootstrap", TOO_FEW)
+    if np.ptp(x) == 0:
+        return figure(value, None, x.size, k, "bootstrap", NO_SPREAD)
+    sums = np.bincount(index, weights=x, minlength=k)[:, None]
+    counts = np.bincount(index, minlength=k).astype(float)[:, None]
+    return _bootstrapped(value, resampled_ratios(sums, counts, seed, rounds)[:, 0], x.size, k)
+
+
+def macro_rate(outcomes: Sequence[float], groups: Sequence[Any], clusters: Sequence[Any] | None = None,
+               seed: int = 0, rounds: int = BOOTSTRAP_ROUNDS) -> Figure:
+    """The unweighted mean over groups of each group's rate (MemeQA's macro accuracy over question
+    types) with its cluster-bootstrap interval; a resample that lacks a group averages the others."""
+    x = np.asarray(outcomes, dtype=float)
+    index, k = _cluster_index(x.size, clusters)
+    names, group = np.unique(np.asarray([str(g) for g in groups], dtype=object), return_inverse=True)
+    if x.size == 0:
+        return figure(None, None, 0, 0, "bootstrap", TOO_FEW)
+    sums = np.zeros((k, names.size))
+    counts = np.zeros((k, names.size))
+    np.add.at(sums, (index, group), x)
+    np.add.at(counts, (index, group), 1.0)
+    value = float(np.mean(sums.sum(axis=0) / counts.sum(axis=0)))
+    if x.size < 2 or k < 2:
+        return figure(value, None, x.size, k, "bootstrap", TOO_FEW)
+    if np.ptp(x) == 0:
+        return figure(value, None, x.size, k, "bootstrap", NO_SPREAD)
+    with np.errstate(invalid="ignore"):
+        draws = np.nanmean(resampled_ratios(sums, counts, seed, rounds), axis=1)
+    return _bootstrapped(value, draws, x.size, k)
+
+
+def shown(fig: Figure | None, percent: bool = False, digits: int = 2) -> str:
+    """A figure as text: "25.0% [10.3, 49.4]" / "6.20 [5.81, 6.55]", or the value with its note
+    ("100.0% (too few items, n=1)"); "–" when there is no value."""
+    if not fig or fig.get("value") is None:
+        return "–"
+    scale, unit, places = (100.0, "%", 1) if percent else (1.0, "", digits)
+    value = f"{scale * fig['value']:.{places}f}{unit}"
+    if fig.get("ci95") is None:
+        memes = fig.get("clusters") or 0
+        among = f", {memes} meme{'s' if memes != 1 else ''}" if 0 < memes < (fig.get("n") or 0) else ""
+        return f"{value} ({fig.get('note') or TOO_FEW}, n={fig.get('n')}{among})"
+    lo, hi = fig["ci95"]
+    return f"{value} [{scale * lo:.{places}f}, {scale * hi:.{places}f}]"

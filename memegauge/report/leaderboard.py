@@ -1,0 +1,120 @@
+"""Leaderboard tables from headline rows (`memegauge.report.headline`): what `report --format csv|md`
+and `memegauge compare` print.
+
+The rows are long (one per figure); a leaderboard is wide: one line per run × model × group (an
+AdamMeme target × category, an Arena model, a MemeQA model × question type), and per figure its value,
+the ends of its 95% interval and its n. In CSV the numbers are plain (rates as fractions 0–1, so
+pandas reads them as numbers); in Markdown and in the terminal they are shown as "25.0% [10.3, 49.4]",
+or with the reason there is no interval ("100.0% (too few items, n=1)"). Dates are ISO 8601 (UTC).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any, Iterable
+
+from memegauge.report.headline import Headline
+from memegauge.report.intervals import figure, shown
+
+KEY_COLUMNS = ("method", "run", "date", "model", "group")
+
+
+def figures_of(rows: Iterable[Headline]) -> list[str]:
+    """The figure names in first-seen order."""
+    return list(dict.fromkeys(r.figure for r in rows))
+
+
+def grouped(rows: list[Headline]) -> dict[tuple[str, ...], dict[str, Headline]]:
+    """{(method, run, date, model, group): {figure: row}} in first-seen order."""
+    out: dict[tuple[str, ...], dict[str, Headline]] = {}
+    for r in rows:
+        out.setdefault(tuple(getattr(r, k) for k in KEY_COLUMNS), {})[r.figure] = r
+    return out
+
+
+def ordered(rows: list[Headline]) -> list[Headline]:
+    """Rows sorted for a leaderboard across runs: by group (`overall…` groups first, then first-seen
+    order), then best first on the first figure (None last), then by run and model."""
+    seen = list(dict.fromkeys(r.group for r in rows))
+    groups = [g for g in seen if g.startswith("overall")] + [g for g in seen if not g.startswith("overall")]
+    lead = figures_of(rows)[:1]
+    best: dict[tuple[str, ...], float] = {}
+    for key, figs in grouped(rows).items():
+        first = figs.get(lead[0]) if lead else None
+        if first is not None and first.value is not None:
+            best[key] = -first.value if first.higher_is_better else first.value
+    order = sorted(grouped(rows), key=lambda k: (groups.index(k[4]), k not in best, best.get(k, 0.0), k[1], k[3]))
+    by_key = grouped(rows)
+    return [r for key in order for r in by_key[key].values()]
+
+
+def wide(rows: list[Headline]) -> tuple[list[str], list[dict[str, Any]]]:
+    """(columns, one dict per run × model × group): per figure `<f>`, `<f>_ci95_lo`, `<f>_ci95_hi`,
+    `<f>_n`, and `<f>_note` when some row of that figure has no interval."""
+    names = figures_of(rows)
+    noted = {r.figure for r in rows if r.note}
+    columns = list(KEY_COLUMNS)
+    for f in names:
+        columns += [f, f"{f}_ci95_lo", f"{f}_ci95_hi", f"{f}_n"] + ([f"{f}_note"] if f in noted else [])
+    out = []
+    for key, figs in grouped(rows).items():
+        line: dict[str, Any] = dict(zip(KEY_COLUMNS, key))
+        for f in names:
+            r = figs.get(f)
+            line.update({f: r and r.value, f"{f}_ci95_lo": r and r.ci95_lo, f"{f}_ci95_hi": r and r.ci95_hi,
+                         f"{f}_n": r and r.n})
+            if f in noted:
+                line[f"{f}_note"] = r.note if r else None
+        out.append(line)
+    return columns, out
+
+
+def to_csv(rows: list[Headline]) -> str:
+    columns, lines = wide(rows)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: "" if v is None else v for k, v in line.items()} for line in lines)
+    return buffer.getvalue()
+
+
+def cell(r: Headline | None) -> str:
+    """One figure as text with its interval (or the reason it has none)."""
+    if r is None:
+        return "–"
+    fig = figure(r.value, None if r.ci95_lo is None else (r.ci95_lo, r.ci95_hi), r.n, r.memes, r.interval, r.note)
+    return shown(fig, percent=r.unit == "rate", digits=1 if r.unit == "rating" else 2)
+
+
+def text_table(rows: list[Headline], with_run: bool = True) -> tuple[list[str], list[list[str]]]:
+    """(header, lines) of shown cells: run, model, group, then per figure "value [lo, hi]" and its n."""
+    names = figures_of(rows)
+    header = (["run", "date"] if with_run else []) + ["model", "group"]
+    header += [c for f in names for c in (f"{f} (95% CI)", f"{f} n")]
+    lines = []
+    for (_, run, date, model, group), figs in grouped(rows).items():
+        line = ([run, date] if with_run else []) + [model, group]
+        for f in names:
+            r = figs.get(f)
+            line += [cell(r), "–" if r is None else str(r.n)]
+        lines.append(line)
+    return header, lines
+
+
+def _md_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(rows: list[Headline], title: str, facts: list[tuple[str, str]] = ()) -> str:
+    header, lines = text_table(rows)
+    out = [f"# {_md_escape(title)}", ""]
+    out += [f"- {_md_escape(k)}: {_md_escape(v)}" for k, v in facts]
+    out += ([""] if facts else []) + ["| " + " | ".join(map(_md_escape, header)) + " |",
+                                      "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(map(_md_escape, line)) + " |" for line in lines]
+    if not lines:
+        out.append("| " + " | ".join(["–"] * len(header)) + " |")
+    out += ["", "95% intervals: Wilson for rates (clustered by meme where items share one), cluster "
+                "bootstrap for means and ratings; see docs/reports.md."]
+    return "\n".join(out) + "\n"

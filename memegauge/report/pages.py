@@ -1,0 +1,131 @@
+"""The pages around single reports: the comparison page (`memegauge compare --format html`, `memegauge
+view`'s `/compare`) and `memegauge view`'s list of every run in the store. Rendered with the report's
+Jinja2 environment (autoescape on, StrictUndefined) and blocks; no script.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from markupsafe import Markup
+
+from memegauge.engine.store import Store
+from memegauge.report import leaderboard, plots
+from memegauge.report.headline import Headline, iso_date
+from memegauge.report.blocks import Block, Cell, count, table, text
+from memegauge.report.html import _environment, _static, run_models
+from memegauge.types import MemeGaugeError
+
+
+def run_link(name: str) -> str:
+    """The served path of a run's report (any character of a run name is quoted)."""
+    return "/run/" + quote(name, safe="")
+
+
+def compare_link(names: list[str]) -> str:
+    return "/compare?" + urlencode([("runs", n) for n in names])
+
+
+def render_page(title: str, blocks: list[Block], facts: list[tuple[str, str]] = (), subtitle: str = "",
+                form: dict[str, list[str]] | None = None, home: bool = False) -> str:
+    return _environment().get_template("page.html.j2").render(
+        title=title, subtitle=subtitle, facts=list(facts), blocks=blocks, form=form, home=home,
+        style=Markup(_static("report.css")))
+
+
+def leaderboard_table(rows: list[Headline], links: bool) -> Any:
+    """The leaderboard as an HTML table: run (a link when served), date, model, group, then per figure
+    "value [lo, hi]" and n."""
+    header, lines = leaderboard.text_table(rows)
+    grouped = list(leaderboard.grouped(rows).values())
+    body = []
+    for line, figs in zip(lines, grouped):
+        cells = [Cell(line[0], line[0], href=run_link(line[0]) if links else None)] + [text(v) for v in line[1:4]]
+        for f, (shown, n) in zip(leaderboard.figures_of(rows), zip(line[4::2], line[5::2])):
+            r = figs.get(f)
+            cells += [Cell(shown, r.value if r else None), count(r.n if r else None)]
+        body.append(cells)
+    return table(header, body)
+
+
+def comparison_plot(rows: list[Headline], overall_only: bool = False) -> str | None:
+    """Bars of the first rate figure (FR, win rate, accuracy) per group (only the `overall…` groups
+    with `overall_only`), one series per model of a run, each with its 95% interval and n."""
+    rates = [r for r in rows if r.unit == "rate" and (r.group.startswith("overall") or not overall_only)]
+    if not rates:
+        return None
+    figure = rates[0].figure
+    chosen = [r for r in rates if r.figure == figure]
+    groups = list(dict.fromkeys(r.group for r in chosen))
+    models = {r.model for r in chosen}
+    runs_per_model = {m: {r.run for r in chosen if r.model == m} for m in models}
+
+    def label(r: Headline) -> str:
+        return r.model if len(runs_per_model[r.model]) == 1 else f"{r.model} ({r.run})"
+
+    series: dict[str, dict[str, Headline]] = {}
+    for r in chosen:
+        series.setdefault(label(r), {})[r.group] = r
+    values = {s: [by.get(g).value if by.get(g) else None for g in groups] for s, by in series.items()}
+    intervals = {s: [None if by.get(g) is None or by[g].ci95_lo is None else (by[g].ci95_lo, by[g].ci95_hi)
+                     for g in groups] for s, by in series.items()}
+    counts = {s: [by[g].n if by.get(g) else None for g in groups] for s, by in series.items()}
+    return plots.grouped_bars(groups, values, figure.replace("_", " "), f"{figure.replace('_', ' ')} with 95% "
+                              "intervals", percent=True, intervals=intervals, counts=counts)
+
+
+def compare_page(found: dict[str, Any], links: bool = False) -> str:
+    """The comparison (`memegauge.report.compare.comparison`) as a page: runs, table, plot."""
+    rows = found["rows"]
+    facts = [(r["name"], f"{r['method']} · {r['status']} · {r['date']} · {', '.join(r['models'])}")
+             for r in found["runs"]]
+    blocks = [Block("table", "Leaderboard (95% intervals; n = items behind each figure)",
+                    table=leaderboard_table(rows, links))]
+    overall, every = comparison_plot(rows, overall_only=True), comparison_plot(rows)
+    if overall:
+        blocks.append(Block("plot", "Overall, with 95% intervals", src=overall))
+    if every and len({r.group for r in rows}) > len({r.group for r in rows if r.group.startswith("overall")}):
+        blocks.append(Block("plot", "Every group, with 95% intervals", src=every))
+    return render_page(f"MemeGauge comparison ({found['method']})", blocks, facts,
+                       subtitle=f"{len(found['runs'])} run(s)", home=links)
+
+
+def key_figures(store: Store, name: str) -> tuple[list[str], str]:
+    """(models, key figures text) of a run: its overall headline figures, first figure per model;
+    a run whose report cannot be built says why instead."""
+    from memegauge.report import build_report
+    from memegauge.report.headline import headline_rows
+
+    try:
+        rows = headline_rows(build_report(store, name))
+    except MemeGaugeError as exc:
+        return [], f"no report: {exc}"
+    overall = [r for r in rows if r.group.startswith("overall")]
+    if not overall:
+        return sorted({r.model for r in rows}), "–"
+    lead = [r for r in overall if r.group == overall[0].group and r.figure == overall[0].figure]
+    shown = [f"{r.model}: {r.figure.replace('_', ' ')} {leaderboard.cell(r)}" for r in lead]
+    return sorted({r.model for r in rows}), f"{overall[0].group}: " + "; ".join(shown)
+
+
+def runs_page(store: Store) -> str:
+    """Every run in the store: name (a link to its report), method, models, status, ISO date, key
+    figures; and a form to compare runs of one method."""
+    runs = store.list_runs()
+    rows, choices = [], {}
+    for run in runs:
+        models, figures = key_figures(store, run["name"])
+        if not models:
+            models = sorted({m for ms in run_models(run["method"], json.loads(run["config_json"])).values() for m in ms})
+        rows.append([Cell(run["name"], run["name"], href=run_link(run["name"])), text(run["method"]),
+                     text(", ".join(models) or None), text(run["status"]), text(iso_date(run.get("created"))),
+                     text(figures), count(run.get("calls")), count(run.get("failed_calls"))])
+        choices.setdefault(run["method"], []).append(run["name"])
+    blocks = [Block("table", "Runs", table=table(["run", "method", "models", "status", "date (UTC)",
+                                                  "key figures (95% CI)", "calls", "failed calls"], rows))]
+    if not runs:
+        blocks = [Block("note", "No runs yet", text="This store has no run: run a method first.")]
+    return render_page("MemeGauge runs", blocks, [("store", str(store.path)), ("runs", str(len(runs)))],
+                       form=choices or None)
