@@ -21,7 +21,7 @@ from memegauge.engine import Store, open_run
 from memegauge.files import user_cache_root, write_text_atomic
 from memegauge.memes import load_memes
 from memegauge.methods import DemoInputs
-from memegauge.models.preflight import preflight
+from memegauge.engine.preflight import preflight
 from memegauge.parse import parse_json
 from memegauge.prompts import render_prompt
 from memegauge.records import read_checked

@@ -71,7 +71,7 @@ def test_registry_of_a_spec_with_an_unknown_backend_is_refused_before_any_call()
 def test_a_backend_whose_extra_is_missing_stops_before_the_run_naming_the_install(monkeypatch):
     import importlib.util
 
-    from memegauge.models.preflight import preflight
+    from memegauge.engine.preflight import preflight
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",

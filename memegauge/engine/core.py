@@ -20,7 +20,7 @@ from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
-from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.engine.interrupt import StopSignal
 from memegauge.engine.limits import ModelGate
 from memegauge.engine.progress import CallProgress
