@@ -34,7 +34,7 @@ def create_backend(spec: ModelSpec) -> ModelBackend:
 @backend("openai", vision_by_default=True, needs_base_url=True)
 def _openai() -> type:
     """Any OpenAI-compatible server: vLLM, SGLang, llama.cpp's server, Ollama, OpenAI."""
-    from memegauge.models.openai_backend import OpenAIBackend
+    from memegauge.models.openai_backend import OpenAIBackend  # lazy: a backend loads when a model uses it
 
     return OpenAIBackend
 
@@ -42,7 +42,7 @@ def _openai() -> type:
 @backend("embedded", extra="embedded", modules=("xllamacpp",))
 def _embedded() -> type:
     """The offline GGUF model shipped in a PyPI wheel, run by llama.cpp (text only)."""
-    from memegauge.models.embedded import EmbeddedBackend
+    from memegauge.models.embedded import EmbeddedBackend  # lazy: a backend loads when a model uses it
 
     return EmbeddedBackend
 
@@ -50,7 +50,7 @@ def _embedded() -> type:
 @backend("scripted")
 def _scripted() -> type:
     """Deterministic answers by stage, for tests."""
-    from memegauge.models.scripted import ScriptedBackend
+    from memegauge.models.scripted import ScriptedBackend  # lazy: a backend loads when a model uses it
 
     return ScriptedBackend
 
@@ -66,6 +66,6 @@ def _hf_folder_has_vision(spec: ModelEntry) -> bool:
 def _hf() -> type:
     """A local Hugging Face model (extra `train`): a vision-language model sees the picture, a
     causal LM reads its alt text; optionally with a LoRA adapter (e.g. from `qa finetune`)."""
-    from memegauge.models.hf import HFBackend
+    from memegauge.models.hf import HFBackend  # lazy: a backend loads when a model uses it
 
     return HFBackend
