@@ -50,3 +50,13 @@ def test_no_type_checking_guard_and_every_function_level_import_of_the_package_s
                    for node in ast.walk(fn) if isinstance(node, ast.ImportFrom)
                    and (node.module or "").startswith("memegauge") and "#" not in lines[node.lineno - 1]]
     assert unexplained == [], f"{path.name}: lines {unexplained} import the package lazily without saying why"
+
+
+def test_no_runtime_module_imports_the_test_instruments():
+    """Test doubles, tiny-model builders, the OCR check engine and the test server live in memegauge.testing,
+    which only tests and benchmarks import."""
+    graph = import_graph()
+    runtime = sorted(f"{module} -> {target}" for module, targets in graph.items()
+                     if not module.startswith("memegauge.testing") for target in targets
+                     if target.startswith("memegauge.testing"))
+    assert runtime == []
