@@ -57,6 +57,9 @@ class Method:
               for every method.
     tables    `tables(report) -> {name: [row dicts]}`: the report as flat tables (`memegauge.Result`'s
               `to_pandas`); None: one table of the report's top-level scalars.
+    migrations  `(version, step)` pairs: `step(connection)` rewrites this method's records when a store
+              is migrated to `version` (`memegauge.engine.store.schema.migrate`); the store itself knows
+              no method's record kinds.
     """
 
     name: str
@@ -69,10 +72,12 @@ class Method:
     config: Callable[[Any], Any] | None = None
     run: Callable[..., Awaitable["RunResult"]] | None = None
     tables: Callable[[dict[str, Any]], dict[str, list[dict[str, Any]]]] | None = None
+    migrations: tuple[tuple[int, Callable[[Any], None]], ...] = ()
 
 
     @classmethod
-    def from_hooks(cls, name: str, title: str, hooks: Callable[[], Any], demo_order: int = 100) -> "Method":
+    def from_hooks(cls, name: str, title: str, hooks: Callable[[], Any], demo_order: int = 100,
+                   migrations: tuple[tuple[int, Callable[[Any], None]], ...] = ()) -> "Method":
         """A method with every hook, taken from the functions `report`, `view`, `commands`, `demo`,
         `config`, `run` and `tables` of the module `hooks()` returns. That module is imported on the
         first call of a hook, so the descriptor module stays light."""
@@ -81,7 +86,7 @@ class Method:
 
         return cls(name=name, title=title, report=hook("report"), view=hook("view"),
                    commands=hook("commands"), demo=hook("demo"), demo_order=demo_order,
-                   config=hook("config"), run=hook("run"), tables=hook("tables"))
+                   config=hook("config"), run=hook("run"), tables=hook("tables"), migrations=migrations)
 
 
 def lazy(target: str) -> Callable[..., Any]:

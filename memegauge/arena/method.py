@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memegauge.methods import Method
+from memegauge.methods import Method, lazy
 
 
 def _hooks():
@@ -11,4 +11,5 @@ def _hooks():
     return hooks
 
 
-METHOD = Method.from_hooks("arena", "MemeArena", _hooks, demo_order=1)
+METHOD = Method.from_hooks("arena", "MemeArena", _hooks, demo_order=1,
+                           migrations=((2, lazy("memegauge.arena.store_migrations:repeat_keys_from_field")),))
