@@ -60,3 +60,12 @@ def test_no_runtime_module_imports_the_test_instruments():
                      if not module.startswith("memegauge.testing") for target in targets
                      if target.startswith("memegauge.testing"))
     assert runtime == []
+
+
+def test_the_store_names_no_record_kind():
+    """A method's record kinds are its own: the store's SQL selects no kind by name (a method's migration
+    step lives in its folder, `Method.migrations`)."""
+    store = PACKAGE / "engine" / "store"
+    named = [f"{p.name}: {line.strip()}" for p in sorted(store.glob("*.py"))
+             for line in p.read_text(encoding="utf-8").splitlines() if "kind='" in line or 'kind="' in line]
+    assert named == []
