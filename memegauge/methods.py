@@ -23,6 +23,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from memegauge.files import canonical_json
 from memegauge.types import MemeGaugeError
 
 if TYPE_CHECKING:
@@ -144,8 +145,6 @@ def default_run_name(method: str, models: list[str], data: Path | str, config: d
     """``<method>-<models>-<data>[-s<seed>]-<hash>``: what ran, on what, with which seed (when the config
     has one), and which config (6 hex digits of its hash, so two configs never share a run by accident).
     The seed is shown because it is the one key users change alone, to repeat a run."""
-    from memegauge.engine.store import canonical_json
-
     who = "+".join(models) if len(models) <= 3 else f"{'+'.join(models[:3])}+{len(models) - 3}more"
     digest = hashlib.sha256(canonical_json(config).encode()).hexdigest()[:6]  # = config_hash's first 6
     seed = [f"s{config['seed']}"] if config.get("seed") is not None else []

@@ -49,6 +49,7 @@ from memegauge.engine.store.errors import GuardedConnection, RunBusy, StoreError
 from memegauge.engine.store.leases import HEARTBEAT_S, HOST, LEASE_TTL_S, lease_alive
 from memegauge.engine.store.schema import CALL_COLUMNS, SCHEMA, SCHEMA_VERSION, migrate
 from memegauge.engine.store.stats import CallStats
+from memegauge.files import canonical_json
 from memegauge.types import CallRecord, CallStatus, ErrorClass, InputError, Usage
 
 __all__ = ["CALL_COLUMNS", "HEARTBEAT_S", "SCHEMA_VERSION", "RunBusy", "Store", "StoreError", "canonical_json",
@@ -62,11 +63,6 @@ def _writable(path: Path) -> bool:
         return not os.statvfs(path).f_flag & os.ST_RDONLY
     except (AttributeError, OSError):
         return True
-
-
-def canonical_json(value: Any) -> str:
-    """The one serialisation used for keys and stored JSON: sorted keys, no whitespace."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 class Store(CallStats):
