@@ -83,7 +83,7 @@ from memegauge.adammeme.reference import build_reference
 from memegauge.adammeme.refinement import refine_category, validity_checked
 from memegauge.adammeme.sampling import plan_samples
 from memegauge.adammeme.scoring import Sample, rate, target_request
-from memegauge.adammeme.synthetic import write_meme_set
+from memegauge.testing.synthetic_memes import write_meme_set
 from memegauge.adammeme.taxonomy import Taxonomy
 from memegauge.config import ModelRegistry, ModelSpec
 from memegauge.engine import Store

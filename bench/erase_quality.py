@@ -30,6 +30,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from memegauge.images import erase
+from memegauge.testing import ocr_check
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "semeval2021-task6"
 ENGINES = ("tesseract", "rapidocr")
@@ -46,14 +47,14 @@ def squeeze(text: str) -> str:
 
 def read(engine: str, rgb: np.ndarray) -> str:
     if engine == "tesseract":
-        return " ".join(erase.ocr_words(rgb))
+        return " ".join(ocr_check.ocr_words(rgb))
     return " ".join(text for _, text, _ in erase.read_text(rgb))
 
 
 def erase_with(method: str, rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(erased picture, painted mask) by the previous or the current method."""
     if method == "tesseract-boxes":
-        mask = erase.build_mask(rgb, erase.find_text_boxes(rgb))
+        mask = erase.build_mask(rgb, ocr_check.find_text_boxes(rgb))
         return erase.inpaint(rgb, mask), mask
     out, mask, _ = erase.erase_regions(rgb)
     return out, mask

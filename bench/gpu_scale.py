@@ -67,7 +67,7 @@ PAPER_TRAIN_QUESTIONS, PAPER_DEV_QUESTIONS, PAPER_EPOCHS, DEV_EVALUATIONS = 5171
 
 def build(work: Path, name: str, small: bool, device: str) -> Path:
     """The model folder (built once per shape set; a finished build leaves `built.json`)."""
-    from memegauge.memeqa.tiny import build_tiny_vlm
+    from memegauge.testing.tiny_models import build_tiny_vlm
 
     shape = (SMALL if small else SHAPES)[name]
     folder = work / f"{name}{'-small' if small else ''}"

@@ -26,7 +26,7 @@ from gpu_scale import in_fresh_process  # noqa: E402
 from memegauge.memeqa.dataset import VERSIONS, load_questions, write_split
 from memegauge.memeqa.finetune import FinetuneConfig, _train_step, examples, finetune
 from memegauge.memeqa.split import assign_memes
-from memegauge.memeqa.tiny import VLM_ARCHITECTURES, build_tiny_model, build_tiny_vlm
+from memegauge.testing.tiny_models import VLM_ARCHITECTURES, build_tiny_model, build_tiny_vlm
 
 
 def make_splits(data: Path, split: str, out: Path, seed: int) -> Path:

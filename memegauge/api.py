@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any, Coroutine, TypeVar
 from memegauge.config import ENV_STORE, ModelRegistry, load_registry, registry_from_mapping
 from memegauge.engine.store import Store
 from memegauge.extras import install_hint
-from memegauge.methods import Method, method, run_checked
+from memegauge.methods import Method, method
+from memegauge.run_path import run_checked
 from memegauge.types import InputError
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ async def arun(method_name: str, config: Any, *, store: Store | str | Path | Non
                models: ModelRegistry | str | Path | dict[str, Any] | None = None, name: str | None = None,
                progress: bool = False, preflight: bool = True) -> Result:
     """`run`, awaitable (for callers that already run an event loop). The CLI's run path
-    (`memegauge.methods.run_checked`): the inputs checked, then every model (`preflight`: False skips
+    (`memegauge.run_path.run_checked`): the inputs checked, then every model (`preflight`: False skips
     it, as `--skip-preflight` does), then the store opened and the method run."""
     described = _method(method_name)
     if described.run is None or described.config is None:

@@ -98,7 +98,7 @@ def models_command(ctx: typer.Context,
                    ) -> None:
     """List configured models; --check sends one tiny request to each (exit 1 when a model you named,
     as an argument or in your registry file, fails; a built-in whose extra is missing says so)."""
-    from memegauge.models.preflight import check_listed, user_named
+    from memegauge.engine.preflight import check_listed, user_named
 
     registry = settings(ctx).registry()
     names = only or registry.names()

@@ -102,11 +102,11 @@ def dry_run(cfg: Settings, name: str, plans: list) -> None:
 
 def preflight(cfg: Settings, names: list[str], pictures: list[str] | tuple[str, ...] = (),
               skip: bool = False) -> None:
-    """Check every model the command will use before its first call (`memegauge.models.preflight`);
+    """Check every model the command will use before its first call (`memegauge.engine.preflight`);
     one message per model that cannot work, exit 2. The picture probes are cached in the store."""
     if skip:
         return
-    from memegauge.models.preflight import preflight as check
+    from memegauge.engine.preflight import preflight as check
 
     check(cfg.registry(), names, pictures, open_store=cfg.store)
 

@@ -1,4 +1,6 @@
-"""Configuration: the model registry and method configs, as pydantic models with one YAML loader.
+"""Configuration: loading the model registry and method configs (pydantic models) from YAML.
+
+The model spec itself is `memegauge.models.spec` (imported here, one way: config → models → types).
 
 Every validation error names the file, the key and the fix, and raises `InputError` (exit code 2).
 When no registry file is given, the built-in registry holds the embedded offline models, so MemeGauge
@@ -8,135 +10,23 @@ runs with no network and no key.
 from __future__ import annotations
 
 import copy
-import functools
 import os
 from pathlib import Path
 from urllib.parse import urlsplit
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
-                      model_validator)
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
-from memegauge.models import backends, find_backend
 from memegauge.files import read_user_text
-from memegauge.models.families import guess_family
-from memegauge.types import InputError, file_sha256
+from memegauge.models import backends, find_backend
+from memegauge.models.spec import ModelRegistry, ModelSpec  # also importable from here, as before
+from memegauge.types import InputError
 
 T = TypeVar("T", bound=BaseModel)
 
 ENV_STORE = "MEMEGAUGE_STORE"
 ENV_MODELS = "MEMEGAUGE_MODELS"
-
-
-class ModelSpec(BaseModel):
-    """One entry of the model registry."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(default="", description="Registry name; filled from the YAML key.")
-    backend: str = Field(description="Backend name: openai, embedded, scripted, hf.")
-    model: str = Field(default="", description="Provider's model id (e.g. 'Qwen/Qwen2.5-VL-7B').")
-    base_url: list[str] = Field(
-        default_factory=list,
-        description="Endpoint URL, or a list of replicas of one model (load-balanced, fail-over).",
-    )
-    api_key_env: str | None = Field(
-        default=None, description="Name of the environment variable holding the key; never the key."
-    )
-    max_concurrency: int = Field(default=8, ge=1, description="Calls in flight at once.")
-    rpm: float | None = Field(default=None, gt=0, description="Requests per minute cap.")
-    vision: bool | None = Field(
-        default=None, description="Accepts images (else it reads meme text + caption). Default: "
-        "true for `openai` endpoints (the image is sent unless a model is declared "
-        "text-only with `vision: false`), false for the text-only embedded model.")
-    max_image_pixels: int | None = Field(
-        default=None, ge=1, description="The most pixels (width × height) a picture sent to this model "
-        "may have: a larger one is downscaled to fit, aspect kept (recorded in the call, counted in "
-        "the report). None: pictures are sent as they are.")
-    price_in: float = Field(default=0.0, ge=0, description="USD per 1M prompt tokens.")
-    price_out: float = Field(default=0.0, ge=0, description="USD per 1M completion tokens.")
-    timeout_s: float = Field(default=120.0, gt=0, description="Per-attempt timeout.")
-    max_retries: int = Field(default=4, ge=0, description="Retries after the first attempt.")
-    content_retries: int = Field(
-        default=2, ge=0, description="Of those, retries of a refused or unparseable answer."
-    )
-    backoff_s: float = Field(default=1.0, gt=0, description="First backoff wait (jittered, doubling).")
-    backoff_max_s: float = Field(default=30.0, gt=0, description="Longest backoff wait.")
-    system_prompt: str | None = Field(
-        default=None, description="Prepended as a system message (e.g. to make one model two personas)."
-    )
-    structured_output: bool = Field(
-        default=True, description="Send response_format json_schema when a stage asks for JSON."
-    )
-    adapter: str | None = Field(
-        default=None, description="`hf` only: a LoRA adapter folder loaded on top of `model` "
-        "(e.g. a `qa finetune` output's best/)."
-    )
-    extra: dict[str, Any] = Field(
-        default_factory=dict, description="Backend-specific options (e.g. extra_body, n_ctx)."
-    )
-    family: str | None = Field(
-        default=None, description="Model family (e.g. qwen, llava, openai), for judge panels of distinct "
-        "families (MemeArena); default: read from `model` (or the name) where one known family matches."
-    )
-
-    @field_validator("base_url", mode="before")
-    @classmethod
-    def _one_or_many(cls, value: Any) -> Any:
-        return [value] if isinstance(value, str) else value
-
-    @model_validator(mode="after")
-    def _vision_default(self) -> "ModelSpec":
-        if self.vision is None:  # the backend's default (an unknown backend is refused when loaded)
-            descriptor = find_backend(self.backend)
-            self.vision = bool(descriptor and descriptor.sees_images(self))
-        if self.adapter and self.backend != "hf":
-            raise ValueError("`adapter` is for `backend: hf` models only")
-        return self
-
-    @property
-    def model_family(self) -> str | None:
-        """`family`, or the one known family `model` (else the registry name) belongs to; None: unknown."""
-        return self.family or guess_family(self.model, self.name)
-
-    @property
-    def adapter_folder(self) -> str | None:
-        """The LoRA adapter this entry names: `adapter`, or the older spelling `extra.adapter`."""
-        return self.adapter or self.extra.get("adapter")
-
-    @property
-    def identity(self) -> dict[str, Any]:
-        """What decides a model's answers, and so enters the cache key (replicas and limits don't)."""
-        identity = {
-            "backend": self.backend,
-            "model": self.model,
-            "system_prompt": self.system_prompt,
-            "extra": {k: v for k, v in self.extra.items()
-                      if k not in {"n_parallel", "n_threads", "batch_size"}},
-        }
-        if self.adapter_folder:  # by content: a retrained adapter in the same folder answers differently
-            identity["adapter"] = adapter_digest(self.adapter_folder)
-        return identity
-
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.price_in + completion_tokens * self.price_out) / 1e6
-
-
-def adapter_digest(folder: str | Path) -> str:
-    """sha256 of a LoRA adapter folder's weights ('missing' when absent: loading it will say so)."""
-    weights = [Path(folder) / name for name in ("adapter_model.safetensors", "adapter_model.bin")]
-    found = next((w for w in weights if w.is_file()), None)
-    if found is None:
-        return "missing"
-    stat = found.stat()
-    return _weights_sha256(str(found.resolve()), stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=64)
-def _weights_sha256(path: str, mtime_ns: int, size: int) -> str:
-    """Hashed once per version of the file (the key changes when the file is rewritten)."""
-    return file_sha256(Path(path))
 
 
 # In-process CPU models get a long per-call timeout: their speed depends on what else the
@@ -148,30 +38,6 @@ BUILTIN_MODELS: dict[str, dict[str, Any]] = {
     "embedded-small": {"backend": "embedded", "model": "smollm2-135m-instruct-q4_1",
                        "max_concurrency": 2, "timeout_s": 900},
 }
-
-
-class ModelRegistry:
-    """Named model specs: the built-in embedded models plus those of a registry YAML."""
-
-    def __init__(self, specs: dict[str, ModelSpec], source: str = "<built-in>") -> None:
-        self.specs = specs
-        self.source = source
-
-    def get(self, name: str) -> ModelSpec:
-        if name not in self.specs:
-            known = ", ".join(sorted(self.specs)) or "none"
-            raise InputError(
-                f"unknown model {name!r}",
-                where=self.source,
-                fix=f"use one of: {known}; or add {name!r} to the registry YAML (--models FILE)",
-            )
-        return self.specs[name]
-
-    def add(self, spec: ModelSpec) -> None:
-        self.specs[spec.name] = spec
-
-    def names(self) -> list[str]:
-        return list(self.specs)
 
 
 def _builtin_specs() -> dict[str, ModelSpec]:

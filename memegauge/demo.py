@@ -19,7 +19,7 @@ from memegauge.engine import Store
 from memegauge.files import user_cache_root, write_text_atomic
 from memegauge.memes import load_memes
 from memegauge.methods import DemoInputs
-from memegauge.models.preflight import preflight
+from memegauge.engine.preflight import preflight
 from memegauge.samples import sample_memes_path
 from memegauge.types import Meme
 

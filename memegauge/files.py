@@ -19,6 +19,12 @@ from memegauge.types import InputError
 ENV_CACHE_DIR = "MEMEGAUGE_CACHE_DIR"
 
 
+def canonical_json(value: Any) -> str:
+    """The one serialisation used for keys and stored JSON: sorted keys, no whitespace (the store's; here at
+    the bottom so that a run name's hash needs no store)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def shell_command(*words: object) -> str:
     """A command line to print for the user to paste: each word shell-quoted, so a run name or path
     such as `a/b;rm -rf x` is one argument in the shell, never a second command."""

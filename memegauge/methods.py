@@ -23,6 +23,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from memegauge.files import canonical_json
 from memegauge.types import MemeGaugeError
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ class Method:
     run       `async run(config, *, store, registry, name=None, progress=None, checked=None, **options)
               -> RunResult`: run (or resume) the method on `config` as run `name` (a default name when
               None), on the inputs `checked` (`check` is called when None). The same shape for every
-              method; callers go through `run_checked`, the one run path of the CLI and the API.
+              method; callers go through `memegauge.run_path.run_checked`, the one run path of the CLI and the API.
     tables    `tables(report) -> {name: [row dicts]}`: the report as flat tables (`memegauge.Result`'s
               `to_pandas`); None: one table of the report's top-level scalars.
     models    `models(config) -> {role: [model names]}`: the models a run used, by role (``agent``,
@@ -70,6 +71,9 @@ class Method:
     headline  `headline(report) -> [Headline]`: the report's leaderboard figures as typed rows, each
               with its 95% interval (`memegauge.report.headline`); `report --format csv|md`,
               `compare` and `view` show these. None: the method has no leaderboard.
+    migrations  `(version, step)` pairs: `step(connection)` rewrites this method's records when a store
+              is migrated to `version` (`memegauge.engine.store.schema.migrate`); the store itself knows
+              no method's record kinds.
     """
 
     name: str
@@ -86,10 +90,12 @@ class Method:
     models: Callable[[dict[str, Any]], dict[str, list[str]]] | None = None
     folder: Path | None = None
     headline: Callable[[dict[str, Any]], list[Any]] | None = None
+    migrations: tuple[tuple[int, Callable[[Any], None]], ...] = ()
 
     @classmethod
     def from_hooks(cls, name: str, title: str, hooks: Callable[[], Any], demo_order: int = 100,
-                   folder: Path | None = None) -> "Method":
+                   folder: Path | None = None,
+                   migrations: tuple[tuple[int, Callable[[Any], None]], ...] = ()) -> "Method":
         """A method with every hook, taken from the functions `report`, `view`, `commands`, `demo`,
         `config`, `check`, `run`, `tables`, `models` and `headline` of the module `hooks()` returns. That module
         is imported on the first call of a hook, so the descriptor module stays light."""
@@ -99,7 +105,7 @@ class Method:
         return cls(name=name, title=title, report=hook("report"), view=hook("view"),
                    commands=hook("commands"), demo=hook("demo"), demo_order=demo_order,
                    config=hook("config"), check=hook("check"), run=hook("run"), tables=hook("tables"),
-                   models=hook("models"), headline=hook("headline"), folder=folder)
+                   models=hook("models"), headline=hook("headline"), folder=folder, migrations=migrations)
 
 
 def lazy(target: str) -> Callable[..., Any]:
@@ -142,29 +148,6 @@ class Checked:
     pictures: list[str]  # those of them the run shows pictures to: each is sent one picture probe
 
 
-async def run_checked(described: Method, configs: list[tuple[Any, str | None]], *,
-                      store: Callable[[], "Store"], registry: "ModelRegistry", progress: bool | None = None,
-                      preflight: bool = True, **options: Any) -> list[RunResult]:
-    """The one run path of every method, the CLI's commands and the Python API alike: each `(config, run
-    name)`'s inputs read and checked (`check`: no network, nothing written), then every model they call
-    checked once (the preflight, unless `preflight` is False), then the store opened (`store()`: bad input
-    creates no store) and each config run in turn (`run`). `options` go to the method's `run`."""
-    if described.check is None or described.run is None:
-        raise MemeGaugeError(f"method {described.name!r} has no runs")
-    checked = [described.check(config, registry) for config, _ in configs]
-    if preflight:
-        from memegauge.models.preflight import PreflightFailed, find_problems
-
-        models = list(dict.fromkeys(m for c in checked for m in c.models))
-        pictures = list(dict.fromkeys(m for c in checked for m in c.pictures))
-        problems = await find_problems(registry, models, pictures, store)
-        if problems:
-            raise PreflightFailed(problems)
-    opened = store()
-    return [await described.run(config, store=opened, registry=registry, name=name, progress=progress,
-                                checked=found, **options) for (config, name), found in zip(configs, checked)]
-
-
 @dataclass(frozen=True)
 class RunResult:
     """What every method's `run` returns: the run's name, how it ended, and its call accounting."""
@@ -190,8 +173,6 @@ def default_run_name(method: str, models: list[str], data: Path | str, config: d
     """``<method>-<models>-<data>[-s<seed>]-<hash>``: what ran, on what, with which seed (when the config
     has one), and which config (6 hex digits of its hash, so two configs never share a run by accident).
     The seed is shown because it is the one key users change alone, to repeat a run."""
-    from memegauge.engine.store import canonical_json
-
     who = "+".join(models) if len(models) <= 3 else f"{'+'.join(models[:3])}+{len(models) - 3}more"
     digest = hashlib.sha256(canonical_json(config).encode()).hexdigest()[:6]  # = config_hash's first 6
     seed = [f"s{config['seed']}"] if config.get("seed") is not None else []

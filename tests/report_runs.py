@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from memegauge.adammeme.synthetic import write_meme_set
+from memegauge.testing.synthetic_memes import write_meme_set
 from memegauge.cli import main
 from memegauge.memeqa.dataset import NONE_OF_THE_ABOVE, QUESTION_TYPES
 

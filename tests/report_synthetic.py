@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memegauge import __version__
-from memegauge.adammeme.synthetic import write_meme_set
+from memegauge.testing.synthetic_memes import write_meme_set
 from memegauge.arena.common import DIMENSIONS, OVERALL
 from memegauge.engine import Store, config_hash
 from memegauge.memes import load_memes

@@ -397,7 +397,7 @@ def test_table8_kappa_is_between_pairs_of_annotators(tmp_path):
 
 
 def test_synthetic_meme_set_never_repeats_a_meme(tmp_path):
-    from memegauge.adammeme.synthetic import write_meme_set
+    from memegauge.testing.synthetic_memes import write_meme_set
     from memegauge.memes import load_memes
 
     memes = load_memes(write_meme_set(tmp_path, 1000, seed=3))
@@ -485,7 +485,7 @@ def test_the_refinement_priority_changes_no_record(tmp_path, monkeypatch):
 def test_a_category_goes_on_to_its_chains_without_waiting_for_other_categories(tmp_path):
     """Inputs as they are ready: a category's references and refinement start while the misbeliefs of
     smaller categories are still queued (narration was once one barrier for every category)."""
-    from memegauge.adammeme.synthetic import write_meme_set
+    from memegauge.testing.synthetic_memes import write_meme_set
     from memegauge.testing.server import start_server
 
     with start_server(latency_ms=10) as server:

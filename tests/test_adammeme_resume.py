@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memegauge.adammeme.synthetic import write_meme_set
+from memegauge.testing.synthetic_memes import write_meme_set
 from memegauge.engine import Store
 from memegauge.testing.server import start_server
 

@@ -11,7 +11,7 @@ import pytest
 from memegauge import models
 from memegauge.config import ModelSpec, load_registry
 from memegauge.engine import Engine, Store
-from memegauge.models import Backend, DuplicateBackend, backends, register_backend
+from memegauge.models import Backend, DuplicateBackend, backends, descriptors, register_backend
 from memegauge.types import ChatRequest, ChatResult, InputError, Message
 
 
@@ -25,7 +25,7 @@ def test_the_built_in_backends_are_registered_and_import_nothing_until_used():
 
 
 def test_a_second_backend_with_a_built_in_name_is_refused_naming_both(monkeypatch):
-    monkeypatch.setattr(models, "_REGISTRY", dict(models._REGISTRY))
+    monkeypatch.setattr(descriptors, "_REGISTRY", dict(descriptors._REGISTRY))
     with pytest.raises(DuplicateBackend, match="'openai' is registered twice \\(memegauge and my-plugin\\)"):
         register_backend(Backend("openai", lambda: object, source="my-plugin"))
 
@@ -42,7 +42,7 @@ class _Echo:
 
 
 def test_a_backend_registered_from_code_serves_a_model_from_models_yaml(tmp_path, monkeypatch):
-    monkeypatch.setattr(models, "_REGISTRY", dict(models._REGISTRY))
+    monkeypatch.setattr(descriptors, "_REGISTRY", dict(descriptors._REGISTRY))
 
     @models.backend("echo", vision_by_default=True, source="tests")
     def load():
@@ -71,7 +71,7 @@ def test_registry_of_a_spec_with_an_unknown_backend_is_refused_before_any_call()
 def test_a_backend_whose_extra_is_missing_stops_before_the_run_naming_the_install(monkeypatch):
     import importlib.util
 
-    from memegauge.models.preflight import preflight
+    from memegauge.engine.preflight import preflight
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",

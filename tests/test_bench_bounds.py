@@ -12,7 +12,7 @@ import pytest
 
 from memegauge.adammeme.config import AdamConfig
 from memegauge.adammeme.refinement import validity_checked
-from memegauge.adammeme.synthetic import write_meme_set
+from memegauge.testing.synthetic_memes import write_meme_set
 from memegauge.testing.server import start_server
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "adammeme_schedule.py"

@@ -34,7 +34,7 @@ VOLATILE = ("run", "latency", "timing")  # when and how fast an execution ran, n
 # transaction; it SIGKILLs itself just before the Nth (argv[1]; 0: never), so it dies mid-commit.
 KILL_INSIDE_A_COMMIT = """
 import os, runpy, signal, sys
-from memegauge.engine import store
+from memegauge.engine.store import errors
 limit, seen, inside = int(sys.argv[1]), [0], [False]
 def guarded(method):
     def run(self, sql, *args):
@@ -48,8 +48,8 @@ def guarded(method):
             inside[0] = not head.startswith(("COMMIT", "ROLLBACK"))
         return method(self, sql, *args)
     return run
-store._GuardedConnection.execute = guarded(store._GuardedConnection.execute)
-store._GuardedConnection.executemany = guarded(store._GuardedConnection.executemany)
+errors.GuardedConnection.execute = guarded(errors.GuardedConnection.execute)
+errors.GuardedConnection.executemany = guarded(errors.GuardedConnection.executemany)
 sys.argv = ["memegauge", *sys.argv[2:]]
 runpy.run_module("memegauge.cli", run_name="__main__")
 """

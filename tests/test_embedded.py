@@ -19,7 +19,8 @@ from memegauge.config import load_registry
 from memegauge.models import create_backend
 from memegauge.models.embedded import build_messages, sampling_seed
 from memegauge.models.weights import SIDECAR_SUFFIX, is_verified, join_parts, prepare_joined
-from memegauge.parse import parse_choice, parse_json, parse_rating, parse_sections, parse_verdict
+from memegauge.arena.verdicts import parse_verdict
+from memegauge.parse import parse_choice, parse_json, parse_rating, parse_sections
 from memegauge.types import (ChatRequest, ImagePart, InputError, Message, OutputKind, OutputSpec,
                             SamplingParams, TextPart)
 

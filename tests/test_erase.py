@@ -23,13 +23,12 @@ from memegauge.images.erase import (
     erase_dir,
     erase_text,
     erased_image_for,
-    find_text_boxes,
     iter_erase_dir,
     list_images,
-    ocr_words,
-    tesseract_available,
     text_detection_available,
 )
+from memegauge.testing import ocr_check
+from memegauge.testing.ocr_check import find_text_boxes, ocr_words, tesseract_available
 from memegauge.types import InputError, file_sha256
 
 HAS_TESSERACT = tesseract_available()
@@ -305,7 +304,7 @@ def test_a_missing_detector_is_an_input_error_naming_the_extra(meme, tmp_path, m
 
 
 def test_missing_tesseract_is_an_input_error(meme, monkeypatch):
-    monkeypatch.setattr(erase, "tesseract_available", lambda: False)
+    monkeypatch.setattr(ocr_check, "tesseract_available", lambda: False)
     _, img, _ = meme
     with pytest.raises(InputError) as info:
         find_text_boxes(img)

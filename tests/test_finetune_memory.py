@@ -21,7 +21,7 @@ pytest.importorskip("peft")
 from memegauge.cli import main  # noqa: E402
 from memegauge.engine import Store  # noqa: E402
 from memegauge.memeqa.finetune import FinetuneConfig, describe_settings, finetune, memory_settings  # noqa: E402
-from memegauge.memeqa.tiny import build_tiny_vlm  # noqa: E402
+from memegauge.testing.tiny_models import build_tiny_vlm  # noqa: E402
 from memegauge.models.hf import HFBackend  # noqa: E402
 from memegauge.report import build_report  # noqa: E402
 

@@ -17,7 +17,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))
 from gpu_scale import SHAPES  # noqa: E402
 
-from memegauge.memeqa import tiny  # noqa: E402
+from memegauge.testing import tiny_models as tiny  # noqa: E402
 
 # Parameters of the released checkpoints (Qwen/Qwen2-VL-7B-Instruct, llava-hf/llava-1.5-7b-hf).
 RELEASED = {"qwen2-vl-7b": 8_291_375_616, "llava-1.5-7b": 7_063_427_072}

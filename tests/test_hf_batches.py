@@ -19,7 +19,7 @@ pytest.importorskip("peft")
 from memegauge.cli import main  # noqa: E402
 from memegauge.config import ModelSpec  # noqa: E402
 from memegauge.engine import Store  # noqa: E402
-from memegauge.memeqa.tiny import build_tiny_vlm  # noqa: E402
+from memegauge.testing.tiny_models import build_tiny_vlm  # noqa: E402
 from memegauge.models import create_backend  # noqa: E402
 from memegauge.models.hf_local import is_out_of_memory  # noqa: E402
 from memegauge.report import build_report  # noqa: E402

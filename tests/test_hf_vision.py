@@ -23,7 +23,7 @@ from PIL import Image  # noqa: E402
 from memegauge.cli import main  # noqa: E402
 from memegauge.config import ModelRegistry, ModelSpec, load_registry  # noqa: E402
 from memegauge.engine import Store  # noqa: E402
-from memegauge.memeqa.tiny import VLM_ARCHITECTURES, build_tiny_vlm  # noqa: E402
+from memegauge.testing.tiny_models import VLM_ARCHITECTURES, build_tiny_vlm  # noqa: E402
 from memegauge.models import create_backend  # noqa: E402
 from memegauge.report import build_report  # noqa: E402
 from memegauge.types import ChatRequest, ImagePart, Message, SamplingParams  # noqa: E402
@@ -233,7 +233,7 @@ def test_the_adapter_scores_in_qa_eval_what_its_dev_point_scored_in_training(tra
 
 
 def test_a_text_only_folder_declared_to_see_pictures_is_refused(tmp_path):
-    from memegauge.memeqa.tiny import build_tiny_model
+    from memegauge.testing.tiny_models import build_tiny_model
     from memegauge.types import InputError
 
     folder = build_tiny_model(tmp_path / "text", hidden=16, layers=1, heads=2)

@@ -104,7 +104,7 @@ def tiny_finetune_config(root: Path) -> Path:
     """A one-epoch fine-tuning of a tiny text model on 33 questions (only with torch installed)."""
     import yaml
 
-    from memegauge.memeqa.tiny import build_tiny_model
+    from memegauge.testing.tiny_models import build_tiny_model
     from test_memeqa import make_dataset
 
     base = build_tiny_model(root / "base", hidden=32, layers=1, heads=2, seed=1)

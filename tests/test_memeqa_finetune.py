@@ -20,7 +20,7 @@ pytest.importorskip("peft")
 from memegauge.cli import main  # noqa: E402
 from memegauge.engine import Store  # noqa: E402
 from memegauge.memeqa.finetune import _save_atomic, eval_steps, restore_interrupted  # noqa: E402
-from memegauge.memeqa.tiny import build_tiny_model  # noqa: E402
+from memegauge.testing.tiny_models import build_tiny_model  # noqa: E402
 from memegauge.report import build_report  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))

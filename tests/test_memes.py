@@ -1,4 +1,4 @@
-"""Meme-set loading (memegauge.memes) and the bundled sample memes (memegauge.images.render)."""
+"""Meme-set loading (memegauge.memes) and the bundled sample memes (memegauge.samples.render)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from memegauge.images.render import SAMPLES, SIZE, render_samples
+from memegauge.samples.render import SAMPLES, SIZE, render_samples
 from memegauge.memes import load_memes
 from memegauge.samples import sample_memes_path
 from memegauge.types import InputError, file_sha256
@@ -98,12 +98,12 @@ def test_rendering_is_deterministic_and_matches_committed_files(tmp_path: Path):
                 same_pixels = a.tobytes() == b.tobytes()
             pytest.fail(f"{path.name} differs from the committed file (pixels "
                         f"{'equal: the PNG encoder differs' if same_pixels else 'differ'}); "
-                        "regenerate with python -m memegauge.images.render memegauge/samples")
+                        "regenerate with python -m memegauge.samples.render memegauge/samples")
         assert ours == theirs, f"{path.name} differs from the committed file"
 
 
 def test_render_cli_writes_the_set(tmp_path: Path):
-    from memegauge.images.render import main
+    from memegauge.samples.render import main
 
     assert main([str(tmp_path)]) == 0
     assert len(load_memes(tmp_path / "memes.jsonl")) == len(SAMPLES)

@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from memegauge.arena.verdicts import TIE, TIE_STRONG, TIE_WEAK, VERDICTS, parse_dimension_verdicts, parse_verdict
+from memegauge.engine.content import looks_like_refusal
 from memegauge.parse import (
-    TIE,
-    TIE_STRONG,
-    TIE_WEAK,
-    VERDICTS,
-    looks_like_refusal,
     parse_choice,
-    parse_dimension_verdicts,
     parse_final_response,
     parse_json,
     parse_labelled_lines,
     parse_rating,
     parse_sections,
     parse_sections_partial,
-    parse_verdict,
     starts_yes_no,
 )
 from memegauge.types import ParseFailure

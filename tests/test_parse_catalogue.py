@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from memegauge.engine.core import _check_content
-from memegauge.parse import (TIE, TIE_STRONG, TIE_WEAK, parse_choice, parse_dimension_verdicts,
-                            parse_final_response, parse_rating, parse_verdict, strip_reasoning)
+from memegauge.arena.verdicts import TIE, TIE_STRONG, TIE_WEAK, parse_dimension_verdicts, parse_verdict
+from memegauge.engine.content import check_content
+from memegauge.parse import parse_choice, parse_final_response, parse_rating
+from memegauge.parse.text import strip_reasoning
 from memegauge.types import ChatResult, ErrorClass, ModelCallError, ParseFailure
 
 DATA = Path(__file__).parent / "data"
@@ -134,12 +135,12 @@ def test_papers_senior_agent_final_response_fig17():
 
 def test_a_scorer_quoting_a_refusal_is_not_a_refusal_but_an_agent_refusing_is():
     quoting = ChatResult(text=f"The assistant replied '{REFUSAL}' Rating: [[1]]")
-    _check_content(quoting, parse_rating, lambda t: True)  # parses: used, whatever it quotes
+    check_content(quoting, parse_rating, lambda t: True)  # parses: used, whatever it quotes
     with pytest.raises(ModelCallError) as refused:
-        _check_content(ChatResult(text=REFUSAL), parse_rating, lambda t: "sorry" in t)
+        check_content(ChatResult(text=REFUSAL), parse_rating, lambda t: "sorry" in t)
     assert refused.value.error_class is ErrorClass.REFUSAL
     with pytest.raises(ModelCallError) as cut:
-        _check_content(ChatResult(text="The answer covers", finish_reason="length"), parse_rating, None)
+        check_content(ChatResult(text="The answer covers", finish_reason="length"), parse_rating, None)
     assert cut.value.error_class is ErrorClass.TRUNCATED
 
 

@@ -122,7 +122,7 @@ def test_arena_judgments_equal_the_servers_ground_truth(tmp_path):
     from memegauge.arena.judging import to_winner
     from memegauge.arena.pipeline import run_arena
     from memegauge.config import load_config
-    from memegauge.parse import JUDGE_DIMENSIONS
+    from memegauge.arena.verdicts import JUDGE_DIMENSIONS
 
     with start_server(seed=5, style="realistic") as server:
         config = _arena_world(tmp_path, server.base_url)

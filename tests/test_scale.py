@@ -10,10 +10,9 @@ import itertools
 import sys
 from pathlib import Path
 
-from memegauge import parse
 from memegauge.arena import judging
 from memegauge.engine import RUN_GC_THRESHOLD, Engine, Store, open_run
-from memegauge.parse import parse_rating
+from memegauge.parse import parse_rating, sections
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_arena import config, make_registry, records  # noqa: E402
@@ -85,9 +84,9 @@ def test_headers_keep_their_markup_and_stop_at_the_previous_header():
     """Headers are found from their bracket and the markup before it read backwards (one pass over
     the text, not one per position); the spans are those of the forward pattern they replace."""
     text = "intro\n**[Overall Judge]**: A\n[Correctness]**[Overall Judge]** B\n## [Overall Judge] Tie"
-    hits = parse._header_hits(text, "Overall Judge")
+    hits = sections._header_hits(text, "Overall Judge")
     assert [(rank, text[s:e]) for rank, s, e in hits] == [
         (0, "**[Overall Judge]**:"), (1, "**[Overall Judge]** "), (0, "## [Overall Judge] ")]
     glued = "[Overall Judge]**[Overall Judge] B"  # the second header's stars close the first one
-    assert [(rank, glued[s:e]) for rank, s, e in parse._header_hits(glued, "Overall Judge")] == [
+    assert [(rank, glued[s:e]) for rank, s, e in sections._header_hits(glued, "Overall Judge")] == [
         (0, "[Overall Judge]**"), (1, "[Overall Judge] ")]

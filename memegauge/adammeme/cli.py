@@ -45,7 +45,7 @@ def adam_command(
     from memegauge.adammeme.method import METHOD
     from memegauge.clikit import finish, overrides, settings, use_budget
     from memegauge.config import load_config
-    from memegauge.methods import run_checked
+    from memegauge.run_path import run_checked
 
     cfg = load_config(config, AdamConfig, overrides(sets, limit=limit, seed=seed, repeats=repeat,
                                                     erase=False if no_erase else None))

@@ -33,8 +33,8 @@ from memegauge.adammeme.records import (FailureRuleName, MiningRecord, Misbelief
 from memegauge.adammeme.taxonomy import SEED_CATEGORIES, Taxonomy, normalise_name
 from memegauge.config import validation_error
 from memegauge.engine import Store, config_hash
+from memegauge.engine.content import looks_like_refusal
 from memegauge.files import parse_json, read_user_text
-from memegauge.parse import looks_like_refusal
 from memegauge.records import Record, write_records
 from memegauge.types import InputError
 

@@ -62,7 +62,7 @@ def arena_command(
     from memegauge.arena.pipeline import extend_config
     from memegauge.clikit import finish, notes, overrides, settings, use_budget
     from memegauge.config import load_config
-    from memegauge.methods import run_checked
+    from memegauge.run_path import run_checked
 
     if config_path is None:
         raise InputError("no config given", "memegauge arena", "pass -c CONFIG (an arena YAML file)")

@@ -39,9 +39,9 @@ from memegauge.arena.common import (DIMENSIONS, OVERALL, arrival_stages, failure
                                    keyed_uniform, meme_part)
 from memegauge.arena.fusion import battle_arrival, guideline_at
 from memegauge.arena.records import AnswerRecord, BattleRecord, JudgmentRecord
+from memegauge.arena.verdicts import TIE as TIE_PLAIN
+from memegauge.arena.verdicts import TIE_STRONG, TIE_WEAK, parse_dimension_verdicts, parse_verdict
 from memegauge.engine import Engine
-from memegauge.parse import TIE as TIE_PLAIN
-from memegauge.parse import TIE_STRONG, TIE_WEAK, parse_dimension_verdicts, parse_verdict
 from memegauge.prompts import render_prompt
 from memegauge.types import (ChatRequest, Meme, Message, OutputKind, OutputSpec, ParseFailure,
                             SamplingParams)

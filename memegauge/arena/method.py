@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memegauge.methods import Method
+from memegauge.methods import Method, lazy
 
 
 def _hooks():
@@ -13,4 +13,5 @@ def _hooks():
     return hooks
 
 
-METHOD = Method.from_hooks("arena", "MemeArena", _hooks, demo_order=1, folder=Path(__file__).parent)
+METHOD = Method.from_hooks("arena", "MemeArena", _hooks, demo_order=1, folder=Path(__file__).parent,
+                           migrations=((2, lazy("memegauge.arena.store_migrations:repeat_keys_from_field")),))

@@ -35,8 +35,8 @@ from memegauge.arena.ranking import mean_ci, rank_table
 from memegauge.arena.records import (AnswerRecord, BattleRecord, ContextRecord, DetectionRecord,
                                     FusionRoundRecord, GuidelineRecord, HumanVoteRecord, JudgmentRecord,
                                     MemeRecord, RepeatRecord, TaskRecord, TasksRecord)
+from memegauge.arena.verdicts import TIE, TIE_STRONG, TIE_WEAK
 from memegauge.engine.store import Store
-from memegauge.parse import TIE, TIE_STRONG, TIE_WEAK
 from memegauge.records import read_checked, read_records
 from memegauge.types import InputError
 

@@ -16,11 +16,12 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any, AsyncIterator, Iterator
 
 from memegauge._version import __version__
-from memegauge.config import ModelRegistry
 from memegauge.engine.core import BudgetReached, CallOutcome, Engine, cache_key, call_priority
 from memegauge.engine.interrupt import StopSignal, graceful_ctrl_c
+from memegauge.engine.preflight import preflight_vision
 from memegauge.engine.progress import CallProgress
 from memegauge.engine.store import HEARTBEAT_S, RunBusy, Store, StoreError, canonical_json
+from memegauge.models.spec import ModelRegistry
 from memegauge.records import R, Record, read_record, read_records, write_records
 from memegauge.types import MemeGaugeError
 
@@ -69,11 +70,9 @@ async def open_run(store: Store, registry: ModelRegistry, *, name: str, method: 
 
     `vision_models`: the models the run will show pictures to; each one the registry says sees
     images is probed first, and one whose server refuses images stops the run here, before its
-    first stage and before the store changes (`memegauge.models.preflight.preflight_vision`).
+    first stage and before the store changes (`memegauge.engine.preflight.preflight_vision`).
     """
     if vision_models:
-        from memegauge.models.preflight import preflight_vision
-
         await preflight_vision(registry, vision_models, store)
     run_id, execution_id = store.open_run(name, method, config, config_hash(config), seed,
                                           __version__)

@@ -20,14 +20,14 @@ from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
-from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.engine.content import Parser, check_content, looks_like_refusal, without_reasoning
 from memegauge.engine.interrupt import StopSignal
 from memegauge.engine.limits import ModelGate
 from memegauge.engine.progress import CallProgress
 from memegauge.engine.store import Store, canonical_json
 from memegauge.images.check import downscale_plan
 from memegauge.models import create_backend
-from memegauge.parse import strip_reasoning
+from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.types import (
     CallRecord,
     CallStatus,
@@ -61,7 +61,6 @@ def call_priority(level: int) -> Iterator[None]:
         CALL_PRIORITY.reset(token)
 
 T = TypeVar("T")
-Parser = Callable[[str], Any]
 CONTENT_ERRORS = (ErrorClass.REFUSAL, ErrorClass.UNPARSEABLE, ErrorClass.TRUNCATED)
 WINDOW = 2048  # calls under way at once in one chat_many (well above any model's max_concurrency)
 
@@ -139,7 +138,7 @@ class Engine:
         self.failed_here: set[str] = set()  # failed in this engine: not retried again in it
         self.asked: set[str] = set()  # every call key this engine was asked for
         self.failures: dict[str, tuple[str, str]] = {}  # key → (stage, error class) still failed
-        self.refusal_detector = refusal_detector or _default_refusal_detector()
+        self.refusal_detector = refusal_detector or looks_like_refusal
         self.backends: dict[str, ModelBackend] = {}
         self.gates: dict[str, ModelGate] = {}
         self.inflight: dict[str, asyncio.Future[CallRecord]] = {}
@@ -324,9 +323,9 @@ class Engine:
                 self.progress.sent()
                 result = await asyncio.wait_for(backend.complete(request), timeout=spec.timeout_s)
             state.add_usage(result)
-            result = _without_reasoning(result)
+            result = without_reasoning(result)
             state.finish_reason, state.reasoning = result.finish_reason, result.reasoning
-            _check_content(result, parse, detect_refusal and self.refusal_detector)
+            check_content(result, parse, detect_refusal and self.refusal_detector)
             state.text = result.text
         except asyncio.TimeoutError:
             error = ModelCallError(ErrorClass.TIMEOUT, f"no answer within {spec.timeout_s:g} s")
@@ -410,39 +409,6 @@ class _CallState:
                            + result.usage.completion_tokens)
 
 
-def _without_reasoning(result: ChatResult) -> ChatResult:
-    """The answer without `<think>` blocks; the reasoning kept beside it, never parsed."""
-    answer, thought = strip_reasoning(result.text)
-    if not thought:
-        return result
-    reasoning = "\n\n".join(r for r in (result.reasoning, thought) if r)
-    return result.model_copy(update={"text": answer, "reasoning": reasoning})
-
-
-def _check_content(result: ChatResult, parse: Parser | None,
-                   refusal_detector: Callable[[str], bool] | None | bool) -> None:
-    """Classify an output the stage cannot use. An answer that parses into what the stage asked for
-    is used whatever it quotes: a Scorer or judge citing a target's refusal ("the assistant replied
-    'I'm sorry, I can't …' … Rating: [[1]]") has done its job and is never a refusal itself."""
-    if result.finish_reason == "content_filter":
-        raise ModelCallError(ErrorClass.REFUSAL, "stopped by the provider's content filter")
-    checked = parse is not None or bool(refusal_detector)
-    if checked and result.finish_reason == "length" and not result.text.strip():
-        # an agent cut before its answer (often inside its reasoning); a target's or a MemeQA
-        # answer is the model's answer even when empty: graded as such, flagged as truncated
-        raise ModelCallError(ErrorClass.TRUNCATED, "no answer before max_tokens (cut while reasoning?)")
-    if parse is not None:
-        value = parse(result.text)
-        if not isinstance(value, ParseFailure):
-            return
-    if refusal_detector and refusal_detector(result.text):
-        raise ModelCallError(ErrorClass.REFUSAL, f"model refused: {result.text[:200]!r}")
-    if parse is not None:
-        if result.finish_reason == "length":
-            raise ModelCallError(ErrorClass.TRUNCATED, f"{value.reason} (output cut at max_tokens)")
-        raise ModelCallError(ErrorClass.UNPARSEABLE, value.reason)
-
-
 def _images_sent(spec: ModelSpec, request: ChatRequest) -> int:
     """How many pictures the model received: none when it is text-only (it reads alt text)."""
     if not spec.vision:
@@ -487,9 +453,3 @@ def _wait_rule(spec: ModelSpec) -> Callable[[RetryCallState], float]:
         return max(base, min(hint, spec.backoff_max_s)) if hint else base
 
     return wait
-
-
-def _default_refusal_detector() -> Callable[[str], bool]:
-    from memegauge.parse import looks_like_refusal
-
-    return looks_like_refusal

@@ -64,7 +64,7 @@ def eval_command(
     from memegauge.config import load_config, method_config
     from memegauge.memeqa.config import EvalConfig
     from memegauge.memeqa.method import METHOD
-    from memegauge.methods import run_checked
+    from memegauge.run_path import run_checked
 
     cfg = _settings(ctx)
     # Paths given here are the shell's (from the working directory), not the config file's.
@@ -83,7 +83,7 @@ def eval_command(
         _dry_eval(cfg, configs, [METHOD.check(c, cfg.registry()).inputs for c in configs], run)
         return
     use_budget(budget)
-    # The one run path (`memegauge.methods.run_checked`, as `memegauge.run` takes it): every config's local
+    # The one run path (`memegauge.run_path.run_checked`, as `memegauge.run` takes it): every config's local
     # files first (a bad one is refused without a network round trip), then every model checked before the
     # first question is asked (each model's problems in one message), then each evaluation in turn.
     results = asyncio.run(run_checked(METHOD, [(c, _run_name(run, c.model, len(configs))) for c in configs],

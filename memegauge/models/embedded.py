@@ -12,9 +12,9 @@ Weights
 Serving
     One ``xllamacpp.Server`` per weights file per process, started lazily on the first call and
     shared by every backend on that file (a registry may use one model as several personas via
-    ``system_prompt``). Options from ``spec.extra``: ``n_ctx`` (context per request, default 4096),
-    ``n_parallel`` (decoding slots, default ``spec.max_concurrency``), ``n_threads`` (default
-    ``os.cpu_count()``), ``cache_ram_mib`` (host prompt cache, default 1024) and ``sampling``
+    ``system_prompt``). Serving knobs (``spec.serving``, also written inside ``extra``): ``n_parallel``
+    (decoding slots, default ``spec.max_concurrency``), ``n_threads`` (default ``os.cpu_count()``).
+    Options from ``spec.extra``: ``n_ctx`` (context per request, default 4096), ``cache_ram_mib`` (host prompt cache, default 1024) and ``sampling``
     (extra llama.cpp request fields such as ``top_k``, ``min_p``, ``repeat_penalty``). The first
     backend to start a server fixes these; a later one asking for more gets a warning. llama.cpp
     logging is silenced (``verbosity = -1``); only a grammar that fails to parse still prints to
@@ -61,6 +61,7 @@ from typing import Any
 
 import memegauge.models.grammars as grammars
 from memegauge.models.seeds import draw_seed
+from memegauge.models.spec import ModelSpec
 from memegauge.models.weights import QWEN_ID, resolve_model_path
 from memegauge.types import (
     ChatRequest,
@@ -252,12 +253,12 @@ class EmbeddedBackend:
 
     vision = False
 
-    def __init__(self, spec: Any) -> None:
+    def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
         extra = dict(spec.extra or {})
         self.n_ctx = int(extra.get("n_ctx", DEFAULT_N_CTX))
-        self.n_parallel = int(extra.get("n_parallel", getattr(spec, "max_concurrency", 2) or 2))
-        self.n_threads = int(extra.get("n_threads", os.cpu_count() or 1))
+        self.n_parallel = spec.serving.n_parallel or spec.max_concurrency
+        self.n_threads = spec.serving.n_threads or os.cpu_count() or 1
         self.cache_ram_mib = int(extra.get("cache_ram_mib", DEFAULT_CACHE_RAM_MIB))
         self.sampling = dict(extra.get("sampling", {}) or {})
         self._shared: SharedServer | None = None

@@ -44,15 +44,13 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memegauge.models.hf_local import (LocalModel, chat_messages, encode_prompts, generate_rows,
                                       is_out_of_memory, load_local_model, picture_settings,
                                       release_cached_memory)
-from memegauge.types import ChatRequest, ChatResult, ErrorClass, InputError, ModelCallError, Usage
-
-if TYPE_CHECKING:
-    from memegauge.config import ModelSpec
+from memegauge.models.spec import ModelSpec
+from memegauge.types import ChatRequest, ChatResult, ErrorClass, ImagePart, InputError, ModelCallError, Usage
 
 
 log = logging.getLogger(__name__)
@@ -69,9 +67,7 @@ class _Waiting:
 def prompt_length(request: ChatRequest) -> float:
     """An estimate of a request's prompt tokens, known before its pictures are processed: its text's
     characters and its pictures' pixels (read from the file header only) per vision token."""
-    from PIL import Image
-
-    from memegauge.types import ImagePart
+    from PIL import Image  # lazy: Pillow only when a request is sized
 
     size = 0.0
     for message in request.messages:
@@ -107,7 +103,7 @@ class HFBackend:
                              "and caption), or point `model` at a vision-language model folder")
         self.vision = self.local.vision and bool(spec.vision)
         default_batch = 8 if self.local.device.startswith("cuda") else 1
-        self.batch_size = int(extra.get("batch_size", default_batch))
+        self.batch_size = spec.serving.batch_size or default_batch
         self.fits = self.batch_size  # the largest batch not known to run out of memory
         self.counters = {"hf.batches": 0, "hf.batched_requests": 0, "hf.batches_split": 0}
         self.waiting: list[_Waiting] = []

@@ -17,13 +17,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memegauge.extras import install_hint
-from memegauge.types import ImagePart, InputError
-
-if TYPE_CHECKING:
-    from memegauge.types import Message
+from memegauge.types import ImagePart, InputError, Message
 
 
 def require_torch() -> tuple[Any, Any]:

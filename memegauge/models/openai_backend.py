@@ -21,12 +21,13 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx2
 import openai
 
 from memegauge.models.seeds import draw_seed
+from memegauge.models.spec import ModelSpec
 from memegauge.types import (
     ChatRequest,
     ChatResult,
@@ -36,9 +37,6 @@ from memegauge.types import (
     OutputKind,
     Usage,
 )
-
-if TYPE_CHECKING:
-    from memegauge.config import ModelSpec
 
 COOL_DOWN_S = 5.0
 FAILOVER_CLASSES = (ErrorClass.SERVER, ErrorClass.TIMEOUT)

@@ -30,12 +30,10 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
+from memegauge.models.spec import ModelSpec
 from memegauge.types import ChatRequest, ChatResult, ErrorClass, ModelCallError, Usage
-
-if TYPE_CHECKING:
-    from memegauge.config import ModelSpec
 
 Responder = Callable[[ChatRequest], "str | ChatResult"]
 SCRIPTS: dict[str, Responder] = {}

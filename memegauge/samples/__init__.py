@@ -1,4 +1,4 @@
-"""The project's own sample memes, drawn by `memegauge.images.render`.
+"""The project's own sample memes, drawn by `memegauge.samples.render`.
 
 Thirteen 512x512 PNGs with top/bottom meme text — mildly edgy stereotype jokes over AdamMeme's six seed
 harm categories plus harmless ones — listed in `memes.jsonl` with their text, a caption of the picture

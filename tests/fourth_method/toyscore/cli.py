@@ -18,7 +18,7 @@ def toyscore_command(ctx: typer.Context,
                      run: Optional[str] = typer.Option(None, "--run", help="Run name.")) -> None:
     """Ask one model whether each meme is funny."""
     from memegauge.clikit import finish, out, settings
-    from memegauge.methods import run_checked
+    from memegauge.run_path import run_checked
     from toyscore.method import METHOD
     from toyscore.run import config as load
 

@@ -15,18 +15,19 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from importlib.metadata import PackageNotFoundError, requires
+from typing import Any, Callable
 
 import aiohttp
 from rich.console import Console
 
-from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.config import BUILTIN_MODELS
+from memegauge.engine.check import check_models, refusing_images
+from memegauge.engine.store import Store
 from memegauge.models import find_backend
-from memegauge.models.check import check_models, refusing_images
+from memegauge.models.spec import ModelRegistry, ModelSpec
+from memegauge.models.weights import WEIGHTS
 from memegauge.types import InputError
-
-if TYPE_CHECKING:
-    from memegauge.engine.store import Store
 
 console = Console(stderr=True)
 TIMEOUT_S = 5.0
@@ -148,10 +149,6 @@ def _installed(spec: ModelSpec, registry: ModelRegistry) -> Problem | None:
 def _check_weights_installed(model_id: str, but_in_extra: str | None = None) -> None:
     """An embedded built-in model's weights packages are installed (found without reading them);
     those that MemeGauge's extra `but_in_extra` requires are not checked (its install brings them)."""
-    from importlib.metadata import PackageNotFoundError, requires
-
-    from memegauge.models.weights import WEIGHTS
-
     weights = WEIGHTS.get(model_id)  # another value is a .gguf path: checked when it is loaded
     try:
         brought = {r.split(";")[0].strip() for r in requires("memegauge") or [] if f'extra == "{but_in_extra}"' in r}
@@ -171,8 +168,6 @@ def _key(registry: ModelRegistry, name: str, key: str) -> str:
 
 def is_builtin(registry: ModelRegistry, name: str) -> bool:
     """The entry is a built-in model as MemeGauge defines it (not redefined by the registry file)."""
-    from memegauge.config import BUILTIN_MODELS, ModelSpec
-
     return name in BUILTIN_MODELS and registry.get(name) == ModelSpec(name=name, **BUILTIN_MODELS[name])
 
 

@@ -11,7 +11,7 @@ classifier has something real to find, plus four harmless memes. No slurs, no re
 Rendering is deterministic: no randomness, fixed sizes, and PNGs written without metadata, so the same
 Pillow version gives the same bytes every run (tests compare against the committed files).
 
-    python -m memegauge.images.render OUT_DIR     # writes OUT_DIR/<id>.png and OUT_DIR/memes.jsonl
+    python -m memegauge.samples.render OUT_DIR     # writes OUT_DIR/<id>.png and OUT_DIR/memes.jsonl
 """
 
 from __future__ import annotations
@@ -585,7 +585,7 @@ def render_samples(out_dir: str | Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m memegauge.images.render",
+    parser = argparse.ArgumentParser(prog="python -m memegauge.samples.render",
                                      description="Draw MemeGauge's sample memes.")
     parser.add_argument("out_dir", type=Path, help="folder for <id>.png files and memes.jsonl")
     args = parser.parse_args(argv)

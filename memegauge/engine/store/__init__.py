@@ -1,4 +1,9 @@
-"""The run store and response cache: one SQLite file (WAL).
+"""The run store and response cache: one SQLite file (WAL), store schema version `SCHEMA_VERSION` (2).
+
+`Store` (here) is the one façade: runs and leases, calls (the cache) and records. Its other concerns are
+modules beside it: `schema` (tables, version, migrations: the layout's, then each method's own),
+`errors` (every SQLite error as one `StoreError`), `leases` (who holds a run), `stats` (the report's
+aggregates over calls, mixed into `Store`).
 
 Crash-safety design
 -------------------
@@ -33,204 +38,22 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from memegauge._version import __version__
-from memegauge.files import shell_command
-from memegauge.types import ActionableError, CallRecord, CallStatus, ErrorClass, InputError, Usage
+from memegauge.engine.store.errors import GuardedConnection, RunBusy, StoreError, store_fault
+from memegauge.engine.store.leases import HEARTBEAT_S, HOST, LEASE_TTL_S, lease_alive
+from memegauge.engine.store.schema import CALL_COLUMNS, SCHEMA, SCHEMA_VERSION, migrate
+from memegauge.engine.store.stats import CallStats
+from memegauge.files import canonical_json
+from memegauge.types import CallRecord, CallStatus, ErrorClass, InputError, Usage
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-  id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, method TEXT NOT NULL,
-  status TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
-  config_json TEXT NOT NULL, config_hash TEXT NOT NULL, seed INTEGER, version TEXT, error TEXT
-);
-CREATE TABLE IF NOT EXISTS executions (
-  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, started REAL NOT NULL, ended REAL,
-  status TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS calls (
-  key TEXT PRIMARY KEY, model TEXT NOT NULL, stage TEXT, request_json TEXT NOT NULL,
-  status TEXT NOT NULL, text TEXT, error_class TEXT, error TEXT, attempts INTEGER NOT NULL,
-  prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, cost REAL NOT NULL,
-  latency_s REAL NOT NULL, created REAL NOT NULL, finish_reason TEXT NOT NULL DEFAULT '',
-  reasoning TEXT NOT NULL DEFAULT '', images_sent INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS attempts (
-  id INTEGER PRIMARY KEY, key TEXT NOT NULL, model TEXT NOT NULL, run_id INTEGER,
-  attempt INTEGER NOT NULL, error_class TEXT NOT NULL, error TEXT, latency_s REAL, created REAL
-);
-CREATE TABLE IF NOT EXISTS run_calls (
-  run_id INTEGER NOT NULL, key TEXT NOT NULL, stage TEXT, execution_id INTEGER NOT NULL,
-  fresh INTEGER NOT NULL, PRIMARY KEY (run_id, key)
-);
-CREATE TABLE IF NOT EXISTS records (
-  run_id INTEGER NOT NULL, kind TEXT NOT NULL, rkey TEXT NOT NULL, data TEXT NOT NULL,
-  seq INTEGER NOT NULL, PRIMARY KEY (run_id, kind, rkey)
-);
-CREATE TABLE IF NOT EXISTS leases (
-  run_id INTEGER PRIMARY KEY, execution_id INTEGER NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
-  started REAL NOT NULL, heartbeat REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS attempts_key ON attempts(key);
-CREATE INDEX IF NOT EXISTS records_kind ON records(run_id, kind, seq);
-"""
-
-SCHEMA_VERSION = 2
-"""The store layout this MemeGauge writes, kept in `PRAGMA user_version`.
-
-0  a store made before versioning (MemeGauge ≤ 0.1.0 of 2026-11-23): `calls` may lack the columns of
-   `ADDED_CALL_COLUMNS` and the `leases` table may be missing.
-1  every table of `SCHEMA` and every column of `CALL_COLUMNS`.
-2  every record's key is made of its own fields (`memegauge.records`): a MemeArena ``repeat`` record is
-   keyed by its 1-based repeat number (it was 0-based). Records that kept a key field only in their key
-   (an AdamMeme reference's repeat/category/meme, a sampling's category, a human vote's index) are
-   completed from the key when read, so they need no rewrite here.
-
-A store is migrated step by step (`MIGRATIONS`) when it is opened for writing; a read-only one is read
-as it is. A store with a higher version was written by a newer MemeGauge and is refused, never guessed
-at. Any change to a table or to what a record holds bumps the version and adds its migration."""
-
-# Columns added to `calls` after its first version: a store written before them gets them (with
-# their defaults) when it is opened, so old answers stay served.
-ADDED_CALL_COLUMNS = {
-    "finish_reason": "TEXT NOT NULL DEFAULT ''",
-    "reasoning": "TEXT NOT NULL DEFAULT ''",
-    "images_sent": "INTEGER NOT NULL DEFAULT 0",
-}
-CALL_COLUMNS = ("key", "model", "stage", "request_json", "status", "text", "error_class", "error",
-                "attempts", "prompt_tokens", "completion_tokens", "cost", "latency_s", "created",
-                "finish_reason", "reasoning", "images_sent")
-
-
-def _to_version_1(db: sqlite3.Connection) -> None:
-    """Unversioned → 1: the call columns added since the first layout (`leases` comes from SCHEMA)."""
-    present = {row[1] for row in db.execute("PRAGMA table_info(calls)")}
-    for name, decl in ADDED_CALL_COLUMNS.items():
-        if name not in present:
-            db.execute(f"ALTER TABLE calls ADD COLUMN {name} {decl}")
-    if "images_sent" not in present:  # not counted then: unknown (-1), never "no picture" (0)
-        db.execute("UPDATE calls SET images_sent=-1")
-
-
-def _to_version_2(db: sqlite3.Connection) -> None:
-    """1 → 2: ``repeat`` records keyed by their `repeat` field; through temporary keys, as the old
-    key ``1`` is the new key of another record."""
-    rows = db.execute("SELECT run_id, rkey, data FROM records WHERE kind='repeat'").fetchall()
-    db.execute("UPDATE records SET rkey = '~' || rkey WHERE kind='repeat'")
-    for run_id, rkey, data in rows:
-        db.execute("UPDATE records SET rkey=? WHERE run_id=? AND kind='repeat' AND rkey=?",
-                   (str(json.loads(data)["repeat"]), run_id, "~" + rkey))
-
-
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1, 2: _to_version_2}
-"""Step k turns a store of version k - 1 into version k."""
-
-HOST = socket.gethostname()
-LEASE_TTL_S = 30.0  # a holder on another machine is presumed dead after this long without heartbeat
-HEARTBEAT_S = 5.0
-
-
-class RunBusy(ActionableError):
-    """Another live process is writing this run (exit 1); says who, since when, and what to do."""
-
-
-class StoreError(ActionableError):
-    """The store file cannot be used as asked (disk full, damaged, read-only, locked): exit 1, one
-    message naming the file and the fix, never a traceback."""
-
-
-def store_fault(exc: sqlite3.Error, path: Path) -> StoreError:
-    """The one message for an SQLite error on the store file."""
-    text = str(exc).lower()
-    if "full" in text:
-        return StoreError("the disk holding the store is full", str(path),
-                          "free space on that disk (or move the store and pass --store) and rerun the "
-                          "same command: the run continues where it stopped, nothing finished is lost")
-    if "readonly" in text or "read-only" in text:
-        return StoreError("the store is read-only here, and this command writes to it", str(path),
-                          "copy the store to writable storage and pass --store COPY (runs, report and "
-                          "view read a read-only store as it is)")
-    if "malformed" in text or "not a database" in text or "encrypted" in text or "corrupt" in text:
-        return StoreError(f"the store file is damaged ({exc})", str(path),
-                          f"recover what is readable: {shell_command('sqlite3', path, '.recover')} | sqlite3 recovered.db, then "
-                          "pass --store recovered.db (or start a new store)")
-    if "locked" in text or "busy" in text:
-        return StoreError("the store stayed locked by another process for 30 s", str(path),
-                          "wait for the other memegauge process to finish, or use another --store")
-    if "unable to open" in text or "disk i/o" in text:
-        return StoreError(f"cannot read or write the store file ({exc})", str(path),
-                          "check that its folder exists, is writable and its disk is healthy, or pass "
-                          "--store PATH")
-    return StoreError(f"storage error ({exc})", str(path), "check the disk and the file, then rerun")
-
-
-class _GuardedCursor(sqlite3.Cursor):
-    """A cursor whose SQLite errors become `StoreError`s naming the file."""
-
-    def _guard(self, call, *args):
-        try:
-            return call(*args)
-        except sqlite3.Error as exc:
-            raise store_fault(exc, self.connection.store_path) from None
-
-    def execute(self, *args):  # type: ignore[override]
-        return self._guard(super().execute, *args)
-
-    def executemany(self, *args):  # type: ignore[override]
-        return self._guard(super().executemany, *args)
-
-    def executescript(self, *args):  # type: ignore[override]
-        return self._guard(super().executescript, *args)
-
-    def fetchone(self):  # type: ignore[override]
-        return self._guard(super().fetchone)
-
-    def fetchall(self):  # type: ignore[override]
-        return self._guard(super().fetchall)
-
-    def fetchmany(self, *args):  # type: ignore[override]
-        return self._guard(super().fetchmany, *args)
-
-    def __next__(self):
-        return self._guard(super().__next__)
-
-
-class _GuardedConnection(sqlite3.Connection):
-    store_path: Path = Path("?")
-
-    def cursor(self, factory=_GuardedCursor):  # type: ignore[override]
-        return super().cursor(factory)
-
-    # Connection.execute makes its cursor in C, past `cursor` above: route it explicitly.
-    def execute(self, *args):  # type: ignore[override]
-        return self.cursor().execute(*args)
-
-    def executemany(self, *args):  # type: ignore[override]
-        return self.cursor().executemany(*args)
-
-    def executescript(self, script):  # type: ignore[override]
-        return self.cursor().executescript(script)
-
-
-def lease_alive(pid: int, host: str, heartbeat: float, now: float) -> bool:
-    """Whether a lease's holder still lives: on this machine, its process exists; on another,
-    it beat within LEASE_TTL_S."""
-    if host == HOST:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:  # exists, owned by someone else
-            return True
-        return True
-    return now - heartbeat < LEASE_TTL_S
-
+__all__ = ["CALL_COLUMNS", "HEARTBEAT_S", "SCHEMA_VERSION", "RunBusy", "Store", "StoreError", "canonical_json",
+           "lease_alive", "store_fault"]
 
 def _writable(path: Path) -> bool:
     """Whether the store file can be written here (read-only media, a file without write permission)."""
@@ -242,12 +65,7 @@ def _writable(path: Path) -> bool:
         return True
 
 
-def canonical_json(value: Any) -> str:
-    """The one serialisation used for keys and stored JSON: sorted keys, no whitespace."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-class Store:
+class Store(CallStats):
     """SQLite run store + response cache. See the module docstring for the crash-safety design."""
 
     def __init__(self, path: Path | str) -> None:
@@ -307,7 +125,7 @@ class Store:
             target, uri = str(self.path), False
         try:
             db = sqlite3.connect(target, uri=uri, isolation_level=None, check_same_thread=False, timeout=30,
-                                 factory=_GuardedConnection)
+                                 factory=GuardedConnection)
         except sqlite3.Error as exc:
             raise store_fault(exc, self.path) from None
         db.store_path = self.path
@@ -354,8 +172,7 @@ class Store:
         if version == SCHEMA_VERSION:
             return
         with self._tx():
-            for step in range(version + 1, SCHEMA_VERSION + 1):
-                MIGRATIONS[step](self.db)
+            migrate(self.db, version)
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     # ---- runs -----------------------------------------------------------------------------------
@@ -538,78 +355,6 @@ class Store:
         keys = [k for (k,) in self.db.execute(
             "SELECT key FROM run_calls WHERE run_id=? ORDER BY rowid", (run_id,))]
         return [c for c in (self.get_call(k, with_request=True) for k in keys) if c is not None]
-
-    def call_latency(self, run_id: int) -> tuple[int, float | None]:
-        """(calls, mean stored latency) of a run, computed in SQL (no call is loaded)."""
-        n, mean = self.db.execute(
-            "SELECT COUNT(*), AVG(c.latency_s) FROM run_calls r JOIN calls c ON c.key = r.key"
-            " WHERE r.run_id=?", (run_id,)).fetchone()
-        return n, mean
-
-    def call_backends(self, run_id: int) -> set[str]:
-        """The backends (``embedded``, ``openai`` …) that served the run's calls, from the stored
-        model identity, whatever the registry named the models."""
-        return {b for (b,) in self.db.execute(
-            "SELECT DISTINCT json_extract(c.request_json, '$.model.backend') FROM run_calls r"
-            " JOIN calls c ON c.key = r.key WHERE r.run_id = ?", (run_id,)) if b}
-
-    def token_means(self) -> dict[tuple[str, str], tuple[int, float, float]]:
-        """(model, stage) → (answered calls, mean prompt tokens, mean completion tokens) over every
-        answered call the store holds: what `--dry-run` estimates a planned call from."""
-        rows = self.db.execute("SELECT model, stage, COUNT(*), AVG(prompt_tokens), AVG(completion_tokens)"
-                               " FROM calls WHERE status='ok' GROUP BY model, stage").fetchall()
-        return {(model, stage or ""): (n, p, c) for model, stage, n, p, c in rows}
-
-    def answered_calls(self, name: str) -> dict[tuple[str, str], int]:
-        """(model, stage) → the run `name`'s answered calls (none when there is no such run yet)."""
-        rows = self.db.execute("SELECT c.model, r.stage, COUNT(*) FROM runs u JOIN run_calls r ON r.run_id = u.id"
-                               " JOIN calls c ON c.key = r.key WHERE u.name=? AND c.status='ok'"
-                               " GROUP BY c.model, r.stage", (name,)).fetchall()
-        return {(model, stage or ""): n for model, stage, n in rows}
-
-    def call_totals(self, run_id: int) -> dict[tuple[str, str], dict[str, float]]:
-        """(model, stage) → the run's calls, their prompt and completion tokens and cost: what a
-        `--dry-run` estimate is checked against."""
-        rows = self.db.execute("SELECT c.model, r.stage, COUNT(*), SUM(c.prompt_tokens), SUM(c.completion_tokens),"
-                               " SUM(c.cost) FROM run_calls r JOIN calls c ON c.key = r.key WHERE r.run_id=?"
-                               " GROUP BY c.model, r.stage", (run_id,)).fetchall()
-        return {(model, stage or ""): {"calls": n, "prompt_tokens": p, "completion_tokens": c, "cost": cost}
-                for model, stage, n, p, c, cost in rows}
-
-    def attempt_counts(self, run_id: int) -> dict[str, int]:
-        return dict(self.db.execute(
-            "SELECT error_class, COUNT(*) FROM attempts WHERE run_id=? GROUP BY error_class",
-            (run_id,)).fetchall())
-
-    def truncated_counts(self, run_id: int) -> dict[str, int]:
-        """Calls of the run whose output was cut at max_tokens, by the stage that asked."""
-        return dict(self.db.execute(
-            "SELECT COALESCE(r.stage, ''), COUNT(*) FROM run_calls r JOIN calls c ON c.key=r.key"
-            " WHERE r.run_id=? AND c.finish_reason='length' GROUP BY r.stage ORDER BY r.stage",
-            (run_id,)).fetchall())
-
-    def image_counts(self, run_id: int) -> dict[str, dict[str, int]]:
-        """Per model: the run's calls, and how many of them carried an image as a picture. Calls made
-        before MemeGauge counted pictures (migrated stores: images_sent -1) are `unrecorded`; calls
-        whose pictures were downscaled to the model's `max_image_pixels` are `downscaled`."""
-        counts = {}
-        for model, calls, with_image, unrecorded, downscaled in self.db.execute(
-                "SELECT c.model, COUNT(*), SUM(c.images_sent > 0), SUM(c.images_sent < 0),"
-                " SUM(json_extract(c.request_json, '$.images_downscaled') IS NOT NULL) FROM run_calls r"
-                " JOIN calls c ON c.key=r.key WHERE r.run_id=? GROUP BY c.model ORDER BY c.model", (run_id,)):
-            counts[model] = {"calls": calls, "with_image": with_image}
-            if unrecorded:
-                counts[model]["unrecorded"] = unrecorded
-            if downscaled:
-                counts[model]["downscaled"] = downscaled
-        return counts
-
-    def failed_call_counts(self, run_id: int) -> dict[str, int]:
-        return dict(self.db.execute(
-            "SELECT c.error_class, COUNT(*) FROM run_calls r JOIN calls c ON c.key=r.key"
-            " WHERE r.run_id=? AND c.status='failed' GROUP BY c.error_class", (run_id,)).fetchall())
-
-    # ---- stage records --------------------------------------------------------------------------
 
     def put_record(self, run_id: int, kind: str, key: str, data: Any) -> None:
         """Upsert one stage output; `seq` keeps first-insertion order for stable reports."""

@@ -3,7 +3,7 @@
 The picture probe sends a small picture (a red square) to each model the registry says sees images
 and reads how the server answers: a model that answers accepts images; a server that refuses them
 (`ErrorClass.NO_VISION`, however it words it) is reported by `refusing_images`, and the preflight
-(`memegauge.models.preflight`) stops the run before its first call with one message naming the model.
+(`memegauge.engine.preflight`) stops the run before its first call with one message naming the model.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from memegauge.config import ModelRegistry
 from memegauge.engine.core import Engine
 from memegauge.engine.store import Store
 from memegauge.files import user_cache_root
+from memegauge.models.spec import ModelRegistry
 from memegauge.types import ChatRequest, ImagePart, InputError, Message, SamplingParams
 
 

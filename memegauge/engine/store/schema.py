@@ -1,0 +1,106 @@
+"""The store's layout: its tables (`SCHEMA`), its version (`SCHEMA_VERSION`, kept in `PRAGMA user_version`)
+and the steps that bring an older store to it (`migrate`): the layout's own, then each method's."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Callable
+
+from memegauge.methods import methods
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, method TEXT NOT NULL,
+  status TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
+  config_json TEXT NOT NULL, config_hash TEXT NOT NULL, seed INTEGER, version TEXT, error TEXT
+);
+CREATE TABLE IF NOT EXISTS executions (
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, started REAL NOT NULL, ended REAL,
+  status TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS calls (
+  key TEXT PRIMARY KEY, model TEXT NOT NULL, stage TEXT, request_json TEXT NOT NULL,
+  status TEXT NOT NULL, text TEXT, error_class TEXT, error TEXT, attempts INTEGER NOT NULL,
+  prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, cost REAL NOT NULL,
+  latency_s REAL NOT NULL, created REAL NOT NULL, finish_reason TEXT NOT NULL DEFAULT '',
+  reasoning TEXT NOT NULL DEFAULT '', images_sent INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS attempts (
+  id INTEGER PRIMARY KEY, key TEXT NOT NULL, model TEXT NOT NULL, run_id INTEGER,
+  attempt INTEGER NOT NULL, error_class TEXT NOT NULL, error TEXT, latency_s REAL, created REAL
+);
+CREATE TABLE IF NOT EXISTS run_calls (
+  run_id INTEGER NOT NULL, key TEXT NOT NULL, stage TEXT, execution_id INTEGER NOT NULL,
+  fresh INTEGER NOT NULL, PRIMARY KEY (run_id, key)
+);
+CREATE TABLE IF NOT EXISTS records (
+  run_id INTEGER NOT NULL, kind TEXT NOT NULL, rkey TEXT NOT NULL, data TEXT NOT NULL,
+  seq INTEGER NOT NULL, PRIMARY KEY (run_id, kind, rkey)
+);
+CREATE TABLE IF NOT EXISTS leases (
+  run_id INTEGER PRIMARY KEY, execution_id INTEGER NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
+  started REAL NOT NULL, heartbeat REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attempts_key ON attempts(key);
+CREATE INDEX IF NOT EXISTS records_kind ON records(run_id, kind, seq);
+"""
+
+SCHEMA_VERSION = 2
+"""The store layout this MemeGauge writes, kept in `PRAGMA user_version`.
+
+0  a store made before versioning (MemeGauge ≤ 0.1.0 of 2026-11-23): `calls` may lack the columns of
+   `ADDED_CALL_COLUMNS` and the `leases` table may be missing.
+1  every table of `SCHEMA` and every column of `CALL_COLUMNS`.
+2  every record's key is made of its own fields (`memegauge.records`); a method whose records were keyed
+   otherwise rewrites their keys in its own step (`Method.migrations`, run by `migrate`). Records that kept
+   a key field only in their key are completed from the key when read, so they need no rewrite.
+
+A store is migrated step by step (`migrate`) when it is opened for writing; a read-only one is read
+as it is. A store with a higher version was written by a newer MemeGauge and is refused, never guessed
+at. Any change to a table or to what a record holds bumps the version and adds its migration."""
+
+# Columns added to `calls` after its first version: a store written before them gets them (with
+# their defaults) when it is opened, so old answers stay served.
+ADDED_CALL_COLUMNS = {
+    "finish_reason": "TEXT NOT NULL DEFAULT ''",
+    "reasoning": "TEXT NOT NULL DEFAULT ''",
+    "images_sent": "INTEGER NOT NULL DEFAULT 0",
+}
+CALL_COLUMNS = ("key", "model", "stage", "request_json", "status", "text", "error_class", "error",
+                "attempts", "prompt_tokens", "completion_tokens", "cost", "latency_s", "created",
+                "finish_reason", "reasoning", "images_sent")
+
+
+def _to_version_1(db: sqlite3.Connection) -> None:
+    """Unversioned → 1: the call columns added since the first layout (`leases` comes from SCHEMA)."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(calls)")}
+    for name, decl in ADDED_CALL_COLUMNS.items():
+        if name not in present:
+            db.execute(f"ALTER TABLE calls ADD COLUMN {name} {decl}")
+    if "images_sent" not in present:  # not counted then: unknown (-1), never "no picture" (0)
+        db.execute("UPDATE calls SET images_sent=-1")
+
+
+LAYOUT_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1}
+"""Step k of the store's own layout (tables and columns): turns a store of version k - 1 into version k."""
+
+
+def migrate(db: sqlite3.Connection, version: int) -> None:
+    """Run every step from `version` + 1 to `SCHEMA_VERSION`: the layout's, then each method's for that
+    step (a method's records are its own: a method names its steps in its descriptor, `Method.migrations`,
+    and the store runs them without knowing its record kinds)."""
+    steps = _method_steps(db)
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        if target in LAYOUT_MIGRATIONS:
+            LAYOUT_MIGRATIONS[target](db)
+        for step_version, step in steps:
+            if step_version == target:
+                step(db)
+
+
+def _method_steps(db: sqlite3.Connection) -> list[tuple[int, Callable[[sqlite3.Connection], None]]]:
+    """Every method's steps, as (version, step); none for a store without records (a new one), which
+    needs none, so opening a new store loads no method."""
+    if db.execute("SELECT 1 FROM records LIMIT 1").fetchone() is None:
+        return []
+    return [step for method in methods() for step in method.migrations]
