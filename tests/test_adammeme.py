@@ -457,10 +457,8 @@ def test_seed_set_is_the_same_for_every_target_and_a_failed_seed_is_reported(tmp
 def test_the_refinement_priority_changes_no_record(tmp_path, monkeypatch):
     """Critical-path-first scheduling reorders calls in the models' queues only: the same records."""
     import contextlib
-    import sys
 
-    sys.path.insert(0, str(Path(__file__).parent))
-    from report_runs import world
+    from helpers.runs import world
 
     from memegauge.testing.server import start_server
 

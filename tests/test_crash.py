@@ -25,8 +25,7 @@ from pathlib import Path
 from memegauge.cli import main
 from memegauge.testing.server import start_server
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_memeqa import make_dataset  # noqa: E402
+from helpers.memeqa_data import make_dataset
 
 VOLATILE = ("run", "latency", "timing")  # when and how fast an execution ran, not what it found
 

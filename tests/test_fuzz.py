@@ -29,7 +29,6 @@ import json
 import os
 import shutil
 import struct
-import sys
 import tempfile
 import zlib
 from dataclasses import dataclass, field
@@ -42,12 +41,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from helpers.memeqa_data import make_dataset
+from helpers.worlds import adammeme_legacy_layout as write_layout
 from memegauge.cli import main
 from memegauge.types import ActionableError, InputError
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_adammeme_legacy import write_layout  # noqa: E402
-from test_memeqa import make_dataset  # noqa: E402
 
 pytestmark = pytest.mark.fuzz
 

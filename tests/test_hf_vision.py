@@ -18,7 +18,6 @@ import yaml
 pytest.importorskip("torch")
 pytest.importorskip("peft")
 
-from PIL import Image  # noqa: E402
 
 from memegauge.cli import main  # noqa: E402
 from memegauge.config import ModelRegistry, ModelSpec, load_registry  # noqa: E402
@@ -28,15 +27,8 @@ from memegauge.models import create_backend  # noqa: E402
 from memegauge.report import build_report  # noqa: E402
 from memegauge.types import ChatRequest, ImagePart, Message, SamplingParams  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_memeqa import make_dataset  # noqa: E402
-from test_memeqa_finetune import assert_same_dev_points, kill_at_first_checkpoint_then_resume  # noqa: E402
-
-
-def noise_picture(path: Path, seed: int, size=(120, 90)) -> Path:
-    pixels = np.random.default_rng(seed).integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
-    Image.fromarray(pixels).save(path)
-    return path
+from helpers.memeqa_data import make_dataset  # noqa: E402
+from helpers.training import assert_same_dev_points, kill_at_first_checkpoint_then_resume, noise_picture  # noqa: E402
 
 
 @pytest.fixture(scope="module", params=VLM_ARCHITECTURES)

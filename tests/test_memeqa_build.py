@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from PIL import Image
 
+from helpers.memeqa_data import write_annotations
 from memegauge.cli import main
 from memegauge.config import ModelRegistry, ModelSpec
 from memegauge.engine import Store
@@ -41,34 +41,6 @@ try:
 except (ImportError, InputError):
     TAGGER = None
 needs_tagger = pytest.mark.skipif(TAGGER is None, reason="spaCy + an English model not installed")
-
-SUBJECTS = ["cats", "dogs", "mondays", "coffee", "plants", "cars", "phones", "teachers", "chefs",
-            "pilots"]
-
-
-def annotation(i: int) -> dict:
-    subject = SUBJECTS[i % len(SUBJECTS)]
-    return {
-        "meme": f"meme{i:02d}", "image": f"meme{i:02d}.png", "text": f"WHEN {subject.upper()} {i}",
-        "caption": f"A drawing of {subject} number {i}.",
-        "visual_cues": [f"A drawing of {subject} number {i}"] + ([f"Red text {i}"] if i % 2 else []),
-        "background": [f"Many people know fact {i} about {subject}"] if i % 3 else [],
-        "derivations": [f"The author dislikes {subject} {i}"],
-        "targets": [{"name": f"{subject} {i}", "sentiment": ["negative", "positive", "neutral"][i % 3],
-                     "action": ["criticizes", "praises", "mocks"][i % 3]}],
-        "intent": f"The meme {['criticizes', 'praises', 'mocks'][i % 3]} {subject} for being loud",
-    }
-
-
-def write_annotations(folder: Path, n: int = 30) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "annotations.jsonl"
-    with open(path, "w") as handle:
-        for i in range(n):
-            Image.new("RGB", (8, 8), (i * 8, 0, 0)).save(folder / f"meme{i:02d}.png")
-            handle.write(json.dumps(annotation(i)) + "\n")
-    return path
-
 
 def _digest(text: str) -> int:
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,8 @@ from memegauge.models.scripted import register_script
 from memegauge.report import build_report
 from memegauge.report.html import render
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_memeqa import make_dataset, registry  # noqa: E402
+from helpers.memeqa_data import make_dataset
+from helpers.models import scripted_registry
 
 PAPER = Path(__file__).resolve().parents[2] / "shared" / "papers" / "memeqa.txt"
 ROW_NAMES = {"Visual ID": "Visual Identification", "Background ID": "Background Identification",
@@ -74,7 +73,7 @@ def test_an_eval_report_has_the_papers_figures_beside_its_own(tmp_path):
     data, images = make_dataset(tmp_path)
     register_script("qa-paper-a", lambda request: "A")
     store = Store(tmp_path / "s.db")
-    name = asyncio.run(eval_run(store, registry("qa-paper-a"), data=data, images=images,
+    name = asyncio.run(eval_run(store, scripted_registry("qa-paper-a", backoff_s=0.001, backoff_max_s=0.002, max_retries=1), data=data, images=images,
                                 version="none-plus", split="dev", model="qa-paper-a"))
     report = build_report(store, name)
     page = render(report, store)

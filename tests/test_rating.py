@@ -26,7 +26,7 @@ from memegauge.records import read_records, write_records
 from memegauge.report import build_report, run_header
 from memegauge.localserver import local_server
 from memegauge.report.html import to_html
-from report_synthetic import adammeme_run, arena_run, memeqa_run
+from helpers.synthetic import adammeme_run, arena_run, memeqa_run
 
 ARENA_MODELS = ("model-a", "model-b", "model-c", "model-d")
 
@@ -93,13 +93,6 @@ def test_stratified_sample_takes_strata_in_turn_and_is_prefix_stable():
     assert [s for s, _ in full[:6]] == ["a", "b", "c"] * 2 and len(full) == 11
     assert stratified(strata, 4, random.Random(1)) == full[:4]
     assert sorted(k for _, k in full) == sorted(k for keys in strata.values() for k in keys)
-
-
-@pytest.fixture()
-def store(tmp_path):
-    s = Store(tmp_path / "store.db")
-    yield s
-    s.close()
 
 
 def test_every_rater_gets_the_same_items_per_category_and_pair(store, tmp_path):
@@ -362,11 +355,12 @@ def test_a_memeqa_eval_run_stores_the_pictures_its_rating_page_shows(store, tmp_
 
     from memegauge.memeqa.runs import eval_run
     from memegauge.models.scripted import register_script
-    from test_memeqa import make_dataset, registry
+    from helpers.memeqa_data import make_dataset
+    from helpers.models import scripted_registry
 
     data, images = make_dataset(tmp_path)
     register_script("qa-rate-a", lambda request: "A")
-    name = asyncio.run(eval_run(store, registry("qa-rate-a"), data=data, images=images, version="none-minus",
+    name = asyncio.run(eval_run(store, scripted_registry("qa-rate-a", backoff_s=0.001, backoff_max_s=0.002, max_retries=1), data=data, images=images, version="none-minus",
                                 split="dev", model="qa-rate-a"))
     items = run_items(store, run_of(store, name), 40)
     assert len(items) == 33 and all(i.page["image"].startswith("data:image/jpeg;base64,") for i in items)

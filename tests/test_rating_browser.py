@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import threading
-from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +26,7 @@ from memegauge.report import build_report, run_header
 from memegauge.localserver import local_server, serve
 from memegauge.report.html import write_html_reports
 from memegauge.testing.browser import available, start_driver
-from report_synthetic import adammeme_run, arena_run, memeqa_run
+from helpers.synthetic import adammeme_run, arena_run, memeqa_run
 
 pytestmark = pytest.mark.skipif(not available(), reason="chromium, chromedriver or selenium not installed")
 By = pytest.importorskip("selenium.webdriver.common.by").By
@@ -43,13 +42,6 @@ def driver():
     browser = start_driver(width=1280)
     yield browser
     browser.quit()
-
-
-@pytest.fixture()
-def store(tmp_path):
-    s = Store(tmp_path / "store.db")
-    yield s
-    s.close()
 
 
 class Page:
@@ -308,7 +300,7 @@ def test_memeqa_page_takes_keyboard_answers(driver, store, tmp_path):
 def test_meme_texts_and_model_outputs_are_shown_as_text_never_run(driver, store, tmp_path, method):
     """Probe runs carry `<img onerror>` and `</script>` payloads in meme texts, every model output and
     option; each item of the page shows them literally and none runs (window.__xss stays undefined)."""
-    from report_synthetic import XSS_IMG
+    from helpers.synthetic import XSS_IMG
 
     {"arena": lambda: arena_run(store, "probe", probe=True, memes=2),
      "adammeme": lambda: adammeme_run(store, "probe", tmp_path / "adam", probe=True, memes_per_category=2),

@@ -20,8 +20,7 @@ from memegauge.cli import main
 from memegauge.engine import Store
 from memegauge.testing.server import start_server
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_memeqa import make_dataset  # noqa: E402
+from helpers.memeqa_data import make_dataset
 
 
 def _err(capsys) -> str:
@@ -309,7 +308,7 @@ def test_found_by_fuzzing_votes_and_the_original_adammeme_import(tmp_path):
     from memegauge.adammeme.legacy import read_legacy
     from memegauge.arena.agreement import read_human_votes
     from memegauge.types import InputError
-    from test_adammeme_legacy import write_layout
+    from helpers.worlds import adammeme_legacy_layout as write_layout
 
     (tmp_path / "votes.csv").write_text("task,model_a,model_b,winner\n" + "x" * 140_000 + ",a,b,model_a\n")
     with pytest.raises(InputError, match="malformed CSV"):

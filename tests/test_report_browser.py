@@ -23,8 +23,8 @@ from memegauge.report import build_report
 from memegauge.report.cli import serve_report
 from memegauge.report.html import to_html, write_html_reports
 from memegauge.testing.browser import available, start_driver
-from report_browser import console_errors, open_page
-from report_synthetic import XSS_IMG, XSS_SCRIPT, adammeme_run, arena_run, memeqa_run
+from helpers.browser import console_errors, open_page
+from helpers.synthetic import XSS_IMG, XSS_SCRIPT, adammeme_run, arena_run, memeqa_run
 
 pytestmark = pytest.mark.skipif(not available(), reason="chromium, chromedriver or selenium not installed")
 By = pytest.importorskip("selenium.webdriver.common.by").By

@@ -7,7 +7,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.net import free_port
 from memegauge.engine import Store
 from memegauge.testing.server import start_server
 from memegauge.testing.workload import probe_registry, run_workload
@@ -106,14 +106,8 @@ def test_kill9_at_random_points_then_resume_equals_uninterrupted(tmp_path, clean
     assert len(store.records(store.run_row("probe")["id"], "probe")) == 500
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_replicas_share_load_and_fail_over(tmp_path, clean_values):
-    dead = f"http://127.0.0.1:{_free_port()}/v1"
+    dead = f"http://127.0.0.1:{free_port()}/v1"
     with start_server(latency_ms=20, seed=3) as a, start_server(latency_ms=20, seed=3) as b:
         result = workload(tmp_path / "s.db", [a.base_url, b.base_url, dead], 200)
         share_a, share_b = a.stats["requests"], b.stats["requests"]

@@ -1,8 +1,11 @@
-"""Real method runs for the report tests: each method's own pipeline, through the `memegauge` CLI,
-against the local OpenAI-compatible test server (deterministic answers, no faults). Small sizes.
+"""Real method runs for the report, CLI and API tests: each method's own pipeline, through the
+`memegauge` CLI, against the local OpenAI-compatible test server (deterministic answers, no faults).
+Small sizes.
 
-`world(tmp, base_url, meme_text=...)` writes memes, a model registry, the AdamMeme and MemeArena configs
-and a tiny MemeQA data set (both versions); `run_all` runs the three methods into one store.
+`world(tmp, base_url, meme_text=...)` writes memes, a model registry, the AdamMeme and MemeArena
+configs and a tiny MemeQA data set (both versions); `run_all` runs the three methods into one store.
+The session fixture `method_runs` (tests/conftest.py) holds one such run of each method for the tests
+that only read runs.
 """
 
 from __future__ import annotations
@@ -11,11 +14,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from PIL import Image
-
+from helpers.memeqa_data import qa_dataset
 from memegauge.adammeme.synthetic import write_meme_set
 from memegauge.cli import main
-from memegauge.memeqa.dataset import NONE_OF_THE_ABOVE, QUESTION_TYPES
 
 TARGETS = ("gpt-x", "qwen-x", "llava-x")
 JUDGES = ("gpt-x", "qwen-x")
@@ -53,40 +54,6 @@ def world(root: Path, base_url: str, meme_text: str | None = None) -> World:
                      f"judges: [{', '.join(JUDGES)}]\nbootstrap_rounds: 50\nboth_orders: true\n")
     qa_data, qa_images = qa_dataset(root / "qa")
     return World(root, root / "store.db", models, adam, arena, qa_data, qa_images)
-
-
-def qa_dataset(root: Path, memes: tuple[str, ...] = ("m1", "m2")) -> tuple[Path, Path]:
-    """Every question type for every meme in the official layout, None− and None+ (NOTA at index 3)."""
-    minus, plus = [], []
-    for m_index, meme in enumerate(memes):
-        for qtype in QUESTION_TYPES:
-            sentiment = qtype.n_options == 3
-            options = ["Positive", "Neutral", "Negative"] if sentiment else [f"{w} {meme}" for w in
-                                                                              ("alpha", "beta", "gamma", "delta")]
-            key = m_index % qtype.n_options if qtype.general == "single" else [1, 0, 1, 0]
-            item = {"id": f"{qtype.code}/{meme}", "img": f"{meme}.png", "question": f"{qtype.name} about {meme}?",
-                    "options": options, "general_type": qtype.general, "specific_type": qtype.name,
-                    "answer_key": key}
-            minus.append(item)
-            if sentiment:
-                plus.append(item)
-                continue
-            flags = key if isinstance(key, list) else [int(i == key) for i in range(4)]
-            kept = [0, 1, 2]  # option 3 (wrong in every item here) becomes "None of the above"
-            new = [flags[i] for i in kept] + [0]
-            plus.append({**item, "options": [options[i] for i in kept] + [NONE_OF_THE_ABOVE],
-                         "answer_key": new if qtype.general == "multi" else new.index(1)})
-    data = root / "data"
-    for version, items in (("none-minus", minus), ("none-plus", plus)):
-        (data / version).mkdir(parents=True)
-        (data / version / "dev.json").write_text(json.dumps(items))
-    images = root / "images"
-    images.mkdir()
-    with open(images / "memes.jsonl", "w") as handle:
-        for meme in memes:
-            Image.new("RGB", (8, 8), "white").save(images / f"{meme}.png")
-            handle.write(json.dumps({"image": f"{meme}.png", "text": f"text of {meme}"}) + "\n")
-    return data, images
 
 
 def run_all(w: World) -> dict[str, str]:
