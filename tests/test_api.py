@@ -55,7 +55,8 @@ def test_memeqa_and_adammeme_run_through_the_same_shape(tmp_path):
     assert adam.name == "adam-api" and set(adam.tables()) == {"targets", "categories", "samples", "steps"}
     targets = adam.to_pandas("targets")
     assert list(targets["target"]) == ["gpt-x", "llava-x"]
-    assert targets["avg_score"].tolist() == [adam.report["targets"][t]["overall"]["avg_score"] for t in ("gpt-x", "llava-x")]
+    assert targets["avg_score"].tolist() == [adam.report["targets"][t]["overall"]["avg_score"]
+                                             for t in ("gpt-x", "llava-x")]
     with pytest.raises(InputError, match="no table 'nope'"):
         adam.to_pandas("nope")
 

@@ -166,7 +166,7 @@ def test_judge_prompt_asks_a_decision_per_dimension_and_it_parses():
     reply = "\n\n".join(f"'''[{d}]\nModel A is thorough, but Model B ties it to the meme better.\n"
                         f"{v}\n'''" for d, v in zip(
                             ("Instruction Following", "Correctness", "Redundancy", "Relevance", "Accuracy"),
-                            ("B", "A", "Tie (both weak)", "B", "Tie (both strong)")))
+                            ("B", "A", "Tie (both weak)", "B", "Tie (both strong)"), strict=True))
     parsed = parse_judgment(reply + "\n\n'''[Overall Judge]\nB\n'''")
     assert parsed == {"Instruction Following": "B", "Correctness": "A", "Redundancy": "Tie (both weak)",
                       "Relevance": "B", "Accuracy": "Tie (both strong)", OVERALL: "B"}

@@ -82,7 +82,7 @@ def test_batched_answers_equal_one_by_one_answers(vlm):
     questions = ["Which option? A, B or C.", "Pick one letter.", "Answer: A or B?", "Go."]
 
     async def run(backend):
-        return await asyncio.gather(*(ask(backend, p, q) for p, q in zip(pictures, questions)))
+        return await asyncio.gather(*(ask(backend, p, q) for p, q in zip(pictures, questions, strict=True)))
 
     calls = []
     real_generate = batched._run
@@ -266,7 +266,7 @@ def test_two_processes_under_accelerate_launch_train_like_one(trained, tmp_path)
         assert [r["name"] for r in store.list_runs()] == [name]
         store.close()
     assert [p["step"] for p in losses["two"]] == [p["step"] for p in losses["one"]]
-    for a, b in zip(losses["one"], losses["two"]):
+    for a, b in zip(losses["one"], losses["two"], strict=True):
         assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-5)
         assert a["macro"] == b["macro"]
 

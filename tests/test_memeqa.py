@@ -34,7 +34,7 @@ def dataset(tmp_path):
 
 
 def registry(*names: str) -> ModelRegistry:
-    return scripted_registry(*names, backoff_s=0.001, backoff_max_s=0.002, max_retries=1)
+    return scripted_registry(*names, max_retries=1)
 
 
 # ---- loading and validation ----------------------------------------------------------------------

@@ -88,9 +88,9 @@ def test_multi_and_single_questions_follow_the_rules(tmp_path):
     annotations = load_annotations(write_annotations(tmp_path / "a", n=6))
     multi = {q.id: q for q in multi_questions(annotations, seed=0)}
     visual = multi["viz_id/meme01"]
-    assert sorted(o for o, f in zip(visual.options, visual.answer_key) if f) == \
+    assert sorted(o for o, f in zip(visual.options, visual.answer_key, strict=True) if f) == \
         ["A drawing of dogs number 1", "Red text 1"]
-    assert all("number 1" not in o for o, f in zip(visual.options, visual.answer_key) if not f)
+    assert all("number 1" not in o for o, f in zip(visual.options, visual.answer_key, strict=True) if not f)
     assert "bk_id/meme00" not in multi  # no background facts: no Background ID question
     assert all(1 <= len(q.gold) <= 4 for q in multi.values())
     singles = {q.id: q for q in single_questions(annotations, seed=0)}
@@ -160,7 +160,7 @@ def test_none_plus_rules():
     plus = derive_none_plus(minus, seed=5)
     assert [q.id for q in plus] == [q.id for q in minus]
     replaced_correct = 0
-    for m, p in zip(minus, plus):
+    for m, p in zip(minus, plus, strict=True):
         if m.specific_type == SENTIMENT:
             assert p == m
             continue
@@ -177,7 +177,7 @@ def test_none_plus_rules():
 
 def test_none_plus_forced_cases():
     minus = [q for q in _questions(8, keys=([1, 1, 1, 1], [0, 0, 0, 0])) if q.multi]
-    for m, p in zip(minus, derive_none_plus(minus, seed=0)):
+    for m, p in zip(minus, derive_none_plus(minus, seed=0), strict=True):
         if m.gold:  # no wrong option to lose: a correct one goes, the others stay correct
             assert p.gold == (0, 1, 2)
         else:  # nothing correct: "None of the above" is the answer

@@ -140,7 +140,8 @@ def test_every_command_checks_its_models_first(tmp_path, server, capsys, monkeyp
         "arena": ["arena", "-c", str(_write(tmp_path / "arena.yaml", {
             "memes": str(memes), "agent": "vl", "targets": ["vl", "keyed"], "judges": ["vl"]}))],
         "build": ["qa", "build", "-c", str(_write(tmp_path / "build.yaml", {
-            "annotations": str(write_annotations(tmp_path / "ann", n=4)), "out": str(tmp_path / "built"), "generator": "keyed",
+            "annotations": str(write_annotations(tmp_path / "ann", n=4)), "out": str(tmp_path / "built"),
+            "generator": "keyed",
             "discriminator": "vl", "trivial_model": "vl"}))],
         "demo": ["demo", "--model", "keyed", "--out", str(tmp_path / "out")],
     }[command]

@@ -211,7 +211,8 @@ def test_seed_draws_fresh_personas_and_tasks_and_replays_itself(tmp_path):
             asyncio.run(run_arena(cfg, store, registry, name, progress=False))
     personas0, tasks0 = drawn(store, "seed0")
     personas1, tasks1 = drawn(store, "seed1")
-    assert all(a != b for a, b in zip(personas0, personas1)) and all(a != b for a, b in zip(tasks0, tasks1))
+    assert all(a != b for a, b in zip(personas0, personas1, strict=True))
+    assert all(a != b for a, b in zip(tasks0, tasks1, strict=True))
     assert drawn(store, "seed0-again") == (personas0, tasks0)
     assert store.run_summary("seed0-again")["calls_made"] == 0
 

@@ -1,6 +1,6 @@
 """The HTML reports in a real browser: headless Debian Chromium driven by selenium (chromedriver).
 
-Each method's report (synthetic runs, see report_synthetic.py) is opened from file://, its leaderboard
+Each method's report (synthetic runs, see tests/helpers/synthetic.py) is opened from file://, its leaderboard
 rows are checked against the report dict, a chain / battle / question detail is opened, and the page
 logs no console error. The XSS probe opens pages whose meme texts, model outputs, options and run name
 carry `<img src=x onerror=...>` and `</script><script>...` payloads, opens every detail, and asserts
@@ -51,7 +51,7 @@ def runs(tmp_path_factory):
              arena_run(store, "arena-probe", probe=True, memes=2),
              memeqa_run(store, "qa-probe", probe=True, questions=8)]
     paths = write_html_reports(store, names, root / "html", index=True)
-    yield store, {"index": paths[0], **dict(zip(names, paths[1:]))}
+    yield store, {"index": paths[0], **dict(zip(names, paths[1:], strict=True))}
     store.close()
 
 

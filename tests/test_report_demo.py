@@ -30,7 +30,7 @@ def test_demo_writes_and_prints_an_html_report_per_run_and_an_index(tmp_path, ca
     store.close()
     assert {r.split("-")[1] for r in runs} == {"screen", "adammeme", "arena", "memeqa"}
     assert printed == [(out / report_file_name(r)).resolve() for r in runs] + [(out / INDEX_NAME).resolve()]
-    for run, path in zip(runs, printed):
+    for run, path in zip(runs, printed, strict=False):  # printed ends with the index page
         assert f"<title>MemeGauge report: {run} (" in path.read_text()
     index = printed[-1].read_text()
     assert all(f'href="{report_file_name(r)}"' in index for r in runs)

@@ -51,7 +51,7 @@ def test_twenty_percent_faults_all_recorded_none_parsed(tmp_path, clean_values):
     # a cut JSON answer (finish_reason "length") is classed truncated, other garbage unparseable
     assert attempts.get("unparseable", 0) + attempts.get("truncated", 0) == faults["truncated"] + faults["garbage"]
     # no fault ever became a value: every value equals the fault-free run's
-    for value, clean, error in zip(result["values"], clean_values, result["error_classes"]):
+    for value, clean, error in zip(result["values"], clean_values, result["error_classes"], strict=True):
         assert value == clean if error is None else value is None
     assert sum(v is not None for v in result["values"]) >= 495
 

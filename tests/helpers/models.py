@@ -9,9 +9,10 @@ from memegauge.config import ModelRegistry, ModelSpec, load_registry
 
 
 def scripted_registry(*names: str, **fields) -> ModelRegistry:
-    """One scripted model per name (its script registered under the same name); `fields` apply to
-    every entry, e.g. short backoffs so that retried failures take milliseconds."""
-    return ModelRegistry({n: ModelSpec(name=n, model=n, **{"backend": "scripted", **fields}) for n in names})
+    """One scripted model per name (its script registered under the same name), retried after 1-2 ms;
+    `fields` apply to every entry (e.g. max_retries=1)."""
+    fields = {"backend": "scripted", "backoff_s": 0.001, "backoff_max_s": 0.002, **fields}
+    return ModelRegistry({n: ModelSpec(name=n, model=n, **fields) for n in names})
 
 
 def served_registry(folder: Path, base_url: str, names: list[str], extra: str = "") -> ModelRegistry:

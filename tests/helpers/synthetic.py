@@ -121,7 +121,8 @@ def arena_run(store: Store, name: str, *, models: tuple[str, ...] = ("model-a", 
         meme_id = f"{base.id}-{i:04d}"
         meme_text = f"{base.text} {PROBE}" if probe and i == 0 else base.text
         records["meme"].append((meme_id, {"id": meme_id, "order": i, "text": meme_text, "caption": base.caption,
-                                          "labels": base.labels, "image": str(base.image) if i % 7 else "/no/such.png"}))
+                                          "labels": base.labels,
+                                          "image": str(base.image) if i % 7 else "/no/such.png"}))
         personas = [_say(rng, f"user {u}", probe, 15) for u in (1, 2, 3)]
         records["context"].append((meme_id, {"meme": meme_id, "ok": True, "personas": personas,
                                              "error_class": None, "error": ""}))

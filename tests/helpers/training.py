@@ -46,6 +46,6 @@ def kill_at_first_checkpoint_then_resume(root: Path, config: Path, out: str, ste
 
 def assert_same_dev_points(full: list[dict], resumed: list[dict], rel: float) -> None:
     assert [p["step"] for p in resumed] == [p["step"] for p in full]
-    for a, b in zip(full, resumed):
+    for a, b in zip(full, resumed, strict=True):
         assert a["train_loss"] == pytest.approx(b["train_loss"], rel=rel)
         assert a["macro"] == b["macro"]
