@@ -8,9 +8,9 @@ in tests/helpers/, described in its docstring).
   probe. For tests that only read runs (reports, views, formats); a test that changes a run or needs
   a run of its own shape makes its own.
 
-Test tiers: `slow` marks tests that take seconds each (real models, browsers, fine-tuning, processes
-killed and resumed). `pytest` runs the fast tier (pyproject's addopts: -m "not slow"); `pytest -m slow`
-the slow tier; `pytest -m ""` everything. CI (.ci/run) runs both tiers.
+Test tiers: `slow` marks tests that take seconds each (real models, browsers, OCR, fine-tuning, processes
+killed and resumed; `embedded` implies it). `pytest` runs the fast tier (pyproject's addopts:
+-m "not slow"); `pytest -m slow` the slow tier; `pytest -m ""` everything. CI (.ci/run) runs both tiers.
 """
 
 from __future__ import annotations
@@ -27,6 +27,14 @@ from helpers.runs import World, run_all, world  # noqa: E402
 from helpers.synthetic import PROBE  # noqa: E402
 from memegauge.engine import Store  # noqa: E402
 from memegauge.testing.server import start_server  # noqa: E402
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test of the real embedded model is slow by that mark alone."""
+    for item in items:
+        if item.get_closest_marker("embedded") and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

@@ -15,6 +15,8 @@ from helpers.worlds import adam_resume_world
 from memegauge.engine import Store
 from memegauge.testing.server import start_server
 
+pytestmark = pytest.mark.slow  # seconds each: run by `pytest -m slow` and in CI
+
 MEMEGAUGE = str(Path(sys.executable).with_name("memegauge"))
 KINDS = ("taxonomy", "mining", "sampling", "misbelief", "reference", "score", "step")
 

@@ -6,6 +6,8 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from memegauge.cli import main
 from memegauge.engine import Store
 from memegauge.testing.server import start_server
@@ -110,6 +112,7 @@ def _running_eval(tmp: Path):
         yield data, images, server, child
 
 
+@pytest.mark.slow
 def test_a_second_process_on_the_same_run_refuses_and_each_request_is_sent_once(tmp_path):
     with _running_eval(tmp_path) as (data, images, server, first):
         second = _eval_process(tmp_path, data, images)
@@ -121,6 +124,7 @@ def test_a_second_process_on_the_same_run_refuses_and_each_request_is_sent_once(
     assert requests == 22 + 1  # each question once (+ the first process's image probe)
 
 
+@pytest.mark.slow
 def test_a_killed_run_shows_interrupted_and_the_next_process_takes_it_over(tmp_path, capsys):
     import json
     import signal
@@ -134,6 +138,7 @@ def test_a_killed_run_shows_interrupted_and_the_next_process_takes_it_over(tmp_p
     assert Store(tmp_path / "s.db").run_summary("r")["status"] == "done"
 
 
+@pytest.mark.slow
 def test_ctrl_c_marks_the_run_interrupted_and_says_how_to_resume(tmp_path):
     import signal
 

@@ -26,6 +26,8 @@ from memegauge.report import build_report  # noqa: E402
 from helpers.memeqa_data import make_dataset  # noqa: E402
 from helpers.training import noise_picture  # noqa: E402
 
+pytestmark = pytest.mark.slow  # seconds each: run by `pytest -m slow` and in CI
+
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):

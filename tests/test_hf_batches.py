@@ -27,6 +27,8 @@ from memegauge.types import ChatRequest, ImagePart, InputError, Message, ModelCa
 from helpers.memeqa_data import make_dataset  # noqa: E402
 from helpers.training import noise_picture  # noqa: E402
 
+pytestmark = pytest.mark.slow  # seconds each: run by `pytest -m slow` and in CI
+
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):

@@ -30,6 +30,8 @@ from memegauge.types import ChatRequest, ImagePart, Message, SamplingParams  # n
 from helpers.memeqa_data import make_dataset  # noqa: E402
 from helpers.training import assert_same_dev_points, kill_at_first_checkpoint_then_resume, noise_picture  # noqa: E402
 
+pytestmark = pytest.mark.slow  # seconds each: run by `pytest -m slow` and in CI
+
 
 @pytest.fixture(scope="module", params=VLM_ARCHITECTURES)
 def vlm(request, tmp_path_factory):

@@ -18,6 +18,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 
 STAND_IN = '''
@@ -118,6 +120,7 @@ def tiny_finetune_config(root: Path) -> Path:
     return config
 
 
+@pytest.mark.slow
 def test_no_command_and_no_api_entry_point_imports_jax(tmp_path):
     stand_in = stand_in_jax(tmp_path / "site")
     log = tmp_path / "jax-imports.log"

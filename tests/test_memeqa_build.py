@@ -195,6 +195,7 @@ def test_split_is_by_meme_and_seeded():
 # ---- qa build end to end ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @needs_tagger
 def test_qa_build_then_eval_reads_it_back(tmp_path, monkeypatch):
     registry_path = tmp_path / "models.yaml"

@@ -21,6 +21,8 @@ from memegauge.report import build_report  # noqa: E402
 from helpers.memeqa_data import make_dataset  # noqa: E402
 from helpers.training import assert_same_dev_points, kill_at_first_checkpoint_then_resume  # noqa: E402
 
+pytestmark = pytest.mark.slow  # seconds each: run by `pytest -m slow` and in CI
+
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):

@@ -28,7 +28,8 @@ from memegauge.report.html import write_html_reports
 from memegauge.testing.browser import available, start_driver
 from helpers.synthetic import adammeme_run, arena_run, memeqa_run
 
-pytestmark = pytest.mark.skipif(not available(), reason="chromium, chromedriver or selenium not installed")
+pytestmark = [pytest.mark.slow,  # a real browser: seconds each
+              pytest.mark.skipif(not available(), reason="chromium, chromedriver or selenium not installed")]
 By = pytest.importorskip("selenium.webdriver.common.by").By
 Keys = pytest.importorskip("selenium.webdriver.common.keys").Keys
 WebDriverWait = pytest.importorskip("selenium.webdriver.support.wait").WebDriverWait

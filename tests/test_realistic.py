@@ -136,6 +136,7 @@ def test_arena_judgments_equal_the_servers_ground_truth(tmp_path):
 # ---- AdamMeme -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_adammeme_refusals_are_scored_and_figures_equal_ground_truth(tmp_path):
     from PIL import Image
 
@@ -260,6 +261,7 @@ def test_mean_ci_by_hand():
     assert mean_ci([]) == {"mean": None, "ci": [None, None], "n": 0}
 
 
+@pytest.mark.slow
 def test_arena_repeats_average_three_independent_runs(tmp_path):
     from statistics import mean
 

@@ -189,6 +189,7 @@ def _calls_stored(db: Path) -> int:
                            "WHERE calls.status = 'ok'").fetchone()[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("second_ctrl_c", [False, True], ids=["once", "twice"])
 def test_ctrl_c_stores_the_answers_in_flight_and_none_is_asked_again(tmp_path, second_ctrl_c):
     """64 calls in flight at 300 ms when Ctrl-C comes: once, every one of them is answered and stored

@@ -26,7 +26,8 @@ from memegauge.testing.browser import available, start_driver
 from helpers.browser import console_errors, open_page
 from helpers.synthetic import XSS_IMG, XSS_SCRIPT, adammeme_run, arena_run, memeqa_run
 
-pytestmark = pytest.mark.skipif(not available(), reason="chromium, chromedriver or selenium not installed")
+pytestmark = [pytest.mark.slow,  # a real browser: seconds each
+              pytest.mark.skipif(not available(), reason="chromium, chromedriver or selenium not installed")]
 By = pytest.importorskip("selenium.webdriver.common.by").By
 WebDriverWait = pytest.importorskip("selenium.webdriver.support.wait").WebDriverWait
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from memegauge.cli import main
 from memegauge.engine import Store
 from memegauge.report.html import INDEX_NAME, report_file_name
@@ -36,6 +38,7 @@ def test_demo_writes_and_prints_an_html_report_per_run_and_an_index(tmp_path, ca
     assert all(f'href="{report_file_name(r)}"' in index for r in runs)
 
 
+@pytest.mark.slow
 def test_demo_rerun_into_another_out_dir_replays_every_call(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MEMEGAUGE_CACHE_DIR", str(tmp_path / "cache"))
     with start_server() as server:

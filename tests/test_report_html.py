@@ -103,6 +103,7 @@ def test_memeqa_without_other_version_has_no_versions_table(store):
     assert not [t for t in p.tables if t and "None+" in [c for c, _ in t[0]]]
 
 
+@pytest.mark.slow
 def test_every_payload_is_escaped_and_inert(store):
     for name in (PROBE_RUN, "arena-probe", "qa-probe"):
         html, p = page(store, name)
@@ -226,6 +227,7 @@ def test_busy_port_is_an_input_error():
         server.server_close()
 
 
+@pytest.mark.slow
 def test_view_command_prints_url_serves_and_stops_on_ctrl_c(store):
     process = subprocess.Popen([MEMEGAUGE, "--store", str(store.path), "view", "qa-minus"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
@@ -241,6 +243,7 @@ def test_view_command_prints_url_serves_and_stops_on_ctrl_c(store):
             process.kill()
 
 
+@pytest.mark.slow
 def test_view_command_unknown_run_exits_2(store):
     result = subprocess.run([MEMEGAUGE, "--store", str(store.path), "view", "nope"], capture_output=True, text=True,
                             timeout=120)

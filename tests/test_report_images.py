@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import shutil
 
+import pytest
+
 from memegauge.engine import Store
 from memegauge.report import build_report
 from memegauge.testing.server import start_server
@@ -21,6 +23,7 @@ def _images(store: Store, name: str) -> dict[str, str]:
     return Page(to_html(store, build_report(store, name))).data()["images"]
 
 
+@pytest.mark.slow
 def test_arena_report_after_the_meme_folder_moved_still_shows_the_pictures(tmp_path):
     from memegauge.arena.config import ArenaConfig
     from memegauge.arena.pipeline import run_arena

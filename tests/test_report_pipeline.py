@@ -74,6 +74,7 @@ def test_probe_in_a_real_meme_is_escaped_and_every_format_renders(real):
     assert "\\u003cimg src=x onerror=" in arena_page  # the probe meme travels, escaped, in the data
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not available(), reason="chromium, chromedriver or selenium not installed")
 def test_real_reports_open_expand_and_stay_inert_in_the_browser(real, tmp_path):
     from selenium.webdriver.common.by import By

@@ -38,6 +38,7 @@ def clean_values(tmp_path_factory):
     return result["values"]
 
 
+@pytest.mark.slow
 def test_twenty_percent_faults_all_recorded_none_parsed(tmp_path, clean_values):
     with start_server(latency_ms=1, fault_rate=0.2, seed=3, hang_s=5) as server:
         result = workload(tmp_path / "s.db", server.base_url, 500, timeout_s=2.0)
@@ -72,6 +73,7 @@ def _stored_keys(store_path: Path) -> set[str]:
         store.close()
 
 
+@pytest.mark.slow
 def test_kill9_at_random_points_then_resume_equals_uninterrupted(tmp_path, clean_values):
     store_path, out = tmp_path / "s.db", tmp_path / "out.json"
     rng = random.Random(11)

@@ -96,6 +96,7 @@ def test_a_store_from_a_newer_memegauge_is_refused_with_the_fix(tmp_path):
     assert f"schema version {SCHEMA_VERSION + 1}" in message and "upgrade MemeGauge" in message
 
 
+@pytest.mark.slow
 def test_version_1_repeat_keys_migrate_and_a_resumed_run_keeps_one_record_per_repeat(tmp_path):
     """Version 1 keyed a MemeArena repeat record 0-based; version 2 keys every record by its fields.
     Without the migration, resuming such a run would store repeat 1 twice and list its run twice."""
