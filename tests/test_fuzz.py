@@ -565,6 +565,7 @@ def summary():
                 handle.write(json.dumps({"reader": reader.name, **reader.counts}) + "\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reader", READERS, ids=[r.name for r in READERS])
 def test_reader_returns_or_refuses_with_one_message(reader: Reader):
     @FUZZ

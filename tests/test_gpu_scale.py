@@ -31,6 +31,7 @@ def test_the_bench_models_have_the_released_models_parameter_counts(name):
     assert sum(p.numel() for p in model.parameters()) == RELEASED[name]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the message is for machines without CUDA")
 def test_without_cuda_the_bench_says_so_and_builds_nothing(tmp_path):
     done = subprocess.run([sys.executable, str(BENCH / "gpu_scale.py"), "--data", str(tmp_path),

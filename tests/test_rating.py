@@ -249,6 +249,7 @@ def rate(store: Store, run: dict, rater: str, votes: dict[int, dict]) -> list:
     return items
 
 
+@pytest.mark.slow
 def test_arena_section_equals_hand_computed_values(store):
     arena_run(store, "arena")
     run = run_of(store, "arena")
@@ -392,6 +393,7 @@ def test_rate_command_serves_the_page_and_stops_on_ctrl_c(store, tmp_path):
     assert "5 items for 'ana', 0 rated" in process.stderr.read()
 
 
+@pytest.mark.slow
 def test_every_report_format_carries_the_section(store):
     from memegauge.report.formats import render_report
 

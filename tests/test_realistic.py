@@ -136,7 +136,6 @@ def test_arena_judgments_equal_the_servers_ground_truth(tmp_path):
 # ---- AdamMeme -------------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_adammeme_refusals_are_scored_and_figures_equal_ground_truth(tmp_path):
     from PIL import Image
 

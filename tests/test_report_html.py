@@ -243,7 +243,6 @@ def test_view_command_prints_url_serves_and_stops_on_ctrl_c(store):
             process.kill()
 
 
-@pytest.mark.slow
 def test_view_command_unknown_run_exits_2(store):
     result = subprocess.run([MEMEGAUGE, "--store", str(store.path), "view", "nope"], capture_output=True, text=True,
                             timeout=120)
