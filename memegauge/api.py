@@ -20,7 +20,8 @@ import concurrent.futures
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Coroutine, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Coroutine
 
 from memegauge.config import ENV_STORE, ModelRegistry, load_registry, registry_from_mapping
 from memegauge.engine.store import Store
@@ -64,7 +65,7 @@ class Result:
             return {"summary": [{k: v for k, v in self.report.items() if not isinstance(v, (dict, list))}]}
         return described.tables(self.report)
 
-    def to_pandas(self, table: str | None = None) -> "pandas.DataFrame | dict[str, pandas.DataFrame]":
+    def to_pandas(self, table: str | None = None) -> pandas.DataFrame | dict[str, pandas.DataFrame]:
         """One table as a DataFrame, or every table (a dict of DataFrames) when `table` is None."""
         try:
             import pandas

@@ -87,7 +87,7 @@ class ModelSpec(BaseModel):
         return [value] if isinstance(value, str) else value
 
     @model_validator(mode="after")
-    def _vision_default(self) -> "ModelSpec":
+    def _vision_default(self) -> ModelSpec:
         if self.vision is None:  # the backend's default (an unknown backend is refused when loaded)
             descriptor = find_backend(self.backend)
             self.vision = bool(descriptor and descriptor.sees_images(self))

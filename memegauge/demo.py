@@ -57,7 +57,7 @@ def screen_request(meme: Meme, model: str) -> ChatRequest:
                                          schema_name="screen"))
 
 
-async def screen_memes(memes: list[Meme], model: str, store: Store, registry: "ModelRegistry",
+async def screen_memes(memes: list[Meme], model: str, store: Store, registry: ModelRegistry,
                        progress: bool | None = None) -> str:
     """The engine demo stage: each meme screened once; results stored as `screen` records."""
     config = {"method": "demo", "model": model, "memes": [m.id for m in memes]}
@@ -66,7 +66,7 @@ async def screen_memes(memes: list[Meme], model: str, store: Store, registry: "M
                         progress=progress) as (run, engine):
         outcomes = await engine.chat_many([screen_request(m, model) for m in memes], parse=parse_json)
         run.put_many([ScreenRecord(meme=m.id, labels=m.labels, ok=o.ok, answer=o.value, error=o.record.error)
-                      for m, o in zip(memes, outcomes)])
+                      for m, o in zip(memes, outcomes, strict=True)])
     return name
 
 
@@ -90,7 +90,7 @@ def _parts() -> list[Any]:
     return [m.demo for m in sorted(methods(), key=lambda m: (m.demo_order, m.name)) if m.demo]
 
 
-def run_demo(store: Store, registry: "ModelRegistry", out_dir: Path, model: str = "embedded",
+def run_demo(store: Store, registry: ModelRegistry, out_dir: Path, model: str = "embedded",
              memes_path: Path | None = None, progress: bool | None = None,
              skip_preflight: bool = False) -> None:
     """Validate everything first (memes, model, endpoint, pictures), so bad input writes nothing."""

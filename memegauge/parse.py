@@ -32,7 +32,8 @@ import ast
 import json
 import re
 from functools import lru_cache
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from memegauge.types import ParseFailure
 
@@ -175,7 +176,7 @@ def parse_json(text: str) -> dict | list | ParseFailure:
 def _scan_json(text: str) -> Any:
     reason = "no JSON object found"
     starts = (i for i, c in enumerate(text) if c in "{[")
-    for _, start in zip(range(_MAX_STARTS), starts):
+    for _, start in zip(range(_MAX_STARTS), starts, strict=False):  # at most _MAX_STARTS starts
         end = _balanced_end(text, start)
         if end is None:
             return ParseFailure(reason="truncated JSON (unbalanced braces)")
@@ -548,7 +549,7 @@ def _leading(fragment: str) -> _Reading:
 
 _MENTION_HEAD = re.compile(rf"(?i:{_NAMED}\s+)?[AB](?![\w'’])")
 _VERDICT_TAIL = re.compile(
-    r"(?i)(?:[ \t]*(?:\n|$)|\s*[.,;:!)\]—–-]|\s(?:wins|won|is\s+(?:the\s+)?(?:better|superior|stronger|preferable|preferred|winner)"
+    r"(?i)(?:[ \t]*(?:\n|$)|\s*[.,;:!)\]—–-]|\s(?:wins|won|is\s+(?:the\s+)?(?:better|superior|stronger|preferable|preferred|winner)"  # noqa: E501 (one regular expression, read whole)
     r"|performs\s+better|outperforms|edges|takes\s+(?:it|this)|clearly|slightly|overall|because|since|as\b))")
 
 
@@ -676,7 +677,7 @@ _EXPLICIT = re.compile(
     r"(?i:\b(?:final\s+|correct\s+)?(?:answers?|choices?|options?|selections?|letters?)\b|答案)"
     r"(?:\s+(?i:is|are|would\s+be|should\s+be|will\s+be))?\s*[:：=\-]?\s*"
 )
-_NONE_WHOLE = re.compile(r"(?i)\W*(?:none(?:\s+of\s+(?:the\s+)?(?:above|options|them))?|no\s+(?:correct\s+)?options?)\W*")
+_NONE_WHOLE = re.compile(r"(?i)\W*(?:none(?:\s+of\s+(?:the\s+)?(?:above|options|them))?|no\s+(?:correct\s+)?options?)\W*")  # noqa: E501 (one regular expression, read whole)
 _NONE_LEAD = re.compile(r"(?i)\W*none\b")
 _LOWER_WHOLE = re.compile(r"\W*[(\[]?([a-z])[)\]]?\W*")
 # "A" and "I" are words; followed by a lowercase word they are an article or a pronoun, unless

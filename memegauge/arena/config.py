@@ -103,7 +103,7 @@ class ArenaConfig(BaseModel):
         return resolve_from_base(value, info)
 
     @model_validator(mode="after")
-    def _consistent(self) -> "ArenaConfig":
+    def _consistent(self) -> ArenaConfig:
         every = self.all_targets
         if len(set(every)) != len(every):
             raise ValueError("targets and added_targets must not repeat a model")

@@ -26,7 +26,7 @@ class CallProgress:
                 TimeRemainingColumn(), console=Console(stderr=True), transient=True)
             self.task = self.progress.add_task("calls", total=0, failed=0, retrying=0, cached=0)
 
-    def __enter__(self) -> "CallProgress":
+    def __enter__(self) -> CallProgress:
         if self.progress:
             self.progress.start()
         return self

@@ -38,7 +38,8 @@ import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 from memegauge._version import __version__
 from memegauge.files import shell_command
@@ -158,7 +159,8 @@ def store_fault(exc: sqlite3.Error, path: Path) -> StoreError:
                           "view read a read-only store as it is)")
     if "malformed" in text or "not a database" in text or "encrypted" in text or "corrupt" in text:
         return StoreError(f"the store file is damaged ({exc})", str(path),
-                          f"recover what is readable: {shell_command('sqlite3', path, '.recover')} | sqlite3 recovered.db, then "
+                          f"recover what is readable: {shell_command('sqlite3', path, '.recover')} "
+                          "| sqlite3 recovered.db, then "
                           "pass --store recovered.db (or start a new store)")
     if "locked" in text or "busy" in text:
         return StoreError("the store stayed locked by another process for 30 s", str(path),
@@ -488,7 +490,7 @@ class Store:
         row = self.db.execute(f"SELECT {', '.join(columns)} FROM calls WHERE key=?", (key,)).fetchone()
         if row is None:
             return None
-        d = dict(zip(columns, row))
+        d = dict(zip(columns, row, strict=True))
         return CallRecord(
             key=d["key"], model=d["model"], stage=d["stage"] or "",
             request=json.loads(d["request_json"]) if with_request else {}, status=CallStatus(d["status"]),
@@ -628,4 +630,4 @@ class Store:
 
     def _row_dict(self, row: tuple, table: str) -> dict[str, Any]:
         names = [d[1] for d in self.db.execute(f"PRAGMA table_info({table})")]
-        return dict(zip(names, row))
+        return dict(zip(names, row, strict=True))

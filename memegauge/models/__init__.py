@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from memegauge.types import MemeGaugeError
 
@@ -29,14 +30,14 @@ class Backend:
 
     name: str  # the `backend:` value in models.yaml
     load: Callable[[], type]  # imports and returns the backend class (called on first use)
-    vision_by_default: bool | Callable[["ModelSpec"], bool] = False  # its models get the picture
+    vision_by_default: bool | Callable[[ModelSpec], bool] = False  # its models get the picture
     # unless `vision: false`; a function decides by the model entry (e.g. what a model folder holds)
     needs_base_url: bool = False  # a model entry must give `base_url`
     source: str = "memegauge"  # where it was registered (named when a duplicate is refused)
     extra: str | None = None  # the MemeGauge extra that installs what it needs
     modules: tuple[str, ...] = ()  # modules it imports that the core does not install
 
-    def sees_images(self, spec: "ModelSpec") -> bool:
+    def sees_images(self, spec: ModelSpec) -> bool:
         """Whether a model entry without `vision:` is sent pictures."""
         if callable(self.vision_by_default):
             return bool(self.vision_by_default(spec))
@@ -67,7 +68,7 @@ def register_backend(descriptor: Backend) -> None:
     _REGISTRY[descriptor.name] = descriptor
 
 
-def backend(name: str, *, vision_by_default: bool | Callable[["ModelSpec"], bool] = False,
+def backend(name: str, *, vision_by_default: bool | Callable[[ModelSpec], bool] = False,
             needs_base_url: bool = False,
             source: str = "memegauge", extra: str | None = None,
             modules: tuple[str, ...] = ()) -> Callable[[Callable[[], type]], Callable[[], type]]:
@@ -95,7 +96,7 @@ def find_backend(name: str) -> Backend | None:
     return _REGISTRY.get(name) or backends().get(name)
 
 
-def create_backend(spec: "ModelSpec") -> "ModelBackend":
+def create_backend(spec: ModelSpec) -> ModelBackend:
     """Import the spec's backend module and build the backend."""
     descriptor = find_backend(spec.backend)
     if descriptor is None:
@@ -131,7 +132,7 @@ def _scripted() -> type:
     return ScriptedBackend
 
 
-def _hf_folder_has_vision(spec: "ModelSpec") -> bool:
+def _hf_folder_has_vision(spec: ModelSpec) -> bool:
     from memegauge.models.hf_local import is_vision_folder  # reads config.json; imports no torch
 
     return is_vision_folder(spec.model)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from http import HTTPStatus
 from http.server import ThreadingHTTPServer
-from typing import Mapping
+from collections.abc import Mapping
 
 import typer
 

@@ -22,7 +22,8 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import jinja2
 from markupsafe import Markup
@@ -236,7 +237,7 @@ def _date(stamp: float | None) -> str:
 
     if stamp is None:
         return "–"
-    return dt.datetime.fromtimestamp(stamp, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return dt.datetime.fromtimestamp(stamp, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 # ---- meme thumbnails ----------------------------------------------------------------------------
@@ -346,7 +347,8 @@ def _topic_plot(target: str, topics: dict[str, list[dict]]) -> Block | None:
             entry[1] += term["original"]
     top = sorted(totals.items(), key=lambda kv: (-kv[1][0], kv[0]))[:12]
     src = plots.horizontal_bars([t for t, _ in top], [v[0] for _, v in top],
-                                f"Misbelief topics of refined samples: {target}", "samples whose misbelief uses the term",
+                                f"Misbelief topics of refined samples: {target}",
+                                "samples whose misbelief uses the term",
                                 secondary=[v[1] for _, v in top], secondary_label="originals",
                                 primary_label="refined")
     return _plot(f"Misbelief topics ({target})", src)
@@ -720,9 +722,10 @@ def write_html_reports(store: Store, run_names: list[str], out_dir: Path, index:
     an `index.html` linking them (first in the returned paths). Every page is rendered before
     anything is written, so a bad run name leaves no half set."""
     names = [report_file_name(name) for name in run_names]
-    pages = [(file_name, to_html(store, build_report(store, name))) for name, file_name in zip(run_names, names)]
+    pages = [(file_name, to_html(store, build_report(store, name)))
+             for name, file_name in zip(run_names, names, strict=True)]
     if index:
-        pages.insert(0, (INDEX_NAME, render_index(store, list(zip(run_names, names)))))
+        pages.insert(0, (INDEX_NAME, render_index(store, list(zip(run_names, names, strict=True)))))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []

@@ -11,7 +11,8 @@ from __future__ import annotations
 import base64
 import io
 import textwrap
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import matplotlib
 import numpy as np
