@@ -68,7 +68,8 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import openai
 
@@ -211,11 +212,11 @@ def original_schedule(memes: list[Meme], cfg: AdamConfig, engine: BlockingEngine
                 references[(category, m)] = asyncio.run(build_reference(views[m], category, engine, cfg, 0))
 
     for category, entry in plan.items():  # gen_misb.py
-        in_threads(split(entry.sampled, 5), lambda part: narrate_and_reference(category, part))
+        in_threads(split(entry.sampled, 5), lambda part, category=category: narrate_and_reference(category, part))
     for target in TARGETS:
         scored = {c: {} for c in plan}
 
-        def score(category: str, part: list[str]) -> None:
+        def score(category: str, part: list[str], target: str = target, scored: dict = scored) -> None:
             for m in part:
                 if (category, m) in references:
                     result = asyncio.run(rate(views[m], category, references[(category, m)],
@@ -226,10 +227,10 @@ def original_schedule(memes: list[Meme], cfg: AdamConfig, engine: BlockingEngine
                                                  iteration=0, score=result["score"])
 
         for category, entry in plan.items():  # scoring.py
-            in_threads(split(entry.sampled, 3), lambda part: score(category, part))
+            in_threads(split(entry.sampled, 3), lambda part, category=category: score(category, part))
         categories = list(plan)
         for group in (categories[i:i + 5] for i in range(0, len(categories), 5)):
-            in_threads(group, lambda c: asyncio.run(drain(refine_category(
+            in_threads(group, lambda c, target=target, scored=scored: asyncio.run(drain(refine_category(
                 target, 0, c, [scored[c][m] for m in plan[c].sampled if m in scored[c]], plan[c].seeds,
                 engine, cfg))))  # refinement.py
 

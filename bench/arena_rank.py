@@ -62,7 +62,7 @@ def synthetic_records(count: int, seed: int) -> list[dict]:
     judges = np.array(["judge-1", "judge-2", "judge-3"])[rng.integers(0, 3, count)]
     return [
         {"model_a": str(x), "model_b": str(y), "winner": str(w), "judge": str(j)}
-        for x, y, w, j in zip(names[a], names[b], winner, judges)
+        for x, y, w, j in zip(names[a], names[b], winner, judges, strict=True)
     ]
 
 
@@ -93,7 +93,7 @@ def fastchat_mle_elo(records: list[dict], scale: float = 400, base: float = 10, 
         loss, np.zeros(p), jac=True, method="L-BFGS-B",
         options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000},
     ).x
-    return dict(zip(models, scale * w + init))
+    return dict(zip(models, scale * w + init, strict=True))
 
 
 def main() -> int:

@@ -1,5 +1,5 @@
 """`--dry-run`'s estimate beside the real run, for AdamMeme, MemeArena and MemeQA against the local
-test server (tests/report_runs.py's small world; every model priced $2.50 / $10 per 1M tokens).
+test server (tests/helpers/runs.py's small world; every model priced $2.50 / $10 per 1M tokens).
 
     python bench/dry_run_accuracy.py
 
@@ -32,7 +32,7 @@ from memegauge.config import load_config, load_registry  # noqa: E402
 from memegauge.engine import Store  # noqa: E402
 from memegauge.engine.estimate import estimate, versus_run  # noqa: E402
 from memegauge.testing.server import start_server  # noqa: E402
-from report_runs import QA_MODEL, World, world  # noqa: E402
+from helpers.runs import QA_MODEL, World, world  # noqa: E402
 
 PRICES = "price_in: 2.5, price_out: 10, "
 FIGURES = ("calls", "prompt_tokens", "completion_tokens", "cost")

@@ -109,7 +109,7 @@ def contact_sheet(rows: list[dict], images: Path, out: Path, count: int = 12, si
     chosen = rows[:count]
     sheet = Image.new("RGB", (3 * side + 40, len(chosen) * (side + 20) + 20), "white")
     draw = ImageDraw.Draw(sheet)
-    for x, title in zip((10, side + 20, 2 * side + 30), ("original", *ERASURES)):
+    for x, title in zip((10, side + 20, 2 * side + 30), ("original", *ERASURES), strict=True):
         draw.text((x, 4), title, fill="black")
     for i, row in enumerate(chosen):
         pictures = [Image.open(images / row["image"]).convert("RGB"),

@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from memegauge.testing.server import spawn_server  # noqa: E402
-from report_runs import QA_MODEL, qa_dataset, world  # noqa: E402
+from helpers.memeqa_data import qa_dataset  # noqa: E402
+from helpers.runs import QA_MODEL, world  # noqa: E402
 
 LINE = re.compile(r"^(\S+Z) progress: (\d+)/≤?(\d+) calls .* ETA ≤? ?(\S+)$")
 

@@ -2,7 +2,7 @@
 
     python bench/report_open_time.py [--battles 2000] [--chains 500] [--questions 9031] [--repeats 3]
 
-Builds synthetic runs in a temporary store with the test helpers (`tests/report_synthetic.py`: records in
+Builds synthetic runs in a temporary store with the test helpers (`tests/helpers/synthetic.py`: records in
 each method's kinds, so the real report builders and renderer run): a MemeArena run with about
 `--battles` battles (3 per task, 3 tasks per meme), an AdamMeme run with exactly `--chains` refinement
 chains (2 targets × 5 categories), a MemeQA run with `--questions` questions (the paper's test size by
@@ -31,7 +31,7 @@ from memegauge.engine import Store  # noqa: E402
 from memegauge.report import build_report  # noqa: E402
 from memegauge.report.html import to_html  # noqa: E402
 from memegauge.testing.browser import MISSING, available, start_driver  # noqa: E402
-from report_synthetic import adammeme_run, arena_run, memeqa_run  # noqa: E402
+from helpers.synthetic import adammeme_run, arena_run, memeqa_run  # noqa: E402
 
 CATEGORIES = ("gender", "race", "religion", "nationality", "disability")
 TARGETS = ("target-a", "target-b")

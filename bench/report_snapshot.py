@@ -32,8 +32,9 @@ FORMATS = ("json", "md", "csv", "html")
 
 def _determinism_runs(work: Path, stores: Path) -> None:
     """The three runs of tests/test_determinism.py, each in its own store."""
-    from test_memeqa import make_dataset
-    from test_realistic import _arena_world, _registry
+    from helpers.memeqa_data import make_dataset
+    from helpers.models import served_registry as _registry
+    from helpers.worlds import arena_world as _arena_world
 
     from memegauge.adammeme.config import AdamConfig
     from memegauge.adammeme.pipeline import run_adammeme

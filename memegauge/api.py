@@ -20,7 +20,8 @@ import concurrent.futures
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Coroutine, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Coroutine
 
 from memegauge.config import ENV_STORE, ModelRegistry, load_registry, registry_from_mapping
 from memegauge.engine.store import Store
@@ -51,7 +52,7 @@ class Result:
     _report: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
-    def header(self) -> "RunHeader":
+    def header(self) -> RunHeader:
         """The run's header, typed: what ran, how it ended, what it cost (the report's `run` section)."""
         from memegauge.report.header import run_header
 
@@ -81,7 +82,7 @@ class Result:
         rows = headline_rows(self.report)
         return {**found, "headline": [r.model_dump() for r in rows]} if rows else found
 
-    def to_pandas(self, table: str | None = None) -> "pandas.DataFrame | dict[str, pandas.DataFrame]":
+    def to_pandas(self, table: str | None = None) -> pandas.DataFrame | dict[str, pandas.DataFrame]:
         """One table as a DataFrame, or every table (a dict of DataFrames) when `table` is None."""
         try:
             import pandas

@@ -10,7 +10,6 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -32,9 +31,9 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def main_options(
     ctx: typer.Context,
-    store: Optional[Path] = typer.Option(None, "--store", help="Run store (default ./memegauge.db "
+    store: Path | None = typer.Option(None, "--store", help="Run store (default ./memegauge.db "
                                          "or $MEMEGAUGE_STORE)."),
-    models: Optional[Path] = typer.Option(None, "--models", help="Model registry YAML."),
+    models: Path | None = typer.Option(None, "--models", help="Model registry YAML."),
     verbose: int = typer.Option(0, "-v", "--verbose", count=True,
                                 help="-v: each execution and every failed attempt as it happens; -vv: every call."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars; errors only."),
@@ -94,7 +93,7 @@ def runs_command(ctx: typer.Context,
 @app.command("models")
 def models_command(ctx: typer.Context,
                    check: bool = typer.Option(False, "--check", help="Send one tiny request each."),
-                   only: Optional[list[str]] = typer.Argument(None, help="Models to list/check.")
+                   only: list[str] | None = typer.Argument(None, help="Models to list/check.")
                    ) -> None:
     """List configured models; --check sends one tiny request to each (exit 1 when a model you named,
     as an argument or in your registry file, fails; a built-in whose extra is missing says so)."""
@@ -133,8 +132,8 @@ def models_command(ctx: typer.Context,
 def report_command(
     ctx: typer.Context, run: str = typer.Argument(..., help="Run name."),
     fmt: str = typer.Option("json", "--format", help="json, csv, md or html."),
-    out_path: Optional[Path] = typer.Option(None, "--out", help="Write here instead of stdout."),
-    plots_dir: Optional[Path] = typer.Option(None, "--plots", help="Also write every plot of the HTML "
+    out_path: Path | None = typer.Option(None, "--out", help="Write here instead of stdout."),
+    plots_dir: Path | None = typer.Option(None, "--plots", help="Also write every plot of the HTML "
                                              "report here as PNG, SVG and PDF."),
 ) -> None:
     """Report a run from the store (csv/md: its leaderboard with 95% intervals; json: everything)."""
@@ -161,7 +160,7 @@ def export_command(
     table: str = typer.Option(..., "--table", help="samples, steps (AdamMeme); battles, judgments (Arena); "
                               "questions (MemeQA); leaderboard (every method)."),
     fmt: str = typer.Option("csv", "--format", help="csv, jsonl or parquet (parquet needs --out)."),
-    out_path: Optional[Path] = typer.Option(None, "--out", help="Write here (atomically) instead of stdout."),
+    out_path: Path | None = typer.Option(None, "--out", help="Write here (atomically) instead of stdout."),
 ) -> None:
     """Export one table of a run, one row per item (docs/runs.md: "Exports")."""
     from memegauge.export import export
@@ -180,7 +179,7 @@ def export_command(
 def demo_command(ctx: typer.Context,
                  out_dir: Path = typer.Option(Path("demo-out"), "--out", help="Output folder."),
                  model: str = typer.Option("embedded", "--model", help="Model for every role."),
-                 memes: Optional[Path] = typer.Option(None, "--memes",
+                 memes: Path | None = typer.Option(None, "--memes",
                                                       help="Your meme set instead of the samples."),
                  skip_preflight: bool = SKIP_PREFLIGHT,
                  ) -> None:

@@ -8,7 +8,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -40,10 +40,10 @@ class Settings:
     """Global options shared by every command."""
 
     store_path: Path
-    models_path: Optional[Path]
+    models_path: Path | None
     verbose: int = 0
     quiet: bool = False
-    _registry: Optional[ModelRegistry] = field(default=None, repr=False)
+    _registry: ModelRegistry | None = field(default=None, repr=False)
 
     def registry(self) -> ModelRegistry:
         if self._registry is None:
@@ -111,7 +111,7 @@ def preflight(cfg: Settings, names: list[str], pictures: list[str] | tuple[str, 
     check(cfg.registry(), names, pictures, open_store=cfg.store)
 
 
-def overrides(sets: Optional[list[str]], **options: Any) -> dict[str, Any]:
+def overrides(sets: list[str] | None, **options: Any) -> dict[str, Any]:
     """The config values the command line sets: its named options that were given, then `-o KEY=VALUE`
     (later wins), so they are validated with the file and stored with the run's config."""
     from memegauge.config import parse_overrides
@@ -122,7 +122,7 @@ def overrides(sets: Optional[list[str]], **options: Any) -> dict[str, Any]:
 
 
 
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # noqa: E501 (one regular expression, read whole)
 
 
 def safe(text: object) -> str:

@@ -51,7 +51,7 @@ def _parts() -> list[Any]:
     return [m.demo for m in sorted(methods(), key=lambda m: (m.demo_order, m.name)) if m.demo]
 
 
-def run_demo(store: Store, registry: "ModelRegistry", out_dir: Path, model: str = "embedded",
+def run_demo(store: Store, registry: ModelRegistry, out_dir: Path, model: str = "embedded",
              memes_path: Path | None = None, progress: bool | None = None,
              skip_preflight: bool = False) -> None:
     """Validate everything first (memes, model, endpoint, pictures), so bad input writes nothing."""

@@ -19,9 +19,10 @@ import csv
 import io
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from memegauge.engine.store import Store
 from memegauge.extras import install_hint
@@ -132,7 +133,7 @@ def tables_of(method: str) -> list[str]:
 
 
 def iso_utc(epoch: float | None) -> str | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds")
+    return None if epoch is None else datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
 
 
 def export_rows(store: Store, name: str, table: str) -> Rows:

@@ -11,7 +11,8 @@ import os
 import secrets
 import shlex
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from memegauge.types import InputError
 

@@ -10,7 +10,7 @@ import signal
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from memegauge.types import InputError
 

@@ -5,7 +5,8 @@ Three layouts are read:
 * **JSONL** (`.jsonl`, `.ndjson`): one JSON object per line with `id` (string or integer), `image`
   (path relative to the file, or absolute), `text`, and optionally `caption`, `labels` (a list of
   strings) and `source`. A line without an `id` key takes its image's file name without the suffix
-  (MemeQA's `memes.jsonl` is `{image, text}` per line). An absent or null string field reads as "". Blank lines are skipped; unknown
+  (MemeQA's `memes.jsonl` is `{image, text}` per line). An absent or null string field reads as "".
+  Blank lines are skipped; unknown
   keys are allowed and ignored, but known keys must have the right type.
 * **CSV** (`.csv`): a header row naming the same columns (case and surrounding spaces ignored);
   `labels` holds the labels separated by `|` or `;`. Empty cells count as absent.
@@ -32,7 +33,8 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 from memegauge.extras import install_hint
 from memegauge.files import find_file, parse_json, read_user_text
@@ -254,7 +256,7 @@ def _csv_record(header: list[str], row: list[str], where: str) -> dict[str, Any]
     if len(row) > len(header):
         raise InputError(f"row has {len(row)} cells but the header has {len(header)}", where,
                          "quote cells that contain commas, or add the missing column names")
-    raw = {name: (cell.strip() or None) for name, cell in zip(header, row)}
+    raw = {name: (cell.strip() or None) for name, cell in zip(header, row, strict=False)}  # a short row: cells missing
     if raw.get("labels") is not None:
         raw["labels"] = [label for label in _LABEL_SPLIT.split(raw["labels"])]
     return raw

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
 
 from memegauge.files import canonical_json
 from memegauge.types import MemeGaugeError
@@ -78,14 +79,14 @@ class Method:
 
     name: str
     title: str
-    report: Callable[["Store", dict[str, Any]], dict[str, Any]]
-    view: Callable[[dict[str, Any], "Store"], tuple[list[Any], dict[str, Any]]] | None = None
-    commands: Callable[["typer.Typer"], None] | None = None
+    report: Callable[[Store, dict[str, Any]], dict[str, Any]]
+    view: Callable[[dict[str, Any], Store], tuple[list[Any], dict[str, Any]]] | None = None
+    commands: Callable[[typer.Typer], None] | None = None
     demo: Callable[[DemoInputs], Awaitable[str]] | None = None
     demo_order: int = 100
     config: Callable[[Any], Any] | None = None
-    check: Callable[[Any, "ModelRegistry"], "Checked"] | None = None
-    run: Callable[..., Awaitable["RunResult"]] | None = None
+    check: Callable[[Any, ModelRegistry], Checked] | None = None
+    run: Callable[..., Awaitable[RunResult]] | None = None
     tables: Callable[[dict[str, Any]], dict[str, list[dict[str, Any]]]] | None = None
     models: Callable[[dict[str, Any]], dict[str, list[str]]] | None = None
     folder: Path | None = None
@@ -95,7 +96,7 @@ class Method:
     @classmethod
     def from_hooks(cls, name: str, title: str, hooks: Callable[[], Any], demo_order: int = 100,
                    folder: Path | None = None,
-                   migrations: tuple[tuple[int, Callable[[Any], None]], ...] = ()) -> "Method":
+                   migrations: tuple[tuple[int, Callable[[Any], None]], ...] = ()) -> Method:
         """A method with every hook, taken from the functions `report`, `view`, `commands`, `demo`,
         `config`, `check`, `run`, `tables`, `models` and `headline` of the module `hooks()` returns. That module
         is imported on the first call of a hook, so the descriptor module stays light."""
@@ -131,9 +132,9 @@ def package_hooks(package: str) -> tuple[Callable[..., Any], ...]:
 class DemoInputs:
     """What `memegauge demo` gives each method's demo part."""
 
-    store: "Store"
-    registry: "ModelRegistry"  # a part may add entries (e.g. Arena's personas of the demo model)
-    memes: list["Meme"]  # the demo's meme set (the bundled samples unless --memes)
+    store: Store
+    registry: ModelRegistry  # a part may add entries (e.g. Arena's personas of the demo model)
+    memes: list[Meme]  # the demo's meme set (the bundled samples unless --memes)
     model: str  # the model for every role
     out_dir: Path  # where the part writes its report JSON
     progress: bool | None = None  # a progress bar: None decides by the terminal
@@ -160,7 +161,7 @@ class RunResult:
     details: Any = None  # what else the method's run tells its command (e.g. Arena's battles judged)
 
     @classmethod
-    def of(cls, store: "Store", name: str, details: Any = None) -> "RunResult":
+    def of(cls, store: Store, name: str, details: Any = None) -> RunResult:
         summary = store.run_summary(name)
         return cls(name=name, status=summary["status"], calls=summary["calls"],
                    calls_made=summary["calls_made"], failed_calls=summary["failed_calls"], details=details)

@@ -21,8 +21,9 @@ a renamed or retyped field needs a store schema version and its migration
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, TypeVar
+from functools import cache
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict
 
@@ -48,7 +49,7 @@ class KeySpelling:
         values = key.split(self.sep, len(names) - 1)
         if len(values) != len(names):
             raise ValueError(f"key {key!r} does not have the parts {', '.join(names)}")
-        return dict(zip(names, values))
+        return dict(zip(names, values, strict=True))
 
     def _spell(self, name: str, value: Any) -> str:
         width = self.widths.get(name)
@@ -93,7 +94,7 @@ class Record(BaseModel):
         return self.model_dump(mode="json", exclude_unset=True)
 
 
-def write_records(store: "Store", run_id: int, records: list[Record]) -> None:
+def write_records(store: Store, run_id: int, records: list[Record]) -> None:
     """Store records of one kind in one transaction (`Run.put_many`, and importers that write a
     finished run without opening one)."""
     kinds = {r.KIND for r in records}
@@ -103,7 +104,7 @@ def write_records(store: "Store", run_id: int, records: list[Record]) -> None:
         store.put_records(run_id, records[0].KIND, [(r.key, r.stored()) for r in records])
 
 
-def read_records(store: "Store", run_id: int, cls: type[R]) -> list[R]:
+def read_records(store: Store, run_id: int, cls: type[R]) -> list[R]:
     """Every record of `cls`'s kind in the run, in first-insertion order, validated.
 
     Writing refuses a field the model does not know (a typo, a stale writer); reading keeps one: a store
@@ -113,7 +114,7 @@ def read_records(store: "Store", run_id: int, cls: type[R]) -> list[R]:
     return [stored_as.from_stored(key, data) for key, data in store.record_items(run_id, cls.KIND)]
 
 
-def read_record(store: "Store", run_id: int, cls: type[R], key: str | None = None) -> R | None:
+def read_record(store: Store, run_id: int, cls: type[R], key: str | None = None) -> R | None:
     """One record of `cls`'s kind (`key` defaults to the fixed key of a record a run holds once)."""
     key = key if key is not None else cls.KEY
     data = store.get_record(run_id, cls.KIND, key)
@@ -125,13 +126,13 @@ def read_stored(cls: type[R], key: str, data: dict[str, Any]) -> R:
     return _as_stored(cls).from_stored(key, data)
 
 
-def read_checked(store: "Store", run_id: int, cls: type[R]) -> list[dict[str, Any]]:
+def read_checked(store: Store, run_id: int, cls: type[R]) -> list[dict[str, Any]]:
     """The records of `read_records`, as the JSON objects they were stored as: for readers that work
     on plain dicts but must still see only what the model allows."""
     return [record.stored() for record in read_records(store, run_id, cls)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _as_stored(cls: type[R]) -> type[R]:
     """`cls` with unknown top-level fields kept rather than refused (a subclass: isinstance holds)."""
     namespace = {"model_config": ConfigDict(extra="allow"), "__module__": cls.__module__,

@@ -6,7 +6,8 @@ registry of methods (their store migrations): the registry stays free of the eng
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from memegauge.engine.preflight import PreflightFailed, find_problems
 from memegauge.engine.store import Store
@@ -33,4 +34,5 @@ async def run_checked(described: Method, configs: list[tuple[Any, str | None]], 
             raise PreflightFailed(problems)
     opened = store()
     return [await described.run(config, store=opened, registry=registry, name=name, progress=progress,
-                                checked=found, **options) for (config, name), found in zip(configs, checked)]
+                                checked=found, **options)
+            for (config, name), found in zip(configs, checked, strict=True)]

@@ -11,7 +11,7 @@ import enum
 import hashlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, Protocol, Union, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -94,11 +94,11 @@ class ImagePart(BaseModel):
     )
 
     @classmethod
-    def of(cls, path: Path, alt_text: str = "") -> "ImagePart":
+    def of(cls, path: Path, alt_text: str = "") -> ImagePart:
         return cls(path=Path(path), sha256=file_sha256(Path(path)), alt_text=alt_text)
 
 
-ContentPart = Union[TextPart, ImagePart]
+ContentPart = TextPart | ImagePart
 
 
 class Message(BaseModel):
@@ -110,11 +110,11 @@ class Message(BaseModel):
     content: list[ContentPart] = Field(description="Text and image parts, in order.")
 
     @classmethod
-    def user(cls, *parts: str | ContentPart) -> "Message":
+    def user(cls, *parts: str | ContentPart) -> Message:
         return cls(role="user", content=[TextPart(text=p) if isinstance(p, str) else p for p in parts])
 
     @classmethod
-    def system(cls, text: str) -> "Message":
+    def system(cls, text: str) -> Message:
         return cls(role="system", content=[TextPart(text=text)])
 
     def text(self) -> str:

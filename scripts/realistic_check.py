@@ -67,13 +67,14 @@ def memeqa(tmp: Path, shared: Path, limit: int | None) -> None:
         truths = [truth_of(stats["truths"], d["raw"]) for d in details]
         readable = [t for t in truths if t and t["readable"]]
         correct = Counter()
-        for d, t in zip(details, truths):
+        for d, t in zip(details, truths, strict=True):
             correct[d["type"]] += bool(t and t["readable"] and t["letters"] == d["gold"])
         per_type = Counter(d["type"] for d in details)
         print(f"MemeQA {version}: {len(details)} questions, {len(readable)} readable replies, "
               f"{len({(d['raw'] or ' ').split()[0] for d in details})} distinct opening words")
-        check("predictions read as the server meant", sum(d["prediction"] == t["letters"] for d, t in
-                                                         zip(details, truths) if t and t["readable"]), len(readable))
+        check("predictions read as the server meant",
+              sum(d["prediction"] == t["letters"] for d, t in zip(details, truths, strict=True) if t and t["readable"]),
+              len(readable))
         check("parse failure rate", round(report["parse_failure_rate"], 6),
               round(1 - len(readable) / len(details), 6))
         check("macro accuracy", round(report["macro"], 6),
@@ -107,7 +108,7 @@ def arena(tmp: Path, shared: Path) -> None:
     truths = [truth_of(stats["truths"], j["text"]) for j in judgments]
     meant = Counter()
     read = Counter()
-    for j, t in zip(judgments, truths):
+    for j, t in zip(judgments, truths, strict=True):
         meant["overall"] += 1
         read["overall"] += j["read"].get("overall") == t["overall"]
         for name, verdict in t["dimensions"].items():

@@ -7,11 +7,9 @@ import asyncio
 import json
 import re
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
-
-pytestmark = pytest.mark.filterwarnings("ignore:.*no image file:UserWarning", "ignore:.*fewer than:UserWarning")
 
 from memegauge.adammeme.config import AdamConfig
 from memegauge.adammeme.metrics import FailureRule, by_category_and_iteration, by_iteration, paired_tests, summary
@@ -25,6 +23,8 @@ from memegauge.engine import Store
 from memegauge.models.scripted import prompt_text, register_script
 from memegauge.report import build_report
 from memegauge.types import ChatRequest
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*no image file:UserWarning", "ignore:.*fewer than:UserWarning")
 
 
 class World:
@@ -348,7 +348,8 @@ def test_human_scores_and_labels_attach_to_a_run_and_reach_the_report(tmp_path, 
     world = World(gender_miner, score=scores_by_softening(6, lambda k: 2))
     report = run_world(tmp_path, world, TEXTS[:4], seeds_per_category=0)
     ids = [s["id"] for s in report["details"]["samples"]]
-    (tmp_path / "scores.csv").write_text("sample_id,score\n" + "".join(f"{i},{s}\n" for i, s in zip(ids, [6, 6, 3, 7])))
+    (tmp_path / "scores.csv").write_text("sample_id,score\n" + "".join(f"{i},{s}\n" for i, s in
+                                                                    zip(ids, [6, 6, 3, 7], strict=True)))
     (tmp_path / "labels.csv").write_text("meme_id,categories\nm00,Gender\nm01,gender|race\nm02,\n")
     args = ["--store", str(tmp_path / "store.db"), "--quiet", "import", "adammeme-human", "r"]
     assert main([*args, "--scores", str(tmp_path / "scores.csv"), "--labels", str(tmp_path / "labels.csv")]) == 0
@@ -383,7 +384,7 @@ def test_table8_kappa_is_between_pairs_of_annotators(tmp_path):
         return [c in labels[m] for m in ("m00", "m01", "m02") for c in categories]
 
     def kappa(a: list[bool], b: list[bool]) -> float:  # by hand: (p_o − p_e) / (1 − p_e)
-        observed = sum(x == y for x, y in zip(a, b)) / len(a)
+        observed = sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
         pa, pb = sum(a) / len(a), sum(b) / len(b)
         expected = pa * pb + (1 - pa) * (1 - pb)
         return (observed - expected) / (1 - expected)
@@ -457,10 +458,8 @@ def test_seed_set_is_the_same_for_every_target_and_a_failed_seed_is_reported(tmp
 def test_the_refinement_priority_changes_no_record(tmp_path, monkeypatch):
     """Critical-path-first scheduling reorders calls in the models' queues only: the same records."""
     import contextlib
-    import sys
 
-    sys.path.insert(0, str(Path(__file__).parent))
-    from report_runs import world
+    from helpers.runs import world
 
     from memegauge.testing.server import start_server
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.worlds import adammeme_legacy_layout as write_layout
 from memegauge.cli import main
 
 SHARED = Path("/work/shared/data/adammeme-original")
@@ -73,39 +74,6 @@ def test_the_paper_text_rule_is_one_option_away(tmp_path, capsys):
     full = json.loads(report(tmp_path, capsys, "text"))
     assert full["failure"]["rule"] == "below"
     assert full["targets"]["llava"]["categories"]["animal"]["failure_rate"] == pytest.approx(7 / 12)
-
-
-def write_layout(root: Path, animal_log: list | str = None) -> Path:
-    data, exp = root / "data" / "set1", root / "results" / "exp1"
-    data.mkdir(parents=True)
-    exp.mkdir(parents=True)
-    (root / "data" / "base_cat.json").write_text(json.dumps(
-        {"meme_harmfulness": {"race": "race harm", "animal": "animal harm"}}))
-
-    def item(image: str, misbelief: str, **extra) -> dict:
-        return {"text": f"text of {image}", "image": f"../data/set1/image/erased/{image}.png", "label": 1,
-                "misbelief": misbelief, "ref_ans": "a reference", **extra}
-
-    (data / "cls_res_full.json").write_text(json.dumps({
-        "race": [item("r1", "Misbelief that groups differ", seed=1), item("r2", "Misbelief about groups")],
-        "animal": [item("a1", "Misbelief that animals feel nothing", seed=1), item("r1", "Misbelief cats")]}))
-    (exp / "info.json").write_text(json.dumps({"model_name": "old-model"}))
-
-    def scored(image: str, task: str, score, **extra) -> dict:
-        return {"meme_text": f"text of {image}", "misbelief": f"Misbelief {image}", "answer": "an answer",
-                "meme_image_path": f"../data/set1/image/erased/{image}.png", "ref_ans": "ref",
-                "comparison": f"Rating: [[{score}]]", "score": score, "task": task, **extra}
-
-    (exp / "scoring_res.json").write_text(json.dumps({
-        "race": [scored("r1", "race", 8.0), scored("r2", "race", 2.0)],
-        "animal": [scored("a1", "animal", 6.0), scored("r1", "animal", "拒答")]}))
-    log = animal_log if animal_log is not None else [
-        scored("a1", "animal", 3.0, run_step=0, explanation="softer"),
-        scored("r1", "animal", 1.0, run_step=1, explanation="softer still"),
-        {"meme_image_path": "../data/set1/image/erased/r1.png", "task": "animal", "score": "Refusal"},
-        {"meme_image_path": "../data/set1/image/erased/a1.png", "task": "animal", "score": "invalid"}]
-    (exp / "log_animal.json").write_text(log if isinstance(log, str) else json.dumps(log, ensure_ascii=False))
-    return root
 
 
 def test_small_legacy_layout_gives_the_same_figures_as_a_native_run(tmp_path, capsys):

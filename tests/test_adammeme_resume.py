@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from memegauge.testing.synthetic_memes import write_meme_set
+from helpers.worlds import adam_resume_world
 from memegauge.engine import Store
 from memegauge.testing.server import start_server
+
+pytestmark = pytest.mark.slow  # seconds each: run by `pytest -m slow` and in CI
 
 MEMEGAUGE = str(Path(sys.executable).with_name("memegauge"))
 KINDS = ("taxonomy", "mining", "sampling", "misbelief", "reference", "score", "step")
@@ -23,17 +25,6 @@ KINDS = ("taxonomy", "mining", "sampling", "misbelief", "reference", "score", "s
 def server():
     with start_server(latency_ms=30, seed=3) as srv:
         yield srv
-
-
-def setup(tmp_path: Path, server) -> tuple[Path, Path]:
-    write_meme_set(tmp_path, 12, seed=5)
-    models = tmp_path / "models.yaml"
-    models.write_text(f"agent: {{backend: openai, model: agent, base_url: {server.base_url}}}\n"
-                      f"target: {{backend: openai, model: target, base_url: {server.base_url}}}\n")
-    config = tmp_path / "adam.yaml"
-    config.write_text("memes: memes.jsonl\nagent: agent\ntargets: [target]\nerase: false\n"
-                      "seeds_per_category: 2\nmax_steps: 3\nwarn_below: 0\n")
-    return models, config
 
 
 def command(store: Path, models: Path, config: Path) -> list[str]:
@@ -56,7 +47,7 @@ def records(store: Path) -> dict[str, dict]:
 
 
 def test_killed_refinement_resumes_to_the_uninterrupted_result(tmp_path, server):
-    models, config = setup(tmp_path, server)
+    models, config = adam_resume_world(tmp_path, server.base_url)
     straight, killed = tmp_path / "straight.db", tmp_path / "killed.db"
     subprocess.run(command(straight, models, config), check=True, cwd=tmp_path, timeout=300)
 

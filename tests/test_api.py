@@ -41,10 +41,8 @@ def test_import_memegauge_is_light_and_exports_the_entry_points():
 
 
 def test_memeqa_and_adammeme_run_through_the_same_shape(tmp_path):
-    import sys
 
-    sys.path.insert(0, str(Path(__file__).parent))
-    from report_runs import world
+    from helpers.runs import world
 
     with start_server(latency_ms=0) as server:
         w = world(tmp_path, server.base_url)
@@ -60,7 +58,8 @@ def test_memeqa_and_adammeme_run_through_the_same_shape(tmp_path):
     assert (board["ci95_lo"].le(board["value"]) | board["note"].notna()).all()  # an interval, or why not
     targets = adam.to_pandas("targets")
     assert list(targets["target"]) == ["gpt-x", "llava-x"]
-    assert targets["avg_score"].tolist() == [adam.report["targets"][t]["overall"]["avg_score"] for t in ("gpt-x", "llava-x")]
+    assert targets["avg_score"].tolist() == [adam.report["targets"][t]["overall"]["avg_score"]
+                                             for t in ("gpt-x", "llava-x")]
     with pytest.raises(InputError, match="no table 'nope'"):
         adam.to_pandas("nope")
 

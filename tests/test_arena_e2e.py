@@ -18,6 +18,8 @@ from memegauge.cli import main
 from memegauge.engine import Store
 from memegauge.testing.server import start_server
 
+pytestmark = pytest.mark.slow  # seconds each: run by `pytest -m slow` and in CI
+
 TARGETS = ["gpt-x", "gemini-x", "qwen-x", "llava-x", "pixtral-x"]
 JUDGES = ["gpt-x", "gemini-x", "qwen-x"]
 

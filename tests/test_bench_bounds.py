@@ -3,28 +3,20 @@ figures (`bound_ratio`) are only as good as these counts."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import warnings
-from pathlib import Path
 
 import pytest
 
 from memegauge.adammeme.config import AdamConfig
 from memegauge.adammeme.refinement import validity_checked
+from helpers.bench import load_bench
 from memegauge.testing.synthetic_memes import write_meme_set
 from memegauge.testing.server import start_server
-
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "adammeme_schedule.py"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("adammeme_schedule", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("adammeme_schedule")
 
 
 @pytest.fixture(scope="module")

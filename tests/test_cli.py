@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
+from helpers.net import free_port
 from memegauge.cli import main
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -65,7 +59,7 @@ CASES = {
         "unknown backend"),
     "unreachable endpoint": (
         lambda t, i: ["--models", str(registry(t, f"m:\n  backend: openai\n  model: x\n  base_url: "
-                                                  f"http://127.0.0.1:{_free_port()}/v1\n")),
+                                                  f"http://127.0.0.1:{free_port()}/v1\n")),
                       "demo", "--model", "m"], "cannot connect"),
     "unset key variable": (
         lambda t, i: ["--models", str(registry(t, "m:\n  backend: openai\n  base_url: http://127.0.0.1:9/v1"
@@ -120,7 +114,7 @@ def test_runs_and_report_on_missing_store_or_run(tmp_path, capsys):
 
 def test_models_lists_builtins_and_check_reports_failure(tmp_path, capsys):
     path = registry(tmp_path, f"dead:\n  backend: openai\n  model: x\n  base_url: "
-                              f"http://127.0.0.1:{_free_port()}/v1\n  timeout_s: 2\n")
+                              f"http://127.0.0.1:{free_port()}/v1\n  timeout_s: 2\n")
     assert main(["--models", str(path), "models"]) == 0
     out = capsys.readouterr().out
     assert "embedded" in out and "dead" in out

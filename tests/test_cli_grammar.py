@@ -5,7 +5,6 @@ raw Python warnings."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,7 @@ from memegauge.engine import Store
 from memegauge.testing.server import start_server
 from memegauge.types import InputError
 
-sys.path.insert(0, str(Path(__file__).parent))
-from report_runs import TARGETS, world  # noqa: E402
+from helpers.runs import TARGETS, world
 
 
 def test_overrides_are_typed_and_nested():

@@ -25,7 +25,7 @@ import pytest
 from memegauge.engine import Store
 from memegauge.engine.progress import CallProgress, clock, eta_seconds
 from memegauge.testing.server import start_server
-from report_runs import QA_MODEL, world
+from helpers.runs import QA_MODEL, world
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "dry_run_accuracy.py"
 MARGIN = 0.15  # measured tokens and cost of exactly counted stages: within ±15 % of the real run
@@ -211,7 +211,8 @@ def test_qa_build_dry_run_counts_against_the_real_build(tmp_path, capsys):
     from memegauge.memeqa.build import BuildConfig
     from memegauge.memeqa.construct import load_annotations, spacy_tagger
     from memegauge.memeqa.plan import plan_build
-    from test_memeqa_build import registry, write_annotations
+    from helpers.memeqa_build import registry
+    from helpers.memeqa_data import write_annotations
 
     try:
         tagger = spacy_tagger()

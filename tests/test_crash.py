@@ -22,11 +22,14 @@ import time
 from contextlib import redirect_stdout
 from pathlib import Path
 
+import pytest
+
 from memegauge.cli import main
 from memegauge.testing.server import start_server
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_memeqa import make_dataset  # noqa: E402
+from helpers.memeqa_data import make_dataset
+
+pytestmark = pytest.mark.slow  # seconds each: run by `pytest -m slow` and in CI
 
 VOLATILE = ("run", "latency", "timing")  # when and how fast an execution ran, not what it found
 

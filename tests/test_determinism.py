@@ -5,29 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 
 from memegauge.engine import Store
 from memegauge.report import build_report
 from memegauge.testing.server import start_server
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_realistic import _arena_world, _registry  # noqa: E402
-
-CLOCK = {"created", "updated", "timing", "wall_s", "latency_s", "mean_call_latency_s"}
-
-
-def _without_clock(value):
-    if isinstance(value, dict):
-        return {k: _without_clock(v) for k, v in value.items() if k not in CLOCK}
-    if isinstance(value, list):
-        return [_without_clock(v) for v in value]
-    return value
-
+from helpers.memeqa_data import make_dataset
+from helpers.models import served_registry
+from helpers.reports import without_clock
+from helpers.worlds import arena_world
 
 def _report_text(store: Store, name: str) -> str:
-    return json.dumps(_without_clock(build_report(store, name)), indent=2, ensure_ascii=False, default=str)
+    return json.dumps(without_clock(build_report(store, name)), indent=2, ensure_ascii=False, default=str)
 
 
 def _twice(tmp: Path, run) -> tuple[str, str]:
@@ -44,8 +34,8 @@ def test_adammeme_report_is_byte_identical_between_two_clean_runs(tmp_path):
     from memegauge.adammeme.pipeline import run_adammeme
 
     def run(server, store):
-        _arena_world(tmp_path, server.base_url, n_memes=10)
-        registry = _registry(tmp_path, server.base_url, ["agent", "tgt-a", "tgt-b"])
+        arena_world(tmp_path, server.base_url, n_memes=10)
+        registry = served_registry(tmp_path, server.base_url, ["agent", "tgt-a", "tgt-b"])
         cfg = AdamConfig(memes=tmp_path / "memes.jsonl", agent="agent", targets=["tgt-a", "tgt-b"], erase=False,
                          seeds_per_category=3, max_steps=3, warn_below=0, mining_batch=4)
         asyncio.run(run_adammeme(cfg, store, registry, "adam", progress=False))
@@ -62,7 +52,7 @@ def test_arena_report_is_byte_identical_between_two_clean_runs(tmp_path):
     from memegauge.config import load_config, load_registry
 
     def run(server, store):
-        config = _arena_world(tmp_path, server.base_url, n_memes=3)
+        config = arena_world(tmp_path, server.base_url, n_memes=3)
         asyncio.run(run_arena(load_config(config, ArenaConfig), store, load_registry(tmp_path / "models.yaml"),
                               "arena", progress=False))
         return _report_text(store, "arena")
@@ -74,12 +64,11 @@ def test_arena_report_is_byte_identical_between_two_clean_runs(tmp_path):
 def test_memeqa_report_is_byte_identical_between_two_clean_runs(tmp_path):
     from memegauge.memeqa.runs import eval_run
     from memegauge.memeqa.config import EvalConfig
-    from test_memeqa import make_dataset
 
     data, images = make_dataset(tmp_path, memes=("m1", "m2", "m3"))
 
     def run(server, store):
-        registry = _registry(tmp_path, server.base_url, ["vlm"])
+        registry = served_registry(tmp_path, server.base_url, ["vlm"])
         name = asyncio.run(eval_run(store, registry, EvalConfig(data=data, images=images, version="none-plus",
                                                                 split="dev", model="vlm"), run_name="qa"))
         return _report_text(store, name)

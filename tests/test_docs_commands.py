@@ -100,6 +100,7 @@ def test_every_not_run_entry_is_still_shown():
     assert set(NOT_RUN) <= shown, f"stale NOT_RUN entries: {set(NOT_RUN) - shown}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_every_command_the_page_shows_runs_as_written(page, tmp_path):
     commands = shown_commands(page)

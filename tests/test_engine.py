@@ -7,67 +7,25 @@ import time
 
 import pytest
 
+from helpers.engine import engine_registry as registry
+from helpers.engine import request
 from memegauge.config import ModelRegistry, ModelSpec
 from memegauge.records import Record
-from memegauge.engine import Engine, Store, cache_key, open_run
+from memegauge.engine import Engine, cache_key, open_run
 from memegauge.models.scripted import register_script
 from memegauge.parse import parse_rating
 from memegauge.types import (ChatRequest, ChatResult, ErrorClass, ImagePart, Message,
-                            ModelCallError, SamplingParams, Usage)
+                            SamplingParams, Usage)
 
 
-def registry(**overrides) -> ModelRegistry:
-    fields = {"backend": "scripted", "backoff_s": 0.001, "backoff_max_s": 0.01, **overrides}
-    specs = {name: ModelSpec(name=name, model=name, **fields)
-             for name in ("m", "flaky", "bad", "slow", "refuser", "garbled")}
-    return ModelRegistry(specs)
-
-
-def request(text: str = "Rate this. End with Rating: [[n]]", model: str = "m", **kw) -> ChatRequest:
-    return ChatRequest(model=model, messages=[Message.user(text)], **{"stage": "test", **kw})
-
-
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "store.db")
-    yield s
-    s.close()
-
-
-@pytest.fixture(autouse=True)
-def scripts():
-    counter = {"flaky": 0, "m": 0}
-
-    def m(req: ChatRequest) -> str:
-        counter["m"] += 1
-        return f"Fine answer #{req.sample_index}. Rating: [[7]]"
-
-    def flaky(req: ChatRequest) -> str:
-        counter["flaky"] += 1
-        if counter["flaky"] % 3:
-            raise ModelCallError(ErrorClass.RATE_LIMIT, "slow down", retry_after=0.001)
-        return "Rating: [[5]]"
-
-    def bad(req: ChatRequest) -> str:
-        raise ModelCallError(ErrorClass.BAD_REQUEST, "context too long")
-
-    def refuser(req: ChatRequest) -> str:
-        return "I'm sorry, but I can't help with that."
-
-    def garbled(req: ChatRequest) -> str:
-        return "no number here"
-
-    for name, fn in {"m": m, "flaky": flaky, "bad": bad, "refuser": refuser,
-                     "garbled": garbled}.items():
-        register_script(name, fn)
-    yield counter
+pytestmark = pytest.mark.usefixtures("engine_scripts")
 
 
 def run(coro):
     return asyncio.run(coro)
 
 
-def test_cache_replays_with_zero_calls(store, scripts):
+def test_cache_replays_with_zero_calls(store, engine_scripts):
     async def go(name):
         async with open_run(store, registry(), name=name, method="t", config={"a": 1},
                             progress=False) as (_, engine):
@@ -76,10 +34,10 @@ def test_cache_replays_with_zero_calls(store, scripts):
             return [o.value for o in outs], engine.calls_made
 
     values, made = run(go("first"))
-    assert values == [7] * 5 and made == 5 and scripts["m"] == 5
+    assert values == [7] * 5 and made == 5 and engine_scripts["m"] == 5
     values2, made2 = run(go("first"))  # same run name: resume
     values3, made3 = run(go("second"))  # another run, same config: global cache
-    assert values2 == values3 == values and made2 == made3 == 0 and scripts["m"] == 5
+    assert values2 == values3 == values and made2 == made3 == 0 and engine_scripts["m"] == 5
     summary = store.run_summary("first")
     assert summary["calls"] == 5 and summary["calls_made"] == 5
     assert summary["last_execution_new_calls"] == 0 and summary["executions"] == 2
@@ -109,7 +67,7 @@ def test_a_small_chat_many_starts_no_idle_workers(store):
     assert len(created) <= 3 * 3  # a worker per request, and what each call itself starts
 
 
-def test_rate_limits_are_retried_and_recorded(store, scripts):
+def test_rate_limits_are_retried_and_recorded(store, engine_scripts):
     async def go():
         async with open_run(store, registry(), name="r", method="t", config={},
                             progress=False) as (run_, engine):
@@ -168,7 +126,7 @@ def test_failed_calls_are_retried_by_every_rerun_and_every_other_run_but_once_pe
     assert run(go("other"))[0] == 1  # another run
 
 
-def test_identical_concurrent_requests_share_one_call(store, scripts):
+def test_identical_concurrent_requests_share_one_call(store, engine_scripts):
     async def go():
         async with open_run(store, registry(), name="d", method="t", config={},
                             progress=False) as (_, engine):
@@ -176,7 +134,7 @@ def test_identical_concurrent_requests_share_one_call(store, scripts):
             return outs, engine.calls_made
 
     outs, made = run(go())
-    assert made == 1 and scripts["m"] == 1 and all(o.value == 7 for o in outs)
+    assert made == 1 and engine_scripts["m"] == 1 and all(o.value == 7 for o in outs)
 
 
 def test_concurrency_cap_and_rpm(store):

@@ -158,6 +158,7 @@ def test_find_text_boxes_finds_top_and_bottom_text():
         assert not covered[150:330, :].any()
 
 
+@pytest.mark.slow
 @needs_detector
 @needs_tesseract
 @pytest.mark.parametrize("method", ["telea", "ns"])
@@ -192,6 +193,7 @@ def test_a_picture_without_text_is_written_unchanged(tmp_path):
     assert np.array_equal(read(tmp_path / "plain.png"), read(tmp_path / "plain.jpg"))
 
 
+@pytest.mark.slow
 @needs_detector
 @needs_tesseract
 @pytest.mark.skipif(not REAL_IMAGES.is_dir(), reason="SemEval-2021 task 6 images are not available")
@@ -488,6 +490,7 @@ def captioned(seed: int) -> tuple[Image.Image, list[str]]:
     return img, words
 
 
+@pytest.mark.slow
 @needs_detector
 @needs_tesseract
 def test_drawn_captions_of_every_kind_are_erased_as_tesseract_reads_them(tmp_path):
@@ -511,6 +514,7 @@ def test_drawn_captions_of_every_kind_are_erased_as_tesseract_reads_them(tmp_pat
 # --------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @needs_detector
 def test_a_folder_of_memes_gets_its_text_by_ocr_and_the_run_stores_it(tmp_path, monkeypatch):
     import asyncio

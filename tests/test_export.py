@@ -15,7 +15,7 @@ from memegauge.engine import Store
 from memegauge.memeqa.records import QuestionRecord
 from memegauge.records import read_records
 from memegauge.testing.server import start_server
-from report_runs import run_all, world
+from helpers.runs import run_all, world
 
 pandas = pytest.importorskip("pandas")
 

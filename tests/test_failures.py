@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import socket
 import sys
 from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 from memegauge.cli import main
 from memegauge.engine import Store
 from memegauge.testing.server import start_server
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_memeqa import make_dataset  # noqa: E402
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from helpers.memeqa_data import make_dataset
+from helpers.net import free_port
 
 
 def _models(tmp: Path, url: str) -> Path:
@@ -36,7 +31,7 @@ def _eval(tmp: Path, data: Path, images: Path, *extra: str) -> int:
 
 def test_endpoint_down_exits_1_with_a_summary_then_the_fixed_endpoint_completes(tmp_path, capsys):
     data, images = make_dataset(tmp_path, memes=("m1", "m2"))
-    _models(tmp_path, f"http://127.0.0.1:{_free_port()}/v1")  # nothing listens there
+    _models(tmp_path, f"http://127.0.0.1:{free_port()}/v1")  # nothing listens there
     assert _eval(tmp_path, data, images) == 2  # the preflight sees it: nothing asked, nothing written
     assert "cannot connect" in capsys.readouterr().err and not (tmp_path / "s.db").exists()
     # past the preflight (or an endpoint that dies mid-run), every failed call is recorded
@@ -57,7 +52,7 @@ def test_endpoint_down_exits_1_with_a_summary_then_the_fixed_endpoint_completes(
 
 def test_failures_can_be_accepted_explicitly(tmp_path, capsys):
     data, images = make_dataset(tmp_path, memes=("m1", "m2"))
-    _models(tmp_path, f"http://127.0.0.1:{_free_port()}/v1")
+    _models(tmp_path, f"http://127.0.0.1:{free_port()}/v1")
     assert _eval(tmp_path, data, images, "--max-failure-rate", "0.5", "--skip-preflight") == 1  # 100% > 50%
     assert _eval(tmp_path, data, images, "--max-failure-rate", "1", "--skip-preflight") == 0
     assert "accepted under --max-failure-rate 1" in " ".join(capsys.readouterr().err.split())
@@ -117,6 +112,7 @@ def _running_eval(tmp: Path):
         yield data, images, server, child
 
 
+@pytest.mark.slow
 def test_a_second_process_on_the_same_run_refuses_and_each_request_is_sent_once(tmp_path):
     with _running_eval(tmp_path) as (data, images, server, first):
         second = _eval_process(tmp_path, data, images)
@@ -128,6 +124,7 @@ def test_a_second_process_on_the_same_run_refuses_and_each_request_is_sent_once(
     assert requests == 22 + 1  # each question once (+ the first process's image probe)
 
 
+@pytest.mark.slow
 def test_a_killed_run_shows_interrupted_and_the_next_process_takes_it_over(tmp_path, capsys):
     import json
     import signal
@@ -141,6 +138,7 @@ def test_a_killed_run_shows_interrupted_and_the_next_process_takes_it_over(tmp_p
     assert Store(tmp_path / "s.db").run_summary("r")["status"] == "done"
 
 
+@pytest.mark.slow
 def test_ctrl_c_marks_the_run_interrupted_and_says_how_to_resume(tmp_path):
     import signal
 

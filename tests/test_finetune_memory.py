@@ -7,8 +7,6 @@ whose training forward pass is made to run out of memory above a micro-batch siz
 from __future__ import annotations
 
 import functools
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -25,9 +23,10 @@ from memegauge.testing.tiny_models import build_tiny_vlm  # noqa: E402
 from memegauge.models.hf import HFBackend  # noqa: E402
 from memegauge.report import build_report  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_hf_vision import noise_picture  # noqa: E402
-from test_memeqa import make_dataset  # noqa: E402
+from helpers.memeqa_data import make_dataset  # noqa: E402
+from helpers.training import noise_picture  # noqa: E402
+
+pytestmark = pytest.mark.slow  # seconds each: run by `pytest -m slow` and in CI
 
 
 @pytest.fixture(scope="module")

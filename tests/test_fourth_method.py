@@ -20,8 +20,7 @@ from memegauge.samples import sample_memes_path
 from memegauge.testing.browser import available, start_driver
 from memegauge.testing.server import start_server
 
-sys.path.insert(0, str(Path(__file__).parent))
-from report_browser import console_errors  # noqa: E402
+from helpers.browser import console_errors
 
 TOY = Path(__file__).parent / "fourth_method" / "toyscore"
 CLI = [sys.executable, "-c", "import sys; from memegauge.cli import main; sys.exit(main(sys.argv[1:]))"]

@@ -29,12 +29,12 @@ import json
 import os
 import shutil
 import struct
-import sys
 import tempfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pytest
 import yaml
@@ -42,12 +42,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from helpers.memeqa_data import make_dataset
+from helpers.worlds import adammeme_legacy_layout as write_layout
 from memegauge.cli import main
 from memegauge.types import ActionableError, InputError
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_adammeme_legacy import write_layout  # noqa: E402
-from test_memeqa import make_dataset  # noqa: E402
 
 pytestmark = pytest.mark.fuzz
 
@@ -566,6 +565,7 @@ def summary():
                 handle.write(json.dumps({"reader": reader.name, **reader.counts}) + "\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reader", READERS, ids=[r.name for r in READERS])
 def test_reader_returns_or_refuses_with_one_message(reader: Reader):
     @FUZZ

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
-from gpu_scale import SHAPES  # noqa: E402
-
+from helpers.bench import BENCH, load_bench  # noqa: E402
 from memegauge.testing import tiny_models as tiny  # noqa: E402
+
+SHAPES = load_bench("gpu_scale").SHAPES
 
 # Parameters of the released checkpoints (Qwen/Qwen2-VL-7B-Instruct, llava-hf/llava-1.5-7b-hf).
 RELEASED = {"qwen2-vl-7b": 8_291_375_616, "llava-1.5-7b": 7_063_427_072}
@@ -33,6 +31,7 @@ def test_the_bench_models_have_the_released_models_parameter_counts(name):
     assert sum(p.numel() for p in model.parameters()) == RELEASED[name]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the message is for machines without CUDA")
 def test_without_cuda_the_bench_says_so_and_builds_nothing(tmp_path):
     done = subprocess.run([sys.executable, str(BENCH / "gpu_scale.py"), "--data", str(tmp_path),

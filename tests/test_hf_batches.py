@@ -6,7 +6,6 @@ tiny Qwen2-VL built locally, whose `generate` is made to run out of memory above
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 from pathlib import Path
 
@@ -25,9 +24,10 @@ from memegauge.models.hf_local import is_out_of_memory  # noqa: E402
 from memegauge.report import build_report  # noqa: E402
 from memegauge.types import ChatRequest, ImagePart, InputError, Message, ModelCallError, SamplingParams  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_hf_vision import noise_picture  # noqa: E402
-from test_memeqa import make_dataset  # noqa: E402
+from helpers.memeqa_data import make_dataset  # noqa: E402
+from helpers.training import noise_picture  # noqa: E402
+
+pytestmark = pytest.mark.slow  # seconds each: run by `pytest -m slow` and in CI
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,6 @@ import yaml
 pytest.importorskip("torch")
 pytest.importorskip("peft")
 
-from PIL import Image  # noqa: E402
 
 from memegauge.cli import main  # noqa: E402
 from memegauge.config import ModelRegistry, ModelSpec, load_registry  # noqa: E402
@@ -28,15 +27,10 @@ from memegauge.models import create_backend  # noqa: E402
 from memegauge.report import build_report  # noqa: E402
 from memegauge.types import ChatRequest, ImagePart, Message, SamplingParams  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_memeqa import make_dataset  # noqa: E402
-from test_memeqa_finetune import assert_same_dev_points, kill_at_first_checkpoint_then_resume  # noqa: E402
+from helpers.memeqa_data import make_dataset  # noqa: E402
+from helpers.training import assert_same_dev_points, kill_at_first_checkpoint_then_resume, noise_picture  # noqa: E402
 
-
-def noise_picture(path: Path, seed: int, size=(120, 90)) -> Path:
-    pixels = np.random.default_rng(seed).integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
-    Image.fromarray(pixels).save(path)
-    return path
+pytestmark = pytest.mark.slow  # seconds each: run by `pytest -m slow` and in CI
 
 
 @pytest.fixture(scope="module", params=VLM_ARCHITECTURES)
@@ -90,7 +84,7 @@ def test_batched_answers_equal_one_by_one_answers(vlm):
     questions = ["Which option? A, B or C.", "Pick one letter.", "Answer: A or B?", "Go."]
 
     async def run(backend):
-        return await asyncio.gather(*(ask(backend, p, q) for p, q in zip(pictures, questions)))
+        return await asyncio.gather(*(ask(backend, p, q) for p, q in zip(pictures, questions, strict=True)))
 
     calls = []
     real_generate = batched._run
@@ -274,7 +268,7 @@ def test_two_processes_under_accelerate_launch_train_like_one(trained, tmp_path)
         assert [r["name"] for r in store.list_runs()] == [name]
         store.close()
     assert [p["step"] for p in losses["two"]] == [p["step"] for p in losses["one"]]
-    for a, b in zip(losses["one"], losses["two"]):
+    for a, b in zip(losses["one"], losses["two"], strict=True):
         assert a["train_loss"] == pytest.approx(b["train_loss"], rel=1e-5)
         assert a["macro"] == b["macro"]
 

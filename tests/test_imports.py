@@ -18,6 +18,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parent
 
 STAND_IN = '''
@@ -51,7 +53,7 @@ SCRIPT = textwrap.dedent('''
     import memegauge
     from memegauge.cli import _register_commands, app, main
     from memegauge.testing.server import start_server
-    from report_runs import world
+    from helpers.runs import world
 
     root = Path(sys.argv[1])
     codes = {}
@@ -105,7 +107,7 @@ def tiny_finetune_config(root: Path) -> Path:
     import yaml
 
     from memegauge.testing.tiny_models import build_tiny_model
-    from test_memeqa import make_dataset
+    from helpers.memeqa_data import make_dataset
 
     base = build_tiny_model(root / "base", hidden=32, layers=1, heads=2, seed=1)
     data, images = make_dataset(root / "ft")
@@ -118,8 +120,8 @@ def tiny_finetune_config(root: Path) -> Path:
     return config
 
 
+@pytest.mark.slow
 def test_no_command_and_no_api_entry_point_imports_jax(tmp_path):
-    sys.path.insert(0, str(TESTS))
     stand_in = stand_in_jax(tmp_path / "site")
     log = tmp_path / "jax-imports.log"
     args = [sys.executable, "-c", SCRIPT, str(tmp_path / "world")]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 import pytest
-from test_structure import PACKAGE, import_graph
+from helpers.imports import PACKAGE, import_graph
 
 LAYERS = ("memegauge.models", "memegauge.config", "memegauge.engine")  # each may import those before it
 METHODS = ("memegauge.adammeme", "memegauge.arena", "memegauge.memeqa", "memegauge.screen", "memegauge.demo")

@@ -11,7 +11,6 @@ import json
 import threading
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -22,7 +21,7 @@ from memegauge.report import build_report
 from memegauge.report.cli import store_server
 from memegauge.report.headline import Headline, headline_rows
 from memegauge.report.plots import grouped_bars, save_plot
-from report_synthetic import XSS_IMG, adammeme_run, arena_run, memeqa_run
+from helpers.synthetic import XSS_IMG, adammeme_run, arena_run, memeqa_run
 
 PROBE_MODEL = 'm<img src=x onerror="window.__xss=1">'
 
@@ -206,7 +205,7 @@ def test_report_plots_option_writes_png_svg_pdf(store, capsys, tmp_path):
                        "--plots", str(tmp_path / "plots"))
     names = sorted(p.name for p in (tmp_path / "plots").iterdir())
     assert code == 0 and "plot files written" in err
-    assert {"failure-rate-per-category.png", "failure-rate-per-category.svg", "failure-rate-per-category.pdf"} <= set(names)
+    assert {f"failure-rate-per-category.{ext}" for ext in ("png", "svg", "pdf")} <= set(names)
     assert len(names) % 3 == 0
 
 
@@ -227,7 +226,7 @@ def test_compare_page_and_run_list_in_a_browser_run_no_injected_script(served):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.wait import WebDriverWait
 
-    from report_browser import console_errors
+    from helpers.browser import console_errors
 
     driver = start_driver()
     try:
@@ -237,7 +236,8 @@ def test_compare_page_and_run_list_in_a_browser_run_no_injected_script(served):
             if box.get_attribute("value") in ("qa-1", "qa-3"):
                 box.click()
         driver.find_element(By.CSS_SELECTOR, "#compare-form button").click()
-        WebDriverWait(driver, 60).until(lambda d: "/compare?" in d.current_url and d.find_elements(By.CSS_SELECTOR, "img.plot"))
+        WebDriverWait(driver, 60).until(
+            lambda d: "/compare?" in d.current_url and d.find_elements(By.CSS_SELECTOR, "img.plot"))
         assert "/compare?runs=qa-1&runs=qa-3" in driver.current_url
         rows = driver.find_elements(By.CSS_SELECTOR, "table tbody tr")
         assert len(rows) == 2 * 6 and PROBE_MODEL in driver.find_element(By.TAG_NAME, "body").text

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
-from PIL import Image
 
+from helpers.memeqa_data import OPTIONS, make_dataset
+from helpers.models import scripted_registry
 from memegauge.cli import main
-from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.config import ModelRegistry
 from memegauge.engine import Store
 from memegauge.memeqa.dataset import (NONE_OF_THE_ABOVE, QUESTION_TYPES, Question, load_memes_for,
                                      load_questions, resolve_types, select_questions)
@@ -28,70 +29,13 @@ from memegauge.types import ErrorClass, InputError, ModelCallError
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 SHARED_QA = SHARED / "memeqa"
 
-OPTIONS = ["alpha", "beta", "gamma", "delta"]
-
-
-def _question(qtype, meme: str, index: int, key) -> dict:
-    options = ["Positive", "Neutral", "Negative"] if qtype.n_options == 3 else \
-        [f"{o} {meme} {index}" for o in OPTIONS]
-    return {"id": f"{qtype.code}/{meme}/{index}", "img": f"{meme}.png",
-            "question": f"{qtype.name} question about {meme}?", "options": options,
-            "general_type": qtype.general, "specific_type": qtype.name, "answer_key": key}
-
-
-def _plus(item: dict, replace_correct: bool) -> dict:
-    """None+ of a None− item: drop one option (a correct one or a wrong one), NOTA at index 3."""
-    if item["specific_type"] == "Conditional Sentiment Identification":
-        return dict(item)
-    flags = item["answer_key"] if isinstance(item["answer_key"], list) else \
-        [int(i == item["answer_key"]) for i in range(4)]
-    drop = next(i for i in range(4) if bool(flags[i]) == replace_correct)
-    kept = [i for i in range(4) if i != drop]
-    options = [item["options"][i] for i in kept] + [NONE_OF_THE_ABOVE]
-    new = [flags[i] for i in kept]
-    new.append(int(not any(new)))
-    key = new if item["general_type"] == "multi" else new.index(1)
-    return {**item, "options": options, "answer_key": key}
-
-
-def make_dataset(root: Path, memes=("m1", "m2", "m3")) -> tuple[Path, Path]:
-    """A tiny official layout: every type for every meme, both versions, images and texts."""
-    minus, plus = [], []
-    for m_index, meme in enumerate(memes):
-        for qtype in QUESTION_TYPES:
-            key = m_index % qtype.n_options if qtype.general == "single" else \
-                [1, 0, 0, 0] if m_index == 0 else [0, 1, 1, 0]
-            item = _question(qtype, meme, 0, key)
-            minus.append(item)
-            plus.append(_plus(item, replace_correct=m_index == 1))
-    data = root / "data"
-    for version, items in (("none-minus", minus), ("none-plus", plus)):
-        (data / version).mkdir(parents=True)
-        (data / version / "dev.json").write_text(json.dumps(items))
-    images = root / "images"
-    images.mkdir()
-    with open(images / "memes.jsonl", "w") as handle:
-        for meme in memes:
-            Image.new("RGB", (8, 8), "white").save(images / f"{meme}.png")
-            handle.write(json.dumps({"image": f"{meme}.png", "text": f"text of {meme}"}) + "\n")
-    return data, images
-
-
 @pytest.fixture
 def dataset(tmp_path):
     return make_dataset(tmp_path)
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "store.db")
-    yield s
-    s.close()
-
-
 def registry(*names: str) -> ModelRegistry:
-    return ModelRegistry({n: ModelSpec(name=n, backend="scripted", model=n, backoff_s=0.001,
-                                       backoff_max_s=0.002, max_retries=1) for n in names})
+    return scripted_registry(*names, max_retries=1)
 
 
 # ---- loading and validation ----------------------------------------------------------------------

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import hashlib
 import json
-import re
 from pathlib import Path
 
 import pytest
 import yaml
-from PIL import Image
 
+from helpers.memeqa_build import registry
+from helpers.memeqa_data import write_annotations
 from memegauge.cli import main
-from memegauge.config import ModelRegistry, ModelSpec
 from memegauge.engine import Store
 from memegauge.memeqa.construct import (Annotation, Target, cloze_items, content_spans,
                                        load_annotations, multi_questions, single_questions)
@@ -26,7 +24,6 @@ from memegauge.memeqa.noneplus import derive_none_plus
 from memegauge.memeqa.runs import eval_run
 from memegauge.memeqa.config import EvalConfig
 from memegauge.memeqa.split import assign_memes
-from memegauge.models.scripted import register_script
 from memegauge.report import build_report
 from memegauge.types import InputError
 
@@ -43,66 +40,6 @@ except (ImportError, InputError):
     TAGGER = None
 needs_tagger = pytest.mark.skipif(TAGGER is None, reason="spaCy + an English model not installed")
 
-SUBJECTS = ["cats", "dogs", "mondays", "coffee", "plants", "cars", "phones", "teachers", "chefs",
-            "pilots"]
-
-
-def annotation(i: int) -> dict:
-    subject = SUBJECTS[i % len(SUBJECTS)]
-    return {
-        "meme": f"meme{i:02d}", "image": f"meme{i:02d}.png", "text": f"WHEN {subject.upper()} {i}",
-        "caption": f"A drawing of {subject} number {i}.",
-        "visual_cues": [f"A drawing of {subject} number {i}"] + ([f"Red text {i}"] if i % 2 else []),
-        "background": [f"Many people know fact {i} about {subject}"] if i % 3 else [],
-        "derivations": [f"The author dislikes {subject} {i}"],
-        "targets": [{"name": f"{subject} {i}", "sentiment": ["negative", "positive", "neutral"][i % 3],
-                     "action": ["criticizes", "praises", "mocks"][i % 3]}],
-        "intent": f"The meme {['criticizes', 'praises', 'mocks'][i % 3]} {subject} for being loud",
-    }
-
-
-def write_annotations(folder: Path, n: int = 30) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "annotations.jsonl"
-    with open(path, "w") as handle:
-        for i in range(n):
-            Image.new("RGB", (8, 8), (i * 8, 0, 0)).save(folder / f"meme{i:02d}.png")
-            handle.write(json.dumps(annotation(i)) + "\n")
-    return path
-
-
-def _digest(text: str) -> int:
-    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
-
-
-def generator_script(request) -> str:
-    """Answers App. E prompts in their format: comma list (cloze) or one statement a line."""
-    text = request.messages[0].text()
-    k = int(re.search(r"(?:Give|Write) (\d+)", text).group(1))
-    tag = _digest(text) % 1000
-    if "in the blank of this sentence" in text:
-        return ", ".join(f"word{tag}x{j}r{request.sample_index}" for j in range(k))
-    return "\n".join(f"- Wrong statement {tag}.{j} round {request.sample_index}" for j in range(k))
-
-
-def discriminator_script(request) -> str:
-    """Picks a letter from a hash of the prompt: right on some questions, wrong on others."""
-    text = request.messages[0].text()
-    return "ABC"[_digest(text) % 3] if "one letter" in text else "AB"[_digest(text) % 2]
-
-
-def blind_script(request) -> str:
-    return "B"
-
-
-def registry() -> ModelRegistry:
-    register_script("gen", generator_script)
-    register_script("disc", discriminator_script)
-    register_script("blind", blind_script)
-    return ModelRegistry({n: ModelSpec(name=n, backend="scripted", model=n, vision=n == "disc")
-                          for n in ("gen", "disc", "blind")})
-
-
 # ---- construct ---------------------------------------------------------------------------------------
 
 
@@ -117,9 +54,9 @@ def test_multi_and_single_questions_follow_the_rules(tmp_path):
     annotations = load_annotations(write_annotations(tmp_path / "a", n=6))
     multi = {q.id: q for q in multi_questions(annotations, seed=0)}
     visual = multi["viz_id/meme01"]
-    assert sorted(o for o, f in zip(visual.options, visual.answer_key) if f) == \
+    assert sorted(o for o, f in zip(visual.options, visual.answer_key, strict=True) if f) == \
         ["A drawing of dogs number 1", "Red text 1"]
-    assert all("number 1" not in o for o, f in zip(visual.options, visual.answer_key) if not f)
+    assert all("number 1" not in o for o, f in zip(visual.options, visual.answer_key, strict=True) if not f)
     assert "bk_id/meme00" not in multi  # no background facts: no Background ID question
     assert all(1 <= len(q.gold) <= 4 for q in multi.values())
     singles = {q.id: q for q in single_questions(annotations, seed=0)}
@@ -189,7 +126,7 @@ def test_none_plus_rules():
     plus = derive_none_plus(minus, seed=5)
     assert [q.id for q in plus] == [q.id for q in minus]
     replaced_correct = 0
-    for m, p in zip(minus, plus):
+    for m, p in zip(minus, plus, strict=True):
         if m.specific_type == SENTIMENT:
             assert p == m
             continue
@@ -206,7 +143,7 @@ def test_none_plus_rules():
 
 def test_none_plus_forced_cases():
     minus = [q for q in _questions(8, keys=([1, 1, 1, 1], [0, 0, 0, 0])) if q.multi]
-    for m, p in zip(minus, derive_none_plus(minus, seed=0)):
+    for m, p in zip(minus, derive_none_plus(minus, seed=0), strict=True):
         if m.gold:  # no wrong option to lose: a correct one goes, the others stay correct
             assert p.gold == (0, 1, 2)
         else:  # nothing correct: "None of the above" is the answer
@@ -224,6 +161,7 @@ def test_split_is_by_meme_and_seeded():
 # ---- qa build end to end ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @needs_tagger
 def test_qa_build_then_eval_reads_it_back(tmp_path, monkeypatch):
     registry_path = tmp_path / "models.yaml"

@@ -4,11 +4,6 @@ points every 20% of an epoch, best adapter kept, and a SIGKILLed run resumed to 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,8 +18,10 @@ from memegauge.memeqa.finetune import _save_atomic, eval_steps, restore_interrup
 from memegauge.testing.tiny_models import build_tiny_model  # noqa: E402
 from memegauge.report import build_report  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_memeqa import make_dataset  # noqa: E402
+from helpers.memeqa_data import make_dataset  # noqa: E402
+from helpers.training import assert_same_dev_points, kill_at_first_checkpoint_then_resume  # noqa: E402
+
+pytestmark = pytest.mark.slow  # seconds each: run by `pytest -m slow` and in CI
 
 
 @pytest.fixture(scope="module")
@@ -79,32 +76,6 @@ def test_one_epoch_writes_adapter_and_dev_scores(setup):
     report = build_report(store, "ft")
     store.close()
     assert report["task"] == "finetune" and len(report["dev"]) == 5
-
-
-def kill_at_first_checkpoint_then_resume(root: Path, config: Path, out: str, steps: int) -> list[dict]:
-    """Start `qa finetune` in a child process, SIGKILL it once a checkpoint is on disk, rerun the
-    same command to the end in-process, and return the dev points it wrote."""
-    state = root / out / "last" / "state.json"
-    process = subprocess.Popen([sys.executable, "-m", "memegauge.cli", "--store",
-                                str(root / f"{out}.db"), "qa", "finetune", "-c", str(config)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
-    deadline = time.monotonic() + 300
-    while not state.is_file() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    assert state.is_file(), "no checkpoint was written before the kill"
-    assert json.loads(state.read_text())["step"] < steps
-    assert main(["--store", str(root / f"{out}.db"), "qa", "finetune", "-c", str(config)]) == 0
-    return json.loads((root / out / "dev_scores.json").read_text())
-
-
-def assert_same_dev_points(full: list[dict], resumed: list[dict], rel: float) -> None:
-    assert [p["step"] for p in resumed] == [p["step"] for p in full]
-    for a, b in zip(full, resumed):
-        assert a["train_loss"] == pytest.approx(b["train_loss"], rel=rel)
-        assert a["macro"] == b["macro"]
 
 
 def test_killed_run_resumes_to_the_same_result(setup):

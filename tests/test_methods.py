@@ -120,21 +120,19 @@ def test_every_hook_of_every_registered_method_resolves():
 
 def test_every_method_runs_through_one_shape_from_python(tmp_path):
     """config(dict) → run(config, store=, registry=, name=) → RunResult, the same for the three methods."""
-    import sys
-    from pathlib import Path
 
     from memegauge.config import load_registry
     from memegauge.methods import RunResult
     from memegauge.testing.server import start_server
 
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_memeqa import make_dataset
-    from test_realistic import _arena_world, _registry
+    from helpers.memeqa_data import make_dataset
+    from helpers.models import served_registry
+    from helpers.worlds import arena_world
 
     store = Store(tmp_path / "s.db")
     with start_server(latency_ms=0, seed=2, style="realistic") as server:
-        _arena_world(tmp_path, server.base_url, n_memes=3)
-        _registry(tmp_path, server.base_url, ["agent", "gpt-x", "qwen-x", "llava-x", "vlm"])
+        arena_world(tmp_path, server.base_url, n_memes=3)
+        served_registry(tmp_path, server.base_url, ["agent", "gpt-x", "qwen-x", "llava-x", "vlm"])
         registry = load_registry(tmp_path / "models.yaml")
         data, images = make_dataset(tmp_path, memes=("m1", "m2"))
         configs = {

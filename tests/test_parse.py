@@ -427,7 +427,7 @@ FINAL_OK = [
     ("## Final Response: The meme is harmful.", "The meme is harmful."),
     ("**Final Response:**\nThe meme is harmful.", "The meme is harmful."),
     ("Final Response: Short.", "Short."),
-    ("## ``markdown\n\n## ## Final Response:\n\nThe meme raises concerns.\n\n- 1. **Point**", 
+    ("## ``markdown\n\n## ## Final Response:\n\nThe meme raises concerns.\n\n- 1. **Point**",
      "The meme raises concerns.\n\n- 1. **Point**"),
     ("## Final Response:\ndraft\n## Final Response:\nfinal text", "final text"),
     ("### Final Response\n```markdown\nWrapped text\n```", "Wrapped text"),

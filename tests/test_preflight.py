@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,8 @@ import yaml
 from memegauge.cli import main
 from memegauge.models.weights import PackagedFile
 from memegauge.testing.server import start_server
-from test_memeqa import make_dataset
-from test_memeqa_build import write_annotations
+from helpers.memeqa_data import make_dataset, write_annotations
+from helpers.net import free_port
 
 
 @pytest.fixture
@@ -35,17 +34,11 @@ def core_install(monkeypatch):
     monkeypatch.delenv("MEMEGAUGE_TEST_UNSET_KEY", raising=False)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _registry(tmp: Path, server, **extra: dict) -> Path:
     entries = {"vl": {"backend": "openai", "model": "vl", "base_url": server.base_url},
                "keyed": {"backend": "openai", "model": "keyed", "base_url": server.base_url,
                          "api_key_env": "MEMEGAUGE_TEST_UNSET_KEY"},
-               "dead": {"backend": "openai", "model": "dead", "base_url": f"http://127.0.0.1:{_free_port()}/v1"},
+               "dead": {"backend": "openai", "model": "dead", "base_url": f"http://127.0.0.1:{free_port()}/v1"},
                "text-model": {"backend": "openai", "model": "text-model", "base_url": server.base_url},
                **extra}
     path = tmp / "models.yaml"
@@ -147,7 +140,8 @@ def test_every_command_checks_its_models_first(tmp_path, server, capsys, monkeyp
         "arena": ["arena", "-c", str(_write(tmp_path / "arena.yaml", {
             "memes": str(memes), "agent": "vl", "targets": ["vl", "keyed"], "judges": ["vl"]}))],
         "build": ["qa", "build", "-c", str(_write(tmp_path / "build.yaml", {
-            "annotations": str(write_annotations(tmp_path / "ann", n=4)), "out": str(tmp_path / "built"), "generator": "keyed",
+            "annotations": str(write_annotations(tmp_path / "ann", n=4)), "out": str(tmp_path / "built"),
+            "generator": "keyed",
             "discriminator": "vl", "trivial_model": "vl"}))],
         "demo": ["demo", "--model", "keyed", "--out", str(tmp_path / "out")],
     }[command]

@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers.worlds import adam_resume_world
 from memegauge.adammeme.taxonomy import SEED_CATEGORIES
 from memegauge.cli import main
 from memegauge.prompts import check_prompt_dir, render_prompt, shipped_templates, template_variables, using_prompts
 from memegauge.testing.server import start_server
 from memegauge.types import InputError
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_adammeme_resume import setup as resume_setup  # noqa: E402
 
 PACKAGE = Path(__file__).parents[1] / "memegauge"
 WORDING = "Say, in the bespoke wording of issue 22, what harm this meme does"
@@ -89,7 +87,7 @@ def server():
 
 def adam_setup(tmp_path: Path, server, prompts: str) -> tuple[Path, Path]:
     """The resume test's meme set, registry and config (test server), with `prompts: DIR` added."""
-    models, config = resume_setup(tmp_path, server)
+    models, config = adam_resume_world(tmp_path, server.base_url)
     config.write_text(config.read_text() + f"prompts: {prompts}\n")
     return models, config
 

@@ -4,7 +4,6 @@ and one place that decides where erased pictures go."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,7 @@ from memegauge.engine import Store
 from memegauge.models.families import guess_family
 from memegauge.types import InputError
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_arena import config as arena_config  # noqa: E402
+from helpers.arena_scripted import config as arena_config
 
 
 def adam(**fields) -> AdamConfig:

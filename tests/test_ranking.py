@@ -195,7 +195,7 @@ def _row_level_bt(records):
 
     x = minimize(nll, np.zeros(n), method="BFGS", options={"gtol": 1e-10}).x
     x = 400 * (x - x.mean()) + 1000
-    return dict(zip(battles.models, x))
+    return dict(zip(battles.models, x, strict=True))
 
 
 def test_bt_matches_row_level_likelihood_and_ignores_order():

@@ -26,7 +26,7 @@ from memegauge.records import read_records, write_records
 from memegauge.report import build_report, run_header
 from memegauge.localserver import local_server
 from memegauge.report.html import to_html
-from report_synthetic import adammeme_run, arena_run, memeqa_run
+from helpers.synthetic import adammeme_run, arena_run, memeqa_run
 
 ARENA_MODELS = ("model-a", "model-b", "model-c", "model-d")
 
@@ -93,13 +93,6 @@ def test_stratified_sample_takes_strata_in_turn_and_is_prefix_stable():
     assert [s for s, _ in full[:6]] == ["a", "b", "c"] * 2 and len(full) == 11
     assert stratified(strata, 4, random.Random(1)) == full[:4]
     assert sorted(k for _, k in full) == sorted(k for keys in strata.values() for k in keys)
-
-
-@pytest.fixture()
-def store(tmp_path):
-    s = Store(tmp_path / "store.db")
-    yield s
-    s.close()
 
 
 def test_every_rater_gets_the_same_items_per_category_and_pair(store, tmp_path):
@@ -256,6 +249,7 @@ def rate(store: Store, run: dict, rater: str, votes: dict[int, dict]) -> list:
     return items
 
 
+@pytest.mark.slow
 def test_arena_section_equals_hand_computed_values(store):
     arena_run(store, "arena")
     run = run_of(store, "arena")
@@ -267,20 +261,20 @@ def test_arena_section_equals_hand_computed_values(store):
     rate(store, run, "ben", {n: {"shown": {q: v for q in items[0].page["questions"]}} for n, v in enumerate(ben)})
     pairs = build_report(store, "arena")["people_vs_judges"]["pairs"]
     flip = {"A": "B", "B": "A", "tie": "tie"}
-    ana = [flip[v] if i.swapped else v for v, i in zip(shown, items)]
-    bens = [flip[v] if i.swapped else v for v, i in zip(ben, items)]
+    ana = [flip[v] if i.swapped else v for v, i in zip(shown, items, strict=True)]
+    bens = [flip[v] if i.swapped else v for v, i in zip(ben, items, strict=True)]
     battles = [store.get_record(run["id"], "battle", i.source) for i in items]
     joint = [{"model_a": "A", "model_b": "B"}.get(b["joint"]["overall"], "tie") for b in battles]
     assert pairs["vs_judges"]["ana"]["joint vote"]["value"] == pytest.approx(
-        sum(a == j for a, j in zip(ana, joint)) / 6)
+        sum(a == j for a, j in zip(ana, joint, strict=True)) / 6)
     # Cohen's κ of ana vs ben by hand: p_o and p_e from the two raters' marginals
-    p_o = sum(a == b for a, b in zip(ana, bens)) / 6
+    p_o = sum(a == b for a, b in zip(ana, bens, strict=True)) / 6
     p_e = sum(ana.count(c) * bens.count(c) for c in ("A", "B", "tie")) / 36
     between = pairs["between_raters"]
     assert between["mean_pairwise_kappa"]["value"] == pytest.approx((p_o - p_e) / (1 - p_e))
     # Fleiss' κ with two raters, by its definition
     pooled = {c: (ana.count(c) + bens.count(c)) / 12 for c in ("A", "B", "tie")}
-    p_bar = sum(1.0 if a == b else 0.0 for a, b in zip(ana, bens)) / 6
+    p_bar = sum(1.0 if a == b else 0.0 for a, b in zip(ana, bens, strict=True)) / 6
     p_exp = sum(p ** 2 for p in pooled.values())
     assert between["fleiss_kappa"]["value"] == pytest.approx((p_bar - p_exp) / (1 - p_exp))
     assert between["fleiss_kappa"]["n"] == 6 and between["fleiss_kappa"]["ci95"] is not None
@@ -294,12 +288,13 @@ def test_adam_section_and_the_csv_imports_feed_the_same_records(store, tmp_path)
     items = run_items(store, run, 6)
     scores = [i for i in items if i.task == "score"]
     step = next(r for r in store.records(run["id"], "step") if r["score"] is not None)
-    write_records(store, run["id"], [HumanScore(sample=i.source, score=s) for i, s in zip(scores, (2, 5, 9, 1, 7, 4))]
+    write_records(store, run["id"], [HumanScore(sample=i.source, score=s)
+                                     for i, s in zip(scores, (2, 5, 9, 1, 7, 4), strict=True)]
                   + [HumanScore(sample=step["id"], score=6)])
     labels = [i for i in items if i.task == "labels"]
     write_records(store, run["id"], [HumanLabel(meme=labels[0].source, categories=["race"])])
     app = RatingApp(store, run, items, "ana")
-    for n, (i, s) in enumerate(zip(scores, (3, 5, 8, 2, 7, 6))):
+    for i, s in zip(scores, (3, 5, 8, 2, 7, 6), strict=True):
         app.vote(items.index(i), {"score": s})
     section = people_vs_judges(store, run)
     assert section["raters"] == {"ana": {"rated": 6, "origin": "page"}, "csv": {"rated": 8, "origin": "csv"}}
@@ -363,13 +358,14 @@ def test_a_memeqa_eval_run_stores_the_pictures_its_rating_page_shows(store, tmp_
     from memegauge.memeqa.runs import eval_run
     from memegauge.memeqa.config import EvalConfig
     from memegauge.models.scripted import register_script
-    from test_memeqa import make_dataset, registry
+    from helpers.memeqa_data import make_dataset
+    from helpers.models import scripted_registry
 
     data, images = make_dataset(tmp_path)
     register_script("qa-rate-a", lambda request: "A")
-    name = asyncio.run(eval_run(store, registry("qa-rate-a"), EvalConfig(data=data, images=images,
-                                                                         version="none-minus", split="dev",
-                                                                         model="qa-rate-a")))
+    name = asyncio.run(eval_run(store, scripted_registry("qa-rate-a", max_retries=1),
+                                EvalConfig(data=data, images=images, version="none-minus", split="dev",
+                                           model="qa-rate-a")))
     items = run_items(store, run_of(store, name), 40)
     assert len(items) == 33 and all(i.page["image"].startswith("data:image/jpeg;base64,") for i in items)
     assert len({i.stratum for i in items}) == len({i.page["type"] for i in items}) == 11
@@ -399,6 +395,7 @@ def test_rate_command_serves_the_page_and_stops_on_ctrl_c(store, tmp_path):
     assert "5 items for 'ana', 0 rated" in process.stderr.read()
 
 
+@pytest.mark.slow
 def test_every_report_format_carries_the_section(store):
     from memegauge.report.formats import render_report
 
@@ -411,5 +408,6 @@ def test_every_report_format_carries_the_section(store):
         "ana": {"rated": 1, "origin": "page"}}
     # CSV is the leaderboard (one table); Markdown adds the section below it (issue 25)
     markdown = render_report(store, "arena", "md")
-    assert "people_vs_judges.raters.ana.rated" in markdown and "people_vs_judges.pairs.vs_judges.ana.joint vote.value" in markdown
+    assert "people_vs_judges.raters.ana.rated" in markdown
+    assert "people_vs_judges.pairs.vs_judges.ana.joint vote.value" in markdown
     assert markdown.index("| arena |") < markdown.index("## People vs judges")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import threading
-from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -27,9 +26,10 @@ from memegauge.report import build_report, run_header
 from memegauge.localserver import local_server, serve
 from memegauge.report.html import write_html_reports
 from memegauge.testing.browser import available, start_driver
-from report_synthetic import adammeme_run, arena_run, memeqa_run
+from helpers.synthetic import adammeme_run, arena_run, memeqa_run
 
-pytestmark = pytest.mark.skipif(not available(), reason="chromium, chromedriver or selenium not installed")
+pytestmark = [pytest.mark.slow,  # a real browser: seconds each
+              pytest.mark.skipif(not available(), reason="chromium, chromedriver or selenium not installed")]
 By = pytest.importorskip("selenium.webdriver.common.by").By
 Keys = pytest.importorskip("selenium.webdriver.common.keys").Keys
 WebDriverWait = pytest.importorskip("selenium.webdriver.support.wait").WebDriverWait
@@ -43,13 +43,6 @@ def driver():
     browser = start_driver(width=1280)
     yield browser
     browser.quit()
-
-
-@pytest.fixture()
-def store(tmp_path):
-    s = Store(tmp_path / "store.db")
-    yield s
-    s.close()
 
 
 class Page:
@@ -123,7 +116,7 @@ def vote_pair(page: Page, shown: dict[str, str], keyboard: bool) -> None:
 def hand_kappa(a: list, b: list) -> float:
     """Cohen's κ from its definition: (p_o − p_e) / (1 − p_e), p_e from each rater's marginals."""
     n = len(a)
-    p_o = sum(x == y for x, y in zip(a, b)) / n
+    p_o = sum(x == y for x, y in zip(a, b, strict=True)) / n
     p_e = sum(a.count(c) * b.count(c) for c in set(a) | set(b)) / n ** 2
     return (p_o - p_e) / (1 - p_e)
 
@@ -141,12 +134,13 @@ def hand_icc(x: np.ndarray) -> float:
 
 def test_two_raters_rate_arena_items_one_resumes_and_the_report_agrees(driver, store, tmp_path):
     arena_run(store, "arena")
-    plans = {"ana": [dict(zip(QUESTIONS, "A B tie A B A".split())), dict(zip(QUESTIONS, "B B B tie B B".split())),
-                     dict(zip(QUESTIONS, "A tie A A A tie".split())), dict(zip(QUESTIONS, "B A B A B B".split())),
-                     dict(zip(QUESTIONS, "tie tie A B A A".split())), dict(zip(QUESTIONS, "A A A A A B".split()))],
-             "ben": [dict(zip(QUESTIONS, "A B A A B A".split())), dict(zip(QUESTIONS, "B B B B B tie".split())),
-                     dict(zip(QUESTIONS, "A A A A A tie".split())), dict(zip(QUESTIONS, "A A B A B B".split())),
-                     dict(zip(QUESTIONS, "B tie A B A A".split())), dict(zip(QUESTIONS, "A B A A A A".split()))]}
+    def votes(*items: str) -> list[dict[str, str]]:  # one vote per question, per item
+        return [dict(zip(QUESTIONS, item.split(), strict=True)) for item in items]
+
+    plans = {"ana": votes("A B tie A B A", "B B B tie B B", "A tie A A A tie", "B A B A B B", "tie tie A B A A",
+                          "A A A A A B"),
+             "ben": votes("A B A A B A", "B B B B B tie", "A A A A A tie", "A A B A B B", "B tie A B A A",
+                          "A B A A A A")}
     for rater, plan in plans.items():
         page = Page(driver, store, "arena", rater, 6)
         try:
@@ -173,20 +167,20 @@ def test_two_raters_rate_arena_items_one_resumes_and_the_report_agrees(driver, s
     flip = {"A": "B", "B": "A", "tie": "tie"}
     oriented = {}
     for rater, plan in plans.items():
-        for item, shown in zip(items, plan):
+        for item, shown in zip(items, plan, strict=True):
             vote = stored[(rater, item.id)]
             assert vote.shown == shown and vote.swapped == item.swapped  # the clicks, as clicked
             assert vote.choices == {q: {"A": "model_a", "B": "model_b", "tie": "tie"}[flip[v] if item.swapped else v]
                                     for q, v in shown.items()}
-        oriented[rater] = [flip[s["overall"]] if i.swapped else s["overall"] for i, s in zip(items, plan)]
+        oriented[rater] = [flip[s["overall"]] if i.swapped else s["overall"] for i, s in zip(items, plan, strict=True)]
     pairs = build_report(store, "arena")["people_vs_judges"]["pairs"]
     battles = [store.get_record(run_id, "battle", i.source) for i in items]
     for rater in plans:
         for judge in ("model-a", "model-b", "model-c", "joint vote"):
             verdicts = [b["joint"]["overall"] if judge == "joint vote" else b["judges"].get(judge, {}).get("overall")
                         for b in battles]
-            pairs_ = [(h, {"model_a": "A", "model_b": "B"}.get(v, "tie")) for h, v in zip(oriented[rater], verdicts)
-                      if v is not None]
+            pairs_ = [(h, {"model_a": "A", "model_b": "B"}.get(v, "tie"))
+                      for h, v in zip(oriented[rater], verdicts, strict=True) if v is not None]
             figure = pairs["vs_judges"][rater][judge]
             assert figure["n"] == len(pairs_)
             assert figure["value"] == pytest.approx(sum(h == v for h, v in pairs_) / len(pairs_) if pairs_ else None)
@@ -246,13 +240,13 @@ def test_two_raters_score_and_label_adammeme_items_one_resumes(driver, store, tm
                 page.wait_rated(n + 1)
                 if rater == "ana" and n == 5:
                     page.keys(Keys.ARROW_LEFT)  # back to the item just rated: it shows the stored vote
-                    WebDriverWait(driver, 10).until(lambda _: page.at() == 5)
+                    WebDriverWait(driver, 10).until(lambda _, page=page: page.at() == 5)
                     assert driver.find_elements(By.CSS_SELECTOR, "#categories button.chosen") == []
                     page.keys("u")
-                    WebDriverWait(driver, 10).until(lambda _: page.at() == 6)
+                    WebDriverWait(driver, 10).until(lambda _, page=page: page.at() == 6)
             if rater == "ana":
                 page.keys(Keys.ARROW_LEFT)
-                WebDriverWait(driver, 10).until(lambda _: page.at() == 7)
+                WebDriverWait(driver, 10).until(lambda _, page=page: page.at() == 7)
                 shoot(driver, "rate-adammeme-labels.png")
         finally:
             page.close()
@@ -275,7 +269,7 @@ def test_two_raters_score_and_label_adammeme_items_one_resumes(driver, store, tm
         hand_kappa(decisions["ana"], decisions["ben"]))
     votes = [set(store.get_record(run_id, "mining", i.source)["categories"]) for i in items[4:]]
     for rater in labels:
-        exact = [set(c) == v for c, v in zip(labels[rater], votes)]
+        exact = [set(c) == v for c, v in zip(labels[rater], votes, strict=True)]
         assert section["labels"]["vs_miners"][rater]["accuracy"]["value"] == pytest.approx(sum(exact) / 4)
     show_section(driver, store, "adam", tmp_path, "report-people-vs-judges-adammeme.png")
 
@@ -308,7 +302,7 @@ def test_memeqa_page_takes_keyboard_answers(driver, store, tmp_path):
 def test_meme_texts_and_model_outputs_are_shown_as_text_never_run(driver, store, tmp_path, method):
     """Probe runs carry `<img onerror>` and `</script>` payloads in meme texts, every model output and
     option; each item of the page shows them literally and none runs (window.__xss stays undefined)."""
-    from report_synthetic import XSS_IMG
+    from helpers.synthetic import XSS_IMG
 
     {"arena": lambda: arena_run(store, "probe", probe=True, memes=2),
      "adammeme": lambda: adammeme_run(store, "probe", tmp_path / "adam", probe=True, memes_per_category=2),
@@ -317,7 +311,7 @@ def test_meme_texts_and_model_outputs_are_shown_as_text_never_run(driver, store,
     try:
         page.open()
         for n in range(len(page.items)):
-            WebDriverWait(driver, 10).until(lambda _: page.at() == n)
+            WebDriverWait(driver, 10).until(lambda _, n=n: page.at() == n)
             if page.items[n].task != "labels" or XSS_IMG in page.items[n].page["text"]:
                 assert XSS_IMG in driver.find_element(By.ID, "item").text
             assert driver.execute_script("return window.__xss") is None

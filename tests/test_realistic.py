@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -20,19 +18,13 @@ from memegauge.report import build_report
 from memegauge.testing.server import start_server
 from memegauge.types import InputError
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_memeqa import make_dataset  # noqa: E402
+from helpers.memeqa_data import make_dataset
+from helpers.models import served_registry
+from helpers.worlds import arena_world
 
 
 def _truth(truths: dict, text: str | None) -> dict | None:
     return truths.get(hashlib.sha256((text or "").encode()).hexdigest()) if text is not None else None
-
-
-def _registry(tmp: Path, base_url: str, names: list[str], extra: str = ""):
-    path = tmp / "models.yaml"
-    path.write_text("".join(f"{n}: {{backend: openai, model: {n}, base_url: {base_url}, max_concurrency: 8,"
-                            f" backoff_s: 0.01, backoff_max_s: 0.02{extra}}}\n" for n in names))
-    return load_registry(path)
 
 
 # ---- MemeQA ---------------------------------------------------------------------------------------
@@ -42,7 +34,7 @@ def _registry(tmp: Path, base_url: str, names: list[str], extra: str = ""):
 def test_memeqa_report_equals_the_servers_ground_truth(tmp_path, version):
     data, images = make_dataset(tmp_path, memes=tuple(f"m{i}" for i in range(8)))
     with start_server(seed=4, style="realistic") as server:
-        registry = _registry(tmp_path, server.base_url, ["qa-real"])
+        registry = served_registry(tmp_path, server.base_url, ["qa-real"])
         store = Store(tmp_path / "s.db")
         name = asyncio.run(eval_run(store, registry, EvalConfig(data=data, images=images, version=version,
                                                                 split="dev", model="qa-real")))
@@ -76,7 +68,7 @@ def test_memeqa_report_equals_the_servers_ground_truth(tmp_path, version):
 def test_memeqa_text_only_model_gets_no_picture(tmp_path):
     data, images = make_dataset(tmp_path, memes=("m1", "m2"))
     with start_server(seed=4, style="realistic") as server:
-        registry = _registry(tmp_path, server.base_url, ["qa-text"], extra=", vision: false")
+        registry = served_registry(tmp_path, server.base_url, ["qa-text"], extra=", vision: false")
         store = Store(tmp_path / "s.db")
         name = asyncio.run(eval_run(store, registry, EvalConfig(data=data, images=images, version="none-minus",
                                                                 split="dev", model="qa-text")))
@@ -88,7 +80,7 @@ def test_memeqa_text_only_model_gets_no_picture(tmp_path):
 def test_server_refusing_images_stops_before_the_first_stage(tmp_path):
     data, images = make_dataset(tmp_path, memes=("m1",))
     with start_server(seed=4, text_only=["llama-text"]) as server:
-        registry = _registry(tmp_path, server.base_url, ["llama-text"])
+        registry = served_registry(tmp_path, server.base_url, ["llama-text"])
         store = Store(tmp_path / "s.db")
         with pytest.raises(InputError) as caught:
             asyncio.run(eval_run(store, registry, EvalConfig(data=data, images=images, version="none-minus",
@@ -102,21 +94,6 @@ def test_server_refusing_images_stops_before_the_first_stage(tmp_path):
 # ---- MemeArena ------------------------------------------------------------------------------------
 
 
-def _arena_world(tmp: Path, base_url: str, n_memes: int = 3) -> Path:
-    from PIL import Image
-
-    for i in range(n_memes):
-        Image.new("RGB", (16, 16), (200 - 20 * i, 255, 255)).save(tmp / f"meme{i}.png")
-    (tmp / "memes.jsonl").write_text("".join(
-        f'{{"id": "m{i}", "image": "meme{i}.png", "text": "meme number {i} about parking fines"}}\n'
-        for i in range(n_memes)))
-    _registry(tmp, base_url, ["agent", "gpt-x", "qwen-x", "llava-x"])
-    config = tmp / "arena.yaml"
-    config.write_text("memes: memes.jsonl\nagent: agent\ntargets: [gpt-x, qwen-x, llava-x]\n"
-                      "judges: [gpt-x, qwen-x]\nbootstrap_rounds: 10\ndetection: false\n")
-    return config
-
-
 def test_arena_judgments_equal_the_servers_ground_truth(tmp_path):
     from memegauge.arena.config import ArenaConfig
     from memegauge.arena.judging import to_winner
@@ -125,7 +102,7 @@ def test_arena_judgments_equal_the_servers_ground_truth(tmp_path):
     from memegauge.arena.verdicts import JUDGE_DIMENSIONS
 
     with start_server(seed=5, style="realistic") as server:
-        config = _arena_world(tmp_path, server.base_url)
+        config = arena_world(tmp_path, server.base_url)
         registry = load_registry(tmp_path / "models.yaml")
         store = Store(tmp_path / "s.db")
         asyncio.run(run_arena(load_config(config, ArenaConfig), store, registry, "arena", progress=False))
@@ -173,7 +150,7 @@ def test_adammeme_refusals_are_scored_and_figures_equal_ground_truth(tmp_path):
         lines.append(f'{{"id": "m{i}", "image": "m{i}.png", "text": "meme {i} says women cannot park"}}\n')
     (tmp_path / "memes.jsonl").write_text("".join(lines))
     with start_server(seed=3, style="realistic", refusers=["tgt-shy"]) as server:
-        registry = _registry(tmp_path, server.base_url, ["agent", "tgt-shy", "tgt-bold"])
+        registry = served_registry(tmp_path, server.base_url, ["agent", "tgt-shy", "tgt-bold"])
         cfg = AdamConfig(memes=tmp_path / "memes.jsonl", agent="agent", targets=["tgt-shy", "tgt-bold"],
                          erase=False, seeds_per_category=2, max_steps=2, mining_batch=4)
         store = Store(tmp_path / "s.db")
@@ -227,7 +204,7 @@ def test_seed_draws_fresh_personas_and_tasks_and_replays_itself(tmp_path):
                 [t["prompt"] for t in store.records(rid, "task")])
 
     with start_server(seed=5, style="realistic") as server:
-        config = _arena_world(tmp_path, server.base_url, n_memes=2)
+        config = arena_world(tmp_path, server.base_url, n_memes=2)
         registry = load_registry(tmp_path / "models.yaml")
         store = Store(tmp_path / "s.db")
         for seed, name in ((0, "seed0"), (1, "seed1"), (0, "seed0-again")):
@@ -235,7 +212,8 @@ def test_seed_draws_fresh_personas_and_tasks_and_replays_itself(tmp_path):
             asyncio.run(run_arena(cfg, store, registry, name, progress=False))
     personas0, tasks0 = drawn(store, "seed0")
     personas1, tasks1 = drawn(store, "seed1")
-    assert all(a != b for a, b in zip(personas0, personas1)) and all(a != b for a, b in zip(tasks0, tasks1))
+    assert all(a != b for a, b in zip(personas0, personas1, strict=True))
+    assert all(a != b for a, b in zip(tasks0, tasks1, strict=True))
     assert drawn(store, "seed0-again") == (personas0, tasks0)
     assert store.run_summary("seed0-again")["calls_made"] == 0
 
@@ -251,7 +229,7 @@ def test_truncated_outputs_are_counted_per_stage(tmp_path):
     from memegauge.config import load_config
 
     with start_server(seed=5, style="realistic") as server:
-        config = _arena_world(tmp_path, server.base_url, n_memes=2)
+        config = arena_world(tmp_path, server.base_url, n_memes=2)
         config.write_text(config.read_text() + "max_tokens: {answers: 30, fusion: 25}\n")
         registry = load_registry(tmp_path / "models.yaml")
         store = Store(tmp_path / "s.db")
@@ -283,6 +261,7 @@ def test_mean_ci_by_hand():
     assert mean_ci([]) == {"mean": None, "ci": [None, None], "n": 0}
 
 
+@pytest.mark.slow
 def test_arena_repeats_average_three_independent_runs(tmp_path):
     from statistics import mean
 
@@ -291,7 +270,7 @@ def test_arena_repeats_average_three_independent_runs(tmp_path):
     from memegauge.config import load_config
 
     with start_server(seed=5) as server:
-        config = _arena_world(tmp_path, server.base_url, n_memes=2)
+        config = arena_world(tmp_path, server.base_url, n_memes=2)
         config.write_text(config.read_text() + "repeats: 3\n")
         registry = load_registry(tmp_path / "models.yaml")
         store = Store(tmp_path / "s.db")
@@ -319,9 +298,9 @@ def test_vision_false_sends_no_picture_in_arena_and_adammeme(tmp_path):
     from memegauge.config import load_config
 
     with start_server(seed=5, style="realistic") as server:
-        config = _arena_world(tmp_path, server.base_url, n_memes=2)
+        config = arena_world(tmp_path, server.base_url, n_memes=2)
         names = ["agent", "gpt-x", "qwen-x", "llava-x"]
-        registry = _registry(tmp_path, server.base_url, names, extra=", vision: false")
+        registry = served_registry(tmp_path, server.base_url, names, extra=", vision: false")
         store = Store(tmp_path / "s.db")
         asyncio.run(run_arena(load_config(config, ArenaConfig), store, registry, "arena", progress=False))
         cfg = AdamConfig(memes=tmp_path / "memes.jsonl", agent="agent", targets=["gpt-x"], erase=False,

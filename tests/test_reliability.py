@@ -20,8 +20,7 @@ from memegauge.cli import main
 from memegauge.engine import Store
 from memegauge.testing.server import start_server
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_memeqa import make_dataset  # noqa: E402
+from helpers.memeqa_data import make_dataset
 
 
 def _err(capsys) -> str:
@@ -40,8 +39,8 @@ def _eval_args(tmp: Path, data: Path, images: Path, *extra: str) -> list[str]:
 def test_a_texts_file_that_is_not_utf8_is_one_message_naming_file_line_byte_and_fix(tmp_path, capsys):
     data, images = make_dataset(tmp_path, memes=("m1", "m2"))
     texts = tmp_path / "texts.jsonl"
-    texts.write_bytes('{"image": "m1.png", "text": "ok"}\n{"image": "m2.png", "text": "caf\u00e9 \u2013 s\u00fc\u00df"}\n'
-                      .encode("cp1252"))  # a file exported on Windows
+    texts.write_bytes(('{"image": "m1.png", "text": "ok"}\n'  # a file exported on Windows
+                       '{"image": "m2.png", "text": "caf\u00e9 \u2013 s\u00fc\u00df"}\n').encode("cp1252"))
     (tmp_path / "models.yaml").write_text("vlm: {backend: openai, model: vlm, base_url: http://127.0.0.1:9/v1}\n")
     code = main(_eval_args(tmp_path, data, images, "--texts", str(texts)))
     err = _err(capsys)
@@ -190,6 +189,7 @@ def _calls_stored(db: Path) -> int:
                            "WHERE calls.status = 'ok'").fetchone()[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("second_ctrl_c", [False, True], ids=["once", "twice"])
 def test_ctrl_c_stores_the_answers_in_flight_and_none_is_asked_again(tmp_path, second_ctrl_c):
     """64 calls in flight at 300 ms when Ctrl-C comes: once, every one of them is answered and stored
@@ -198,7 +198,8 @@ def test_ctrl_c_stores_the_answers_in_flight_and_none_is_asked_again(tmp_path, s
     with start_server(latency_ms=300, seed=1) as server:
         (tmp_path / "models.yaml").write_text(f"vlm: {{backend: openai, model: vlm, base_url: {server.base_url}, "
                                               "max_concurrency: 64}\n")
-        child = subprocess.Popen([sys.executable, "-c", CTRL_C_START, *_eval_args(tmp_path, data, images, "--run", "r")],
+        child = subprocess.Popen([sys.executable, "-c", CTRL_C_START,
+                                  *_eval_args(tmp_path, data, images, "--run", "r")],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         _wait_in_flight(server, child, 64)
         child.send_signal(signal.SIGINT)
@@ -272,7 +273,8 @@ def test_a_picture_too_large_for_a_model_is_downscaled_recorded_and_counted(tmp_
     counts = json.loads(capsys.readouterr().out)["run"]["images_by_model"]["vlm"]
     assert counts["calls"] == counts["with_image"] == counts["downscaled"] == 22
     with sqlite3.connect(tmp_path / "s.db") as con:
-        request = json.loads(con.execute("SELECT request_json FROM calls WHERE stage = 'memeqa.evaluate' LIMIT 1").fetchone()[0])
+        request = json.loads(con.execute("SELECT request_json FROM calls WHERE stage = 'memeqa.evaluate' LIMIT 1")
+                             .fetchone()[0])
     assert [(d["from"], d["to"]) for d in request["images_downscaled"]] == [([40, 30], [28, 21])]
 
 
@@ -309,7 +311,7 @@ def test_found_by_fuzzing_votes_and_the_original_adammeme_import(tmp_path):
     from memegauge.adammeme.legacy import read_legacy
     from memegauge.arena.agreement import read_human_votes
     from memegauge.types import InputError
-    from test_adammeme_legacy import write_layout
+    from helpers.worlds import adammeme_legacy_layout as write_layout
 
     (tmp_path / "votes.csv").write_text("task,model_a,model_b,winner\n" + "x" * 140_000 + ",a,b,model_a\n")
     with pytest.raises(InputError, match="malformed CSV"):

@@ -1,6 +1,6 @@
 """The HTML reports in a real browser: headless Debian Chromium driven by selenium (chromedriver).
 
-Each method's report (synthetic runs, see report_synthetic.py) is opened from file://, its leaderboard
+Each method's report (synthetic runs, see tests/helpers/synthetic.py) is opened from file://, its leaderboard
 rows are checked against the report dict, a chain / battle / question detail is opened, and the page
 logs no console error. The XSS probe opens pages whose meme texts, model outputs, options and run name
 carry `<img src=x onerror=...>` and `</script><script>...` payloads, opens every detail, and asserts
@@ -24,10 +24,11 @@ from memegauge.report.cli import serve_report
 from memegauge.report.intervals import shown
 from memegauge.report.html import to_html, write_html_reports
 from memegauge.testing.browser import available, start_driver
-from report_browser import console_errors, open_page
-from report_synthetic import XSS_IMG, XSS_SCRIPT, adammeme_run, arena_run, memeqa_run
+from helpers.browser import console_errors, open_page
+from helpers.synthetic import XSS_IMG, XSS_SCRIPT, adammeme_run, arena_run, memeqa_run
 
-pytestmark = pytest.mark.skipif(not available(), reason="chromium, chromedriver or selenium not installed")
+pytestmark = [pytest.mark.slow,  # a real browser: seconds each
+              pytest.mark.skipif(not available(), reason="chromium, chromedriver or selenium not installed")]
 By = pytest.importorskip("selenium.webdriver.common.by").By
 WebDriverWait = pytest.importorskip("selenium.webdriver.support.wait").WebDriverWait
 
@@ -52,7 +53,7 @@ def runs(tmp_path_factory):
              arena_run(store, "arena-probe", probe=True, memes=2),
              memeqa_run(store, "qa-probe", probe=True, questions=8)]
     paths = write_html_reports(store, names, root / "html", index=True)
-    yield store, {"index": paths[0], **dict(zip(names, paths[1:]))}
+    yield store, {"index": paths[0], **dict(zip(names, paths[1:], strict=True))}
     store.close()
 
 
@@ -104,7 +105,7 @@ def test_arena_report_leaderboard_and_a_battle(driver, runs):
     rows = table_rows(driver, "BT 95% CI")
     assert [r[1] for r in rows] == [r["model"] for r in report["ranking"]]
     assert [r[5] for r in rows] == [shown(r["win_rate_ci95"], percent=True) for r in report["ranking"]]  # ties: no win
-    assert all(r[5].startswith(f"{100 * x['win_rate']:.1f}% [") for r, x in zip(rows, report["ranking"]))
+    assert all(r[5].startswith(f"{100 * x['win_rate']:.1f}% [") for r, x in zip(rows, report["ranking"], strict=True))
     assert [r[6] for r in rows] == [f"{100 * r['score']:.1f}%" for r in report["ranking"]]  # ties: half
     assert [r[7] for r in rows] == [str(r["battles"]) for r in report["ranking"]]
     meme = open_first(driver, "details.meme-item")

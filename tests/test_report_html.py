@@ -1,5 +1,5 @@
 """HTML report: structure, escaping, self-containment, CSP, images, file writing, `report --format html`
-and `memegauge view`. Runs are synthetic (records in each method's kinds, see report_synthetic.py), so
+and `memegauge view`. Runs are synthetic (records in each method's kinds, see tests/helpers/synthetic.py), so
 the real report builders and renderer run in a second; test_report_pipeline.py uses real method runs."""
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ import sys
 import threading
 import urllib.error
 import urllib.request
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
+from helpers.html_page import Page
+from helpers.synthetic import PROBE, XSS_IMG, XSS_SCRIPT, adammeme_run, arena_run, memeqa_run
 from memegauge.cli import main
 from memegauge.engine import Store
 from memegauge.report import build_report
@@ -26,59 +27,9 @@ from memegauge.report.cli import report_server, serve_report
 from memegauge.report.blocks import thumbnail
 from memegauge.report.html import report_file_name, script_json, to_html, uses_embedded, write_html_reports
 from memegauge.types import InputError
-from report_synthetic import PROBE, XSS_IMG, XSS_SCRIPT, adammeme_run, arena_run, memeqa_run
 
 MEMEGAUGE = str(Path(sys.executable).with_name("memegauge"))
 PROBE_RUN = 'probe <img src=x onerror="window.__xss=3">'
-
-
-class Page(HTMLParser):
-    """The parts of a page the tests look at: tables (cell texts and classes), scripts, attributes."""
-
-    def __init__(self, html: str) -> None:
-        super().__init__()
-        self.tables: list[list[list[tuple[str, str]]]] = []
-        self.scripts: list[tuple[dict, str]] = []
-        self.attributes: list[tuple[str, str, str]] = []
-        self.meta_csp = ""
-        self._cell: list[str] | None = None
-        self._cell_class = ""
-        self._script: dict | None = None
-        self.feed(html)
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        self.attributes += [(tag, k, v or "") for k, v in attrs.items()]
-        if tag == "table":
-            self.tables.append([])
-        elif tag == "tr" and self.tables:
-            self.tables[-1].append([])
-        elif tag in ("td", "th"):
-            self._cell, self._cell_class = [], attrs.get("class") or ""
-        elif tag == "script":
-            self._script, self._text = attrs, []
-        elif tag == "meta" and attrs.get("http-equiv") == "Content-Security-Policy":
-            self.meta_csp = attrs["content"]
-
-    def handle_endtag(self, tag):
-        if tag in ("td", "th") and self._cell is not None:
-            self.tables[-1][-1].append(("".join(self._cell).strip(), self._cell_class))
-            self._cell = None
-        elif tag == "script" and self._script is not None:
-            self.scripts.append((self._script, "".join(self._text)))
-            self._script = None
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell.append(data)
-        if self._script is not None:
-            self._text.append(data)
-
-    def table_with(self, header: str) -> list[list[tuple[str, str]]]:
-        return next(t for t in self.tables if t and header in [c for c, _ in t[0]])
-
-    def data(self) -> dict:
-        return json.loads(next(text for attrs, text in self.scripts if attrs.get("id") == "report-data"))
 
 
 @pytest.fixture(scope="module")
@@ -155,6 +106,7 @@ def test_memeqa_without_other_version_has_no_versions_table(store):
     assert not [t for t in p.tables if t and "None+" in [c for c, _ in t[0]]]
 
 
+@pytest.mark.slow
 def test_every_payload_is_escaped_and_inert(store):
     for name in (PROBE_RUN, "arena-probe", "qa-probe"):
         html, p = page(store, name)
@@ -278,6 +230,7 @@ def test_busy_port_is_an_input_error():
         server.server_close()
 
 
+@pytest.mark.slow
 def test_view_command_prints_url_serves_and_stops_on_ctrl_c(store):
     process = subprocess.Popen([MEMEGAUGE, "--store", str(store.path), "view", "qa-minus"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import sys
-from pathlib import Path
+
+import pytest
 
 from memegauge.engine import Store
 from memegauge.report import build_report
 from memegauge.testing.server import start_server
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_realistic import _arena_world, _registry  # noqa: E402
-from test_report_html import Page  # noqa: E402
+from helpers.html_page import Page
+from helpers.models import served_registry
+from helpers.worlds import arena_world
 
 
 def _images(store: Store, name: str) -> dict[str, str]:
@@ -23,6 +23,7 @@ def _images(store: Store, name: str) -> dict[str, str]:
     return Page(to_html(store, build_report(store, name))).data()["images"]
 
 
+@pytest.mark.slow
 def test_arena_report_after_the_meme_folder_moved_still_shows_the_pictures(tmp_path):
     from memegauge.arena.config import ArenaConfig
     from memegauge.arena.pipeline import run_arena
@@ -31,7 +32,7 @@ def test_arena_report_after_the_meme_folder_moved_still_shows_the_pictures(tmp_p
     world = tmp_path / "memes"
     world.mkdir()
     with start_server(latency_ms=0, seed=3, style="realistic") as server:
-        config = _arena_world(world, server.base_url, n_memes=3)
+        config = arena_world(world, server.base_url, n_memes=3)
         store = Store(tmp_path / "s.db")
         asyncio.run(run_arena(load_config(config, ArenaConfig), store, load_registry(world / "models.yaml"),
                               "arena", progress=False))
@@ -49,8 +50,8 @@ def test_adammeme_report_after_the_meme_folder_moved_still_shows_the_pictures(tm
     world = tmp_path / "memes"
     world.mkdir()
     with start_server(latency_ms=0, seed=7, style="realistic") as server:
-        _arena_world(world, server.base_url, n_memes=10)
-        registry = _registry(world, server.base_url, ["agent", "tgt-a"])
+        arena_world(world, server.base_url, n_memes=10)
+        registry = served_registry(world, server.base_url, ["agent", "tgt-a"])
         cfg = AdamConfig(memes=world / "memes.jsonl", agent="agent", targets=["tgt-a"], erase=False,
                          seeds_per_category=3, max_steps=1, warn_below=0, mining_batch=4)
         store = Store(tmp_path / "s.db")
@@ -65,7 +66,7 @@ def test_adammeme_report_after_the_meme_folder_moved_still_shows_the_pictures(tm
 def test_memeqa_report_shows_each_questions_meme_after_the_images_moved(tmp_path):
     from memegauge.cli import main
     from memegauge.report.html import to_html
-    from test_memeqa import make_dataset
+    from helpers.memeqa_data import make_dataset
 
     data, images = make_dataset(tmp_path / "qa", memes=("m1", "m2"))
     with start_server() as server:

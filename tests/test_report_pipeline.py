@@ -1,5 +1,6 @@
 """HTML reports of real method runs: AdamMeme, MemeArena and MemeQA (both versions) run through the
-`memegauge` CLI against the local test server (report_runs.py), the first meme's text an XSS probe.
+`memegauge` CLI against the local test server once per session (tests/conftest.py `method_runs`,
+built by tests/helpers/runs.py), the first meme's text an XSS probe.
 
 Checks every piece of the header against the store and the configs, that the probe is escaped in the
 page, and — when headless Chromium is installed — that each report opens with every detail expanded,
@@ -15,32 +16,25 @@ import re
 import pytest
 
 from memegauge import __version__
-from memegauge.engine import Store
 from memegauge.report import build_report
 from memegauge.report.formats import render_report
 from memegauge.report.html import to_html, write_html_reports
 from memegauge.testing.browser import available, start_driver
-from memegauge.testing.server import start_server
-from report_browser import console_errors, open_page
-from report_runs import JUDGES, QA_MODEL, TARGETS, run_all, world
-from report_synthetic import PROBE, XSS_IMG, XSS_SCRIPT
+from helpers.browser import console_errors, open_page
+from helpers.runs import JUDGES, QA_MODEL, TARGETS
+from helpers.synthetic import XSS_IMG, XSS_SCRIPT
 
-EXPECTED_MODELS = {  # method → (agent, targets, judges) as report_runs' configs name them
+EXPECTED_MODELS = {  # method → (agent, targets, judges) as helpers/runs.py's configs name them
     "adammeme": ("agent", "gpt-x, llava-x", "–"),
     "arena": ("agent", ", ".join(TARGETS), ", ".join(JUDGES)),
     "memeqa": ("–", QA_MODEL, "–"),
 }
 
 
-@pytest.fixture(scope="module")
-def real(tmp_path_factory):
-    root = tmp_path_factory.mktemp("real")
-    with start_server() as server:
-        w = world(root, server.base_url, meme_text=f"meme text {PROBE}")
-        names = run_all(w)
-    store = Store(w.store)
-    yield store, names
-    store.close()
+@pytest.fixture
+def real(method_runs):
+    """The session's runs (tests/conftest.py `method_runs`): their store and method → run name."""
+    return method_runs.store, method_runs.names
 
 
 def facts(page: str) -> dict[str, str]:
@@ -80,6 +74,7 @@ def test_probe_in_a_real_meme_is_escaped_and_every_format_renders(real):
     assert "\\u003cimg src=x onerror=" in arena_page  # the probe meme travels, escaped, in the data
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not available(), reason="chromium, chromedriver or selenium not installed")
 def test_real_reports_open_expand_and_stay_inert_in_the_browser(real, tmp_path):
     from selenium.webdriver.common.by import By

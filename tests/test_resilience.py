@@ -7,7 +7,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.net import free_port
 from memegauge.engine import Store
 from memegauge.testing.server import start_server
 from memegauge.testing.workload import probe_registry, run_workload
@@ -38,6 +38,7 @@ def clean_values(tmp_path_factory):
     return result["values"]
 
 
+@pytest.mark.slow
 def test_twenty_percent_faults_all_recorded_none_parsed(tmp_path, clean_values):
     with start_server(latency_ms=1, fault_rate=0.2, seed=3, hang_s=5) as server:
         result = workload(tmp_path / "s.db", server.base_url, 500, timeout_s=2.0)
@@ -51,7 +52,7 @@ def test_twenty_percent_faults_all_recorded_none_parsed(tmp_path, clean_values):
     # a cut JSON answer (finish_reason "length") is classed truncated, other garbage unparseable
     assert attempts.get("unparseable", 0) + attempts.get("truncated", 0) == faults["truncated"] + faults["garbage"]
     # no fault ever became a value: every value equals the fault-free run's
-    for value, clean, error in zip(result["values"], clean_values, result["error_classes"]):
+    for value, clean, error in zip(result["values"], clean_values, result["error_classes"], strict=True):
         assert value == clean if error is None else value is None
     assert sum(v is not None for v in result["values"]) >= 495
 
@@ -72,6 +73,7 @@ def _stored_keys(store_path: Path) -> set[str]:
         store.close()
 
 
+@pytest.mark.slow
 def test_kill9_at_random_points_then_resume_equals_uninterrupted(tmp_path, clean_values):
     store_path, out = tmp_path / "s.db", tmp_path / "out.json"
     rng = random.Random(11)
@@ -106,14 +108,8 @@ def test_kill9_at_random_points_then_resume_equals_uninterrupted(tmp_path, clean
     assert len(store.records(store.run_row("probe")["id"], "probe")) == 500
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_replicas_share_load_and_fail_over(tmp_path, clean_values):
-    dead = f"http://127.0.0.1:{_free_port()}/v1"
+    dead = f"http://127.0.0.1:{free_port()}/v1"
     with start_server(latency_ms=20, seed=3) as a, start_server(latency_ms=20, seed=3) as b:
         result = workload(tmp_path / "s.db", [a.base_url, b.base_url, dead], 200)
         share_a, share_b = a.stats["requests"], b.stats["requests"]

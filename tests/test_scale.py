@@ -7,17 +7,19 @@ from __future__ import annotations
 import asyncio
 import gc
 import itertools
-import sys
-from pathlib import Path
+
+import pytest
 
 from memegauge.arena import judging
 from memegauge.engine import RUN_GC_THRESHOLD, Engine, Store, open_run
 from memegauge.parse import parse_rating, sections
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_arena import config, make_registry, records  # noqa: E402
-from test_arena import run as run_arena_config  # noqa: E402
-from test_engine import registry, request, scripts  # noqa: E402,F401
+from helpers.arena_scripted import config, make_registry, records
+from helpers.arena_scripted import run as run_arena_config
+from helpers.engine import engine_registry as registry
+from helpers.engine import request
+
+pytestmark = pytest.mark.usefixtures("engine_scripts")
 
 
 def test_successful_calls_leave_no_reference_cycles(tmp_path):

@@ -32,7 +32,8 @@ from memegauge.testing.server import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-PNG_URL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+PNG_URL = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9aw"
+           "AAAABJRU5ErkJggg==")
 
 
 @pytest.fixture(scope="module")
@@ -227,7 +228,8 @@ SCHEMAS = {"miner": MINER, "tasks": TASKS, "pydantic": PYDANTIC_LIKE, "misc": MI
 def test_response_shape_and_usage(server, client):
     reply = client.chat.completions.create(
         model="m-one",
-        messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Explain this funny cat meme"}],
+        messages=[{"role": "system", "content": "Be brief."},
+                  {"role": "user", "content": "Explain this funny cat meme"}],
         temperature=0,
     )
     assert reply.id.startswith("chatcmpl-")
@@ -279,7 +281,8 @@ def test_content_parts_and_images(server, client):
         {"type": "image_url", "image_url": {"url": PNG_URL}},
         {"type": "image_url", "image_url": {"url": PNG_URL, "detail": "low"}},
     ]
-    reply = client.chat.completions.create(model="m-one", messages=[{"role": "user", "content": content}], temperature=0)
+    reply = client.chat.completions.create(model="m-one", messages=[{"role": "user", "content": content}],
+                                           temperature=0)
     assert reply.choices[0].message.content
     assert reply.usage.prompt_tokens == 7  # images count 0 tokens
     after = server.stats
@@ -290,7 +293,8 @@ def test_content_parts_and_images(server, client):
 
 def test_max_tokens_and_stop(server, client):
     reply = client.chat.completions.create(
-        model="m-one", messages=[{"role": "user", "content": "Explain the meme about cats."}], max_tokens=3, temperature=0
+        model="m-one", messages=[{"role": "user", "content": "Explain the meme about cats."}], max_tokens=3,
+        temperature=0,
     )
     assert len(reply.choices[0].message.content.split()) == 3
     assert reply.choices[0].finish_reason == "length"
@@ -381,7 +385,8 @@ def test_json_schema_response_format(client, name):
 def test_json_object(client):
     text = ask(client, "Give me a json object.", response_format={"type": "json_object"})
     assert isinstance(json.loads(text), dict)
-    keyed = ask(client, 'Return JSON like {"prompt_user1": "...", "prompt_user2": "..."}', response_format={"type": "json_object"})
+    keyed = ask(client, 'Return JSON like {"prompt_user1": "...", "prompt_user2": "..."}',
+                response_format={"type": "json_object"})
     assert set(json.loads(keyed)) == {"prompt_user1", "prompt_user2"}
 
 
@@ -476,7 +481,8 @@ def test_cue_final_response(client):
 
 
 def test_cue_users(client):
-    text = ask(client, 'Describe three users who might see the meme "dogs vs cats": [USER 1]: ... [USER 2]: ... [USER 3]: ...')
+    text = ask(client, 'Describe three users who might see the meme "dogs vs cats": '
+                       '[USER 1]: ... [USER 2]: ... [USER 3]: ...')
     lines = text.splitlines()
     assert len(lines) == 3
     for i, line in enumerate(lines, 1):
@@ -638,7 +644,7 @@ def test_fault_sequence_is_seeded_and_retries_can_succeed():
     with start_server(seed=2) as clean, start_server(fault_rate=0.5, seed=2, faults=["500"]) as srv:
         expected = ask(fault_client(clean), "retry me")
         client = fault_client(srv)
-        for attempt in range(30):
+        for attempt in range(30):  # noqa: B007 (read after the loop: the number of failed attempts)
             try:
                 assert ask(client, "retry me") == expected
                 break

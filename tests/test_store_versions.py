@@ -8,7 +8,6 @@ import gzip
 import json
 import shutil
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,7 @@ from memegauge.engine import Store
 from memegauge.engine.store import SCHEMA_VERSION, StoreError
 from memegauge.report import build_report
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_determinism import _without_clock  # noqa: E402
+from helpers.reports import without_clock
 
 OLD = Path(__file__).parent / "data" / "store-v0"
 
@@ -34,7 +32,7 @@ def _report(store: Store, name: str) -> dict:
     """The report's figures from the store; `paper` (the MemeQA paper's published figures, package
     data added after the fixture was made, not read from the store) is left out."""
     report = {k: v for k, v in build_report(store, name).items() if k != "paper"}
-    return json.loads(json.dumps(_without_intervals(_without_clock(report)), sort_keys=True, default=str))
+    return json.loads(json.dumps(_without_intervals(without_clock(report)), sort_keys=True, default=str))
 
 
 # keys the reports gained after the fixture was made (issue 25's 95% intervals); every other figure of
@@ -111,6 +109,7 @@ def test_a_store_from_a_newer_memegauge_is_refused_with_the_fix(tmp_path):
     assert f"schema version {SCHEMA_VERSION + 1}" in message and "upgrade MemeGauge" in message
 
 
+@pytest.mark.slow
 def test_version_1_repeat_keys_migrate_and_a_resumed_run_keeps_one_record_per_repeat(tmp_path):
     """Version 1 keyed a MemeArena repeat record 0-based; version 2 keys every record by its fields.
     Without the migration, resuming such a run would store repeat 1 twice and list its run twice."""
@@ -118,10 +117,10 @@ def test_version_1_repeat_keys_migrate_and_a_resumed_run_keeps_one_record_per_re
     from memegauge.arena.pipeline import run_arena
     from memegauge.config import load_config, load_registry
     from memegauge.testing.server import start_server
-    from test_realistic import _arena_world
+    from helpers.worlds import arena_world
 
     with start_server(seed=5) as server:
-        config = _arena_world(tmp_path, server.base_url, n_memes=1)
+        config = arena_world(tmp_path, server.base_url, n_memes=1)
         config.write_text(config.read_text() + "repeats: 2\n")
         registry = load_registry(tmp_path / "models.yaml")
         path = tmp_path / "s.db"

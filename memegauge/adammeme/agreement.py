@@ -20,7 +20,8 @@ from __future__ import annotations
 import itertools
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

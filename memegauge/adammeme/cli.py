@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from enum import Enum
 from pathlib import Path
-from typing import Optional, get_args
+from typing import get_args
 
 import typer
 
@@ -27,18 +27,18 @@ def register(app: typer.Typer) -> None:
 def adam_command(
     ctx: typer.Context,
     config: Path = typer.Option(..., "-c", "--config", help="AdamMeme config YAML."),
-    run: Optional[str] = typer.Option(None, "--run", help="Run name (default: adam-<targets>-<memes>-<hash>)."),
-    limit: Optional[int] = LIMIT,
-    seed: Optional[int] = SEED,
-    sets: Optional[list[str]] = SET,
-    repeat: Optional[int] = typer.Option(None, "--repeat", min=1, help="Repeats (sets the config's `repeats`)."),
+    run: str | None = typer.Option(None, "--run", help="Run name (default: adam-<targets>-<memes>-<hash>)."),
+    limit: int | None = LIMIT,
+    seed: int | None = SEED,
+    sets: list[str] | None = SET,
+    repeat: int | None = typer.Option(None, "--repeat", min=1, help="Repeats (sets the config's `repeats`)."),
     no_erase: bool = typer.Option(False, "--no-erase", help="Score on the original pictures (erase: false)."),
     max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
                                            help="Accept the run as done when at most this share of its "
                                                 "calls still failed after retries (default 0: none)."),
     skip_preflight: bool = SKIP_PREFLIGHT,
     dry: bool = DRY_RUN,
-    budget: Optional[float] = BUDGET,
+    budget: float | None = BUDGET,
 ) -> None:
     """Run AdamMeme: mine, score and refine memes for one or more target models."""
     from memegauge.adammeme.config import AdamConfig
@@ -142,8 +142,8 @@ def erase_command(
 def import_adammeme_command(
     ctx: typer.Context,
     directory: Path = typer.Argument(..., help="The original code's folder (holds data/ and results/)."),
-    run: Optional[str] = typer.Option(None, "--run", help="Run name (default: adammeme-<experiment>)."),
-    experiment: Optional[str] = typer.Option(None, "--experiment", help="results/<exp> to import."),
+    run: str | None = typer.Option(None, "--run", help="Run name (default: adammeme-<experiment>)."),
+    experiment: str | None = typer.Option(None, "--experiment", help="results/<exp> to import."),
     failure_rule: FailureRuleOption = typer.Option(
         "at_or_below", "--failure-rule", help="at_or_below: a score of 4 fails too (what the released "
         "results use; reproduces the published Table 1); below: the paper's text. The report gives both."),
@@ -162,8 +162,8 @@ def import_adammeme_command(
 def import_human_command(
     ctx: typer.Context,
     run: str = typer.Argument(..., help="An AdamMeme run."),
-    scores: Optional[Path] = typer.Option(None, "--scores", help="CSV: sample_id,score"),
-    labels: Optional[list[Path]] = typer.Option(
+    scores: Path | None = typer.Option(None, "--scores", help="CSV: sample_id,score"),
+    labels: list[Path] | None = typer.Option(
         None, "--labels", help="CSV: meme_id,categories (a|b); repeat it, one file per annotator, for "
         "the agreement between annotators (Table 8)."),
 ) -> None:

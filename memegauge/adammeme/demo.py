@@ -49,7 +49,7 @@ def demo_config(memes_path: Path, model: str, erase: bool) -> AdamConfig:
                       warn_below=0, erase=erase, max_tokens=DEMO_BUDGET)
 
 
-async def demo(inputs: "DemoInputs") -> str:
+async def demo(inputs: DemoInputs) -> str:
     """Run AdamMeme on a few sample memes; write `adammeme-report.json` to out_dir; return the run."""
     console = Console(stderr=True)
     model, out_dir = inputs.model, inputs.out_dir

@@ -9,7 +9,8 @@ a chain of ten rewrites of one meme does not count as ten independent memes.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 

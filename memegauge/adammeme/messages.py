@@ -23,10 +23,10 @@ class MemeView:
     text: str
 
     @classmethod
-    def original(cls, meme: Meme) -> "MemeView":
+    def original(cls, meme: Meme) -> MemeView:
         return cls(meme=meme, picture=meme.image, text=meme.text)
 
-    def with_text(self, text: str) -> "MemeView":
+    def with_text(self, text: str) -> MemeView:
         return MemeView(meme=self.meme, picture=self.picture, text=text)
 
     def alt_text(self) -> str:

@@ -21,7 +21,8 @@ import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence, get_args
+from typing import Any, get_args
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from scipy import stats

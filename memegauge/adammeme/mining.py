@@ -123,10 +123,10 @@ async def _mine_wave(wave: list[Meme], taxonomy: Taxonomy, engine: Engine, cfg: 
     outcomes = await engine.chat_many(requests, parse=parse_miner)
     per_meme = [outcomes[k * cfg.miners:(k + 1) * cfg.miners] for k in range(len(wave))]
     snapshot = Taxonomy.from_dict(taxonomy.to_dict())
-    proposals = [_proposals(m, answers, snapshot) for m, answers in zip(wave, per_meme)]
+    proposals = [_proposals(m, answers, snapshot) for m, answers in zip(wave, per_meme, strict=True)]
     await _vet(wave, proposals, snapshot, engine, cfg)
     records = {}
-    for meme, answers, props in zip(wave, per_meme, proposals):
+    for meme, answers, props in zip(wave, per_meme, proposals, strict=True):
         values = [o.value if o.ok else None for o in answers]
         kept, votes = majority(values, snapshot, cfg.miners)
         answered = sum(v is not None for v in values)
@@ -166,14 +166,14 @@ async def _vet(wave: list[Meme], proposals: list[list[dict]], snapshot: Taxonomy
             if p["decision"] == "pending":
                 first_description.setdefault(p["name"], p["description"])
     names = list(first_description)
-    pending = [(m, p) for m, props in zip(wave, proposals) for p in props if p["decision"] == "pending"]
+    pending = [(m, p) for m, props in zip(wave, proposals, strict=True) for p in props if p["decision"] == "pending"]
     judged, examined = await asyncio.gather(
         engine.chat_many([judge_request(n, first_description[n], snapshot, cfg) for n in names],
                          parse=starts_yes_no),
         engine.chat_many([examiner_request(m, p["name"], p["description"], cfg) for m, p in pending],
                          parse=starts_yes_no))
-    verdicts = dict(zip(names, judged))
-    for (meme, p), outcome in zip(pending, examined):
+    verdicts = dict(zip(names, judged, strict=True))
+    for (_meme, p), outcome in zip(pending, examined, strict=True):
         p["judge"] = _decision(verdicts[p["name"]])
         p["examiner"] = _decision(outcome)
 

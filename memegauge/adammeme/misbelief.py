@@ -47,4 +47,4 @@ async def narrate(plan: dict[str, SamplingRecord], memes: dict[str, Meme], engin
                                       parse=parse_misbelief)
     return [MisbeliefRecord(category=c, meme=m, ok=o.ok, misbelief=o.value,
                             error_class=o.error_class.value if o.error_class else None)
-            for (c, m), o in zip(pairs, outcomes)]
+            for (c, m), o in zip(pairs, outcomes, strict=True)]

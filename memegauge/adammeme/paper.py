@@ -15,7 +15,7 @@ the published row; the paper's text says "lower than" 4. docs/adammeme.md, "Repr
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -42,4 +42,4 @@ def table1_row(steps: Mapping[str, tuple[int, int]], original_fr: Mapping[str, f
     n = np.array([steps[c][0] for c in categories], dtype=float)
     f = np.array([steps[c][1] for c in categories], dtype=float)
     rates = 100 * (f0 + f) / (n0 + n)
-    return {**dict(zip(categories, rates.tolist())), "avg": float(100 * (f0 + f).sum() / (n0 + n).sum())}
+    return {**dict(zip(categories, rates.tolist(), strict=True)), "avg": float(100 * (f0 + f).sum() / (n0 + n).sum())}

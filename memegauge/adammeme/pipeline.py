@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 from memegauge.adammeme.config import AdamConfig
 from memegauge.adammeme.messages import MemeView
@@ -142,7 +142,7 @@ async def _repeat(category: str, samples: list[tuple[str, str]], repeat: int, vi
         *(asyncio.gather(*(answer(views[m], c, t, engine, cfg) for c, m in samples)) for t in cfg.targets))
     scoring = Scoring(repeat, samples, views, misbeliefs, references, plan, engine, run, cfg)
     await asyncio.gather(*(_evaluate_target(t, category, answered, scoring)
-                           for t, answered in zip(cfg.targets, answers)))
+                           for t, answered in zip(cfg.targets, answers, strict=True)))
 
 
 REFINEMENT_PRIORITY = URGENT
@@ -177,14 +177,14 @@ async def _scoring_views(plan: dict[str, SamplingRecord], memes: dict[str, Meme]
         return erased_image_for(meme.image, cache)
 
     pictures = await asyncio.to_thread(lambda: [picture(memes[m]) for m in wanted])
-    return {m: MemeView(meme=memes[m], picture=p, text=memes[m].text) for m, p in zip(wanted, pictures)}
+    return {m: MemeView(meme=memes[m], picture=p, text=memes[m].text) for m, p in zip(wanted, pictures, strict=True)}
 
 
 async def _references(samples: list[tuple[str, str]], views: dict[str, MemeView], engine: Engine, run: Run,
                       cfg: AdamConfig, repeat: int) -> dict[tuple[str, str], ReferenceRecord]:
     built = await asyncio.gather(*(build_reference(views[m], c, engine, cfg, repeat) for c, m in samples))
     run.put_many(built)
-    return dict(zip(samples, built))
+    return dict(zip(samples, built, strict=True))
 
 
 async def _evaluate_target(target: str, category: str, answers: list[CallOutcome], scoring: Scoring) -> None:
@@ -192,10 +192,10 @@ async def _evaluate_target(target: str, category: str, answers: list[CallOutcome
     calls ahead of bulk calls in the models' queues (`REFINEMENT_PRIORITY`)."""
     sc, repeat = scoring, scoring.repeat
     results = await asyncio.gather(*(rate(sc.views[m], c, sc.references[(c, m)], a, sc.engine, sc.cfg)
-                                     for (c, m), a in zip(sc.samples, answers)))
+                                     for (c, m), a in zip(sc.samples, answers, strict=True)))
     scored: list[Sample] = []
     records = []
-    for (c, m), result in zip(sc.samples, results):
+    for (c, m), result in zip(sc.samples, results, strict=True):
         key = ScoreRecord.id_of(target, repeat, c, m)
         sample = Sample(id=key, category=c, meme_id=m, misbelief=sc.misbeliefs[(c, m)],
                         view=sc.views[m], iteration=0, score=result["score"])

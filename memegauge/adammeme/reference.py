@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator
+from collections.abc import Iterator
 
 from memegauge.adammeme.config import AdamConfig
 from memegauge.adammeme.messages import MemeView, agent_request
@@ -24,7 +24,7 @@ from memegauge.types import ChatRequest
 STAGE = "adammeme.reference"
 
 
-_DESCRIPTIONS: ContextVar[dict[str, str]] = ContextVar("adammeme_category_descriptions", default={})
+_DESCRIPTIONS: ContextVar[dict[str, str]] = ContextVar("adammeme_category_descriptions", default={})  # noqa: B039 (only read)
 
 
 @contextmanager

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, AsyncIterator
+from typing import Any
+from collections.abc import AsyncIterator
 
 from memegauge.adammeme.config import AdamConfig
 from memegauge.adammeme.records import StepRecord

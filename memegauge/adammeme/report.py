@@ -5,7 +5,8 @@ samples plus scored rewrites — "with refinement"; `failed` beside n counts sam
 no score, e.g. refusals), `original_only` the same on the originals (the
 ablation without refinement), `by_iteration` (Fig. 3) and `by_category_iteration` (the same per
 category, as Fig. 3 plots it), `by_rule` (FR under each failure rule, whichever the run uses),
-`topics.{C}` (misbelief terms of refined samples, Fig. 4) and `failures` by stage and class. With several repeats `repeats` gives each figure's
+`topics.{C}` (misbelief terms of refined samples, Fig. 4) and `failures` by stage and class.
+With several repeats `repeats` gives each figure's
 mean ± std across them; with several targets `paired_tests` compares them on shared originals.
 `intervals` gives FR and average score (overall, per category, originals only) with 95% intervals,
 clustered by seed meme (`memegauge.adammeme.headline`).

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Any, Iterator, Protocol, Sequence, TypeVar
+from typing import Any, Protocol, TypeVar
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 

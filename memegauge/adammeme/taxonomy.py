@@ -83,5 +83,5 @@ class Taxonomy:
         return {"categories": dict(self.categories), "added": dict(self.added)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Taxonomy":
+    def from_dict(cls, data: dict[str, Any]) -> Taxonomy:
         return cls(categories=dict(data["categories"]), added=dict(data.get("added", {})))

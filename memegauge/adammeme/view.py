@@ -100,7 +100,8 @@ def _topicplot_block(target: str, topics: dict[str, list[dict]]) -> Block | None
             entry[1] += term["original"]
     top = sorted(totals.items(), key=lambda kv: (-kv[1][0], kv[0]))[:12]
     src = plots.horizontal_bars([t for t, _ in top], [v[0] for _, v in top],
-                                f"Misbelief topics of refined samples: {target}", "samples whose misbelief uses the term",
+                                f"Misbelief topics of refined samples: {target}",
+                                "samples whose misbelief uses the term",
                                 secondary=[v[1] for _, v in top], secondary_label="originals",
                                 primary_label="refined")
     return plot_block(f"Misbelief topics ({target})", src)

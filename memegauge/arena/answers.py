@@ -47,5 +47,5 @@ async def answer_tasks(tasks: list[dict[str, Any]], memes: dict[str, Meme], targ
         detect_refusal=False)
     records = {AnswerRecord.key_of(task=t["task"], target=target):
                answer_record(t, target, o.text, failure_fields(o))
-               for (t, target), o in zip(jobs, outcomes)}
+               for (t, target), o in zip(jobs, outcomes, strict=True)}
     return records

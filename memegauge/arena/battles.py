@@ -76,7 +76,7 @@ class Battles:
         models: Sequence[str] | None = None,
         judge: Sequence[str | None] | None = None,
         dimension: Sequence[str | None] | None = None,
-    ) -> "Battles":
+    ) -> Battles:
         """Build a table from parallel arrays.
 
         `model_a` / `model_b` are model names, or integer indices into `models` (then required).
@@ -144,7 +144,7 @@ class Battles:
             names, a_idx, b_idx, codes.astype(np.int8), extra["judge"], extra["dimension"]
         )
 
-    def select(self, mask: np.ndarray) -> "Battles":
+    def select(self, mask: np.ndarray) -> Battles:
         """The battles where boolean `mask` is true (models that no longer occur are dropped)."""
         mask = np.asarray(mask, dtype=bool)
         return _compact(

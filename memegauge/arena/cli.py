@@ -12,7 +12,6 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -31,28 +30,28 @@ def register(app: typer.Typer) -> None:
 
 def arena_command(
     ctx: typer.Context,
-    config_path: Optional[Path] = typer.Option(None, "-c", "--config", help="Arena config YAML."),
-    run: Optional[str] = typer.Option(None, "--run", help="Run name (default: arena-<targets>-<memes>-<hash>)."),
-    limit: Optional[int] = LIMIT,
-    seed: Optional[int] = SEED,
-    sets: Optional[list[str]] = SET,
-    setting: Optional[list[str]] = typer.Option(
+    config_path: Path | None = typer.Option(None, "-c", "--config", help="Arena config YAML."),
+    run: str | None = typer.Option(None, "--run", help="Run name (default: arena-<targets>-<memes>-<hash>)."),
+    limit: int | None = LIMIT,
+    seed: int | None = SEED,
+    sets: list[str] | None = SET,
+    setting: list[str] | None = typer.Option(
         None, "--setting", help="Reference setting, repeatable: fused, self, human, none."),
-    both_orders: Optional[bool] = typer.Option(
+    both_orders: bool | None = typer.Option(
         None, "--both-orders/--one-order", help="Judge each pair in both orders (flip rate)."),
-    self_judging: Optional[bool] = typer.Option(
+    self_judging: bool | None = typer.Option(
         None, "--self-judging/--no-self-judging", help="May a judge judge its own answer."),
-    extend: Optional[str] = typer.Option(None, "--extend", help="Add the config's new targets to RUN."),
+    extend: str | None = typer.Option(None, "--extend", help="Add the config's new targets to RUN."),
     retry_failed: bool = typer.Option(False, "--retry-failed", hidden=True,
                                       help="No longer needed: failed calls are always retried."),
     max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
                                            help="Accept the run as done when at most this share of its "
                                                 "calls still failed after retries (default 0: none)."),
-    battles_out: Optional[Path] = typer.Option(
+    battles_out: Path | None = typer.Option(
         None, "--battles-out", help="Also write the joint battles (JSONL, Chatbot Arena format)."),
     skip_preflight: bool = SKIP_PREFLIGHT,
     dry: bool = DRY_RUN,
-    budget: Optional[float] = BUDGET,
+    budget: float | None = BUDGET,
 ) -> None:
     """Run (or resume) a MemeArena evaluation."""
     if ctx.invoked_subcommand is not None:
@@ -103,7 +102,7 @@ def arena_command(
     finish(store, name, max_failure_rate)
 
 
-def _print_ranking(store, name: str, battles_out: Optional[Path]) -> None:
+def _print_ranking(store, name: str, battles_out: Path | None) -> None:
     from memegauge.arena.judging import ALL_DIMENSIONS, battle_records
     from memegauge.arena.records import BattleRecord
     from memegauge.records import read_checked

@@ -97,7 +97,7 @@ class ArenaConfig(MethodConfig):
                                   "role by role (`arena_<role>.j2`); docs/arena.md, \"Custom prompts\".")
 
     @model_validator(mode="after")
-    def _consistent(self) -> "ArenaConfig":
+    def _consistent(self) -> ArenaConfig:
         every = self.all_targets
         if len(set(every)) != len(every):
             raise ValueError("targets and added_targets must not repeat a model")

@@ -46,5 +46,5 @@ async def simulate_contexts(memes: list[Meme], agent: str, max_tokens: int,
     outcomes = await engine.chat_many([context_request(m, agent, max_tokens) for m in memes],
                                       parse=parse_personas)
     records = {m.id: {"meme": m.id, "personas": o.value or [], **failure_fields(o)}
-               for m, o in zip(memes, outcomes)}
+               for m, o in zip(memes, outcomes, strict=True)}
     return records

@@ -8,7 +8,8 @@ entries); two of them form the judge panel. To fit the budget each task samples 
 battle) instead of three, the guideline is fused from the two judges' answers only (`fusion_pool:
 judges`, one round per task instead of two: fusion calls have the longest prompts and answers), and
 with a two-judge panel of one model's personas self-judging is allowed so that every battle gets both
-verdicts: 8 calls in all (`python bench/arena_demo.py` times this part alone). The figures show the pipeline working, not how
+verdicts: 8 calls in all (`python bench/arena_demo.py` times this part alone).
+The figures show the pipeline working, not how
 well the small offline model understands memes; the detection baseline is left out to stay in budget.
 """
 
@@ -59,7 +60,7 @@ def demo_config(memes_path: Path, model: str, targets: list[str]) -> ArenaConfig
                        detection=False, bootstrap_rounds=200, max_tokens=DEMO_BUDGET)
 
 
-async def demo(inputs: "DemoInputs") -> str:
+async def demo(inputs: DemoInputs) -> str:
     """Run MemeArena on one sample meme; write `arena-report.json` to out_dir; return the run name."""
     model = inputs.model
     chosen = [m for m in inputs.memes if m.id in DEMO_MEMES]

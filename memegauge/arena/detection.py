@@ -73,7 +73,7 @@ async def detect(memes: list[Meme], targets: list[str], max_tokens: int,
     outcomes = await engine.chat_many([detection_request(m, t, max_tokens) for t, m in jobs],
                                       parse=parse_harmful)
     return [{"target": t, "meme": m.id, "gold": gold_label(m), "harmful": o.value, "source": m.source,
-             **failure_fields(o)} for (t, m), o in zip(jobs, outcomes)]
+             **failure_fields(o)} for (t, m), o in zip(jobs, outcomes, strict=True)]
 
 
 def _scored(records: list[dict[str, Any]]) -> dict[str, Any]:

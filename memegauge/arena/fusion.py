@@ -157,7 +157,8 @@ async def fuse_guidelines(tasks: list[dict[str, Any]], memes: dict[str, Meme],
                           arrivals: Mapping[str, int], seed: int, max_tokens: int,
                           engine: Engine) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """`fusion_round` records (`FusionRoundRecord`) and one `guideline` record per task
-    (`GuidelineRecord`: its final text and its `versions` by arrival stage). Tasks are fused concurrently; the rounds of one task run in
+    (`GuidelineRecord`: its final text and its `versions` by arrival stage). Tasks are fused concurrently;
+    the rounds of one task run in
     order, each needing the previous guideline. `arrivals`: each target's arrival stage."""
     plans = {}
     for task in tasks:

@@ -8,7 +8,8 @@ drawn from the targets before it plus itself, and then battles the k − 1 lowes
 targets — exactly the opponents it would meet in a fresh draw. Existing pairs therefore stay and only
 new pairs with the newcomer are added (see `sample_pairs`).
 
-**Judgments.** Each battle is judged by every panel judge (`self_judging`, default on, as in the paper) — except, with `self_judging` off,
+**Judgments.** Each battle is judged by every panel judge (`self_judging`, default on, as in the paper) —
+except, with `self_judging` off,
 a judge whose own answer is in the battle. The answers' positions (Model A / Model B) are drawn per
 judgment from a generator keyed by (seed, setting, task, pair, judge). With `both_orders`, each judge
 judges both orders; when the two readings disagree the judge's verdict is a tie ("tie (bothbad)" when
@@ -33,7 +34,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from memegauge.arena.common import (DIMENSIONS, OVERALL, arrival_stages, failure_fields, keyed_rng,
                                    keyed_uniform, meme_part)
@@ -197,7 +199,7 @@ def reference_for(judgment: Judgment, task: dict[str, Any], guidelines: dict[str
 
 async def judge_battles(tasks: list[dict[str, Any]], memes: dict[str, Meme],
                         answers: dict[str, dict[str, Any]], guidelines: dict[str, dict[str, Any]],
-                        human: dict[str, str], plan: "BattlePlan", max_tokens: int,
+                        human: dict[str, str], plan: BattlePlan, max_tokens: int,
                         engine: Engine) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """`judgment` records (one per judge call, `JudgmentRecord`) and `battle` records (per setting,
     task and pair, `BattleRecord`)."""

@@ -40,7 +40,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from memegauge.arena.agreement import read_human_votes
 from memegauge.arena.answers import answer_tasks

@@ -95,13 +95,13 @@ def compute_online_elo(
     battles = as_battles(battles)
     ratings = [float(init)] * len(battles.models)
     log_base = math.log(base)
-    rows = zip(battles.model_a.tolist(), battles.model_b.tolist(), battles.score_a.tolist())
+    rows = zip(battles.model_a.tolist(), battles.model_b.tolist(), battles.score_a.tolist(), strict=True)
     for a, b, s in rows:
         expected = 1.0 / (1.0 + math.exp(log_base * (ratings[b] - ratings[a]) / scale))
         delta = k * (s - expected)
         ratings[a] += delta
         ratings[b] -= delta
-    return dict(zip(battles.models, ratings))
+    return dict(zip(battles.models, ratings, strict=True))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ def compute_bt(
     wins = pairwise_wins(battles)
     strength = _resolve_reg(wins, reg, battles.models)
     theta = _fit_bt_batch(wins[None], np.array([strength]), math.log(base))[0]
-    return {m: float(scale * t + init) for m, t in zip(battles.models, theta)}
+    return {m: float(scale * t + init) for m, t in zip(battles.models, theta, strict=True)}
 
 
 def _bootstrap_win_matrices(battles: Battles, rounds: int, rng: np.random.Generator) -> np.ndarray:
@@ -342,8 +342,8 @@ def bootstrap_bt(
     median = np.median(samples, axis=0)
     lo, hi = np.quantile(samples, [(1 - level) / 2, (1 + level) / 2], axis=0)
     return (
-        {m: float(v) for m, v in zip(battles.models, median)},
-        {m: (float(x), float(y)) for m, x, y in zip(battles.models, lo, hi)},
+        {m: float(v) for m, v in zip(battles.models, median, strict=True)},
+        {m: (float(x), float(y)) for m, x, y in zip(battles.models, lo, hi, strict=True)},
     )
 
 
@@ -357,7 +357,7 @@ def battle_counts(battles: Battles | Iterable[Mapping[str, Any]]) -> dict[str, i
     battles = as_battles(battles)
     n = len(battles.models)
     counts = np.bincount(battles.model_a, minlength=n) + np.bincount(battles.model_b, minlength=n)
-    return {m: int(c) for m, c in zip(battles.models, counts)}
+    return {m: int(c) for m, c in zip(battles.models, counts, strict=True)}
 
 
 def _points(battles: Battles, points_a: np.ndarray, points_b: np.ndarray) -> dict[str, float]:
@@ -367,7 +367,7 @@ def _points(battles: Battles, points_a: np.ndarray, points_b: np.ndarray) -> dic
         battles.model_b, weights=points_b, minlength=n
     )
     counts = np.bincount(battles.model_a, minlength=n) + np.bincount(battles.model_b, minlength=n)
-    return {m: float(p / c) for m, p, c in zip(battles.models, points, counts)}
+    return {m: float(p / c) for m, p, c in zip(battles.models, points, counts, strict=True)}
 
 
 def win_rates(battles: Battles | Iterable[Mapping[str, Any]]) -> dict[str, float]:

@@ -64,7 +64,7 @@ async def formulate_tasks(memes: list[Meme], contexts: dict[str, dict[str, Any]]
         [task_request(m, contexts[m.id]["personas"], agent, max_tokens) for m in ready],
         parse=parse_tasks)
     per_meme = {m.id: {"meme": m.id, "prompts": o.value or [], **failure_fields(o)}
-                for m, o in zip(ready, outcomes)}
+                for m, o in zip(ready, outcomes, strict=True)}
     tasks = []
     for meme in ready:
         if not per_meme[meme.id]["ok"]:

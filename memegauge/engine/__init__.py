@@ -13,7 +13,8 @@ import hashlib
 import logging
 import json
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, AsyncIterator, Iterator
+from typing import Any
+from collections.abc import AsyncIterator, Iterator
 
 from memegauge._version import __version__
 from memegauge.engine.core import BudgetReached, CallOutcome, Engine, cache_key, call_priority

@@ -34,7 +34,7 @@ async def check_models(registry: ModelRegistry, names: list[str]) -> list[dict[s
     return [{"model": n, "ok": o.ok, "error_class": o.error_class.value if o.error_class else "",
              "latency_s": o.record.latency_s, "image": image,
              "detail": (o.text or "")[:60].replace("\n", " ") if o.ok else o.record.error[:200]}
-            for n, o, image in zip(names, outcomes, images)]
+            for n, o, image in zip(names, outcomes, images, strict=True)]
 
 
 async def refusing_images(registry: ModelRegistry, names: list[str], store: Store | None = None) -> dict[str, str]:
@@ -48,7 +48,7 @@ async def refusing_images(registry: ModelRegistry, names: list[str], store: Stor
         answers = await asyncio.gather(*(_image_answer(engine, n) for n in vision))
     finally:
         await engine.aclose()
-    return {n: words for n, (answer, words) in zip(vision, answers) if answer == "no"}
+    return {n: words for n, (answer, words) in zip(vision, answers, strict=True) if answer == "no"}
 
 
 async def _image_answer(engine: Engine, name: str) -> tuple[str, str]:

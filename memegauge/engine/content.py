@@ -11,7 +11,8 @@ These are the engine's own checks, for every method alike; the answer shapes a s
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from memegauge.parse.text import as_text, demarkdown, strip_reasoning
 from memegauge.types import ChatResult, ErrorClass, ModelCallError, ParseFailure

@@ -16,7 +16,8 @@ import time
 from collections.abc import Sized
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
+from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Iterable, Iterator
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
@@ -311,7 +312,7 @@ class Engine:
         return self._record(spec, request, key, state, time.monotonic() - started)
 
     async def _attempt(self, spec: ModelSpec, backend: ModelBackend, request: ChatRequest, key: str,
-                       parse: Parser | None, detect_refusal: bool, state: "_CallState") -> None:
+                       parse: Parser | None, detect_refusal: bool, state: _CallState) -> None:
         if state.attempts:
             self.progress.retry_ended()
         state.attempts += 1
@@ -327,7 +328,7 @@ class Engine:
             state.finish_reason, state.reasoning = result.finish_reason, result.reasoning
             check_content(result, parse, detect_refusal and self.refusal_detector)
             state.text = result.text
-        except asyncio.TimeoutError:
+        except TimeoutError:
             error = ModelCallError(ErrorClass.TIMEOUT, f"no answer within {spec.timeout_s:g} s")
             self._note_failure(spec, key, state, error, time.monotonic() - t0)
             raise error from None
@@ -338,7 +339,7 @@ class Engine:
             if state.text is None:  # a failed attempt holds no answer: a retry is sent anew
                 self.stop.settled(key)
 
-    def _note_failure(self, spec: ModelSpec, key: str, state: "_CallState", error: ModelCallError,
+    def _note_failure(self, spec: ModelSpec, key: str, state: _CallState, error: ModelCallError,
                       latency: float) -> None:
         if error.error_class in CONTENT_ERRORS:
             state.content_failures += 1
@@ -347,7 +348,7 @@ class Engine:
         self.store.put_attempt(key, spec.name, self.run_id, state.attempts, error.error_class,
                                str(error)[:2000], latency)
 
-    def _record(self, spec: ModelSpec, request: ChatRequest, key: str, state: "_CallState",
+    def _record(self, spec: ModelSpec, request: ChatRequest, key: str, state: _CallState,
                 latency: float, error: ModelCallError | None = None) -> CallRecord:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("%s %s: %s after %d attempt(s), %.2f s", request.stage, spec.name,

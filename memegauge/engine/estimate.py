@@ -19,7 +19,8 @@ store: a rerun replays them without paying again.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from memegauge.config import ModelRegistry
 from memegauge.engine.store import Store

@@ -20,7 +20,8 @@ import logging
 import signal
 import threading
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ class StopSignal:
         if self.in_flight:
             try:
                 await asyncio.wait_for(self._settled.wait(), timeout=self.grace_s)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         return len(self.in_flight)
 

@@ -7,7 +7,7 @@ import heapq
 import itertools
 import time
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 
 class RequestPacer:
@@ -54,7 +54,7 @@ class ModelGate:
         self.pacer = RequestPacer(rpm)
 
     @asynccontextmanager
-    async def slot(self, priority: int = 0) -> AsyncIterator["ModelGate"]:
+    async def slot(self, priority: int = 0) -> AsyncIterator[ModelGate]:
         await self._acquire(priority)
         try:
             await self.pacer.wait()

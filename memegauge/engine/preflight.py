@@ -16,7 +16,8 @@ import asyncio
 import os
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, requires
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import aiohttp
 from rich.console import Console
@@ -61,7 +62,7 @@ class PreflightFailed(InputError):
 
 
 def preflight(registry: ModelRegistry, names: list[str], pictures: list[str] | tuple[str, ...] = (),
-              open_store: Callable[[], "Store"] | None = None, timeout_s: float = TIMEOUT_S) -> None:
+              open_store: Callable[[], Store] | None = None, timeout_s: float = TIMEOUT_S) -> None:
     """Raise `PreflightFailed` naming every model of `names` that cannot work. `pictures`: the models
     the run will show pictures to; each one declared to see images is sent one probe, cached in the
     store `open_store()` opens (so the run, and every rerun, replays it) or in memory without one."""
@@ -71,7 +72,7 @@ def preflight(registry: ModelRegistry, names: list[str], pictures: list[str] | t
 
 
 async def find_problems(registry: ModelRegistry, names: list[str], pictures: list[str] | tuple[str, ...] = (),
-                        open_store: Callable[[], "Store"] | None = None,
+                        open_store: Callable[[], Store] | None = None,
                         timeout_s: float = TIMEOUT_S) -> list[Problem]:
     """Every model's problems (free checks in parallel, then the picture probes), in `names` order."""
     names = list(dict.fromkeys(names))
@@ -173,7 +174,7 @@ def is_builtin(registry: ModelRegistry, name: str) -> bool:
 
 async def _dead_replicas(spec: ModelSpec, timeout_s: float) -> list[str]:
     answers = await asyncio.gather(*(_answers(url, timeout_s) for url in spec.base_url))
-    return [url for url, ok in zip(spec.base_url, answers) if not ok]
+    return [url for url, ok in zip(spec.base_url, answers, strict=True) if not ok]
 
 
 async def _answers(base_url: str, timeout_s: float) -> bool:
@@ -185,7 +186,7 @@ async def _answers(base_url: str, timeout_s: float) -> bool:
             async with session.get(base_url.rstrip("/") + "/models") as response:
                 await response.read()
                 return True
-    except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError):
+    except (TimeoutError, aiohttp.ClientError, OSError, ValueError):
         return False
 
 
@@ -204,7 +205,7 @@ async def check_listed(registry: ModelRegistry, names: list[str]) -> list[dict[s
     that passed. A model whose extra (or weights package) is missing is reported `not installed` with
     its install command and not asked; the others are checked all the same."""
     found = await asyncio.gather(*(find_problems(registry, [n]) for n in names))
-    problems = {n: p[0] for n, p in zip(names, found) if p}
+    problems = {n: p[0] for n, p in zip(names, found, strict=True) if p}
     asked = {r["model"]: r for r in await check_models(registry, [n for n in names if n not in problems])} \
         if len(problems) < len(names) else {}
     return [asked.get(n) or _not_ready(problems[n]) for n in names]

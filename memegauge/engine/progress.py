@@ -18,8 +18,9 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import IO, Any, Iterable
+from datetime import datetime, UTC
+from typing import IO, Any
+from collections.abc import Iterable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -157,7 +158,7 @@ class CallProgress:
 
     def line(self) -> str:
         """One plain progress line (no ANSI): time, overall, the current stage, the status."""
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        now = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
         total = self.total
         share = f" ({100 * self.done / total:.0f}%)" if total else ""
         total_text = f"≤{total}" if self.bounded() else str(total)
@@ -170,7 +171,7 @@ class CallProgress:
 
     # ---- display ---------------------------------------------------------------------------------
 
-    def __enter__(self) -> "CallProgress":
+    def __enter__(self) -> CallProgress:
         if self.progress:
             self.progress.start()
         elif self.enabled:

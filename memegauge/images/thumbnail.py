@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import io
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from PIL import Image
 from pydantic import Field

@@ -100,7 +100,7 @@ async def construct_questions(annotations: list[Annotation], tagger: Tagger, *, 
     drafts = [c.question(["", "", ""], seed) for c in clozes]
     generated = await generate(drafts, contexts, {}, model=generator, engine=engine,
                                round_index=0, stage="memeqa.construct.cloze")
-    cloze_questions = [c.question(generated[d.id], seed) for c, d in zip(clozes, drafts)
+    cloze_questions = [c.question(generated[d.id], seed) for c, d in zip(clozes, drafts, strict=True)
                        if generated[d.id]]
     return multi_questions(annotations, seed) + single_questions(annotations, seed) + cloze_questions
 

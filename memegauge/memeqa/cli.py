@@ -6,7 +6,6 @@ import asyncio
 import os
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -33,31 +32,31 @@ def _settings(ctx: typer.Context):
 @qa_app.command("eval")
 def eval_command(
     ctx: typer.Context,
-    config: Optional[Path] = typer.Option(None, "-c", "--config", help="Eval config YAML (the keys of "
+    config: Path | None = typer.Option(None, "-c", "--config", help="Eval config YAML (the keys of "
                                           "EvalConfig); options given here override it."),
-    data: Optional[Path] = typer.Option(None, "--data", help="Folder with none-minus/ and none-plus/ splits."),
-    images: Optional[Path] = typer.Option(None, "--images", help="Folder of the meme PNGs (+ memes.jsonl)."),
-    version: Optional[str] = typer.Option(None, "--version", help="none-minus (default) or none-plus."),
-    split: Optional[str] = typer.Option(None, "--split", help="train, dev (default) or test."),
-    model: Optional[list[str]] = typer.Option(None, "--model", help="Registry name of the model; repeat it "
+    data: Path | None = typer.Option(None, "--data", help="Folder with none-minus/ and none-plus/ splits."),
+    images: Path | None = typer.Option(None, "--images", help="Folder of the meme PNGs (+ memes.jsonl)."),
+    version: str | None = typer.Option(None, "--version", help="none-minus (default) or none-plus."),
+    split: str | None = typer.Option(None, "--split", help="train, dev (default) or test."),
+    model: list[str] | None = typer.Option(None, "--model", help="Registry name of the model; repeat it "
                                               "(or give a,b) to evaluate several and compare them in one table."),
-    texts: Optional[Path] = typer.Option(None, "--texts", help="{image, text} JSONL (default: "
+    texts: Path | None = typer.Option(None, "--texts", help="{image, text} JSONL (default: "
                                          "IMAGES/memes.jsonl)."),
-    run: Optional[str] = typer.Option(None, "--run", help="Run name (default from the options); with "
+    run: str | None = typer.Option(None, "--run", help="Run name (default from the options); with "
                                       "several models, the prefix of RUN-<model>."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N questions, sampled by "
+    limit: int | None = typer.Option(None, "--limit", min=1, help="At most N questions, sampled by "
                                         "type and meme (seeded)."),
-    types: Optional[list[str]] = typer.Option(None, "--types", help=TYPES_HELP),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the --limit sample (default 0)."),
-    circular: Optional[bool] = typer.Option(None, "--circular/--no-circular", help="Ask every rotation of "
+    types: list[str] | None = typer.Option(None, "--types", help=TYPES_HELP),
+    seed: int | None = typer.Option(None, "--seed", help="Seed of the --limit sample (default 0)."),
+    circular: bool | None = typer.Option(None, "--circular/--no-circular", help="Ask every rotation of "
                                             "the options; correct only if all are."),
-    sets: Optional[list[str]] = SET,
+    sets: list[str] | None = SET,
     max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
                                            help="Accept the run as done when at most this share of its "
                                                 "calls still failed after retries (default 0: none)."),
     skip_preflight: bool = SKIP_PREFLIGHT,
     dry: bool = DRY_RUN,
-    budget: Optional[float] = BUDGET,
+    budget: float | None = BUDGET,
 ) -> None:
     """Evaluate one or more models on one split of MemeQA (paper prompts, greedy, ≤10 new tokens)."""
     from memegauge.clikit import finish_all, overrides, use_budget
@@ -97,7 +96,7 @@ def eval_command(
     finish_all(cfg.store(), names, max_failure_rate)
 
 
-def _dry_eval(cfg, configs, inputs, run: Optional[str]) -> None:
+def _dry_eval(cfg, configs, inputs, run: str | None) -> None:
     """`qa eval --dry-run`: each model's planned calls (one estimate per run)."""
     from memegauge.clikit import dry_run
     from memegauge.memeqa.plan import plan_eval
@@ -117,10 +116,10 @@ def score_command(
     split: str = typer.Option(..., "--split", help="train, dev or test."),
     predictions: list[Path] = typer.Option(..., "--predictions", help='JSONL of {"id", "prediction"}; '
                                            "repeat it to score several files and compare them."),
-    run: Optional[str] = typer.Option(None, "--run", help="Run name."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Score the same sample as eval "
+    run: str | None = typer.Option(None, "--run", help="Run name."),
+    limit: int | None = typer.Option(None, "--limit", help="Score the same sample as eval "
                                         "--limit N."),
-    types: Optional[list[str]] = typer.Option(None, "--types", help=TYPES_HELP),
+    types: list[str] | None = typer.Option(None, "--types", help=TYPES_HELP),
     seed: int = typer.Option(0, "--seed", help="Seed of the --limit sample."),
 ) -> None:
     """Score answers produced elsewhere (raw text per question id); each file stored as a run."""
@@ -260,15 +259,15 @@ def _print_summary(cfg, name: str) -> None:
 @qa_app.command("build")
 def build_command(ctx: typer.Context,
                   config: Path = typer.Option(..., "-c", "--config", help="Build config YAML."),
-                  run: Optional[str] = typer.Option(None, "--run", help="Run name (sets the config's `run`)."),
-                  seed: Optional[int] = SEED,
-                  sets: Optional[list[str]] = SET,
+                  run: str | None = typer.Option(None, "--run", help="Run name (sets the config's `run`)."),
+                  seed: int | None = SEED,
+                  sets: list[str] | None = SET,
                   max_failure_rate: float = typer.Option(
                       0.0, "--max-failure-rate", min=0.0, max=1.0,
                       help="Accept the run as done when at most this share of its calls still failed."),
                   skip_preflight: bool = SKIP_PREFLIGHT,
                   dry: bool = DRY_RUN,
-                  budget: Optional[float] = BUDGET,
+                  budget: float | None = BUDGET,
                   ) -> None:
     """Construct MemeQA from annotations: QO pairs → AF → trivial filter → None+ → split."""
     from memegauge.clikit import console, dry_run, finish, overrides, preflight, use_budget
@@ -304,9 +303,9 @@ def build_command(ctx: typer.Context,
 @qa_app.command("finetune")
 def finetune_command(ctx: typer.Context,
                      config: Path = typer.Option(..., "-c", "--config", help="Fine-tuning YAML."),
-                     run: Optional[str] = typer.Option(None, "--run", help="Run name."),
-                     seed: Optional[int] = SEED,
-                     sets: Optional[list[str]] = SET) -> None:
+                     run: str | None = typer.Option(None, "--run", help="Run name."),
+                     seed: int | None = SEED,
+                     sets: list[str] | None = SET) -> None:
     """LoRA fine-tuning with dev evaluation every 20% of an epoch (extra `train`); resumable."""
     from memegauge.clikit import console, overrides
     from memegauge.config import load_config

@@ -31,7 +31,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Literal
+from collections.abc import Callable, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 

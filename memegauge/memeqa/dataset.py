@@ -20,7 +20,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
+from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -89,7 +90,7 @@ class Question(BaseModel):
     def meme_id(self) -> str:
         return Path(self.img).stem
 
-    def with_gold(self, options: list[str], gold: Iterable[int]) -> "Question":
+    def with_gold(self, options: list[str], gold: Iterable[int]) -> Question:
         """The same question with other options and correct indexes, keyed like the original."""
         gold = set(gold)
         key: int | list[int] = ([int(i in gold) for i in range(len(options))] if self.multi

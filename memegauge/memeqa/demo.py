@@ -35,7 +35,7 @@ def sample_annotations_path() -> Path:
     return Path(str(resources.files("memegauge.samples").joinpath("annotations.jsonl")))
 
 
-async def demo(inputs: "DemoInputs") -> str:
+async def demo(inputs: DemoInputs) -> str:
     """Build a few questions from the sample annotations and ask them like `qa eval` does."""
     model = inputs.model
     annotations = load_annotations(sample_annotations_path())

@@ -124,7 +124,7 @@ def question_record(question: Question, version: str, texts: list[str | None],
     when any call failed: the question is then not scored at all.
     """
     shown = presentations(question, circular)
-    graded = [grade(t, question, p, version) if t is not None else None for t, p in zip(texts, shown)]
+    graded = [grade(t, question, p, version) if t is not None else None for t, p in zip(texts, shown, strict=True)]
     failed = any(g is None for g in graded)
     first = graded[0]
     return {

@@ -13,7 +13,8 @@ correctly can be answered without looking at the meme and is dropped.
 from __future__ import annotations
 
 import random
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from memegauge.memeqa.dataset import SENTIMENT, Question
 from memegauge.memeqa.evaluate import evaluate_questions

@@ -211,7 +211,7 @@ def dev_scores(local: LocalModel, dev: list[Example], version: str, max_length: 
     finally:
         local.model.train()
     records = [question_record(e.question, version, [text], [error], circular=False)
-               for e, (text, error) in zip(dev, outcomes)]
+               for e, (text, error) in zip(dev, outcomes, strict=True)]
     summary = summarize(records)
     return {k: summary[k] for k in ("accuracy", "macro", "micro", "parse_failure_rate")}
 
@@ -363,7 +363,8 @@ def describe_settings(settings: dict[str, Any]) -> str:
     checkpointing = "on" if settings["gradient_checkpointing"] else "off"
     why = f" (default: {'above' if settings['gradient_checkpointing'] else 'at most'} 1 B parameters)" \
         if settings["gradient_checkpointing_default"] else ""
-    micro = f"micro-batch {settings['micro_batch_size']}{' (auto: halved at each out-of-memory)' if settings['micro_batch_auto'] else ''}"
+    micro = f"micro-batch {settings['micro_batch_size']}" \
+        f"{' (auto: halved at each out-of-memory)' if settings['micro_batch_auto'] else ''}"
     pictures = f", max_pixels {settings['max_pixels']}" if settings["max_pixels"] else ""
     pictures += f", image_size {settings['image_size']}" if settings["image_size"] else ""
     return (f"{settings['parameters'] / 1e9:.2f} B parameters: gradient checkpointing {checkpointing}{why}, "

@@ -93,7 +93,7 @@ async def generate(questions: list[Question], contexts: dict[str, dict[str, Any]
         engine.chat(generator_request(q, contexts[q.img], history.get(q.id, []), model,
                                       round_index, stage), parse=_parser(q, history.get(q.id, [])))
         for q in questions))
-    return {q.id: outcome.value if outcome.ok else None for q, outcome in zip(questions, outcomes)}
+    return {q.id: outcome.value if outcome.ok else None for q, outcome in zip(questions, outcomes, strict=True)}
 
 
 def _parser(question: Question, old: list[str]):

@@ -8,7 +8,8 @@ asked 4–5 times gets the wide interval it has (4 of 5 right: 80% [37.6, 96.4])
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from memegauge.report import intervals as ci
 from memegauge.report.headline import Headline, row

@@ -156,7 +156,7 @@ INFO_BY_TASK: dict[str, type[QARecord]] = {"eval": EvalInfo, "score": EvalInfo, 
                                            "finetune": FinetuneInfo}
 
 
-def read_info(store: "Store", run_id: int) -> EvalInfo | BuildInfo | FinetuneInfo | None:
+def read_info(store: Store, run_id: int) -> EvalInfo | BuildInfo | FinetuneInfo | None:
     """The run's ``meta/info`` record, through the model of its task; None when the run has none yet."""
     data = store.get_record(run_id, "meta", "info")
     if data is None:

@@ -36,9 +36,11 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
     rows = [[text(t), count(report["n"][t]), interval_cell(per_type.get(t), True, accuracy[t]),
              pct(baseline.get("by_type", {}).get(t)),
              pct(diff(accuracy[t], baseline.get("by_type", {}).get(t)))] for t in types]
-    rows += [[text("macro"), count(report.get("n_scored")), interval_cell(found.get("macro"), True, report.get("macro")),
+    rows += [[text("macro"), count(report.get("n_scored")),
+              interval_cell(found.get("macro"), True, report.get("macro")),
               pct(baseline.get("macro")), pct(diff(report.get("macro"), baseline.get("macro")))],
-             [text("micro"), count(report.get("n_scored")), interval_cell(found.get("micro"), True, report.get("micro")),
+             [text("micro"), count(report.get("n_scored")),
+              interval_cell(found.get("micro"), True, report.get("micro")),
               pct(baseline.get("micro")),
               pct(diff(report.get("micro"), baseline.get("micro")))]]
     blocks.append(Block("table", "Accuracy per question type", table=table(

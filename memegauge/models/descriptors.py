@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
+from collections.abc import Callable
 
 from memegauge.extras import require_extra
 from memegauge.types import MemeGaugeError

@@ -14,7 +14,8 @@ Serving
     shared by every backend on that file (a registry may use one model as several personas via
     ``system_prompt``). Serving knobs (``spec.serving``, also written inside ``extra``): ``n_parallel``
     (decoding slots, default ``spec.max_concurrency``), ``n_threads`` (default ``os.cpu_count()``).
-    Options from ``spec.extra``: ``n_ctx`` (context per request, default 4096), ``cache_ram_mib`` (host prompt cache, default 1024) and ``sampling``
+    Options from ``spec.extra``: ``n_ctx`` (context per request, default 4096), ``cache_ram_mib`` (host
+    prompt cache, default 1024) and ``sampling``
     (extra llama.cpp request fields such as ``top_k``, ``min_p``, ``repeat_penalty``). The first
     backend to start a server fixes these; a later one asking for more gets a warning. llama.cpp
     logging is silenced (``verbosity = -1``); only a grammar that fails to parse still prints to

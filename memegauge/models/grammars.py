@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import copy
 import string
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 #: The four verdicts of a MemeArena judge (Fig. 11), in the order the grammar lists them.
 VERDICTS: tuple[str, ...] = ("A", "B", "Tie (both strong)", "Tie (both weak)")
@@ -262,7 +263,8 @@ def fit_json_schema(schema: dict[str, Any], max_tokens: int, max_items: int = DE
                     chars_per_token: float = 2.0) -> dict[str, Any]:
     """:func:`bounded_json_schema` with string caps chosen so the whole answer fits `max_tokens`.
 
-    Every free string value (no ``enum``/``const``/``pattern``) shares the character budget of `max_tokens` (after an allowance for keys and
+    Every free string value (no ``enum``/``const``/``pattern``) shares the character budget of `max_tokens`
+    (after an allowance for keys and
     punctuation): each gets at most ``budget / slots`` characters, where `slots` counts how many
     such strings the largest answer can hold (an array of strings counts ``maxItems`` times). A
     cap the caller set is kept when it is smaller. The per-string cap never drops below 24

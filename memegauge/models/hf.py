@@ -135,8 +135,8 @@ class HFBackend:
             batch, prepared = ahead
             rows = await prepared
             ahead = self._prepare_next()
-            ready = [(w, row) for w, row in zip(batch, rows) if not isinstance(row, BaseException)]
-            for w, row in zip(batch, rows):
+            ready = [(w, row) for w, row in zip(batch, rows, strict=True) if not isinstance(row, BaseException)]
+            for w, row in zip(batch, rows, strict=True):
                 if isinstance(row, BaseException):  # this request's picture or prompt, not the batch
                     _settle(w.answer, error=ModelCallError(
                         ErrorClass.BAD_REQUEST, f"preparing the prompt failed: {type(row).__name__}: {row}"))
@@ -195,7 +195,7 @@ class HFBackend:
         except Exception as exc:  # noqa: BLE001 — out of memory, a shape or processor error
             await self._failed(batch, rows, exc)
             return
-        for w, result in zip(batch, results):
+        for w, result in zip(batch, results, strict=True):
             _settle(w.answer, result=result)
 
     async def _failed(self, batch: list[_Waiting], rows: list[Any], exc: Exception) -> None:

@@ -325,7 +325,7 @@ def generate_rows(local: LocalModel, rows: list[dict[str, Any]], max_new_tokens:
         output = local.model.generate(**batch, max_new_tokens=max_new_tokens, pad_token_id=local.pad_id,
                                       **sampling)
     width = batch["input_ids"].shape[1]
-    return [_generated(local, row, out[width:].tolist()) for row, out in zip(rows, output)]
+    return [_generated(local, row, out[width:].tolist()) for row, out in zip(rows, output, strict=True)]
 
 
 def is_out_of_memory(exc: BaseException) -> bool:

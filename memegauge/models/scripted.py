@@ -30,7 +30,8 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from memegauge.models.spec import ModelSpec
 from memegauge.types import ChatRequest, ChatResult, ErrorClass, ModelCallError, Usage
@@ -52,7 +53,7 @@ def stage_covers(selector: str, stage: str | None) -> bool:
 
 def by_stage(responders: dict[str, Responder]) -> Responder:
     """One responder that dispatches on `request.stage`; a stage no selector covers is a bad request."""
-    def respond(request: ChatRequest) -> "str | ChatResult":
+    def respond(request: ChatRequest) -> str | ChatResult:
         covering = [s for s in responders if stage_covers(s, request.stage)]
         if not covering:
             raise ModelCallError(ErrorClass.BAD_REQUEST, f"scripted model has no answer for stage "
@@ -95,7 +96,7 @@ class ScriptedBackend:
     async def aclose(self) -> None:
         return None
 
-    def _answer(self, request: ChatRequest) -> "str | ChatResult":
+    def _answer(self, request: ChatRequest) -> str | ChatResult:
         if self.spec.model in SCRIPTS:
             return SCRIPTS[self.spec.model](request)
         if self.transcript:

@@ -24,7 +24,8 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Sequence
+from typing import IO, Any
+from collections.abc import Sequence
 
 from memegauge.files import ENV_CACHE_DIR, user_cache_root, write_text_atomic
 from memegauge.types import InputError

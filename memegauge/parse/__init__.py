@@ -37,7 +37,8 @@ from memegauge.parse.json_answer import parse_json
 from memegauge.parse.labelled import parse_labelled_lines
 from memegauge.parse.rating import parse_rating
 from memegauge.parse.sections import parse_sections, parse_sections_partial
-from memegauge.parse.verdict import A, B, OVERALL_JUDGE, TIE, TIE_STRONG, TIE_WEAK, parse_dimension_verdicts, parse_verdict
+from memegauge.parse.verdict import (A, B, OVERALL_JUDGE, TIE, TIE_STRONG, TIE_WEAK, parse_dimension_verdicts,
+                                     parse_verdict)
 from memegauge.parse.yes_no import starts_yes_no
 from memegauge.types import ParseFailure
 

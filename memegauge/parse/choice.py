@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from memegauge.parse.text import as_text, fail, strip_reasoning
 from memegauge.types import ParseFailure
@@ -18,7 +18,8 @@ _EXPLICIT = re.compile(
     r"(?i:\b(?:final\s+|correct\s+)?(?:answers?|choices?|options?|selections?|letters?)\b|答案)"
     r"(?:\s+(?i:is|are|would\s+be|should\s+be|will\s+be))?\s*[:：=\-]?\s*"
 )
-_NONE_WHOLE = re.compile(r"(?i)\W*(?:none(?:\s+of\s+(?:the\s+)?(?:above|options|them))?|no\s+(?:correct\s+)?options?)\W*")
+_NONE_WHOLE = re.compile(r"(?i)\W*(?:none(?:\s+of\s+(?:the\s+)?(?:above|options|them))?"
+                         r"|no\s+(?:correct\s+)?options?)\W*")
 _NONE_LEAD = re.compile(r"(?i)\W*none\b")
 _LOWER_WHOLE = re.compile(r"\W*[(\[]?([a-z])[)\]]?\W*")
 # "A" and "I" are words; followed by a lowercase word they are an article or a pronoun, unless

@@ -58,7 +58,7 @@ def parse_json(text: str) -> dict | list | ParseFailure:
 def _scan_json(text: str) -> Any:
     reason = "no JSON object found"
     starts = (i for i, c in enumerate(text) if c in "{[")
-    for _, start in zip(range(_MAX_STARTS), starts):
+    for _, start in zip(range(_MAX_STARTS), starts, strict=False):
         end = _balanced_end(text, start)
         if end is None:
             return ParseFailure(reason="truncated JSON (unbalanced braces)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterable
+from collections.abc import Iterable
 
 from memegauge.parse.text import as_text, fail
 from memegauge.types import ParseFailure

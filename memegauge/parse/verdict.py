@@ -5,7 +5,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 from memegauge.parse.sections import GENERIC_HEADER, locate_headers, section_bodies
 from memegauge.parse.text import as_text, demarkdown, fail
@@ -174,7 +175,8 @@ def _leading(fragment: str) -> _Reading:
 
 _MENTION_HEAD = re.compile(rf"(?i:{_NAMED}\s+)?[AB](?![\w'’])")
 _VERDICT_TAIL = re.compile(
-    r"(?i)(?:[ \t]*(?:\n|$)|\s*[.,;:!)\]—–-]|\s(?:wins|won|is\s+(?:the\s+)?(?:better|superior|stronger|preferable|preferred|winner)"
+    r"(?i)(?:[ \t]*(?:\n|$)|\s*[.,;:!)\]—–-]|\s(?:wins|won"
+    r"|is\s+(?:the\s+)?(?:better|superior|stronger|preferable|preferred|winner)"
     r"|performs\s+better|outperforms|edges|takes\s+(?:it|this)|clearly|slightly|overall|because|since|as\b))")
 
 

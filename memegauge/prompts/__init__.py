@@ -23,7 +23,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Iterator, Optional
+from typing import Annotated, Any
+from collections.abc import Iterator
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, TemplateSyntaxError, meta
 
@@ -130,7 +131,7 @@ def prompt_folder(prefix: str) -> Any:
         folder = resolve_from_base(value, info)
         stored_prompts(folder, prefix)
         return folder
-    return Annotated[Optional[Path], AfterValidator(checked)]
+    return Annotated[Path | None, AfterValidator(checked)]
 
 
 @contextmanager

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import getpass
 import re
-from typing import Optional
 
 import typer
 
@@ -25,7 +24,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("rate")
     def rate_command(ctx: typer.Context, run: str = typer.Argument(..., help="Run name."),
-                     rater: Optional[str] = typer.Option(None, "--rater", help="Who rates (default: your login "
+                     rater: str | None = typer.Option(None, "--rater", help="Who rates (default: your login "
                                                          "name); each rater's votes are kept apart."),
                      sample: int = typer.Option(120, "--sample", min=1, help="Items per task (AdamMeme: scores "
                                                 "and categories each); every rater gets the same ones."),

@@ -18,7 +18,8 @@ import hashlib
 import random
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from memegauge.arena.common import DIMENSIONS, OVERALL
 from memegauge.engine.store import Store
@@ -76,7 +77,7 @@ def _group(rows: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
 
 # ---- AdamMeme -----------------------------------------------------------------------------------
 
-def adammeme_items(store: Store, run: dict[str, Any], n: int, images: "Pictures") -> list[Item]:
+def adammeme_items(store: Store, run: dict[str, Any], n: int, images: Pictures) -> list[Item]:
     """`n` Scorer items (the target's answer, the reference, the Scorer's exact instructions → 1–10)
     and `n` mining items (a meme → its categories in the run's final taxonomy)."""
     run_id, seed = run["id"], run.get("seed")
@@ -137,7 +138,7 @@ def run_memes(run: dict[str, Any]) -> list[Meme]:
 
 # ---- MemeArena ----------------------------------------------------------------------------------
 
-def arena_items(store: Store, run: dict[str, Any], n: int, images: "Pictures") -> list[Item]:
+def arena_items(store: Store, run: dict[str, Any], n: int, images: Pictures) -> list[Item]:
     """`n` battles of the headline setting, one per (task, pair), the answers in a seeded order."""
     run_id, seed, config = run["id"], run.get("seed"), run.get("config") or {}
     setting = (config.get("settings") or ["fused"])[0]
@@ -174,7 +175,7 @@ def blinder(names: Iterable[str]):
 
 # ---- MemeQA -------------------------------------------------------------------------------------
 
-def memeqa_items(store: Store, run: dict[str, Any], n: int, images: "Pictures") -> list[Item]:
+def memeqa_items(store: Store, run: dict[str, Any], n: int, images: Pictures) -> list[Item]:
     """`n` questions per the run's question types, shown without the gold answer."""
     questions = {q["id"]: q for q in store.records(run["id"], "question")}
     items = []

@@ -92,8 +92,8 @@ def score_section(store: Store, run: dict[str, Any], per_rater: dict[str, dict[s
             "human_avg_score": float(pair[:, 1].mean()) if keys else None,
             "agent_failure_rate": float(1 - passed[:, 0].mean()) if keys else None,
             "human_failure_rate": float(1 - passed[:, 1].mean()) if keys else None,
-            "score_icc": stats.interval(lambda idx: stats.icc_2_1(pair[idx]), len(keys), seed),
-            "fr_icc": stats.interval(lambda idx: stats.icc_2_1(passed[idx]), len(keys), seed)}
+            "score_icc": stats.interval(lambda idx, pair=pair: stats.icc_2_1(pair[idx]), len(keys), seed),
+            "fr_icc": stats.interval(lambda idx, passed=passed: stats.icc_2_1(passed[idx]), len(keys), seed)}
     out: dict[str, Any] = {"threshold": threshold, "vs_scorer": vs_scorer}
     if len(per_rater) >= 2:
         raters, common, m = _complete(per_rater, lambda r: r.score)
@@ -112,7 +112,7 @@ def label_section(store: Store, run: dict[str, Any], per_rater: dict[str, dict[s
     paper's "Agreement") and Krippendorff's α (nominal) over the same decisions."""
     vote = {m["meme"]: set(m.get("categories") or []) for m in store.records(run["id"], "mining")
             if m.get("status") == "ok"}
-    categories = list(((store.get_record(run["id"], "taxonomy", "final") or {}).get("categories") or {}))
+    categories = list((store.get_record(run["id"], "taxonomy", "final") or {}).get("categories") or {})
     decisions = lambda chosen: np.array([c in chosen for c in categories], dtype=int)  # noqa: E731
     vs_miners = {}
     for rater, rated in sorted(per_rater.items()):
@@ -121,8 +121,9 @@ def label_section(store: Store, run: dict[str, Any], per_rater: dict[str, dict[s
         agent = np.array([decisions(vote[m]) for m in memes]).reshape(len(memes), -1)
         exact = (human == agent).all(axis=1)
         vs_miners[rater] = {
-            "accuracy": stats.interval(lambda idx: float(exact[idx].mean()), len(memes), seed),
-            "kappa": stats.interval(lambda idx: stats.cohen_kappa(agent[idx].ravel(), human[idx].ravel()),
+            "accuracy": stats.interval(lambda idx, exact=exact: float(exact[idx].mean()), len(memes), seed),
+            "kappa": stats.interval(lambda idx, agent=agent, human=human: stats.cohen_kappa(agent[idx].ravel(),
+                                                                                          human[idx].ravel()),
                                     len(memes), seed)}
     out: dict[str, Any] = {"categories": categories, "vs_miners": vs_miners}
     if len(per_rater) >= 2:
@@ -160,7 +161,7 @@ def pair_section(store: Store, run: dict[str, Any], per_rater: dict[str, dict[st
     for rater, rated in sorted(per_rater.items()):
         keys = [k for k in rated if k in battles]
 
-        def accuracy(verdict, dimension: str = OVERALL) -> dict[str, Any]:
+        def accuracy(verdict, dimension: str = OVERALL, rated=rated, keys=keys) -> dict[str, Any]:
             pairs = [(rated[k].choices.get(dimension), three_way(verdict(battles[k]))) for k in keys]
             hits = np.array([h == v for h, v in pairs if h is not None and v is not None], dtype=float)
             return stats.interval(lambda idx: float(hits[idx].mean()), hits.size, seed)

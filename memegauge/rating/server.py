@@ -23,7 +23,8 @@ import threading
 import time
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 import jinja2

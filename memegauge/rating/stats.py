@@ -20,7 +20,8 @@ nominal for labels and votes. Intervals are percentile bootstraps over items (`b
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

@@ -18,7 +18,8 @@ import threading
 from http import HTTPStatus
 from http.server import ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any
+from collections.abc import Mapping
 
 import typer
 
@@ -70,7 +71,7 @@ def store_server(store: Any, run: str | None = None, port: int = 0,
         if path.startswith("/run/") and len(path) > len("/run/"):
             name = unquote(path[len("/run/"):])
             if name not in {r[0] for r in store.db.execute("SELECT name FROM runs")}:
-                return HTTPStatus.NOT_FOUND, TEXT, f"no run named {name!r} in this store\n".encode("utf-8")
+                return HTTPStatus.NOT_FOUND, TEXT, f"no run named {name!r} in this store\n".encode()
             return HTTPStatus.OK, HTML, render_report(store, name, "html").encode("utf-8")
         if path == "/compare":
             known = {r[0] for r in store.db.execute("SELECT name FROM runs")}
@@ -78,7 +79,7 @@ def store_server(store: Any, run: str | None = None, port: int = 0,
                 return HTTPStatus.OK, HTML, compare_page(comparison(store, _runs_asked(query, known)),
                                                          links=True).encode("utf-8")
             except InputError as exc:
-                return HTTPStatus.BAD_REQUEST, TEXT, f"cannot compare: {exc}\n".encode("utf-8")
+                return HTTPStatus.BAD_REQUEST, TEXT, f"cannot compare: {exc}\n".encode()
         return HTTPStatus.NOT_FOUND, TEXT, b"not found: this server has /, /run/<name> and /compare?runs=...\n"
 
     def respond(method: str, path: str, headers: Mapping[str, str], _: bytes) -> Response:
@@ -105,7 +106,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("view")
     def view_command(ctx: typer.Context,
-                     run: Optional[str] = typer.Argument(None, help="Run name (default: list every run)."),
+                     run: str | None = typer.Argument(None, help="Run name (default: list every run)."),
                      port: int = typer.Option(0, "--port", min=0, max=65535,
                                               help="Port on 127.0.0.1 (default: a free one)."),
                      host: list[str] = typer.Option([], "--host", help="Another name this page may be "
@@ -123,7 +124,7 @@ def register(app: typer.Typer) -> None:
     def compare_command(ctx: typer.Context,
                         runs: list[str] = typer.Argument(..., help="Runs of one method."),
                         fmt: str = typer.Option("table", "--format", help="table, json, csv, md or html."),
-                        out_path: Optional[Path] = typer.Option(None, "--out", help="Write here instead of "
+                        out_path: Path | None = typer.Option(None, "--out", help="Write here instead of "
                                                                 "stdout.")) -> None:
         """One leaderboard across runs of one method, every figure with its 95% interval."""
         from memegauge.files import write_text_atomic

@@ -67,6 +67,6 @@ def render(store: Store, names: list[str], fmt: str) -> str:
 
         return compare_page(found)
     header, lines = leaderboard.text_table(rows)
-    widths = [max(len(str(c)) for c in column) for column in zip(header, *lines)]
-    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip()
+    widths = [max(len(str(c)) for c in column) for column in zip(header, *lines, strict=True)]
+    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
                      for line in [header, *lines]) + "\n"

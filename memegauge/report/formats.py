@@ -1,7 +1,8 @@
 """The report formats, all renderings of the one dict `memegauge.report.build_report` makes of a run:
 JSON (the full report), CSV and Markdown (the run's leaderboard: its headline rows with 95% intervals,
-`memegauge.report.leaderboard`; Markdown adds the "People vs judges" figures of a rated run) and HTML. A method without headline rows (the demo's screen) gets the
-long form in CSV and Markdown: one dotted field per row, dates as ISO strings."""
+`memegauge.report.leaderboard`; Markdown adds the "People vs judges" figures of a rated run) and HTML. A
+method without headline rows (the demo's screen) gets the long form in CSV and Markdown: one dotted field
+per row, dates as ISO strings."""
 
 from __future__ import annotations
 

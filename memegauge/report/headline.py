@@ -51,7 +51,7 @@ def iso_date(stamp: float | None) -> str:
     """A store timestamp (seconds since the epoch) as an ISO 8601 UTC string; '' for None."""
     if stamp is None:
         return ""
-    return dt.datetime.fromtimestamp(float(stamp), dt.timezone.utc).isoformat(timespec="seconds").replace(
+    return dt.datetime.fromtimestamp(float(stamp), dt.UTC).isoformat(timespec="seconds").replace(
         "+00:00", "Z")
 
 

@@ -112,7 +112,7 @@ def _date(stamp: float | None) -> str:
 
     if stamp is None:
         return "–"
-    return dt.datetime.fromtimestamp(stamp, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return dt.datetime.fromtimestamp(stamp, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def generic_view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, Any]]:
@@ -210,9 +210,10 @@ def write_html_reports(store: Store, run_names: list[str], out_dir: Path, index:
     an `index.html` linking them (first in the returned paths). Every page is rendered before
     anything is written, so a bad run name leaves no half set."""
     names = [report_file_name(name) for name in run_names]
-    pages = [(file_name, to_html(store, build_report(store, name))) for name, file_name in zip(run_names, names)]
+    pages = [(file_name, to_html(store, build_report(store, name)))
+             for name, file_name in zip(run_names, names, strict=True)]
     if index:
-        pages.insert(0, (INDEX_NAME, render_index(store, list(zip(run_names, names)))))
+        pages.insert(0, (INDEX_NAME, render_index(store, list(zip(run_names, names, strict=True)))))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []

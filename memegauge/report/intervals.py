@@ -24,7 +24,8 @@ Every figure with an interval has one shape, `Figure` (a dict, so it is stored i
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats

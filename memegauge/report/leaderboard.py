@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from memegauge.report.headline import Headline
 from memegauge.report.intervals import figure, shown
@@ -59,7 +60,7 @@ def wide(rows: list[Headline]) -> tuple[list[str], list[dict[str, Any]]]:
         columns += [f, f"{f}_ci95_lo", f"{f}_ci95_hi", f"{f}_n"] + ([f"{f}_note"] if f in noted else [])
     out = []
     for key, figs in grouped(rows).items():
-        line: dict[str, Any] = dict(zip(KEY_COLUMNS, key))
+        line: dict[str, Any] = dict(zip(KEY_COLUMNS, key, strict=True))
         for f in names:
             r = figs.get(f)
             line.update({f: r and r.value, f"{f}_ci95_lo": r and r.ci95_lo, f"{f}_ci95_hi": r and r.ci95_hi,

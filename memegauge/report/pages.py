@@ -41,9 +41,9 @@ def leaderboard_table(rows: list[Headline], links: bool) -> Any:
     header, lines = leaderboard.text_table(rows)
     grouped = list(leaderboard.grouped(rows).values())
     body = []
-    for line, figs in zip(lines, grouped):
+    for line, figs in zip(lines, grouped, strict=True):
         cells = [Cell(line[0], line[0], href=run_link(line[0]) if links else None)] + [text(v) for v in line[1:4]]
-        for f, (shown, n) in zip(leaderboard.figures_of(rows), zip(line[4::2], line[5::2])):
+        for f, shown in zip(leaderboard.figures_of(rows), line[4::2], strict=True):  # line: 4 keys, (shown, n)...
             r = figs.get(f)
             cells += [Cell(shown, r.value if r else None), count(r.n if r else None)]
         body.append(cells)
@@ -118,7 +118,8 @@ def runs_page(store: Store) -> str:
     for run in runs:
         models, figures = key_figures(store, run["name"])
         if not models:
-            models = sorted({m for ms in run_models(run["method"], json.loads(run["config_json"])).values() for m in ms})
+            roles = run_models(run["method"], json.loads(run["config_json"]))
+            models = sorted({m for ms in roles.values() for m in ms})
         rows.append([Cell(run["name"], run["name"], href=run_link(run["name"])), text(run["method"]),
                      text(", ".join(models) or None), text(run["status"]), text(iso_date(run.get("created"))),
                      text(figures), count(run.get("calls")), count(run.get("failed_calls"))])

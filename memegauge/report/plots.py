@@ -3,9 +3,10 @@
 Each function is pure (report numbers in, `data:image/png;base64,...` out, or None when there is
 nothing to draw). The data URL is a `PlotImage`, a string that keeps its figure, so that
 `save_plot` can write it as PNG, SVG and PDF files too (`memegauge report RUN --plots DIR`).
-Bar plots show each bar's 95% interval as an error bar and its n, and scale the axis to the data. PNG rather than inline SVG so that no model name or category from the data ever
-becomes markup in the page. Figures are built on `matplotlib.figure.Figure` (no pyplot state) with
-math-text parsing off, so a `$` in a model name is drawn as a dollar sign instead of failing.
+Bar plots show each bar's 95% interval as an error bar and its n, and scale the axis to the data. PNG
+rather than inline SVG so that no model name or category from the data ever becomes markup in the page.
+Figures are built on `matplotlib.figure.Figure` (no pyplot state) with math-text parsing off, so a `$` in a
+model name is drawn as a dollar sign instead of failing.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import base64
 import io
 import textwrap
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import matplotlib
 import numpy as np
@@ -85,8 +87,9 @@ Interval = Sequence[float] | None
 
 def _error_bars(heights: np.ndarray, intervals: Sequence[Interval], scale: float) -> np.ndarray:
     """2 × bars array of (below, above) lengths from [lo, hi] intervals; 0 where there is none."""
-    below = [h - scale * ci[0] if ci is not None and not np.isnan(h) else 0.0 for h, ci in zip(heights, intervals)]
-    above = [scale * ci[1] - h if ci is not None and not np.isnan(h) else 0.0 for h, ci in zip(heights, intervals)]
+    pairs = list(zip(heights, intervals, strict=True))
+    below = [h - scale * ci[0] if ci is not None and not np.isnan(h) else 0.0 for h, ci in pairs]
+    above = [scale * ci[1] - h if ci is not None and not np.isnan(h) else 0.0 for h, ci in pairs]
     return np.clip(np.vstack([below, above]), 0, None)
 
 
@@ -98,8 +101,8 @@ def _bar_labels(heights: np.ndarray, counts: Sequence[int | None] | None, percen
     if counts is None:
         return shown
     missing = missing or [False] * len(shown)
-    n = ["" if c is None else f"n={c}" + (", no CI" if m else "") for c, m in zip(counts, missing)]
-    return [f"{v}\n{c}".strip() for v, c in zip(shown, n)] if values else n
+    n = ["" if c is None else f"n={c}" + (", no CI" if m else "") for c, m in zip(counts, missing, strict=True)]
+    return [f"{v}\n{c}".strip() for v, c in zip(shown, n, strict=True)] if values else n
 
 
 def _rate_axis(ax: Any, tops: list[float]) -> None:
@@ -140,7 +143,7 @@ def grouped_bars(groups: Sequence[str], series: dict[str, Sequence[float | None]
             few = len(groups) * len(series) <= 12  # few bars: print the values (a 0% bar is invisible)
             if few or counts:  # many bars: their n only (the table beside has the values)
                 missing = None if intervals is None or name not in intervals else \
-                    [ci is None and not np.isnan(h) for h, ci in zip(heights, intervals[name])]
+                    [ci is None and not np.isnan(h) for h, ci in zip(heights, intervals[name], strict=True)]
                 ax.bar_label(bars, labels=_bar_labels(heights, (counts or {}).get(name), percent, few, missing),
                              fontsize=7 if few else 6, padding=1)
         if reference is not None:

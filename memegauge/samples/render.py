@@ -21,7 +21,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -52,7 +52,7 @@ def _gradient(d: ImageDraw.ImageDraw, top: tuple, bottom: tuple, y0: int = 0, y1
     """Vertical colour gradient, one line per row (deterministic, no dithering)."""
     for y in range(y0, y1):
         t = (y - y0) / max(1, y1 - y0 - 1)
-        colour = tuple(round(a + (b - a) * t) for a, b in zip(top, bottom))
+        colour = tuple(round(a + (b - a) * t) for a, b in zip(top, bottom, strict=True))
         d.line([(0, y), (SIZE, y)], fill=colour)
 
 

@@ -40,7 +40,7 @@ def screen_request(meme: Meme, model: str) -> ChatRequest:
                                          schema_name="screen"))
 
 
-async def screen_memes(memes: list[Meme], model: str, store: Store, registry: "ModelRegistry",
+async def screen_memes(memes: list[Meme], model: str, store: Store, registry: ModelRegistry,
                        progress: bool | None = None) -> str:
     """The engine demo stage: each meme screened once; results stored as `screen` records."""
     config = {"method": "demo", "model": model, "memes": [m.id for m in memes]}
@@ -49,7 +49,7 @@ async def screen_memes(memes: list[Meme], model: str, store: Store, registry: "M
                         progress=progress) as (run, engine):
         outcomes = await engine.chat_many([screen_request(m, model) for m in memes], parse=parse_json)
         run.put_many([ScreenRecord(meme=m.id, labels=m.labels, ok=o.ok, answer=o.value, error=o.record.error)
-                      for m, o in zip(memes, outcomes)])
+                      for m, o in zip(memes, outcomes, strict=True)])
     return name
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")

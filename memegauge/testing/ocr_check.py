@@ -106,7 +106,7 @@ def _run_ocr(view: np.ndarray, scale: float, lang: str, psm: int, options: str =
     )
     words: list[_Word] = []
     for text, conf, x, y, w, h in zip(
-        data["text"], data["conf"], data["left"], data["top"], data["width"], data["height"]
+        data["text"], data["conf"], data["left"], data["top"], data["width"], data["height"], strict=True
     ):
         text = (text or "").strip()
         try:

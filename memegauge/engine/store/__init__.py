@@ -42,7 +42,8 @@ import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from memegauge._version import __version__
 from memegauge.engine.store.errors import GuardedConnection, RunBusy, StoreError, store_fault
@@ -305,7 +306,7 @@ class Store(CallStats):
         row = self.db.execute(f"SELECT {', '.join(columns)} FROM calls WHERE key=?", (key,)).fetchone()
         if row is None:
             return None
-        d = dict(zip(columns, row))
+        d = dict(zip(columns, row, strict=True))
         return CallRecord(
             key=d["key"], model=d["model"], stage=d["stage"] or "",
             request=json.loads(d["request_json"]) if with_request else {}, status=CallStatus(d["status"]),
@@ -396,4 +397,4 @@ class Store(CallStats):
 
     def _row_dict(self, row: tuple, table: str) -> dict[str, Any]:
         names = [d[1] for d in self.db.execute(f"PRAGMA table_info({table})")]
-        return dict(zip(names, row))
+        return dict(zip(names, row, strict=True))

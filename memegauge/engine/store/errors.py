@@ -32,7 +32,8 @@ def store_fault(exc: sqlite3.Error, path: Path) -> StoreError:
                           "view read a read-only store as it is)")
     if "malformed" in text or "not a database" in text or "encrypted" in text or "corrupt" in text:
         return StoreError(f"the store file is damaged ({exc})", str(path),
-                          f"recover what is readable: {shell_command('sqlite3', path, '.recover')} | sqlite3 recovered.db, then "
+                          f"recover what is readable: {shell_command('sqlite3', path, '.recover')}"
+                          " | sqlite3 recovered.db, then "
                           "pass --store recovered.db (or start a new store)")
     if "locked" in text or "busy" in text:
         return StoreError("the store stayed locked by another process for 30 s", str(path),

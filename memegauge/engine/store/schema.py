@@ -4,7 +4,7 @@ and the steps that bring an older store to it (`migrate`): the layout's own, the
 from __future__ import annotations
 
 import sqlite3
-from typing import Callable
+from collections.abc import Callable
 
 from memegauge.methods import methods
 

@@ -310,7 +310,7 @@ class TestServer(_ServerBase):
         self._ready = threading.Event()
         self._error: BaseException | None = None
 
-    def start(self) -> "TestServer":
+    def start(self) -> TestServer:
         if self._thread is not None:
             return self
         self._thread = threading.Thread(target=self._run, name="memegauge-test-server", daemon=True)
@@ -370,7 +370,7 @@ class TestServer(_ServerBase):
         thread.join(timeout=30)
         self._thread = None
 
-    def __enter__(self) -> "TestServer":
+    def __enter__(self) -> TestServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -381,7 +381,7 @@ class AsyncTestServer(_ServerBase):
     """The server on the current event loop: ``async with AsyncTestServer(latency_ms=50) as s:``.
     Same arguments as `TestServer`."""
 
-    async def start(self) -> "AsyncTestServer":
+    async def start(self) -> AsyncTestServer:
         await self._app.start(self._requested_port)
         return self
 
@@ -391,7 +391,7 @@ class AsyncTestServer(_ServerBase):
     def reset(self) -> None:
         self._app.reset()
 
-    async def __aenter__(self) -> "AsyncTestServer":
+    async def __aenter__(self) -> AsyncTestServer:
         return await self.start()
 
     async def __aexit__(self, *exc: Any) -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from memegauge.testing.server.config import _h64
 from memegauge.testing.server.text import _Ctx, _FALLBACK_WORDS
@@ -94,7 +95,7 @@ _FORMATS = {
 def _gen_string(schema: dict[str, Any], ctx: _Ctx) -> str:
     fmt = schema.get("format")
     if fmt == "uuid":
-        value = "%08x-0000-4000-8000-%012x" % (ctx.rng.getrandbits(32), ctx.rng.getrandbits(48))
+        value = f"{ctx.rng.getrandbits(32):08x}-0000-4000-8000-{ctx.rng.getrandbits(48):012x}"
     elif fmt in _FORMATS:
         value = _FORMATS[fmt]
     else:

@@ -7,7 +7,8 @@ import random
 import re
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from memegauge.testing import realistic
 from memegauge.testing.server.config import model_quality

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -15,7 +14,7 @@ def register(app: typer.Typer) -> None:
 
 def toyscore_command(ctx: typer.Context,
                      config: Path = typer.Option(..., "-c", "--config", help="Toyscore config YAML."),
-                     run: Optional[str] = typer.Option(None, "--run", help="Run name.")) -> None:
+                     run: str | None = typer.Option(None, "--run", help="Run name.")) -> None:
     """Ask one model whether each meme is funny."""
     from memegauge.clikit import finish, out, settings
     from memegauge.run_path import run_checked

@@ -53,5 +53,5 @@ async def run(config: ToyConfig, *, store: Store, registry: ModelRegistry, name:
         outcomes = await engine.chat_many(requests)
         opened.put_many([FunnyRecord(meme=m.id, ok=o.ok, error=o.record.error,
                                      funny=o.value.strip().lower().startswith("yes") if o.ok else None)
-                         for m, o in zip(memes, outcomes)])
+                         for m, o in zip(memes, outcomes, strict=True)])
     return RunResult.of(store, name)

@@ -17,6 +17,7 @@ from memegauge.testing.synthetic_memes import write_meme_set
 from memegauge.arena.common import DIMENSIONS, OVERALL
 from memegauge.engine import Store, config_hash
 from memegauge.memes import load_memes
+from memegauge.samples import sample_memes_path
 
 XSS_IMG = '<img src=x onerror="window.__xss=1">'
 XSS_SCRIPT = '</script><script>window.__xss=2</script>'
@@ -108,7 +109,7 @@ def arena_run(store: Store, name: str, *, models: tuple[str, ...] = ("model-a", 
               bootstrap_rounds: int = 100, both_orders: bool = True) -> str:
     """An arena run: every task's three sampled answers battle pairwise (3 battles per task)."""
     rng = random.Random(f"{seed}:arena")
-    samples = load_memes(Path(__file__).resolve().parents[1] / "memegauge" / "samples" / "memes.jsonl")
+    samples = load_memes(sample_memes_path())
     strength = {m: rng.random() * 2 for m in models}
     config = {"agent": agent, "targets": list(models), "added_targets": [], "judges": list(judges), "seed": seed,
               "settings": ["fused"], "elo_k": 4.0, "bootstrap_rounds": bootstrap_rounds,
@@ -121,7 +122,8 @@ def arena_run(store: Store, name: str, *, models: tuple[str, ...] = ("model-a", 
         meme_id = f"{base.id}-{i:04d}"
         meme_text = f"{base.text} {PROBE}" if probe and i == 0 else base.text
         records["meme"].append((meme_id, {"id": meme_id, "order": i, "text": meme_text, "caption": base.caption,
-                                          "labels": base.labels, "image": str(base.image) if i % 7 else "/no/such.png"}))
+                                          "labels": base.labels,
+                                          "image": str(base.image) if i % 7 else "/no/such.png"}))
         personas = [_say(rng, f"user {u}", probe, 15) for u in (1, 2, 3)]
         records["context"].append((meme_id, {"meme": meme_id, "ok": True, "personas": personas,
                                              "error_class": None, "error": ""}))
