@@ -157,8 +157,8 @@ def report_command(
 @app.command("export")
 def export_command(
     ctx: typer.Context, run: str = typer.Argument(..., help="Run name."),
-    table: str = typer.Option(..., "--table", help="samples, steps (AdamMeme); battles, judgments (Arena); "
-                              "questions (MemeQA); leaderboard (every method)."),
+    table: str = typer.Option(..., "--table", help="One of the run's method's tables (an unknown name lists "
+                              "them; docs/runs.md), or leaderboard: its headline figures."),
     fmt: str = typer.Option("csv", "--format", help="csv, jsonl or parquet (parquet needs --out)."),
     out_path: Path | None = typer.Option(None, "--out", help="Write here (atomically) instead of stdout."),
 ) -> None:

@@ -7,10 +7,12 @@ documents the fields), then the columns every table shares:
 * ``run`` — the run's name; ``run_created`` — when the run was first opened, ISO 8601 in UTC;
 * the record's own fields, in the record's field order; a nested value (a list, a dict of verdicts)
   is one JSON text in CSV and Parquet, and stays nested in JSON Lines;
-* one correctness/score column, named per table (``EXPORT_TABLES`` says which).
+* one correctness/score column, named per table.
 
-A table that does not belong to the run's method is refused, naming the tables it has. The file is
-written whole or not at all (a temporary file beside it, then a rename).
+Each method offers its own tables (`Method.exports`: name → `ExportTable`, in the method's folder); every
+method with headline figures also offers ``leaderboard`` (its `Headline` rows). A table that does not
+belong to the run's method is refused, naming the tables it has. The file is written whole or not at all
+(a temporary file beside it, then a rename).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from collections.abc import Callable
 from memegauge.engine.store import Store
 from memegauge.extras import install_hint
 from memegauge.files import write_atomic, write_text_atomic
+from memegauge.methods import method
+from memegauge.records import Record, read_records
 from memegauge.types import InputError
 
 FORMATS = ("csv", "jsonl", "parquet")
@@ -41,95 +45,39 @@ class ExportTable:
     rows: Callable[[Store, dict[str, Any]], Rows]
 
 
-def _record_rows(kind: str) -> Callable[[Store, dict[str, Any]], Rows]:
-    """Rows of the run's records of one class (`"module:Class"`), as the records validate them."""
+def record_rows(record: type[Record], score: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                ) -> Callable[[Store, dict[str, Any]], Rows]:
+    """Rows of the run's records of one type, as the records validate them; `score(row)` (when given)
+    returns the table's correctness/score column(s) for one row."""
     def rows(store: Store, run: dict[str, Any]) -> Rows:
-        from importlib import import_module
-
-        from memegauge.records import read_records
-
-        module, name = kind.split(":")
-        return [record.model_dump(mode="json") for record in read_records(store, run["id"],
-                                                                          getattr(import_module(module), name))]
+        items = [r.model_dump(mode="json") for r in read_records(store, run["id"], record)]
+        return [{**item, **score(item)} for item in items] if score else items
     return rows
 
 
-def _adam_scored(kind: str) -> Callable[[Store, dict[str, Any]], Rows]:
-    """AdamMeme samples or steps, with `failure`: the score fails under the run's own rule (None when
-    the item has no score: a failed call is never a score)."""
-    read = _record_rows(kind)
-
-    def rows(store: Store, run: dict[str, Any]) -> Rows:
-        from memegauge.adammeme.records import RunMeta
-        from memegauge.records import read_record
-
-        meta = read_record(store, run["id"], RunMeta)
-        below = (meta.failure_rule == "below") if meta else False
-        threshold = meta.threshold if meta else 4.0
-        items = read(store, run)
-        for item in items:
-            score = item.get("score")
-            item["failure"] = None if score is None else (score < threshold if below else score <= threshold)
-        return items
-    return rows
-
-
-def _battle_rows(store: Store, run: dict[str, Any]) -> Rows:
-    """Arena battles with `winner`: the panel's joint overall verdict (None: not judged)."""
-    items = _record_rows("memegauge.arena.records:BattleRecord")(store, run)
-    for item in items:
-        item["winner"] = (item.get("joint") or {}).get("overall")
-    return items
-
-
-def _judgment_rows(store: Store, run: dict[str, Any]) -> Rows:
-    """Arena judgments with `winner`: this judge's overall verdict in this order (None: failed)."""
-    items = _record_rows("memegauge.arena.records:JudgmentRecord")(store, run)
-    for item in items:
-        item["winner"] = (item.get("verdicts") or {}).get("overall")
-    return items
-
-
-def _leaderboard_rows(store: Store, run: dict[str, Any]) -> Rows:
-    """The run's headline figures per model (× category or question type), from its report."""
+def _headline_rows(store: Store, run: dict[str, Any]) -> Rows:
+    """The run's headline figures (`memegauge.report.headline.Headline`), one row per model × group ×
+    figure with its 95% interval; the run's name and date are the shared columns."""
     from memegauge.report import build_report
+    from memegauge.report.headline import headline_rows
 
-    report = build_report(store, run["name"])
-    if run["method"] == "adammeme":
-        return [{"model": target, "category": category, "n": f["n"], "avg_score": f["avg_score"],
-                 "failure_rate": f["failure_rate"], "failed_calls": f["failed"]}
-                for target, figures in report["targets"].items()
-                for category, f in figures["categories"].items()]
-    if run["method"] == "arena":
-        return [{"rank": rank, **{k: v for k, v in row.items() if k != "bt_ci"},
-                 "bt_ci_low": (row.get("bt_ci") or [None, None])[0],
-                 "bt_ci_high": (row.get("bt_ci") or [None, None])[1]}
-                for rank, row in enumerate(report["ranking"], start=1)]
-    return [{"model": report.get("model"), "type": t, "n": report["n"][t], "accuracy": accuracy,
-             "random": report["random_baseline"]["by_type"][t]}
-            for t, accuracy in report.get("accuracy", {}).items()]
+    return [row.model_dump(exclude={"run", "date"}) for row in headline_rows(build_report(store, run["name"]))]
 
 
-SCORES = "memegauge.adammeme.records:ScoreRecord"
-STEPS = "memegauge.adammeme.records:StepRecord"
-QUESTIONS = "memegauge.memeqa.records:QuestionRecord"
-
-EXPORT_TABLES: dict[tuple[str, str], ExportTable] = {
-    ("adammeme", "samples"): ExportTable("every scored original sample, with `score` and `failure`",
-                                         _adam_scored(SCORES)),
-    ("adammeme", "steps"): ExportTable("every refinement step, with `score`, `improved` and `failure`",
-                                       _adam_scored(STEPS)),
-    ("arena", "battles"): ExportTable("every battle, with `winner` (the panel's overall verdict)", _battle_rows),
-    ("arena", "judgments"): ExportTable("every judge's verdict in each order, with `winner`", _judgment_rows),
-    ("memeqa", "questions"): ExportTable("every question asked, with `correct`", _record_rows(QUESTIONS)),
-    **{(m, "leaderboard"): ExportTable("the per-model figures of the report", _leaderboard_rows)
-       for m in ("adammeme", "arena", "memeqa")},
-}
-"""(method, table) → the table: what `memegauge export --table` offers for a run of that method."""
+LEADERBOARD = ExportTable("the run's headline figures: one row per model × group × figure, with value, "
+                          "ci95_lo, ci95_hi and n", _headline_rows)
 
 
-def tables_of(method: str) -> list[str]:
-    return [table for (m, table) in EXPORT_TABLES if m == method]
+def tables_of(method_name: str) -> dict[str, ExportTable]:
+    """The tables `memegauge export` offers for a run of this method: the method's own (`Method.exports`)
+    and `leaderboard` for every method with headline figures."""
+    found = method(method_name)
+    if found is None:
+        return {}
+    tables = dict(found.exports()) if found.exports is not None else {}
+    if found.headline is not None:
+        tables.setdefault("leaderboard", LEADERBOARD)
+    return tables
 
 
 def iso_utc(epoch: float | None) -> str | None:
@@ -139,10 +87,11 @@ def iso_utc(epoch: float | None) -> str | None:
 def export_rows(store: Store, name: str, table: str) -> Rows:
     """The rows of `table` of run `name`: `run`, `run_created`, then the items' fields."""
     run = store.run_row(name)
-    found = EXPORT_TABLES.get((run["method"], table))
+    offered = tables_of(run["method"])
+    found = offered.get(table)
     if found is None:
         raise InputError(f"a {run['method']} run has no table {table!r}", where="--table",
-                         fix=f"use one of: {', '.join(tables_of(run['method'])) or '(none)'}")
+                         fix=f"use one of: {', '.join(offered) or '(none)'}")
     header = {"run": run["name"], "run_created": iso_utc(run["created"])}
     return [{**header, **row} for row in found.rows(store, {**run, "id": run["id"]})]
 

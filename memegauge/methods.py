@@ -72,6 +72,9 @@ class Method:
     headline  `headline(report) -> [Headline]`: the report's leaderboard figures as typed rows, each
               with its 95% interval (`memegauge.report.headline`); `report --format csv|md`,
               `compare` and `view` show these. None: the method has no leaderboard.
+    exports   `exports() -> {table name: memegauge.export.ExportTable}`: the run's item tables `memegauge
+              export --table` offers (one row per stored record, with a correctness/score column); every
+              method with `headline` also offers ``leaderboard``. None: only that.
     migrations  `(version, step)` pairs: `step(connection)` rewrites this method's records when a store
               is migrated to `version` (`memegauge.engine.store.schema.migrate`); the store itself knows
               no method's record kinds.
@@ -91,6 +94,7 @@ class Method:
     models: Callable[[dict[str, Any]], dict[str, list[str]]] | None = None
     folder: Path | None = None
     headline: Callable[[dict[str, Any]], list[Any]] | None = None
+    exports: Callable[[], dict[str, Any]] | None = None
     migrations: tuple[tuple[int, Callable[[Any], None]], ...] = ()
 
     @classmethod
@@ -98,15 +102,16 @@ class Method:
                    folder: Path | None = None,
                    migrations: tuple[tuple[int, Callable[[Any], None]], ...] = ()) -> Method:
         """A method with every hook, taken from the functions `report`, `view`, `commands`, `demo`,
-        `config`, `check`, `run`, `tables`, `models` and `headline` of the module `hooks()` returns. That module
-        is imported on the first call of a hook, so the descriptor module stays light."""
+        `config`, `check`, `run`, `tables`, `models`, `headline` and `exports` of the module `hooks()`
+        returns. That module is imported on the first call of a hook, so the descriptor module stays light."""
         def hook(attribute: str) -> Callable[..., Any]:
             return lambda *args, **kwargs: getattr(hooks(), attribute)(*args, **kwargs)
 
         return cls(name=name, title=title, report=hook("report"), view=hook("view"),
                    commands=hook("commands"), demo=hook("demo"), demo_order=demo_order,
                    config=hook("config"), check=hook("check"), run=hook("run"), tables=hook("tables"),
-                   models=hook("models"), headline=hook("headline"), folder=folder, migrations=migrations)
+                   models=hook("models"), headline=hook("headline"), exports=hook("exports"), folder=folder,
+                   migrations=migrations)
 
 
 def lazy(target: str) -> Callable[..., Any]:

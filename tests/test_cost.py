@@ -173,6 +173,7 @@ def test_a_stage_submitting_more_than_planned_raises_its_total():
     assert progress.total == 3
 
 
+@pytest.mark.slow  # a detached subprocess run: seconds
 def test_a_detached_run_prints_timestamped_progress_lines(tmp_path):
     """As under nohup: stderr is a file. Lines every --progress-every seconds, no ANSI codes."""
     with start_server(latency_ms=150) as slow:

@@ -78,14 +78,18 @@ def test_dtypes_and_values_match_the_store(runs, capsys):
 def test_leaderboard_of_each_method(runs, capsys, method):
     w, names = runs
     frame = pandas.read_csv(io.StringIO(exported(w, capsys, names[method], "--table", "leaderboard")))
-    assert len(frame) > 0 and "model" in frame.columns
+    assert len(frame) > 0
+    assert {"run", "run_created", "method", "model", "group", "figure", "value", "ci95_lo", "ci95_hi", "n"} <= set(
+        frame.columns)
+    assert (frame["method"] == method).all() and frame["value"].dtype.kind == "f"
+    bounded = frame.dropna(subset=["ci95_lo", "ci95_hi"])  # an interval on too few items has none (a note)
+    assert ((bounded["ci95_lo"] <= bounded["value"]) & (bounded["value"] <= bounded["ci95_hi"])).all()
     if method == "adammeme":
-        assert {"category", "n", "avg_score", "failure_rate"} <= set(frame.columns)
-        assert set(frame["model"]) == {"gpt-x", "llava-x"}
+        assert set(frame["model"]) == {"gpt-x", "llava-x"} and {"avg_score", "failure_rate"} <= set(frame["figure"])
     elif method == "arena":
-        assert list(frame["rank"]) == list(range(1, len(frame) + 1)) and frame["elo"].dtype.kind == "f"
+        assert "win_rate" in set(frame["figure"])
     else:
-        assert set(frame["type"]) and frame["accuracy"].between(0, 100).all()
+        assert frame.loc[frame["figure"] == "accuracy", "value"].between(0, 1).all()
 
 
 def test_jsonl_keeps_nesting_and_parquet_round_trips(runs, capsys, tmp_path):

@@ -1,6 +1,6 @@
 """A fourth method is one folder plus one entry point: `tests/fourth_method/toyscore` (the worked example of
 docs/engine.md), installed into a temporary site folder with its entry point and nothing else, runs end to
-end through the CLI, the Python API, `report` (every format), `runs` and `view`, without a change to any
+end through the CLI, the Python API, `report` (every format), `export`, `runs` and `view`, without a change to any
 file of MemeGauge. Each step runs in a fresh process, so the method is found the way an installed package
 is: by its entry point."""
 
@@ -51,6 +51,7 @@ def _cli(world, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     return done
 
 
+@pytest.mark.slow  # subprocesses and a browser: seconds each
 def test_a_fourth_method_runs_through_the_cli_the_api_report_and_view(world):
     tmp, env = world
     shipped = {p: p.stat().st_mtime_ns for p in Path(__file__).parents[1].joinpath("memegauge").rglob("*")
@@ -74,6 +75,12 @@ def test_a_fourth_method_runs_through_the_cli_the_api_report_and_view(world):
     page = _cli(world, "report", "toy-cli", "--format", "html").stdout
     assert "Toyscore" in page and "function toyscore(root, data)" in page and "toyscore: toyscore" in page
     assert "<dt>targets</dt><dd>tsrv</dd>" in page  # the method said which model the run used
+
+    exported = _cli(world, "export", "toy-cli", "--table", "answers", "--format", "jsonl").stdout
+    rows = [json.loads(line) for line in exported.splitlines()]
+    assert len(rows) == 13 and {r["run"] for r in rows} == {"toy-cli"} and all("funny" in r for r in rows)
+    refused = _cli(world, "export", "toy-cli", "--table", "leaderboard", check=False)
+    assert refused.returncode == 2 and "use one of: answers" in refused.stderr  # no headline hook, no leaderboard
 
     listed = _cli(world, "runs", "--json").stdout
     assert {r["name"] for r in json.loads(listed)} == {"toy-cli", "toy-api"}

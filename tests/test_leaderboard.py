@@ -218,6 +218,7 @@ def test_a_report_built_before_intervals_still_renders(store):
     assert "accuracy" in to_html(store, report)
 
 
+@pytest.mark.slow  # subprocesses and a browser: seconds each
 def test_compare_page_and_run_list_in_a_browser_run_no_injected_script(served):
     from memegauge.testing.browser import available, start_driver
 

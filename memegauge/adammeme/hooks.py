@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 # imported when called (`memegauge.methods.lazy`): registering the CLI loads the CLI module only
 commands, demo, report, tables, view = package_hooks("adammeme")
 headline = lazy("memegauge.adammeme.headline:headline")  # leaderboard rows with intervals
+exports = lazy("memegauge.adammeme.exports:tables")  # the item tables of `memegauge export`
 
 
 def check(config: AdamConfig, registry: ModelRegistry) -> Checked:

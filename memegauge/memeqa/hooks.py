@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 # imported when called (`memegauge.methods.lazy`): registering the CLI loads the CLI module only
 commands, demo, report, tables, view = package_hooks("memeqa")
 headline = lazy("memegauge.memeqa.headline:headline")  # leaderboard rows with intervals
+exports = lazy("memegauge.memeqa.exports:tables")  # the item tables of `memegauge export`
 
 
 def check(config: EvalConfig, registry: ModelRegistry) -> Checked:

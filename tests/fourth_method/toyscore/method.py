@@ -13,5 +13,6 @@ METHOD = Method(
     commands=lazy("toyscore.cli:register"),
     report=lazy("toyscore.report:build"), tables=lazy("toyscore.report:tables"),
     models=lazy("toyscore.report:models"), view=lazy("toyscore.view:view"),
+    exports=lazy("toyscore.exports:tables"),
     folder=Path(__file__).parent,  # prompts/toyscore_*.j2 and browser.js
 )

@@ -1,0 +1,32 @@
+"""AdamMeme's tables for `memegauge export`: its scored samples and its refinement steps, each with
+`failure` under the run's own failure rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memegauge.adammeme.records import RunMeta, ScoreRecord, StepRecord
+from memegauge.engine.store import Store
+from memegauge.export import ExportTable, Rows
+from memegauge.records import read_record, read_records
+
+
+def _scored(record: type[ScoreRecord] | type[StepRecord]):
+    """Rows of samples or steps with `failure`: the score fails under the run's rule (None when the
+    item has no score: a failed call is never a score)."""
+    def rows(store: Store, run: dict[str, Any]) -> Rows:
+        meta = read_record(store, run["id"], RunMeta)
+        below = (meta.failure_rule == "below") if meta else False
+        threshold = meta.threshold if meta else 4.0
+        items = [r.model_dump(mode="json") for r in read_records(store, run["id"], record)]
+        for item in items:
+            score = item.get("score")
+            item["failure"] = None if score is None else (score < threshold if below else score <= threshold)
+        return items
+    return rows
+
+
+def tables() -> dict[str, ExportTable]:
+    return {"samples": ExportTable("every scored original sample, with `score` and `failure`", _scored(ScoreRecord)),
+            "steps": ExportTable("every refinement step, with `score`, `improved` and `failure`",
+                                 _scored(StepRecord))}
