@@ -5,6 +5,7 @@ layout changed no report (issue 23: "no behaviour change").
     python bench/report_snapshot.py render DIR OUT  # the reports of DIR/stores, rendered now, into OUT
     diff -r DIR/reports OUT                       # empty: byte-identical
     python bench/report_snapshot.py figures DIR1 DIR2   # two `make`s: JSON reports without clock or paths
+    python bench/report_snapshot.py added DIR OUT       # DIR/reports vs OUT's JSON, less issue 25's keys
 
 `make` runs what tests/test_determinism.py runs (AdamMeme, MemeArena and MemeQA against the local test
 server, seed 7, realistic style), plus `memegauge demo` against the test server (the demo's screen run
@@ -162,6 +163,40 @@ def figures(first: Path, second: Path) -> int:
     return 1 if differ else 0
 
 
+# what issue 25 added to every report (95% intervals); its one change of an existing figure: a Bradley–Terry
+# interval resting on too few battles is null (with `bt_note`) instead of a zero-width range
+ADDED = {"intervals", "win_rate_ci95", "bt_note"}
+
+
+def _differences(old, new, path: str = "") -> list[str]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [d for k in dict.fromkeys([*old, *new]) for d in (
+            [f"{path}.{k}: only in {'new' if k in new else 'old'}"] if (k in old) != (k in new)
+            else _differences(old[k], new[k], f"{path}.{k}"))]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [d for i, (a, b) in enumerate(zip(old, new, strict=True)) for d in _differences(a, b, f"{path}[{i}]")]
+    return [] if old == new else [f"{path}: {old!r} -> {new!r}"]
+
+
+def added(before: Path, now: Path) -> int:
+    """The JSON reports of the same stores, rendered before and now, compared without the keys issue 25
+    added: every other difference printed."""
+    import json
+
+    def without(value):
+        if isinstance(value, dict):
+            return {k: without(v) for k, v in value.items() if k not in ADDED}
+        return [without(v) for v in value] if isinstance(value, list) else value
+
+    changed = 0
+    for path in sorted((before / "reports").glob("*.json")):
+        found = _differences(without(json.loads(path.read_text(encoding="utf-8"))),
+                             without(json.loads((now / path.name).read_text(encoding="utf-8"))))
+        changed += bool(found)
+        print(f"{path.name}: " + ("equal" if not found else f"{len(found)} differences, e.g. {found[:2]}"))
+    return 1 if changed else 0
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "make":
         make(Path(sys.argv[2]))
@@ -169,5 +204,7 @@ if __name__ == "__main__":
         render(Path(sys.argv[2]), Path(sys.argv[3]))
     elif len(sys.argv) == 4 and sys.argv[1] == "figures":
         raise SystemExit(figures(Path(sys.argv[2]), Path(sys.argv[3])))
+    elif len(sys.argv) == 4 and sys.argv[1] == "added":
+        raise SystemExit(added(Path(sys.argv[2]), Path(sys.argv[3])))
     else:
         raise SystemExit(__doc__)
