@@ -6,6 +6,7 @@ Jinja2 environment (autoescape on, StrictUndefined) and blocks; no script.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -50,24 +51,33 @@ def leaderboard_table(rows: list[Headline], links: bool) -> Any:
     return table(header, body)
 
 
-def comparison_plot(rows: list[Headline], overall_only: bool = False) -> str | None:
+PLOT_GROUPS = 5  # groups per comparison plot beyond the overall one
+
+
+def comparison_plot(rows: list[Headline], overall_only: bool = False,
+                    groups: list[str] | None = None) -> str | None:
     """Bars of the first rate figure (FR, win rate, accuracy) per group (only the `overall…` groups
-    with `overall_only`), one series per model of a run, each with its 95% interval and n."""
-    rates = [r for r in rows if r.unit == "rate" and (r.group.startswith("overall") or not overall_only)]
-    if not rates:
+    with `overall_only`, only `groups` when given), one series per model of a run, each with its 95%
+    interval and n."""
+    every = [r for r in rows if r.unit == "rate"]
+    if not every:
         return None
-    figure = rates[0].figure
-    chosen = [r for r in rates if r.figure == figure]
+    figure = every[0].figure
+    every = [r for r in every if r.figure == figure]
+    chosen = [r for r in every if (r.group.startswith("overall") or not overall_only)
+              and (groups is None or r.group in groups)]
+    if not chosen:
+        return None
     groups = list(dict.fromkeys(r.group for r in chosen))
-    models = {r.model for r in chosen}
-    runs_per_model = {m: {r.run for r in chosen if r.model == m} for m in models}
+    runs_per_model = {m: {r.run for r in every if r.model == m} for m in {r.model for r in every}}
 
     def label(r: Headline) -> str:
         return r.model if len(runs_per_model[r.model]) == 1 else f"{r.model} ({r.run})"
 
-    series: dict[str, dict[str, Headline]] = {}
+    # every series in every plot of a page, in one order: a model keeps its colour from plot to plot
+    series: dict[str, dict[str, Headline]] = {label(r): {} for r in every}
     for r in chosen:
-        series.setdefault(label(r), {})[r.group] = r
+        series[label(r)][r.group] = r
     values = {s: [by.get(g).value if by.get(g) else None for g in groups] for s, by in series.items()}
     intervals = {s: [None if by.get(g) is None or by[g].ci95_lo is None else (by[g].ci95_lo, by[g].ci95_hi)
                      for g in groups] for s, by in series.items()}
@@ -83,11 +93,18 @@ def compare_page(found: dict[str, Any], links: bool = False) -> str:
              for r in found["runs"]]
     blocks = [Block("table", "Leaderboard (95% intervals; n = items behind each figure)",
                     table=leaderboard_table(rows, links))]
-    overall, every = comparison_plot(rows, overall_only=True), comparison_plot(rows)
+    overall = comparison_plot(rows, overall_only=True)
     if overall:
         blocks.append(Block("plot", "Overall, with 95% intervals", src=overall))
-    if every and len({r.group for r in rows}) > len({r.group for r in rows if r.group.startswith("overall")}):
-        blocks.append(Block("plot", "Every group, with 95% intervals", src=every))
+    # the other groups a few at a time: 13 question types × 3 models in one plot shrink to unreadable bars
+    others = list(dict.fromkeys(r.group for r in rows if not r.group.startswith("overall")))
+    size = math.ceil(len(others) / math.ceil(len(others) / PLOT_GROUPS)) if others else 1  # even chunks
+    for start in range(0, len(others), size):
+        chunk = others[start:start + size]
+        if src := comparison_plot(rows, groups=chunk):
+            title = ("Every group" if len(chunk) == len(others) else
+                     f"Groups {start + 1}–{start + len(chunk)} of {len(others)}")
+            blocks.append(Block("plot", f"{title}, with 95% intervals", src=src))
     return render_page(f"MemeGauge comparison ({found['method']})", blocks, facts,
                        subtitle=f"{len(found['runs'])} run(s)", home=links)
 
