@@ -62,6 +62,9 @@ def main_options(
     set_progress_every(progress_every)
     set_budget(None)  # a method command's --budget sets it for its own runs
     store_path = store or Path(os.environ.get(ENV_STORE) or "memegauge.db")
+    if models is not None and not models.exists():  # here: a command that needs no model never reads it
+        raise InputError("no such registry file", where=str(models),
+                         fix="pass --models with the path of your models.yaml (docs/models.md)")
     ctx.obj = Settings(store_path=store_path, models_path=models, verbose=verbose, quiet=quiet)
 
 

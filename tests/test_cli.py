@@ -163,3 +163,11 @@ def test_tables_piped_to_a_file_keep_their_full_rows(tmp_path):
     result = subprocess.run([str(Path(sys.executable).with_name("memegauge")), "--store", str(tmp_path / "store.db"),
                              "runs"], capture_output=True, text=True, env=env, check=True)
     assert name in result.stdout and "…" not in result.stdout
+
+
+def test_a_missing_registry_file_is_refused_even_by_a_command_that_needs_no_model(tmp_path, capsys):
+    """`--models` naming no file was silent for `runs` (the registry is read only when a model is needed)."""
+    code = main(["--store", str(tmp_path / "s.db"), "--models", str(tmp_path / "nosuch.yaml"), "runs"])
+    err = capsys.readouterr().err
+    assert code == 2 and "nosuch.yaml: no such registry file" in err and "fix:" in err
+    assert not (tmp_path / "s.db").exists()
