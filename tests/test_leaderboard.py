@@ -247,3 +247,31 @@ def test_compare_page_and_run_list_in_a_browser_run_no_injected_script(served):
         assert console_errors(driver) == []
     finally:
         driver.quit()
+
+
+def test_view_answers_a_run_it_cannot_report_with_an_error_page_not_a_dropped_connection(tmp_path):
+    """A MemeQA run stopped by --budget before its question records were written: its report is refused
+    with one message, and the view answered that request with no HTTP response at all."""
+    from helpers.memeqa_data import qa_dataset
+    from memegauge.testing.server import start_server
+
+    data, images = qa_dataset(tmp_path / "qa")
+    with start_server(latency_ms=20) as srv:
+        (tmp_path / "models.yaml").write_text(f"m: {{backend: openai, model: m, base_url: {srv.base_url}, "
+                                              "max_concurrency: 2, price_in: 2.5, price_out: 10}\n")
+        code = main(["--store", str(tmp_path / "s.db"), "--models", str(tmp_path / "models.yaml"), "--quiet",
+                     "qa", "eval", "--data", str(data), "--images", str(images), "--version", "none-minus",
+                     "--split", "dev", "--model", "m", "--budget", "0.0001", "--run", "qa-stopped"])
+    assert code == 1
+    stopped = Store(tmp_path / "s.db")
+    server = store_server(stopped)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        status, text = fetch(url + "/run/qa-stopped")
+        assert status == 409 and "cannot show this page" in text and "qa-stopped" in text
+        assert fetch(url + "/")[0] == 200  # the run list still lists it
+    finally:
+        server.shutdown()
+        server.server_close()
+        stopped.close()

@@ -40,6 +40,8 @@ def headline(report: dict[str, Any]) -> list[Headline]:
     found = report.get("intervals")
     if not found:
         return []
-    run, model = report["run"], str(report.get("model"))
+    run = report["run"]
+    # a run stopped before its results has no `model` figure yet: its config names the model
+    model = str(report.get("model") or (run.get("config") or {}).get("model"))
     rows = [row(run, model, t, "accuracy", fig, "rate") for t, fig in found["accuracy"].items()]
     return [row(run, model, f"overall ({name})", "accuracy", found[name], "rate") for name in ("macro", "micro")] + rows

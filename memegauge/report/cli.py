@@ -24,7 +24,7 @@ from collections.abc import Mapping
 import typer
 
 from memegauge.localserver import LOCAL_HOSTS, Response, host_allowed, local_server, serve  # noqa: F401
-from memegauge.types import InputError
+from memegauge.types import InputError, MemeGaugeError
 
 
 def report_server(page: str, port: int = 0, hosts: tuple[str, ...] = LOCAL_HOSTS) -> ThreadingHTTPServer:
@@ -87,7 +87,10 @@ def store_server(store: Any, run: str | None = None, port: int = 0,
             return HTTPStatus.METHOD_NOT_ALLOWED, "", b""
         route, _, query = path.partition("?")
         with lock:
-            return page(route, query)
+            try:
+                return page(route, query)
+            except MemeGaugeError as exc:  # a run that cannot be reported (e.g. stopped before its results)
+                return HTTPStatus.CONFLICT, TEXT, f"cannot show this page: {exc}\n".encode()
 
     return local_server(respond, port, hosts)
 
