@@ -21,7 +21,6 @@ import csv
 import io
 import json
 from dataclasses import dataclass
-from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable
@@ -39,10 +38,17 @@ Rows = list[dict[str, Any]]
 
 @dataclass(frozen=True)
 class ExportTable:
-    """One exportable table: what its rows are, and how they are read from the store."""
+    """One exportable table: what its rows are, how they are read from the store, and its columns (the
+    header an empty table still has, so that pandas reads it as a frame with no rows)."""
 
     describe: str
     rows: Callable[[Store, dict[str, Any]], Rows]
+    columns: tuple[str, ...] = ()
+
+
+def record_columns(record: type[Record], *score: str) -> tuple[str, ...]:
+    """The columns of a table of `record`s: the record's fields in order, then its score column(s)."""
+    return (*record.model_fields, *score)
 
 
 def record_rows(record: type[Record], score: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
@@ -64,6 +70,12 @@ def _headline_rows(store: Store, run: dict[str, Any]) -> Rows:
     return [row.model_dump(exclude={"run", "date"}) for row in headline_rows(build_report(store, run["name"]))]
 
 
+def _headline_columns() -> tuple[str, ...]:
+    from memegauge.report.headline import Headline
+
+    return tuple(c for c in Headline.model_fields if c not in ("run", "date"))
+
+
 LEADERBOARD = ExportTable("the run's headline figures: one row per model × group × figure, with value, "
                           "ci95_lo, ci95_hi and n", _headline_rows)
 
@@ -81,7 +93,10 @@ def tables_of(method_name: str) -> dict[str, ExportTable]:
 
 
 def iso_utc(epoch: float | None) -> str | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
+    """The one date spelling of exports, reports and comparisons: 2026-11-26T07:12:23Z."""
+    from memegauge.report.headline import iso_date
+
+    return None if epoch is None else iso_date(epoch)
 
 
 def export_rows(store: Store, name: str, table: str) -> Rows:
@@ -90,10 +105,20 @@ def export_rows(store: Store, name: str, table: str) -> Rows:
     offered = tables_of(run["method"])
     found = offered.get(table)
     if found is None:
-        raise InputError(f"a {run['method']} run has no table {table!r}", where="--table",
+        raise InputError(f"run {name!r} ({run['method']}) has no table {table!r}", where="--table",
                          fix=f"use one of: {', '.join(offered) or '(none)'}")
     header = {"run": run["name"], "run_created": iso_utc(run["created"])}
-    return [{**header, **row} for row in found.rows(store, {**run, "id": run["id"]})]
+    rows = [{**header, **row} for row in found.rows(store, {**run, "id": run["id"]})]
+    if not rows and found is LEADERBOARD:
+        raise InputError("this run has no leaderboard figures (nothing was scored, or a build or "
+                         "fine-tuning run)", where=f"run {name!r}", fix="export one of its other tables")
+    return rows
+
+
+def columns_of(store: Store, name: str, table: str) -> list[str]:
+    """The header of `table` of run `name` (what an empty export still writes)."""
+    found = tables_of(store.run_row(name)["method"])[table]
+    return ["run", "run_created", *(found.columns or (_headline_columns() if found is LEADERBOARD else ()))]
 
 
 def _flat(value: Any) -> Any:
@@ -101,13 +126,14 @@ def _flat(value: Any) -> Any:
     return json.dumps(value, ensure_ascii=False, sort_keys=True) if isinstance(value, (dict, list)) else value
 
 
-def _columns(rows: Rows) -> list[str]:
-    return list(dict.fromkeys(column for row in rows for column in row))
+def _columns(rows: Rows, empty: list[str] | None = None) -> list[str]:
+    return list(dict.fromkeys(column for row in rows for column in row)) or list(empty or [])
 
 
-def to_csv(rows: Rows) -> str:
+def to_csv(rows: Rows, empty: list[str] | None = None) -> str:
+    """CSV with a header row always (`empty`: the columns of a table with no rows)."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=_columns(rows), lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=_columns(rows, empty), lineterminator="\n")
     writer.writeheader()
     writer.writerows({k: _flat(v) for k, v in row.items()} for row in rows)
     return buffer.getvalue()
@@ -117,7 +143,7 @@ def to_jsonl(rows: Rows) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
-def write_parquet(rows: Rows, path: Path) -> None:
+def write_parquet(rows: Rows, path: Path, empty: list[str] | None = None) -> None:
     """Parquet through pyarrow (the `pandas` extra), written beside `path` and renamed onto it."""
     try:
         import pyarrow as pa
@@ -125,8 +151,9 @@ def write_parquet(rows: Rows, path: Path) -> None:
     except ImportError:
         raise InputError("Parquet export needs pyarrow (not installed)", "--format parquet",
                          f"{install_hint('pandas')}, or use --format csv or jsonl") from None
-    columns = _columns(rows)
-    table = pa.Table.from_pylist([{c: _flat(row.get(c)) for c in columns} for row in rows])
+    columns = _columns(rows, empty)
+    table = (pa.Table.from_pylist([{c: _flat(row.get(c)) for c in columns} for row in rows]) if rows else
+             pa.table({c: pa.array([], pa.string()) for c in columns}))
     write_atomic(path, lambda tmp: pq.write_table(table, tmp))
 
 
@@ -138,10 +165,11 @@ def export(store: Store, name: str, table: str, fmt: str, out: Path | None) -> t
         raise InputError("Parquet is binary: it is not written to the terminal", where="--format parquet",
                          fix="give --out FILE.parquet")
     rows = export_rows(store, name, table)
+    empty = None if rows else columns_of(store, name, table)
     if fmt == "parquet":
-        write_parquet(rows, Path(out))
+        write_parquet(rows, Path(out), empty)
         return len(rows), None
-    text = to_csv(rows) if fmt == "csv" else to_jsonl(rows)
+    text = to_csv(rows, empty) if fmt == "csv" else to_jsonl(rows)
     if out is None:
         return len(rows), text
     write_text_atomic(Path(out), text)

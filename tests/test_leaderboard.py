@@ -118,6 +118,8 @@ def test_compare_three_runs_in_every_format(store, capsys, tmp_path):
     assert code == 0 and "comparison written" in err
     assert PROBE_MODEL not in page and "m&lt;img src=x" in page
     assert page.count("<img class=\"plot\" src=\"data:image/png") == 2  # overall, and every type
+    code, out, _ = cli(store, capsys, "compare", "qa-1", "qa-2", "qa-3", "--format", "md")
+    assert code == 0 and PROBE_MODEL not in out and "m&lt;img src=x" in out  # markup in a name is text
 
 
 def test_compare_puts_adammeme_targets_of_different_runs_on_one_leaderboard(store, capsys):
@@ -263,6 +265,11 @@ def test_view_answers_a_run_it_cannot_report_with_an_error_page_not_a_dropped_co
                      "qa", "eval", "--data", str(data), "--images", str(images), "--version", "none-minus",
                      "--split", "dev", "--model", "m", "--budget", "0.0001", "--run", "qa-stopped"])
     assert code == 1
+    out = tmp_path / "questions.csv"  # no question record yet: a header, so pandas reads an empty frame
+    assert main(["--store", str(tmp_path / "s.db"), "export", "qa-stopped", "--table", "questions",
+                 "--out", str(out)]) == 0
+    empty = pd.read_csv(out)
+    assert len(empty) == 0 and {"run", "run_created", "id", "correct"} <= set(empty.columns)
     stopped = Store(tmp_path / "s.db")
     server = store_server(stopped)
     threading.Thread(target=server.serve_forever, daemon=True).start()

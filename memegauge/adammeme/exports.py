@@ -7,7 +7,7 @@ from typing import Any
 
 from memegauge.adammeme.records import RunMeta, ScoreRecord, StepRecord
 from memegauge.engine.store import Store
-from memegauge.export import ExportTable, Rows
+from memegauge.export import ExportTable, Rows, record_columns
 from memegauge.records import read_record, read_records
 
 
@@ -27,6 +27,7 @@ def _scored(record: type[ScoreRecord] | type[StepRecord]):
 
 
 def tables() -> dict[str, ExportTable]:
-    return {"samples": ExportTable("every scored original sample, with `score` and `failure`", _scored(ScoreRecord)),
+    return {"samples": ExportTable("every scored original sample, with `score` and `failure`", _scored(ScoreRecord),
+                                   record_columns(ScoreRecord, "failure")),
             "steps": ExportTable("every refinement step, with `score`, `improved` and `failure`",
-                                 _scored(StepRecord))}
+                                 _scored(StepRecord), record_columns(StepRecord, "failure"))}

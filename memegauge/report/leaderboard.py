@@ -104,7 +104,10 @@ def text_table(rows: list[Headline], with_run: bool = True) -> tuple[list[str], 
 
 
 def _md_escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """A cell of a Markdown table: pipes escaped, and a model or run name's markup shown as text by any
+    Markdown renderer that passes HTML through (`<script>` becomes `&lt;script&gt;`)."""
+    text = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 def to_markdown(rows: list[Headline], title: str, facts: list[tuple[str, str]] = ()) -> str:
