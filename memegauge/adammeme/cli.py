@@ -74,18 +74,23 @@ def print_results(store, name: str) -> None:
 
     from memegauge.clikit import out
     from memegauge.report import build_report
+    from memegauge.report.intervals import shown
 
     report = build_report(store, name)
     table = Table(title=f"AdamMeme — {name}{' (custom prompts)' if report['run']['prompts'] else ''} "
                         f"(score 1–10; failure: {report['failure']['describe']})")
-    for column in ("target", "n", "avg score", "failure rate", "original n", "original avg", "original FR",
+    for column in ("target", "n", "avg score (95% CI)", "failure rate (95% CI)", "original n", "original avg",
+                   "original FR",
                    "steps (improved)", "failed"):
         table.add_column(column, justify="left" if column == "target" else "right")
     for target, figures in report["targets"].items():
-        overall, original = figures["overall"], figures["original_only"]
-        table.add_row(target, str(overall["n"]), _num(overall["avg_score"]), _pct(overall["failure_rate"]),
-                      str(original["n"]), _num(original["avg_score"]), _pct(original["failure_rate"]),
-                      f"{figures['steps']['total']} ({figures['steps']['improved']})", str(overall["failed"]))
+        found = figures.get("intervals") or {}  # each figure with its 95% interval (docs/reports.md)
+        now, was = found.get("overall", {}), found.get("original_only", {})
+        table.add_row(target, str(figures["overall"]["n"]), shown(now.get("avg_score")),
+                      shown(now.get("failure_rate"), percent=True), str(figures["original_only"]["n"]),
+                      shown(was.get("avg_score")), shown(was.get("failure_rate"), percent=True),
+                      f"{figures['steps']['total']} ({figures['steps']['improved']})",
+                      str(figures["overall"]["failed"]))
     out.print(table)
     out.print(_category_table(report))
 

@@ -109,16 +109,19 @@ def _print_ranking(store, name: str, battles_out: Path | None) -> None:
     from memegauge.clikit import out
     from memegauge.files import write_text_atomic
     from memegauge.report import build_report
+    from memegauge.report.intervals import shown
 
     report = build_report(store, name)
     table = Table(title=f"MemeArena ranking ({report['setting']} guideline) — {name}")
-    for column in ("#", "model", "BT", "95% CI", "Elo", "win rate", "score", "battles"):
+    for column in ("#", "model", "BT", "BT 95% CI", "Elo", "win rate (95% CI)", "score", "battles"):
         table.add_column(column)
     for i, row in enumerate(report["ranking"], start=1):
         ci = row["bt_ci"]
+        win = row.get("win_rate_ci95")  # a report made before intervals has none
         table.add_row(str(i), row["model"], f"{row['bt']:.1f}",
-                      f"{ci[0]:.0f}–{ci[1]:.0f}" if ci else "-", f"{row['elo']:.1f}",
-                      f"{row['win_rate']:.2f}", f"{row['score']:.2f}", str(row["battles"]))
+                      f"{ci[0]:.0f}–{ci[1]:.0f}" if ci else (row.get("bt_note") or "-"), f"{row['elo']:.1f}",
+                      shown(win, percent=True) if win else f"{row['win_rate']:.2f}", f"{row['score']:.2f}",
+                      str(row["battles"]))
     out.print(table)
     if battles_out:
         battles = [b for b in read_checked(store, store.run_row(name)["id"], BattleRecord)

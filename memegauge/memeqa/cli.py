@@ -226,15 +226,23 @@ def _print_summary(cfg, name: str) -> None:
     from memegauge.clikit import console, notes, out
     from memegauge.report import build_report
 
+    from memegauge.report.intervals import shown
+
     report = build_report(cfg.store(), name)
+    found = report.get("intervals") or {}
+
+    def ci(fig) -> str:  # the 95% interval beside the accuracy: 4–5 questions of a type give a wide one
+        text = shown(fig, percent=True)
+        return text[text.find(" ") + 1:] if " " in text else "–"
+
     table = Table(title=f"{name}: {report['model']} on {report['version']} {report['split']}")
-    for column in ("type", "n", "accuracy", "random"):
+    for column in ("type", "n", "accuracy", "95% CI", "random"):
         table.add_column(column, justify="right" if column != "type" else "left")
     for qtype, acc in report["accuracy"].items():
-        table.add_row(qtype, str(report["n"][qtype]), _pct(acc),
+        table.add_row(qtype, str(report["n"][qtype]), _pct(acc), ci(found.get("accuracy", {}).get(qtype)),
                       _pct(report["random_baseline"]["by_type"][qtype]))
-    table.add_row("macro", "", _pct(report["macro"]), _pct(report["random_baseline"]["macro"]))
-    table.add_row("micro", str(report["n_scored"]), _pct(report["micro"]),
+    table.add_row("macro", "", _pct(report["macro"]), ci(found.get("macro")), _pct(report["random_baseline"]["macro"]))
+    table.add_row("micro", str(report["n_scored"]), _pct(report["micro"]), ci(found.get("micro")),
                   _pct(report["random_baseline"]["micro"]))
     out.print(table)
     notes.print(safe(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
