@@ -106,10 +106,15 @@ def _category_table(report: dict):
     for column in ("target", "category", "n", "avg score",
                    *(label[r] + (" (run)" if r == own else "") for r in label), "failed"):
         table.add_column(column, justify="left" if column in ("target", "category") else "right")
+    from memegauge.report.intervals import shown
+
     for target, figures in report["targets"].items():
         for category, f in figures["categories"].items():
-            table.add_row(target, category, str(f["n"]), _num(f["avg_score"]),
-                          *(_pct(figures["by_rule"][r]["categories"][category]) for r in label), str(f["failed"]))
+            found = ((figures.get("intervals") or {}).get("categories") or {}).get(category)  # the run's rule
+            rates = [shown(found["failure_rate"], percent=True) if r == own and found else
+                     _pct(figures["by_rule"][r]["categories"][category]) for r in label]
+            table.add_row(target, category, str(f["n"]), shown(found["avg_score"]) if found else _num(f["avg_score"]),
+                          *rates, str(f["failed"]))
     return table
 
 
