@@ -16,7 +16,7 @@ from memegauge.engine import Store
 from memegauge.engine.store import SCHEMA_VERSION, StoreError
 from memegauge.report import build_report
 
-from helpers.reports import without_clock
+from helpers.reports import CLOCK, without_keys
 
 OLD = Path(__file__).parent / "data" / "store-v0"
 
@@ -32,20 +32,12 @@ def _report(store: Store, name: str) -> dict:
     """The report's figures from the store; `paper` (the MemeQA paper's published figures, package
     data added after the fixture was made, not read from the store) is left out."""
     report = {k: v for k, v in build_report(store, name).items() if k != "paper"}
-    return json.loads(json.dumps(_without_intervals(without_clock(report)), sort_keys=True, default=str))
+    return json.loads(json.dumps(without_keys(report, CLOCK | ADDED_KEYS), sort_keys=True, default=str))
 
 
 # keys the reports gained after the fixture was made (issue 25's 95% intervals); every other figure of
 # an old store must read exactly as it did
 ADDED_KEYS = {"intervals", "win_rate_ci95", "bt_note"}
-
-
-def _without_intervals(value):
-    if isinstance(value, dict):
-        return {k: _without_intervals(v) for k, v in value.items() if k not in ADDED_KEYS}
-    if isinstance(value, list):
-        return [_without_intervals(v) for v in value]
-    return value
 
 
 def _user_version(path: Path) -> int:
