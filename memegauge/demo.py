@@ -68,8 +68,9 @@ def run_demo(store: Store, registry: ModelRegistry, out_dir: Path, model: str = 
     for name in runs:
         s = store.run_summary(name)
         console.print(f"run {name!r} ({s['method']}): {s['calls']} calls, "
-                      f"{s['last_execution_new_calls']} made by this demo (the rest replayed from the "
-                      f"store), {s['failed_calls']} failed, {s['tokens']} tokens")
+                      f"{s['last_execution_new_calls']} made by this demo"
+                      f"{' (the rest replayed from the store)' if s['last_execution_new_calls'] < s['calls'] else ''}"
+                      f", {s['failed_calls']} failed, {s['tokens']} tokens")
     incomplete = [name for name in runs if store.run_row(name)["status"] != "done"]
     console.print(f"demo finished in {time.monotonic() - started:.0f} s; "
                   f"`memegauge report RUN` shows any run above")

@@ -26,6 +26,7 @@ from memegauge.extras import install_hint
 from memegauge.images.erase import text_detection_available
 from memegauge.demo import demo_meme_file
 from memegauge.report import build_report
+from memegauge.report.intervals import shown
 from memegauge.samples import sample_memes_path
 
 if TYPE_CHECKING:
@@ -81,6 +82,9 @@ def _print(report: dict, sample_dir: Path) -> None:
         table.add_row(row["id"], str(row["iteration"]), text[:60], str(score))
     stdout_console().print(table)
     for target, figures in report["targets"].items():
-        stdout_console().print(f"{target}: with refinement {figures['overall']}, "
-                               f"original only n={figures['original_only']['n']} "
-                               f"avg={figures['original_only']['avg_score']}")
+        found = figures.get("intervals") or {}
+        stdout_console().print(
+            f"{target}: with refinement n={figures['overall']['n']}, avg score "
+            f"{shown(found.get('overall', {}).get('avg_score'))}, FR "
+            f"{shown(found.get('overall', {}).get('failure_rate'), percent=True)}; original only "
+            f"n={figures['original_only']['n']}, avg score {shown(found.get('original_only', {}).get('avg_score'))}")

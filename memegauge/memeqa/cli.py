@@ -222,6 +222,13 @@ def _print_comparison(cfg, names: list[str]) -> None:
     console.print("runs: " + ", ".join(names) + "; `memegauge report RUN` for details")
 
 
+def _calls_made(new: int, questions: int) -> str:
+    """How this execution got its answers: sent now, replayed from the store, or both."""
+    if new == 0:
+        return "every answer replayed from the store"
+    return f"{new} new model calls" + (", the rest replayed from the store" if new < questions else "")
+
+
 def _print_summary(cfg, name: str) -> None:
     from memegauge.clikit import console, notes, out
     from memegauge.report import build_report
@@ -256,7 +263,7 @@ def _print_summary(cfg, name: str) -> None:
     if report.get("timing"):
         timing = report["timing"]
         notes.print(f"{timing['wall_s']:.1f} s wall, {timing['s_per_question']:.2f} s per "
-                    f"question ({timing['new_calls']} new model calls, the rest from the cache)")
+                    f"question ({_calls_made(timing['new_calls'], report['n_questions'])})")
         backend = timing.get("backend") or {}
         if backend.get("hf.batches_split"):  # the run was slower than its batch size promised
             notes.print(f"{backend['hf.batches_split']} batch(es) ran out of memory and were split in "
