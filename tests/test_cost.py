@@ -110,6 +110,12 @@ def test_cost_is_unknown_for_an_unpriced_remote_model_and_zero_on_this_machine()
     # heuristic: 300 words × 1.33 + 765 per picture = 1,164 prompt tokens a call; completion at max_tokens
     assert priced.prompt_tokens == 11640 and priced.completion_tokens == 1000
     assert priced.cost == pytest.approx((11640 * 2.5 + 1000 * 10) / 1e6)
+    # a heuristic cost is shown as the upper bound it is; $0 and "price unknown" need no mark
+    from memegauge.engine.estimate import estimate_tables
+
+    table, models = estimate_tables(rows, "r", str)
+    assert list(table.columns[6].cells) == ["price unknown", f"≤ {priced.cost:.4f}", "0.0000"]
+    assert list(models.columns[5].cells)[1] == f"≤ {priced.cost:.4f}"
 
 
 def test_dry_run_counts_what_the_store_has(server, tmp_path, capsys):

@@ -121,10 +121,11 @@ def per_model(rows: list[StageEstimate]) -> dict[str, dict[str, Any]]:
     """Totals per model: calls (and whether any stage is a bound), cached, tokens, cost (None: unknown)."""
     totals: dict[str, dict[str, Any]] = {}
     for row in rows:
-        t = totals.setdefault(row.model, {"calls": 0, "bounded": False, "cached": 0, "prompt_tokens": 0,
-                                          "completion_tokens": 0, "cost": 0.0})
+        t = totals.setdefault(row.model, {"calls": 0, "bounded": False, "cost_bounded": False, "cached": 0,
+                                          "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0})
         t["calls"] += row.calls
         t["bounded"] |= row.bound != "exact"
+        t["cost_bounded"] |= _cost_is_a_bound(row)
         t["cached"] += row.cached
         t["prompt_tokens"] += row.prompt_tokens
         t["completion_tokens"] += row.completion_tokens
@@ -152,13 +153,14 @@ def estimate_tables(rows: list[StageEstimate], run_name: str, clean: Callable[[o
     for r in rows:
         count = r.bound + (f": {r.note}" if r.note else "")
         table.add_row(clean(r.stage), clean(r.model), _calls(r.calls, r.bound), str(r.cached), f"{r.prompt_tokens:,}",
-                      f"{r.completion_tokens:,}", _money(r.cost), r.basis, clean(count))
+                      f"{r.completion_tokens:,}", _money(r.cost, _cost_is_a_bound(r)), r.basis, clean(count))
     models = Table(title="per model")
     for column in ("model", "calls", "cached", "prompt tok", "completion tok", "cost $"):
         models.add_column(column, justify="left" if column == "model" else "right")
     for model, t in per_model(rows).items():
         models.add_row(clean(model), _calls(t["calls"], "at most" if t["bounded"] else "exact"), str(t["cached"]),
-                       f"{t['prompt_tokens']:,}", f"{t['completion_tokens']:,}", _money(t["cost"]))
+                       f"{t['prompt_tokens']:,}", f"{t['completion_tokens']:,}",
+                       _money(t["cost"], t["cost_bounded"]))
     return [table, models]
 
 
@@ -166,8 +168,16 @@ def _calls(n: int, bound: str) -> str:
     return {"exact": f"{n:,}", "at most": f"≤ {n:,}", "expected": f"~ {n:,}"}.get(bound, f"{n:,}")
 
 
-def _money(cost: float | None) -> str:
-    return "price unknown" if cost is None else f"{cost:.4f}"
+def _cost_is_a_bound(row: StageEstimate) -> bool:
+    """The cost is an upper bound when the calls are, or when the tokens are the heuristic's (completion at
+    max_tokens, every picture billed)."""
+    return row.bound == "at most" or row.basis == "heuristic"
+
+
+def _money(cost: float | None, upper: bool = False) -> str:
+    if cost is None:
+        return "price unknown"
+    return f"≤ {cost:.4f}" if upper and cost > 0 else f"{cost:.4f}"
 
 
 def versus_run(rows: list[StageEstimate], store: Store, name: str) -> list[dict[str, Any]]:
