@@ -5,23 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from memegauge.adammeme.records import RunMeta, ScoreRecord, StepRecord
+import numpy as np
+
+from memegauge.adammeme.records import ScoreRecord, StepRecord
+from memegauge.adammeme.report import failure_rule, run_meta
 from memegauge.engine.store import Store
 from memegauge.export import ExportTable, Rows, record_columns
-from memegauge.records import read_record, read_records
+from memegauge.records import read_records
 
 
 def _scored(record: type[ScoreRecord] | type[StepRecord]):
     """Rows of samples or steps with `failure`: the score fails under the run's rule (None when the
     item has no score: a failed call is never a score)."""
     def rows(store: Store, run: dict[str, Any]) -> Rows:
-        meta = read_record(store, run["id"], RunMeta)
-        below = (meta.failure_rule == "below") if meta else False
-        threshold = meta.threshold if meta else 4.0
+        rule = failure_rule(run_meta(store, run["id"]))  # the report's own: an export never disagrees with its FR
         items = [r.model_dump(mode="json") for r in read_records(store, run["id"], record)]
         for item in items:
             score = item.get("score")
-            item["failure"] = None if score is None else (score < threshold if below else score <= threshold)
+            item["failure"] = None if score is None else bool(rule.fails(np.array([float(score)]))[0])
         return items
     return rows
 

@@ -31,11 +31,20 @@ from memegauge.records import read_checked, read_record, read_records
 DEFAULT_THRESHOLD = 4.0
 
 
+def run_meta(store: Store, rid: int) -> dict[str, Any]:
+    return next(iter(read_checked(store, rid, RunMeta)), {})
+
+
+def failure_rule(meta: dict[str, Any]) -> metrics.FailureRule:
+    """The run's own failure rule (from `run_meta`), as its report and its exports apply it."""
+    # a run stored before `failure_rule` existed counted `below` (RunMeta's default says so)
+    return metrics.FailureRule(meta.get("failure_rule", "below"), float(meta.get("threshold", DEFAULT_THRESHOLD)))
+
+
 def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
     rid = run["id"]
-    meta = next(iter(read_checked(store, rid, RunMeta)), {})
-    # a run stored before `failure_rule` existed counted `below` (RunMeta's default says so)
-    rule = metrics.FailureRule(meta.get("failure_rule", "below"), float(meta.get("threshold", DEFAULT_THRESHOLD)))
+    meta = run_meta(store, rid)
+    rule = failure_rule(meta)
     taxonomy = read_record(store, rid, TaxonomyRecord) or TaxonomyRecord(categories={}, added={})
     # Targets and categories run concurrently, so insertion order varies between two runs; the
     # keys (target/repeat/category/meme, …/chain/step, zero-padded) give one stable order.
