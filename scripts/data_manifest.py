@@ -13,7 +13,6 @@ import hashlib
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 
 def files_at(git_dir: str, commit: str, include: tuple[str, ...]) -> dict[str, list]:

@@ -44,9 +44,9 @@ ENTRY = Entry(
                 "and download the release zip",
         expect=("img", "train.jsonl"),
         # The release zips' sha256 that MMF's `mmf_convert_hm` accepts (mmf/mmf_cli/hm_convert.py).
-        known={"release zip (MMF-known checksum 1)": "d8f1073f5fbf1b08a541cc2325fc8645619ab8ed768091fb1317d5c3a6653a77",
-               "release zip (MMF-known checksum 2)": "a424c003b7d4ea3f3b089168b5f5ea73b90a3ff043df4b8ff4d7ed87c51cb572",
-               "release zip (MMF-known checksum 3)": "6e609b8c230faff02426cf462f0c9528957b7884d68c60ebc26ff83846e5f80f"}),
+        known={"release zip (MMF checksum 1)": "d8f1073f5fbf1b08a541cc2325fc8645619ab8ed768091fb1317d5c3a6653a77",
+               "release zip (MMF checksum 2)": "a424c003b7d4ea3f3b089168b5f5ea73b90a3ff043df4b8ff4d7ed87c51cb572",
+               "release zip (MMF checksum 3)": "6e609b8c230faff02426cf462f0c9528957b7884d68c60ebc26ff83846e5f80f"}),
     ),
     folder=Path(__file__).parent,
     notes="The zip is password-protected (the password comes with the licence): unpack it yourself and import "
