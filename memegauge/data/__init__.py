@@ -8,6 +8,6 @@ folder stripped), ``converted/`` with the layouts MemeGauge reads (when the entr
 the sha256 of every file). docs/data.md gives each entry's layout.
 """
 
-from memegauge.data.store import data_dir, installed_dir, is_data_name, resolve_data
+from memegauge.data.store import data_dir, data_paths, installed_dir, is_data_name, resolve_data
 
-__all__ = ["data_dir", "installed_dir", "is_data_name", "resolve_data"]
+__all__ = ["data_dir", "data_paths", "installed_dir", "is_data_name", "resolve_data"]

@@ -134,6 +134,9 @@ class Entry:
     splits    `splits(root) -> {split: Path}`: a meme set file per split (`memes: NAME:SPLIT`); None:
               the entry offers no meme set.
     needs     Other entries this one reads at use time (e.g. goat-bench's pictures from fhm).
+    paths     `paths(root) -> {option: Path}`: what a command's path options read when given the entry's
+              name (`qa eval --data memeqa`: ``data``, ``images``, ``texts``); None: the name is not
+              accepted there.
     """
 
     name: str
@@ -147,6 +150,7 @@ class Entry:
     convert: Callable[[Path], None] | None = None
     splits: Callable[[Path], dict[str, Path]] | None = None
     needs: tuple[str, ...] = ()
+    paths: Callable[[Path], dict[str, Path]] | None = None
 
     def manifest(self) -> dict[str, dict[str, list[Any]]]:
         """``{source id: {path: [size, sha256]}}`` of every GitHub source (empty when none)."""

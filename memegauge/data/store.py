@@ -112,3 +112,13 @@ def resolve_data(name: str, part: str) -> Path:
         raise InputError(f"data set {name!r} has no split {part!r}", f"{name}:{part}",
                          f"use one of: {', '.join(f'{name}:{p}' for p in parts) or '(none: it has no meme set)'}")
     return parts[part]
+
+
+def data_paths(name: str, where: str) -> dict[str, Path]:
+    """The paths installed entry `name` offers a command's options (`Entry.paths`), e.g. `qa eval --data`."""
+    from memegauge.data.catalogue import entry  # the catalogue imports every entry: only when asked
+
+    described = entry(name)
+    if described.paths is None:
+        raise InputError(f"data set {name!r} cannot be given here", where, "give the folder's path instead")
+    return described.paths(installed_dir(name))

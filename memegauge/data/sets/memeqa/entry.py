@@ -72,4 +72,5 @@ ENTRY = Entry(
     notes="The GitHub archive of the pictures' repository is the whole MMF fork (about 67 MB of it pictures); "
           "only the pictures, their annotations, LICENSE and README.md are kept.",
     convert=convert,
+    paths=paths,
 )
