@@ -23,7 +23,6 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from memegauge.types import MemeGaugeError
 
 RETRIES = 3
-CHUNK = 1 << 16
 PLAIN_EVERY_S = 10.0
 
 
@@ -139,7 +138,7 @@ def _attempt(url: str, part: Path, client: httpx.Client, fetched: Fetched, meter
         total = (have if append else 0) + int(length) if length else None
         done = have if append else 0
         with part.open("ab" if append else "wb") as handle:
-            for chunk in response.iter_raw(CHUNK):
+            for chunk in response.iter_raw():  # as received: a chunk size would hold back bytes a drop then loses
                 handle.write(chunk)
                 done += len(chunk)
                 fetched.received += len(chunk)
