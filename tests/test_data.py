@@ -15,7 +15,8 @@ from memegauge.cli import main
 from memegauge.data import catalogue, installed_dir
 from memegauge.data.catalogue import DuplicateEntry, Entry, GitHubSource, HubSource, UserCopy, register
 from memegauge.data.download import DownloadError
-from memegauge.data.install import ChecksumError, get, import_copy, remove, verify
+from memegauge.data.errors import ChecksumError
+from memegauge.data.install import get, import_copy, remove, verify
 from memegauge.memes import load_memes
 from memegauge.testing.dataserver import DataServer
 from memegauge.types import InputError

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memegauge.data.catalogue import HubSource
-from memegauge.data.install import ChecksumError
+from memegauge.data.errors import ChecksumError
 from memegauge.types import InputError, MemeGaugeError
 
 

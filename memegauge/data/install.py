@@ -21,17 +21,14 @@ from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 
+from memegauge.data.errors import ChecksumError
 from memegauge.data.catalogue import Entry, GitHubSource, HubSource, Source, UserCopy, entry
 from memegauge.data.store import data_dir, entry_dir, get_line, read_state, write_state
 from memegauge.files import write_text_atomic
-from memegauge.types import InputError, MemeGaugeError
+from memegauge.types import InputError
 
 ENV_MIRROR = "MEMEGAUGE_DATA_MIRROR"
 Say = Callable[[str], None]
-
-
-class ChecksumError(MemeGaugeError):
-    """A fetched or imported file does not match its pinned checksum; nothing was installed."""
 
 
 @dataclass
