@@ -203,6 +203,10 @@ def test_a_gated_source_says_where_to_request_it_and_the_exact_import_line_then_
     assert (root / "copy" / "train.jsonl").is_file()  # the archive's top folder stripped
     memes = load_memes("gated:train")
     assert [(m.id, m.text, m.image) for m in memes] == [("1", "hello", root / "copy" / "img" / "1.png")]
+    # a config's `memes: gated:train` arrives resolved from the config's folder
+    assert load_memes(tmp_path / "configs" / "gated:train") == memes
+    with pytest.raises(InputError, match="gated:nope"):
+        load_memes("gated:nope")
     (root / "copy" / "train.jsonl").write_text("changed\n")
     assert verify("gated") and "train.jsonl" in verify("gated")[0]
 
@@ -268,3 +272,35 @@ def _png() -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (4, 4), "red").save(buffer, format="PNG")
     return buffer.getvalue()
+
+
+def test_qa_eval_finds_questions_pictures_and_texts_of_an_installed_data_set_by_name(tmp_path, monkeypatch, capsys):
+    """`qa eval --data NAME` (as `--data memeqa`) against the test server, on the docs' MemeQA sample
+    installed as a catalogue entry from the local server."""
+    from helpers.models import served_registry
+
+    from memegauge.testing.server import start_server
+
+    sample = Path(__file__).resolve().parents[1] / "docs" / "examples" / "memeqa"
+    files = {p.relative_to(sample).as_posix(): p.read_bytes() for p in sorted(sample.rglob("*")) if p.is_file()}
+    folder = tmp_path / "entry"  # not named qatoy: a folder of that name here would be read as the path
+    folder.mkdir()
+    source = GitHubSource(id="sample", repo="owner/qatoy", commit=COMMIT, licence="MIT", what="sample")
+    (folder / "manifest.json").write_text(json.dumps(
+        {"sample": {p: [len(d), hashlib.sha256(d).hexdigest()] for p, d in files.items()}}))
+    described = Entry(name="qatoy", title="t", size="1 kB", licence="MIT", citation="-", sources=(source,),
+                      folder=folder, paths=lambda root: {"data": root / "sample", "images": root / "sample" / "images",
+                                                         "texts": root / "sample" / "images" / "memes.jsonl"})
+    monkeypatch.setattr(catalogue, "entries", lambda: {"qatoy": described})
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    with DataServer() as mirror:
+        mirror.add_github("owner/qatoy", COMMIT, files)
+        get("qatoy", mirror=mirror.url, quiet=True, say=lambda text: None)
+    with start_server(latency_ms=0) as server:
+        served_registry(tmp_path, server.base_url, ["m"])
+        code = main(["--models", str(tmp_path / "models.yaml"), "--store", str(tmp_path / "s.db"), "qa", "eval",
+                     "--data", "qatoy", "--split", "dev", "--model", "m", "--skip-preflight"])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    assert "micro" in printed.out and "qatoy" not in printed.err

@@ -1,6 +1,6 @@
 """GOAT-Bench (HKBU-NLP/GOAT-Bench on the Hugging Face Hub): five meme tasks, one zip each.
 
-Installed layout (docs/data.md): ``hub/`` the dataset repository at the pinned revision:
+Installed layout (docs/data.md): ``goat-bench/`` the dataset repository at the pinned revision:
 ``test/{harmfulness,hatefulness,misogyny,offensiveness,sarcasm}.zip`` and ``README.md``, kept as
 released (the zips are not unpacked: their inner layout could not be read from here). The
 hatefulness part (58 kB) holds no pictures: they are FHM's, so it needs ``fhm`` installed too.
@@ -25,7 +25,7 @@ ENTRY = Entry(
   year    = {2024}
 }""",
     sources=(HubSource(
-        id="hub", repo_id="HKBU-NLP/GOAT-Bench", revision="c9751c13ca10104896e583aa71efc2796087496c",
+        id="goat-bench", repo_id="HKBU-NLP/GOAT-Bench", revision="c9751c13ca10104896e583aa71efc2796087496c",
         licence="none declared", what="test/*.zip, one per task, and README.md",
         allow=("test/*.zip", "test/README.md", "README.md")),),
     folder=Path(__file__).parent,

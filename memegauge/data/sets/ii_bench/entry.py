@@ -1,6 +1,6 @@
 """II-Bench (m-a-p/II-Bench on the Hugging Face Hub): image implication questions.
 
-Installed layout (docs/data.md): ``hub/`` the dataset repository at the pinned revision: ``data/``
+Installed layout (docs/data.md): ``ii-bench/`` the dataset repository at the pinned revision: ``data/``
 (the Parquet files of the dev and test splits; the pictures are inside) and ``README.md``. The same
 benchmark on GitHub (II-Bench/II-Bench) holds ``data/dev.json`` / ``data/test.json``, lists of
 ``{local_path: "images/dev/dev-1.jpg", questions: [{id, question, options, ...}]}`` beside
@@ -27,7 +27,7 @@ ENTRY = Entry(
   archivePrefix = {arXiv}
 }""",
     sources=(HubSource(
-        id="hub", repo_id="m-a-p/II-Bench", revision="a1484f3527d7e23faeb05cbd57e32cc5370c695c",
+        id="ii-bench", repo_id="m-a-p/II-Bench", revision="a1484f3527d7e23faeb05cbd57e32cc5370c695c",
         licence="Apache-2.0", what="data/ (Parquet, pictures inside) and README.md",
         allow=("data/*", "README.md")),),
     folder=Path(__file__).parent,

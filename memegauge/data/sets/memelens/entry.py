@@ -1,7 +1,7 @@
 """MemeLens (QCRI/MemeLens on the Hugging Face Hub): one config per task, language and source data set,
 pictures inside the Parquet files.
 
-Installed layout (docs/data.md): ``hub/`` the dataset repository at the pinned revision as released:
+Installed layout (docs/data.md): ``memelens/`` the dataset repository at the pinned revision as released:
 one folder per config (named ``TASK_LANG__SOURCE``, e.g. ``stereotype_en__MAMI``) with its Parquet
 files, and ``README.md`` (the card, whose ``configs:`` list names every config's files).
 """
@@ -26,7 +26,7 @@ ENTRY = Entry(
   archivePrefix = {arXiv}
 }""",
     sources=(HubSource(
-        id="hub", repo_id="QCRI/MemeLens", revision="98eac34fc64fad505c98a0cc94aa70cb2e72a449",
+        id="memelens", repo_id="QCRI/MemeLens", revision="98eac34fc64fad505c98a0cc94aa70cb2e72a449",
         licence="MIT (declared; see the conflict above)", what="every config's Parquet files and README.md"),),
     folder=Path(__file__).parent,
     notes="Revision 98eac34 ('Upload stereotype_en__MAMI') is the newest commit seen from here, not "
