@@ -304,3 +304,43 @@ def test_qa_eval_finds_questions_pictures_and_texts_of_an_installed_data_set_by_
     printed = capsys.readouterr()
     assert code == 0, printed.err
     assert "micro" in printed.out and "qatoy" not in printed.err
+
+
+def test_a_gated_hub_dataset_says_where_to_request_access(env):
+    env.faults[f"/api/datasets/org/toy/revision/{HUB_COMMIT}"] = "gated"
+    with pytest.raises(InputError, match="request access at https://huggingface.co/datasets/org/toy"):
+        _quiet_get("hubtoy", env)
+
+
+def test_off_a_terminal_the_download_progress_is_plain_lines_with_bytes_and_eta():
+    from memegauge.data.download import Meter
+
+    stream = io.StringIO()
+    with Meter("toy/questions", stream=stream) as meter:
+        meter.update(1_000_000, 4_000_000)
+    lines = stream.getvalue().splitlines()
+    assert lines and all("\x1b" not in line for line in lines)
+    assert "toy/questions: 1.0/4.0 MB" in lines[0] and "ETA" in lines[0]
+
+
+def test_fhm_and_mami_copies_import_from_a_folder_and_become_meme_sets(tmp_path, monkeypatch):
+    """The real catalogue entries, on tiny copies laid out as the releases are."""
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "data"))
+    fhm = tmp_path / "hateful_memes"
+    (fhm / "img").mkdir(parents=True)
+    (fhm / "img" / "42953.png").write_bytes(_png())
+    (fhm / "train.jsonl").write_text('{"id": 42953, "img": "img/42953.png", "label": 1, "text": "a meme"}\n')
+    (fhm / "test_unseen.jsonl").write_text('{"id": 42953, "img": "img/42953.png", "text": "a meme"}\n')
+    import_copy("fhm", fhm, say=lambda text: None)
+    train = load_memes("fhm:train")
+    assert [(m.id, m.text, m.labels) for m in train] == [("42953", "a meme", ["hateful"])]
+    assert load_memes("fhm:test_unseen")[0].labels == []
+    mami = tmp_path / "MAMI" / "TRAINING"
+    mami.mkdir(parents=True)
+    (mami / "1.jpg").write_bytes(_png())
+    header = ["file_name", "misogynous", "shaming", "stereotype", "objectification", "violence", "Text Transcription"]
+    row = ["1.jpg", "1", "0", "1", "0", "0", "some text"]
+    (mami / "training.csv").write_text("\t".join(header) + "\n" + "\t".join(row) + "\n")
+    import_copy("mami", tmp_path / "MAMI", say=lambda text: None)
+    memes = load_memes("mami:training")
+    assert [(m.id, m.text, m.labels) for m in memes] == [("1", "some text", ["misogynous", "stereotype"])]

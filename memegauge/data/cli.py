@@ -75,8 +75,9 @@ def get_command(ctx: typer.Context, names: list[str] = typer.Argument(..., help=
                 mirror: str | None = MIRROR, offline: bool = OFFLINE) -> None:
     """Fetch, check and install data sets (an installed, checked copy is never fetched again)."""
     from memegauge.clikit import console, out, safe
+    from memegauge.data.catalogue import entry
     from memegauge.data.install import get
-    from memegauge.data.store import entry_dir
+    from memegauge.data.store import entry_dir, get_line, missing_sources
 
     quiet = _quiet(ctx)
     gated = []
@@ -90,6 +91,8 @@ def get_command(ctx: typer.Context, names: list[str] = typer.Argument(..., help=
             out.print(f"{name}: installed {', '.join(outcome.installed)} in {safe(where)} — {outcome.requests} "
                       f"requests, {outcome.received / 1e6:.1f} MB received, {outcome.seconds:.1f} s", soft_wrap=True)
         gated += outcome.gated
+        gated += [f"{name} reads {need} at use time, which is not installed: run `{get_line(need)}`"
+                  for need in entry(name).needs if missing_sources(need)]
     for line in gated:
         console.print(f"[yellow]not downloadable:[/] {safe(line)}", highlight=False, soft_wrap=True)
     if gated:

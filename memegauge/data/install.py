@@ -245,7 +245,7 @@ def import_copy(name: str, path: Path, *, say: Say = print) -> Outcome:
     staging = _staging(name, source.id)
     try:
         known = _unpack(path, staging, source)
-        root = _single_top(staging)
+        root = staging if path.is_dir() else _single_top(staging)  # a folder is the release as given
         missing = [p for p in source.expect if not (root / p).exists()]
         if missing:
             raise InputError(f"this does not look like {source.what}: {', '.join(missing)} not found", str(path),
@@ -271,7 +271,7 @@ def import_copy(name: str, path: Path, *, say: Say = print) -> Outcome:
 def _unpack(path: Path, staging: Path, source: UserCopy) -> str:
     """Copy a folder, or unpack an archive, into `staging`; the name of a known release archive, else ""."""
     if path.is_dir():
-        shutil.copytree(path, staging, dirs_exist_ok=True, symlinks=False)
+        shutil.copytree(path, staging, dirs_exist_ok=True, symlinks=False, copy_function=_link_or_copy)
         return ""
     digest = _sha256(path)
     known = next((label for label, sha in source.known.items() if sha == digest), "")
@@ -293,6 +293,15 @@ def _unpack(path: Path, staging: Path, source: UserCopy) -> str:
     except (zipfile.BadZipFile, tarfile.TarError, EOFError) as exc:
         raise InputError(f"the archive cannot be read ({exc})", str(path), "download it again") from exc
     return known
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    """A hard link where the file system allows (a multi-GB release is not copied twice; `data verify`
+    still sees a later change to the original), else a copy."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
 
 
 def _safe_member(name: str, archive: Path) -> None:

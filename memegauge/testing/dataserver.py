@@ -8,7 +8,8 @@ with sizes, git blob ids and LFS sha256) and ``/datasets/REPO/resolve/REV/PATH``
 
 Every file honours ``Range: bytes=N-`` (206). Faults per path, for the failure tests: ``"404"``,
 ``"truncate"`` (announce the full length, send half, close), ``"drop_once"`` (truncate the first GET
-only). `requests` lists every request as ``(method, path, range header)``.
+only), ``"gated"`` (the Hub's 403 for a gated repository). `requests` lists every request as
+``(method, path, range header)``.
 """
 
 from __future__ import annotations
@@ -126,6 +127,13 @@ class DataServer:
         asked = handler.headers.get("Range", "")
         self.requests.append((handler.command, path, asked))
         fault = self.faults.get(path)
+        if fault == "gated":  # the Hub's answer to a gated repository without an accepted request
+            handler.send_response(403)
+            handler.send_header("X-Error-Code", "GatedRepo")
+            handler.send_header("X-Error-Message", "Access to this dataset is restricted.")
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return
         if path not in self.files or fault == "404":
             handler.send_response(404)
             handler.send_header("Content-Length", "9")
