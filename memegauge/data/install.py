@@ -74,9 +74,24 @@ def about_text(described: Entry) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
+def locked(name: str):
+    """One process at a time installs, imports or removes data set `name` (a second waits): two `get`s
+    would otherwise share a staging folder and a partial download."""
+    from filelock import FileLock  # huggingface_hub's own dependency; only needed when something is written
+
+    data_dir().mkdir(parents=True, exist_ok=True)
+    return FileLock(str(data_dir() / f".{name}.lock"))
+
+
 def get(name: str, *, mirror: str | None = None, offline: bool = False, quiet: bool = False,
         say: Say = print) -> Outcome:
     """Install every source of `name` that is not installed yet (see the module docstring)."""
+    entry(name)  # an unknown name is refused before anything is written
+    with locked(name):
+        return _get(name, mirror=mirror, offline=offline, quiet=quiet, say=say)
+
+
+def _get(name: str, *, mirror: str | None, offline: bool, quiet: bool, say: Say) -> Outcome:
     described = entry(name)
     started = time.monotonic()
     outcome = Outcome(name)
@@ -230,6 +245,12 @@ def _installed(described: Entry, source: Source, record: dict[str, Any]) -> None
 
 def import_copy(name: str, path: Path, *, say: Say = print) -> Outcome:
     """Install the user's copy (a folder or an archive) as `name`'s first missing user source."""
+    entry(name)
+    with locked(name):
+        return _import(name, path, say)
+
+
+def _import(name: str, path: Path, say: Say) -> Outcome:
     described = entry(name)
     started = time.monotonic()
     users = [s for s in described.sources if s.kind == "user"]
@@ -365,6 +386,11 @@ def remove(name: str) -> bool:
     folder = entry_dir(name)
     if not folder.exists():
         return False
+    with locked(name):
+        return _remove(name, folder)
+
+
+def _remove(name: str, folder: Path) -> bool:
     trash = data_dir() / ".staging" / f"removing-{name}-{os.getpid()}"
     trash.parent.mkdir(parents=True, exist_ok=True)
     os.replace(folder, trash)
