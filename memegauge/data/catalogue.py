@@ -111,7 +111,7 @@ class UserCopy:
     kind = "user"
 
     def where(self) -> str:
-        return f"your copy ({self.request})"
+        return "your copy (`data list --details` says where to request it)"
 
 
 Source = GitHubSource | HubSource | UserCopy

@@ -67,6 +67,10 @@ def list_command(details: bool = typer.Option(False, "--details", help="Also eac
     if details:
         for name, described in entries().items():
             out.print(f"\n[bold]{name}[/]: {safe(described.notes) or 'no caveats'}", soft_wrap=True)
+            for source in described.sources:
+                if source.kind == "user":
+                    out.print(f"{source.id}: request it: {safe(source.request)}; then `memegauge data import "
+                              f"{name} PATH`", soft_wrap=True, highlight=False)
             out.print(safe(described.citation), soft_wrap=True, highlight=False)
 
 

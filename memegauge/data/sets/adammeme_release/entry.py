@@ -19,12 +19,12 @@ ENTRY = Entry(
     size="about 7 MB",
     licence="no licence file in the repository (all rights reserved by default); meme texts from FHM, "
             "HarMeme and MAMI under their own terms",
-    citation="""@inproceedings{chen2025adammeme,
+    citation="""@misc{chen2025adammeme,
   title     = {{AdamMeme}: Adaptively Probe the Reasoning Capacity of Multimodal Large Language Models on Harmfulness},
   author    = {Chen, Zixin and Lin, Hongzhan and Li, Kaixin and Luo, Ziyang and Ye, Zhen and Chen, Guang
                and Huang, Zhiyong and Ma, Jing},
-  booktitle = {Proceedings of ACL 2025},
-  year      = {2025}
+  year      = {2025},
+  url       = {https://github.com/Lbotirx/AdamMeme}
 }""",
     sources=(GitHubSource(
         id="release", repo="Lbotirx/AdamMeme", commit="00441882a5b6e62c73c1318cfeba3c9704cf1d3f",

@@ -20,7 +20,7 @@ ENTRY = Entry(
             "own terms)",
     citation="""@article{lin2024goat,
   title   = {{GOAT-Bench}: Safety Insights to Large Multimodal Models through Meme-Based Social Abuse},
-  author  = {Lin, Hongzhan and Luo, Ziyang and Wang, Bo and Yang, Ruichao and Ma, Jing},
+  author  = {Lin, Hongzhan and others},
   journal = {arXiv preprint arXiv:2401.01523},
   year    = {2024}
 }""",
@@ -29,7 +29,8 @@ ENTRY = Entry(
         licence="none declared", what="test/*.zip, one per task, and README.md",
         allow=("test/*.zip", "test/README.md", "README.md")),),
     folder=Path(__file__).parent,
-    notes="Revision c9751c1 ('Update test/README.md') is the newest commit seen from here; whether it is "
+    notes="The citation's full author list could not be confirmed from here (arXiv:2401.01523 has it). "
+          "Revision c9751c1 ('Update test/README.md') is the newest commit seen from here; whether it is "
           "the repository's head could not be confirmed. The zips' inner layout and fields could not be "
           "read from here.",
     needs=("fhm",),

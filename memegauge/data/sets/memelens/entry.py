@@ -29,7 +29,9 @@ ENTRY = Entry(
         id="memelens", repo_id="QCRI/MemeLens", revision="98eac34fc64fad505c98a0cc94aa70cb2e72a449",
         licence="MIT (declared; see the conflict above)", what="every config's Parquet files and README.md"),),
     folder=Path(__file__).parent,
-    notes="Revision 98eac34 ('Upload stereotype_en__MAMI') is the newest commit seen from here, not "
+    notes="The paper's title and authors could not be confirmed from here: the citation gives the arXiv id "
+          "the dataset card links (2601.12539). "
+          "Revision 98eac34 ('Upload stereotype_en__MAMI') is the newest commit seen from here, not "
           "confirmed as the head. The config list, column names and sizes could not be read from here: "
           "the card's `configs:` gives them once installed.",
 )
