@@ -344,3 +344,40 @@ def test_fhm_and_mami_copies_import_from_a_folder_and_become_meme_sets(tmp_path,
     import_copy("mami", tmp_path / "MAMI", say=lambda text: None)
     memes = load_memes("mami:training")
     assert [(m.id, m.text, m.labels) for m in memes] == [("1", "some text", ["misogynous", "stereotype"])]
+
+
+SHARED = Path("/work/shared/data")
+
+
+@pytest.mark.skipif(not (SHARED / "memeqa").is_dir(), reason="the real dev data is not on this machine")
+def test_the_memeqa_manifest_matches_real_copies_of_the_released_files():
+    """The pinned sha256 agree with independent copies of the release (the dev split and its 190 pictures)."""
+    manifest = catalogue.entries()["memeqa"].manifest()
+    for version in ("none-minus", "none-plus"):
+        # the shared copy is re-serialised; the release is json.dumps(indent=4) of the same questions
+        questions = json.loads((SHARED / "memeqa" / version / "dev.json").read_text(encoding="utf-8"))
+        released = json.dumps(questions, indent=4).encode()
+        assert manifest["memeqa"][f"{version}/dev.json"] == [len(released), hashlib.sha256(released).hexdigest()]
+    pictures = sorted((SHARED / "semeval2021-task6" / "images").glob("*.png"))
+    assert len(pictures) == 190
+    for picture in pictures:
+        pinned = manifest["pictures"][f"data/datasets/propaganda/defaults/images/{picture.name}"]
+        assert pinned[1] == hashlib.sha256(picture.read_bytes()).hexdigest(), picture.name
+
+
+def test_harmeme_annotations_and_pictures_become_one_meme_set_per_file(tmp_path):
+    from memegauge.data.sets.harmeme.entry import ANNOTATIONS, convert
+
+    for part, stem in (("Harm-C", "test"), ("Harm-P", "test_v1")):
+        folder = tmp_path / ANNOTATIONS / part
+        folder.mkdir(parents=True)
+        row = {"id": f"{part}-1", "image": f"{part}.png", "labels": ["somewhat harmful", "individual"], "text": "t"}
+        (folder / f"{stem}.jsonl").write_text(json.dumps(row) + "\n")
+    (tmp_path / "pictures" / "images").mkdir(parents=True)  # the user's copy nests them one level deeper
+    for part in ("Harm-C", "Harm-P"):
+        (tmp_path / "pictures" / "images" / f"{part}.png").write_bytes(_png())
+    convert(tmp_path)
+    memes = load_memes(tmp_path / "converted" / "harm-p-test.jsonl")
+    assert [(m.id, m.labels, m.image) for m in memes] == [
+        ("Harm-P-1", ["somewhat harmful", "individual"], tmp_path / "pictures" / "images" / "Harm-P.png")]
+    assert (tmp_path / "converted" / "harm-c-test.jsonl").is_file()
