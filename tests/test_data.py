@@ -304,6 +304,14 @@ def test_qa_eval_finds_questions_pictures_and_texts_of_an_installed_data_set_by_
     printed = capsys.readouterr()
     assert code == 0, printed.err
     assert "micro" in printed.out and "qatoy" not in printed.err
+    # the same name in an eval config file
+    from memegauge.config import load_config
+    from memegauge.memeqa.config import EvalConfig
+
+    (tmp_path / "eval.yaml").write_text("data: qatoy\nmodel: m\n")
+    config = load_config(tmp_path / "eval.yaml", EvalConfig)
+    root = tmp_path / "data" / "qatoy" / "sample"
+    assert (config.data, config.images, config.texts) == (root, root / "images", root / "images" / "memes.jsonl")
 
 
 def test_a_gated_hub_dataset_says_where_to_request_access(env):

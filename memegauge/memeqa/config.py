@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from typing import Any
+
+from pydantic import Field, model_validator
 
 from memegauge.config import MethodConfig
 
@@ -23,6 +25,21 @@ class EvalConfig(MethodConfig):
     types: list[str] | None = Field(default=None, description="Question types (default: all 11).")
     seed: int = 0
     circular: bool = Field(default=False, description="Ask every rotation of the options.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _data_set_name(cls, raw: Any) -> Any:
+        """`data: memeqa` (an installed data set's name, docs/data.md): its questions, and its pictures and
+        texts unless `images` / `texts` are given."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("data"), str):
+            return raw
+        from memegauge.data import data_paths, is_data_name  # the catalogue: only for a name, not a path
+
+        if not is_data_name(raw["data"]):
+            return raw
+        named = data_paths(raw["data"], "data")
+        return {**raw, "data": named["data"], "images": raw.get("images") or named.get("images"),
+                "texts": raw.get("texts") or named.get("texts")}
 
     def roles(self) -> dict[str, list[str]]:
         """The model evaluated."""
