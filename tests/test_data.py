@@ -19,7 +19,7 @@ from memegauge.data.errors import ChecksumError
 from memegauge.data.install import get, import_copy, remove, verify
 from memegauge.memes import load_memes
 from memegauge.testing.dataserver import DataServer
-from memegauge.types import InputError
+from memegauge.types import InputError, MemeGaugeError
 
 COMMIT = "c" * 40
 HUB_COMMIT = "d" * 40
@@ -389,3 +389,15 @@ def test_harmeme_annotations_and_pictures_become_one_meme_set_per_file(tmp_path)
     assert [(m.id, m.labels, m.image) for m in memes] == [
         ("Harm-P-1", ["somewhat harmful", "individual"], tmp_path / "pictures" / "images" / "Harm-P.png")]
     assert (tmp_path / "converted" / "harm-c-test.jsonl").is_file()
+
+
+def test_an_interrupted_hub_download_installs_nothing_and_the_next_get_completes_it(env):
+    path = f"/datasets/org/toy/resolve/{HUB_COMMIT}/data/test-00000.parquet"
+    env.faults[path] = "truncate"
+    with pytest.raises(MemeGaugeError, match="rerun the command"):
+        _quiet_get("hubtoy", env)
+    with pytest.raises(InputError):
+        installed_dir("hubtoy")
+    del env.faults[path]
+    _quiet_get("hubtoy", env)
+    assert verify("hubtoy") == []

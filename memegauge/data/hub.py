@@ -23,6 +23,7 @@ from memegauge.types import InputError, MemeGaugeError
 
 def fetch_hub(source: HubSource, staging: Path, *, quiet: bool = False) -> tuple[dict[str, list[Any]], str]:
     """Fetch `source` into `staging` and check it; ``({path: [size, sha256]}, commit)``."""
+    from httpx2 import TransportError  # huggingface_hub 2.x's HTTP client: a dropped connection raises this
     from huggingface_hub import HfApi, snapshot_download
     from huggingface_hub.hf_api import RepoFile
     from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
@@ -48,7 +49,7 @@ def fetch_hub(source: HubSource, staging: Path, *, quiet: bool = False) -> tuple
     except (RepositoryNotFoundError, RevisionNotFoundError) as exc:
         raise MemeGaugeError(f"{where}: not found on the Hub ({type(exc).__name__}); a mirror (HF_ENDPOINT) "
                              "may lack it") from exc
-    except (HfHubHTTPError, OSError) as exc:
+    except (HfHubHTTPError, TransportError, OSError) as exc:
         raise MemeGaugeError(f"{where}: the download failed ({exc}); rerun the command to resume") from exc
     files = _check(source, staging, wanted, where)
     shutil.rmtree(staging / ".cache", ignore_errors=True)  # huggingface_hub's own download records
