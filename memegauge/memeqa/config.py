@@ -6,7 +6,7 @@ from pathlib import Path
 
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from memegauge.config import MethodConfig
 
@@ -28,14 +28,15 @@ class EvalConfig(MethodConfig):
 
     @model_validator(mode="before")
     @classmethod
-    def _data_set_name(cls, raw: Any) -> Any:
+    def _data_set_name(cls, raw: Any, info: ValidationInfo) -> Any:
         """`data: memeqa` (an installed data set's name, docs/data.md): its questions, and its pictures and
-        texts unless `images` / `texts` are given."""
+        texts unless `images` / `texts` are given. A folder of that name beside the config wins."""
         if not isinstance(raw, dict) or not isinstance(raw.get("data"), str):
             return raw
         from memegauge.data import data_paths, is_data_name  # the catalogue: only for a name, not a path
 
-        if not is_data_name(raw["data"]):
+        base = Path((info.context or {}).get("base_dir") or ".")
+        if not is_data_name(raw["data"]) or (base / raw["data"]).exists():
             return raw
         named = data_paths(raw["data"], "data")
         return {**raw, "data": named["data"], "images": raw.get("images") or named.get("images"),
