@@ -401,3 +401,32 @@ def test_an_interrupted_hub_download_installs_nothing_and_the_next_get_completes
     del env.faults[path]
     _quiet_get("hubtoy", env)
     assert verify("hubtoy") == []
+
+
+ADAM = Path("/work/shared/data/adammeme-original")
+
+
+@pytest.mark.skipif(not ADAM.is_dir(), reason="the shared copy of the original AdamMeme results is absent")
+def test_import_adammeme_takes_an_installed_data_set_by_name(tmp_path, monkeypatch, capsys):
+    files = {p.relative_to(ADAM).as_posix(): p.read_bytes() for p in sorted(ADAM.rglob("*")) if p.is_file()}
+    folder = tmp_path / "entry"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps(
+        {"release": {p: [len(d), hashlib.sha256(d).hexdigest()] for p, d in files.items()}}))
+    source = GitHubSource(id="release", repo="owner/adam", commit=COMMIT, licence="-", what="release")
+    described = Entry(name="adamtoy", title="t", size="1 MB", licence="-", citation="-", sources=(source,),
+                      folder=folder, paths=lambda root: {"data": root / "release"})
+    monkeypatch.setattr(catalogue, "entries", lambda: {"adamtoy": described})
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    with DataServer() as mirror:
+        mirror.add_github("owner/adam", COMMIT, files)
+        get("adamtoy", mirror=mirror.url, quiet=True, say=lambda text: None)
+    assert main(["--store", str(tmp_path / "s.db"), "import", "adammeme", "adamtoy"]) == 0
+    assert "imported into run" in capsys.readouterr().err
+
+
+def test_the_real_adammeme_release_entry_is_importable_by_name():
+    described = catalogue.entries()["adammeme-release"]
+    assert described.paths(Path("/x")) == {"data": Path("/x/release")}
+    assert "data/data5k/cls_res_full.json" in described.manifest()["release"]

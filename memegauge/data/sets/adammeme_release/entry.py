@@ -3,8 +3,8 @@
 Installed layout (docs/data.md): ``release/`` the repository's own layout: ``data/base_cat.json``,
 ``data/data5k/cls_res_full.json`` (``{category: [{text, image, label, task, misbelief, ...}]}``),
 ``data/data5k/cls_res_full_cat.json``, ``results/llava_5k/info.json``, ``results/llava_5k/log*.json``
-and ``log_child`` (refinement logs), README.md. Give ``DATA_DIR/adammeme-release/release`` (or
-`memegauge data path adammeme-release`) to `import adammeme`.
+and ``log_child`` (refinement logs), README.md. Give ``DATA_DIR/adammeme-release/release`` or the
+name itself (`memegauge import adammeme adammeme-release`) to `import adammeme`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ ENTRY = Entry(
         licence="none stated", what="data/ and results/llava_5k/ (without scoring_res.json)",
         include=("data/", "results/llava_5k/info.json", "results/llava_5k/log", "README.md")),),
     folder=Path(__file__).parent,
+    paths=lambda root: {"data": root / "release"},
     notes="results/llava_5k/scoring_res.json is not kept: it could not be read from here to pin its sha256, "
           "so an import has no iteration-0 scores.",
 )
