@@ -197,12 +197,14 @@ def demo_command(ctx: typer.Context,
 def _register_commands() -> None:
     """The report commands, then each registered method's (see `memegauge.methods`)."""
     from memegauge.methods import methods
+    from memegauge.data.cli import register as register_data_commands
     from memegauge.report.cli import register as register_report_commands
 
     if getattr(app, "_methods_registered", False):
         return
     app._methods_registered = True  # type: ignore[attr-defined]
     register_report_commands(app)
+    register_data_commands(app)
     for method in methods():
         if method.commands:
             method.commands(app)

@@ -68,6 +68,11 @@ def load_memes(path: str | Path, *, require_images: bool = True, limit: int | No
         exists = source.exists()
     except (OSError, ValueError, RuntimeError):  # a NUL byte, a name too long, an unknown ~user
         source, exists = Path(str(path)), False
+    if not exists and _data_name(source):  # `NAME:SPLIT`: an installed data set's meme set (docs/data.md)
+        from memegauge.data import resolve_data  # the catalogue imports every entry: only for a data set name
+
+        source = resolve_data(*source.name.split(":", 1))
+        exists = source.exists()
     if not exists:
         raise InputError("meme set not found", str(path), f"check the path; {_FORMATS_FIX}")
     ctx = _Context(source, require_images, limit)
@@ -111,6 +116,14 @@ class _Context:
         if self.missing_images:
             warnings.warn(f"{self.source}: {self.missing_images} meme(s) have no image file; "
                           "loaded as text-only memes (require_images=False)", stacklevel=3)
+
+
+def _data_name(source: Path) -> bool:
+    """Whether a missing path's last part reads ``NAME:SPLIT`` with NAME a catalogue data set (a config's
+    relative path has the config's folder in front of it)."""
+    from memegauge.data import is_data_name  # the catalogue imports every entry: only for a missing path
+
+    return ":" in source.name and is_data_name(source.name)
 
 
 def _collect(ctx: _Context, rows: Iterator[tuple[str, dict[str, Any]]]) -> list[Meme]:

@@ -151,7 +151,8 @@ def erase_command(
 @import_app.command("adammeme")
 def import_adammeme_command(
     ctx: typer.Context,
-    directory: Path = typer.Argument(..., help="The original code's folder (holds data/ and results/)."),
+    directory: Path = typer.Argument(..., help="The original code's folder (holds data/ and results/), or "
+                                     "an installed data set's name (adammeme-release: docs/data.md)."),
     run: str | None = typer.Option(None, "--run", help="Run name (default: adammeme-<experiment>)."),
     experiment: str | None = typer.Option(None, "--experiment", help="results/<exp> to import."),
     failure_rule: FailureRuleOption = typer.Option(
@@ -161,8 +162,11 @@ def import_adammeme_command(
     """Import the original AdamMeme code's data/ and results/ layout as a run."""
     from memegauge.adammeme.legacy import import_legacy
     from memegauge.clikit import console, safe, settings
+    from memegauge.data import data_paths, is_data_name
     from memegauge.files import shell_command
 
+    if is_data_name(directory):
+        directory = data_paths(str(directory), "memegauge import adammeme")["data"]
     name = import_legacy(directory, settings(ctx).store, run, experiment, failure_rule.value)
     console.print(safe(f"imported into run {name!r}; `{shell_command('memegauge', 'report', name)}` shows it"))
     print_results(settings(ctx).store(), name)

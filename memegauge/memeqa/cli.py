@@ -34,7 +34,8 @@ def eval_command(
     ctx: typer.Context,
     config: Path | None = typer.Option(None, "-c", "--config", help="Eval config YAML (the keys of "
                                           "EvalConfig); options given here override it."),
-    data: Path | None = typer.Option(None, "--data", help="Folder with none-minus/ and none-plus/ splits."),
+    data: Path | None = typer.Option(None, "--data", help="Folder with none-minus/ and none-plus/ splits, or "
+                                        "an installed data set's name (memeqa: its pictures and texts too)."),
     images: Path | None = typer.Option(None, "--images", help="Folder of the meme PNGs (+ memes.jsonl)."),
     version: str | None = typer.Option(None, "--version", help="none-minus (default) or none-plus."),
     split: str | None = typer.Option(None, "--split", help="train, dev (default) or test."),
@@ -66,6 +67,7 @@ def eval_command(
     from memegauge.run_path import run_checked
 
     cfg = _settings(ctx)
+    data, images, texts = _named_data(data, images, texts, "memegauge qa eval --data")
     # Paths given here are the shell's (from the working directory), not the config file's.
     given = overrides(sets, data=_absolute(data), images=_absolute(images), version=version, split=split,
                       texts=_absolute(texts), limit=limit, types=types, seed=seed, circular=circular)
@@ -96,6 +98,18 @@ def eval_command(
     finish_all(cfg.store(), names, max_failure_rate)
 
 
+def _named_data(data: Path | None, images: Path | None, texts: Path | None,
+                where: str) -> tuple[Path | None, Path | None, Path | None]:
+    """`--data NAME` of an installed data set (docs/data.md): its questions, and its pictures and meme
+    texts unless --images / --texts say otherwise."""
+    from memegauge.data import data_paths, is_data_name
+
+    if data is None or not is_data_name(data):
+        return data, images, texts
+    named = data_paths(str(data), where)
+    return named["data"], images or named.get("images"), texts or named.get("texts")
+
+
 def _dry_eval(cfg, configs, inputs, run: str | None) -> None:
     """`qa eval --dry-run`: each model's planned calls (one estimate per run)."""
     from memegauge.clikit import dry_run
@@ -111,7 +125,8 @@ def _dry_eval(cfg, configs, inputs, run: str | None) -> None:
 @qa_app.command("score")
 def score_command(
     ctx: typer.Context,
-    data: Path = typer.Option(..., "--data", help="Folder with none-minus/ and none-plus/ splits."),
+    data: Path = typer.Option(..., "--data", help="Folder with none-minus/ and none-plus/ splits, or an "
+                              "installed data set's name (memeqa)."),
     version: str = typer.Option(..., "--version", help="none-minus or none-plus."),
     split: str = typer.Option(..., "--split", help="train, dev or test."),
     predictions: list[Path] = typer.Option(..., "--predictions", help='JSONL of {"id", "prediction"}; '
@@ -126,6 +141,7 @@ def score_command(
     from memegauge.memeqa.runs import score_run
 
     cfg = _settings(ctx)
+    data = _named_data(data, None, None, "memegauge qa score --data")[0]
     for path in predictions:
         if not path.is_file():
             raise InputError("predictions file not found", str(path), "check the path")

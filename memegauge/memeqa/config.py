@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from typing import Any
+
+from pydantic import Field, ValidationInfo, model_validator
 
 from memegauge.config import MethodConfig
 
@@ -23,6 +25,22 @@ class EvalConfig(MethodConfig):
     types: list[str] | None = Field(default=None, description="Question types (default: all 11).")
     seed: int = 0
     circular: bool = Field(default=False, description="Ask every rotation of the options.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _data_set_name(cls, raw: Any, info: ValidationInfo) -> Any:
+        """`data: memeqa` (an installed data set's name, docs/data.md): its questions, and its pictures and
+        texts unless `images` / `texts` are given. A folder of that name beside the config wins."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("data"), str):
+            return raw
+        from memegauge.data import data_paths, is_data_name  # the catalogue: only for a name, not a path
+
+        base = Path((info.context or {}).get("base_dir") or ".")
+        if not is_data_name(raw["data"]) or (base / raw["data"]).exists():
+            return raw
+        named = data_paths(raw["data"], "data")
+        return {**raw, "data": named["data"], "images": raw.get("images") or named.get("images"),
+                "texts": raw.get("texts") or named.get("texts")}
 
     def roles(self) -> dict[str, list[str]]:
         """The model evaluated."""
