@@ -116,3 +116,55 @@ def test_qa_compare_shows_every_table4_figure_with_its_interval(tmp_path, datase
                 assert _shown(fig) in printed
                 shown += 1
     assert shown >= 6 and "Newcombe" in printed
+
+
+# ---- People vs judges: MemeQA, and a rate at 0 of n --------------------------------------------------
+
+def test_people_vs_judges_memeqa_rates_have_wilson_intervals_and_macro_and_model_figures_have_theirs(store):
+    from helpers.synthetic import memeqa_run
+    from memegauge.rating.items import run_items
+    from memegauge.rating.server import RatingApp
+    from memegauge.report import run_header
+    from memegauge.report.html import to_html
+
+    memeqa_run(store, "qa", questions=16)  # 4 types × 4 questions, one picture each
+    run = {**run_header(store, "qa").as_dict(), "id": store.run_row("qa")["id"]}
+    items = run_items(store, run, 16)
+    app = RatingApp(store, run, items, "ana")
+    wrong_type = items[0].page["type"]
+    for n, item in enumerate(items):
+        gold = store.get_record(run["id"], "question", item.source)["gold"]
+        wrong = [(gold[0] + 1) % len(item.page["options"])]
+        app.vote(n, {"answer": wrong if item.page["type"] == wrong_type else gold})
+    answers = build_report(store, "qa")["people_vs_judges"]["answers"]
+    ana, model = answers["human_accuracy"]["ana"], answers["model_on_same_questions"]["ana"]
+    # 0 of 4: Wilson [0, z²/(4 + z²)] = [0, 0.4899], not the bootstrap's "0.0% [0.0%, 0.0%]"
+    assert ana[wrong_type]["value"] == 0.0 and ana[wrong_type]["n"] == 4
+    assert ana[wrong_type]["ci95"] == pytest.approx([0.0, 0.48990], abs=1e-5)
+    right = next(t for t in ana if t not in (wrong_type, "macro"))  # 4 of 4: [1 − 0.4899, 1]
+    assert ana[right]["ci95"] == pytest.approx([0.51010, 1.0], abs=1e-5)
+    assert ana["macro"]["value"] == pytest.approx(0.75) and ana["macro"]["n"] == 16
+    lo, hi = ana["macro"]["ci95"]  # the report's macro interval (cluster bootstrap over the pictures)
+    assert lo <= 0.75 <= hi and lo < hi
+    questions = {q["id"]: q for q in store.records(run["id"], "question")}
+    for kind, fig in model.items():
+        if kind == "macro":
+            assert fig["n"] == sum(q["correct"] is not None for q in questions.values())
+            continue
+        scored = [q for q in questions.values() if q["type"] == kind and q["correct"] is not None]
+        assert fig["n"] == len(scored) and fig["value"] == pytest.approx(
+            sum(bool(q["correct"]) for q in scored) / len(scored))
+        assert fig["ci95"] is not None or fig["note"]
+    assert "0.0% [0.0%, 49.0%]" in to_html(store, build_report(store, "qa"))
+
+
+def test_a_bootstrap_whose_resamples_cannot_differ_gives_no_zero_width_interval():
+    import numpy as np
+
+    from memegauge.rating import stats
+
+    constant = np.zeros(4)
+    assert stats.bootstrap(lambda idx: float(constant[idx].mean()), 4, seed=0) is None
+    varied = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
+    lo, hi = stats.bootstrap(lambda idx: float(varied[idx].mean()), 5, seed=0)
+    assert lo < 0.6 < hi
