@@ -168,3 +168,32 @@ def test_a_bootstrap_whose_resamples_cannot_differ_gives_no_zero_width_interval(
     varied = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
     lo, hi = stats.bootstrap(lambda idx: float(varied[idx].mean()), 5, seed=0)
     assert lo < 0.6 < hi
+
+
+# ---- the demo screen -------------------------------------------------------------------------------
+
+def test_the_demo_screen_shows_its_agreement_with_a_wilson_interval_and_n(store, tmp_path, capsys):
+    import asyncio
+
+    from helpers.models import scripted_registry
+    from memegauge.memes import load_memes
+    from memegauge.methods import DemoInputs
+    from memegauge.report.html import to_html
+    from memegauge.samples import sample_memes_path
+    from memegauge.screen.stage import demo
+
+    register_script("screen-harmful", lambda request: '{"harmful": true, "category": "race"}')
+    memes = load_memes(sample_memes_path())
+    inputs = DemoInputs(store=store, registry=scripted_registry("screen-harmful"), memes=memes,
+                        model="screen-harmful", out_dir=tmp_path, progress=False)
+    name = asyncio.run(demo(inputs))
+    screen = build_report(store, name)["screen"]
+    harmful = sum("harmful" in m.labels for m in memes)
+    k, n = harmful, len(memes)
+    assert screen["agreement_with_labels"] == pytest.approx(k / n)
+    lo, hi = ci.wilson(k, n)
+    fig = screen["agreement_ci95"]
+    assert fig["n"] == n and fig["ci95"] == pytest.approx([float(lo), float(hi)], rel=1e-9)
+    line = f"{100 * k / n:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] (n={n} answered)"
+    assert line in " ".join(capsys.readouterr().out.split())
+    assert line in to_html(store, build_report(store, name))
