@@ -197,3 +197,47 @@ def test_the_demo_screen_shows_its_agreement_with_a_wilson_interval_and_n(store,
     line = f"{100 * k / n:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] (n={n} answered)"
     assert line in " ".join(capsys.readouterr().out.split())
     assert line in to_html(store, build_report(store, name))
+
+
+# ---- MemeArena: `arena rank` and the per-dimension tables ------------------------------------------
+
+def test_arena_rank_gives_each_win_rate_its_wilson_interval_and_n(tmp_path, capsys):
+    path = tmp_path / "b.jsonl"
+    battles = [("x", "y", "model_a")] * 3 + [("y", "x", "model_a"), ("x", "y", "tie")] + \
+        [("x", "y", "model_a", "Correctness")] * 2
+    path.write_text("".join(json.dumps({"model_a": a, "model_b": b, "winner": w,
+                                        **({"dimension": rest[0]} if rest else {})}) + "\n"
+                            for a, b, w, *rest in battles))
+    assert main(["arena", "rank", str(path), "--rounds", "20"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    x = next(r for r in result["ranking"] if r["model"] == "x")
+    assert x["battles"] == 5 and x["win_rate"] == pytest.approx(0.6)
+    # 3 wins of 5: Wilson (0.6 + z²/10 ± z·sqrt(0.24/5 + z²/100)) / (1 + z²/5) = [0.2307, 0.8824]
+    assert x["win_rate_ci95"]["n"] == 5 and x["win_rate_ci95"]["ci95"] == pytest.approx([0.23072, 0.88238], abs=1e-5)
+    correctness = {r["model"]: r for r in result["dimensions"]["Correctness"]}
+    assert correctness["y"]["win_rate_ci95"]["ci95"] == pytest.approx([0.0, 0.65762], abs=1e-5)  # 0 of 2
+    assert main(["arena", "rank", str(path), "--rounds", "20", "--format", "md"]) == 0
+    markdown = capsys.readouterr().out
+    assert "| 60.0% [23.1, 88.2] |" in markdown and "| 0.0% [0.0, 65.8] |" in markdown
+
+
+def test_the_arena_per_dimension_table_shows_ratings_and_win_rates_with_intervals_and_n(store):
+    import html as html_lib
+
+    from helpers.synthetic import arena_run
+    from memegauge.report.html import to_html
+
+    arena_run(store, "arena")
+    report = build_report(store, "arena")
+    page = html_lib.unescape(to_html(store, report))
+    assert "Per dimension: Bradley–Terry rating [95% CI]; win rate [95% CI] (n battles)" in page
+    checked = 0
+    for rows in report["dimensions"].values():
+        for entry in rows:
+            win = entry["win_rate_ci95"]
+            rate = ci.shown(win, percent=True)
+            assert f"{entry['bt']:.1f} " in page and rate in page
+            if win["ci95"]:
+                assert f"{rate} (n={entry['battles']})" in page
+                checked += 1
+    assert checked
