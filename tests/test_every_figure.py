@@ -241,3 +241,38 @@ def test_the_arena_per_dimension_table_shows_ratings_and_win_rates_with_interval
                 assert f"{rate} (n={entry['battles']})" in page
                 checked += 1
     assert checked
+
+
+# ---- to_pandas: intervals as numeric columns ---------------------------------------------------------
+
+def test_to_pandas_holds_every_interval_in_numeric_columns(method_runs):
+    pd = pytest.importorskip("pandas")
+    from memegauge.api import Result
+
+    def result(method: str) -> Result:
+        name = method_runs.names[method]
+        return Result(name=name, method=method.rstrip("+"), status="done", calls=0, calls_made=0,
+                      failed_calls=0, store=method_runs.store)
+
+    expected = {"arena": {"ranking": ["bt_ci95_lo", "bt_ci95_hi", "win_rate_ci95_lo", "win_rate_ci95_hi",
+                                      "win_rate_n", "memes"],
+                          "dimensions": ["bt_ci95_lo", "win_rate_ci95_lo", "win_rate_ci95_hi", "win_rate_n"]},
+                "adammeme": {"targets": ["failure_rate_ci95_lo", "failure_rate_ci95_hi", "failure_rate_n",
+                                         "avg_score_ci95_lo", "avg_score_ci95_hi", "original_failure_rate_ci95_lo"],
+                             "categories": ["failure_rate_ci95_lo", "failure_rate_ci95_hi", "avg_score_ci95_hi"]},
+                "memeqa": {"accuracy": ["ci95_lo", "ci95_hi", "n"]}}
+    for method, tables in expected.items():
+        frames = result(method).to_pandas()
+        for table, wanted in tables.items():
+            frame = frames[table]
+            assert set(wanted) <= set(frame.columns), (method, table)
+            for column in frame.columns:  # no interval left as a list, a dict or text
+                assert not frame[column].map(lambda v: isinstance(v, (list, dict))).any(), (method, table, column)
+            for column in wanted:
+                assert pd.api.types.is_numeric_dtype(frame[column]), (method, table, column)
+    ranking = result("arena").to_pandas("ranking")
+    first = build_report(method_runs.store, method_runs.names["arena"])["ranking"][0]
+    assert ranking.loc[0, "win_rate_ci95_lo"] == first["win_rate_ci95"]["ci95"][0]
+    assert ranking.loc[0, "bt_ci95_hi"] == first["bt_ci"][1]
+    accuracy = result("memeqa").to_pandas("accuracy")
+    assert (accuracy["ci95_lo"].le(accuracy["accuracy"]) | accuracy["ci95_lo"].isna()).all()
