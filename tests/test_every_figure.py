@@ -276,3 +276,79 @@ def test_to_pandas_holds_every_interval_in_numeric_columns(method_runs):
     assert ranking.loc[0, "bt_ci95_hi"] == first["bt_ci"][1]
     accuracy = result("memeqa").to_pandas("accuracy")
     assert (accuracy["ci95_lo"].le(accuracy["accuracy"]) | accuracy["ci95_lo"].isna()).all()
+
+
+# ---- compare: runs that asked different questions ---------------------------------------------------
+
+def test_compare_refuses_runs_that_asked_different_questions_and_names_every_difference(tmp_path, dataset,
+                                                                                       capsys):
+    data, images = dataset
+    models = _scripted_models(tmp_path, {"qa-cmp-a": "A", "qa-cmp-b": "B"})
+    db = str(tmp_path / "s.db")
+    base = ["--store", db, "--models", models, "qa", "eval", "--data", str(data), "--images", str(images),
+            "--split", "dev"]
+    assert main([*base, "--version", "none-minus", "--model", "qa-cmp-a,qa-cmp-b", "--run", "same"]) == 0
+    assert main([*base, "--version", "none-plus", "--model", "qa-cmp-a", "--run", "plus"]) == 0
+    assert main([*base, "--version", "none-minus", "--model", "qa-cmp-b", "--run", "few", "--limit", "11",
+                 "--types", "Visual Identification,Intent Completion", "--seed", "3"]) == 0
+    capsys.readouterr()
+    # the same questions, two models: one leaderboard, nothing to name
+    assert main(["--store", db, "compare", "same-qa-cmp-a", "same-qa-cmp-b", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["differences"] == []
+    # None− beside None+: refused, exit 2, one message naming the difference and the way out
+    assert main(["--store", db, "compare", "same-qa-cmp-a", "plus"]) == 2
+    captured = capsys.readouterr()
+    err = " ".join(captured.err.split())
+    assert captured.out == "" and "asked different questions" in err
+    assert "version: same-qa-cmp-a none-minus, plus none-plus" in err and "--allow-different" in err
+    # another limit, types and seed: every difference named, in one message
+    assert main(["--store", db, "compare", "same-qa-cmp-b", "few"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    for named in ("limit: same-qa-cmp-b (not set), few 11", "seed: same-qa-cmp-b 0, few 3", "types:",
+                  "questions:"):
+        assert named in err
+    assert "model:" not in err  # the models compared are not a difference
+    # asked for explicitly: ranked side by side, the differences listed with the table and in JSON
+    assert main(["--store", db, "compare", "same-qa-cmp-a", "plus", "--allow-different"]) == 0
+    out = capsys.readouterr().out
+    assert "runs asked different questions (--allow-different): version:" in out and "overall (macro)" in out
+    assert main(["--store", db, "compare", "same-qa-cmp-a", "plus", "--allow-different", "--format", "json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert [d["key"] for d in found["differences"]] == ["version"]
+    assert main(["--store", db, "compare", "same-qa-cmp-a", "few", "--allow-different", "--format", "csv"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("method,") and "limit:" in captured.err  # CSV stays a plain table
+
+
+def test_compare_names_a_different_meme_set_and_seed_for_adammeme_and_the_view_refuses_too(store, tmp_path):
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from helpers.synthetic import adammeme_run
+    from memegauge.report.cli import store_server
+    from memegauge.report.compare import comparison
+    from memegauge.types import InputError
+
+    adammeme_run(store, "adam-1", tmp_path / "a1", targets=("t-a",))
+    adammeme_run(store, "adam-2", tmp_path / "a2", targets=("t-b", "t-c"), seed=1)
+    with pytest.raises(InputError) as refused:
+        comparison(store, ["adam-1", "adam-2"])
+    text = str(refused.value)
+    assert "memes: adam-1 " in text and "a1/memes.jsonl, adam-2 " in text and "a2/memes.jsonl" in text
+    assert "seed: adam-1 0, adam-2 1" in text
+    assert "targets" not in text  # different targets are what an AdamMeme comparison compares
+    assert {d["key"] for d in comparison(store, ["adam-1", "adam-2"], allow_different=True)["differences"]} == {
+        "memes", "seed"}
+    server = store_server(store)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/compare?runs=adam-1,adam-2"
+    try:
+        with pytest.raises(urllib.error.HTTPError) as bad:
+            urllib.request.urlopen(url)
+        assert bad.value.code == 400 and "asked different questions" in bad.value.read().decode()
+        with urllib.request.urlopen(url + "&allow_different=1") as page:
+            assert "asked different questions" in page.read().decode()
+    finally:
+        server.shutdown()
+        server.server_close()
