@@ -352,3 +352,20 @@ def test_compare_names_a_different_meme_set_and_seed_for_adammeme_and_the_view_r
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_compare_ranks_qa_score_runs_of_different_files_and_refuses_another_limit(tmp_path, dataset, capsys):
+    data, _ = dataset
+    items = json.loads((data / "none-minus" / "dev.json").read_text())
+    db = str(tmp_path / "s.db")
+    for name, letter, limit in (("file-a", "A", []), ("file-b", "B", []), ("file-c", "C", ["--limit", "11"])):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"id": i["id"], "prediction": letter}) + "\n" for i in items))
+        assert main(["--store", db, "qa", "score", "--data", str(data), "--version", "none-minus", "--split", "dev",
+                     "--predictions", str(path), "--run", name, *limit]) == 0
+    capsys.readouterr()
+    assert main(["--store", db, "compare", "file-a", "file-b", "--format", "json"]) == 0  # the files compared
+    assert json.loads(capsys.readouterr().out)["differences"] == []
+    assert main(["--store", db, "compare", "file-a", "file-c"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "limit: file-a (not set), file-c 11" in err and "predictions" not in err
