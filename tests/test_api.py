@@ -51,7 +51,7 @@ def test_memeqa_and_adammeme_run_through_the_same_shape(tmp_path):
         adam = memegauge.run("adammeme", w.adam, store=str(w.store), models=str(w.models), name="adam-api")
     assert qa.status == "done" and qa.method == "memeqa" and qa.report["n_scored"] > 0
     accuracy = qa.to_pandas("accuracy")
-    assert len(accuracy) == 11 and set(accuracy.columns) == {"type", "n", "accuracy", "random"}
+    assert len(accuracy) == 11 and set(accuracy.columns) == {"type", "n", "accuracy", "ci95_lo", "ci95_hi", "random"}
     assert adam.name == "adam-api" and set(adam.tables()) == {"targets", "categories", "samples", "steps", "headline"}
     board = qa.to_pandas("headline")  # the leaderboard: 11 types, macro and micro, each with its interval
     assert len(board) == 13 and set(board["unit"]) == {"rate"}

@@ -101,29 +101,32 @@ def test_report_md_is_a_table_with_intervals(store, capsys):
 
 
 def test_compare_three_runs_in_every_format(store, capsys, tmp_path):
-    code, table, _ = cli(store, capsys, "compare", "qa-1", "qa-2", "qa-3")
-    assert code == 0 and "accuracy (95% CI)" in table and table.count("overall (macro)") == 3
-    code, out, _ = cli(store, capsys, "compare", "qa-1", "qa-2", "qa-3", "--format", "json")
+    # the three runs were made with different seeds: ranked together only when asked, differences named
+    code, table, _ = cli(store, capsys, "compare", "qa-1", "qa-2", "qa-3", "--allow-different")
+    assert code == 0 and "accuracy (95% CI)" in table and "seed: qa-1 0, qa-2 1, qa-3 2" in table
+    assert table.count("overall (macro)") == 3
+    code, out, _ = cli(store, capsys, "compare", "qa-1", "qa-2", "qa-3", "--format", "json", "--allow-different")
     found = json.loads(out)
     assert found["method"] == "memeqa" and [r["name"] for r in found["runs"]] == ["qa-1", "qa-2", "qa-3"]
     macro = [r for r in found["rows"] if r["group"] == "overall (macro)"]
     assert len(macro) == 3 and all(r["ci95_lo"] is not None for r in macro)
     values = [r["value"] for r in macro]
     assert values == sorted(values, reverse=True)  # best first
-    code, out, _ = cli(store, capsys, "compare", "qa-1", "qa-2", "qa-3", "--format", "csv")
+    code, out, _ = cli(store, capsys, "compare", "qa-1", "qa-2", "qa-3", "--format", "csv", "--allow-different")
     assert len(pd.read_csv(io.StringIO(out))) == 3 * 6
     out_file = tmp_path / "compare.html"
-    code, _, err = cli(store, capsys, "compare", "qa-1", "qa-2", "qa-3", "--format", "html", "--out", str(out_file))
+    code, _, err = cli(store, capsys, "compare", "qa-1", "qa-2", "qa-3", "--format", "html", "--out", str(out_file),
+                       "--allow-different")
     page = out_file.read_text()
     assert code == 0 and "comparison written" in err
     assert PROBE_MODEL not in page and "m&lt;img src=x" in page
     assert page.count("<img class=\"plot\" src=\"data:image/png") == 2  # overall, and every type
-    code, out, _ = cli(store, capsys, "compare", "qa-1", "qa-2", "qa-3", "--format", "md")
+    code, out, _ = cli(store, capsys, "compare", "qa-1", "qa-2", "qa-3", "--format", "md", "--allow-different")
     assert code == 0 and PROBE_MODEL not in out and "m&lt;img src=x" in out  # markup in a name is text
 
 
 def test_compare_puts_adammeme_targets_of_different_runs_on_one_leaderboard(store, capsys):
-    code, out, _ = cli(store, capsys, "compare", "adam-1", "adam-2", "--format", "csv")
+    code, out, _ = cli(store, capsys, "compare", "adam-1", "adam-2", "--format", "csv", "--allow-different")
     frame = pd.read_csv(io.StringIO(out))
     overall = frame[frame["group"] == "overall"]
     assert code == 0 and list(overall["model"].isin(["t-a", "t-b", "t-c"])) == [True] * 3
@@ -170,9 +173,9 @@ def test_view_lists_every_run_with_key_figures(store, served):
 def test_view_serves_reports_and_comparisons_and_404s_the_rest(served):
     status, page = fetch(served + "/run/arena-1")
     assert status == 200 and "MemeGauge report:" in page and "arena-1" in page
-    status, page = fetch(served + "/compare?runs=qa-1,qa-2")
+    status, page = fetch(served + "/compare?runs=qa-1,qa-2&allow_different=1")
     assert status == 200 and "MemeGauge comparison (memeqa)" in page and 'href="/run/qa-1"' in page
-    status, page = fetch(served + "/compare?runs=qa-1&runs=qa-2&runs=qa-3")
+    status, page = fetch(served + "/compare?runs=qa-1&runs=qa-2&runs=qa-3&allow_different=1")
     assert status == 200 and page.count('href="/run/qa-') == 3 * 6
     status, text = fetch(served + "/compare?runs=qa-1,arena-1")
     assert status == 400 and "different methods" in text

@@ -469,8 +469,10 @@ def test_table4_pure():
     plus = [{"id": "a", "general_type": "single", "options": ["x", "z", "w", NONE_OF_THE_ABOVE],
              "gold": [3], "correct": False}]
     cells = table4(minus, plus)["cells"]
-    assert cells["correct_replaced.single"] == {"n": 1, "none_minus": 1.0, "none_plus": 0.0,
-                                                "difference": 1.0}
+    cell = cells["correct_replaced.single"]
+    assert {k: cell[k] for k in ("n", "none_minus", "none_plus", "difference")} == {
+        "n": 1, "none_minus": 1.0, "none_plus": 0.0, "difference": 1.0}
+    assert cell["intervals"]["difference"]["note"] == "too few items"  # one pair supports no interval
 
 
 # ---- demo part ------------------------------------------------------------------------------------

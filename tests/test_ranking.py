@@ -361,7 +361,7 @@ def test_rank_battle_file_json_and_markdown(tmp_path):
     assert list(result["dimensions"]) == ["Correctness"]
     assert {r["model"] for r in result["dimensions"]["Correctness"]} == {"gpt", "llava", "qwen"}
     first = result["ranking"][0]
-    assert set(first) == {"model", "elo", "bt", "bt_ci", "win_rate", "score", "battles"}
+    assert set(first) == {"model", "elo", "bt", "bt_ci", "win_rate", "score", "battles", "bt_note", "win_rate_ci95"}
     assert first["score"] == pytest.approx((1 + 1 + 0 + 0.5 + 1) / 5)
     assert first["win_rate"] == pytest.approx((1 + 1 + 0 + 0 + 1) / 5)
     # Same seed, same text.
@@ -369,7 +369,7 @@ def test_rank_battle_file_json_and_markdown(tmp_path):
     assert again == rank_battle_file(path, bootstrap_rounds=50, seed=0)
 
     markdown = rank_battle_file(path, fmt="md", bootstrap_rounds=50, seed=0)
-    assert "| # | Model | BT | 95% CI | Elo | Win rate | Score | Battles |" in markdown
+    assert "| # | Model | BT | BT 95% CI | Elo | Win rate [95% CI] | Score | Battles (n) |" in markdown
     assert "## Overall" in markdown and "## Correctness" in markdown
     assert "| 1 | gpt |" in markdown
 

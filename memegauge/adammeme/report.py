@@ -189,14 +189,28 @@ def _annotators(store: Store, rid: int) -> dict[str, dict[str, list[str]]]:
 
 def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The report as flat tables (`Result.to_pandas`): per target, per target × category, and every
-    scored sample and refinement step."""
+    scored sample and refinement step. Each failure rate and average score has its 95% interval as
+    numeric columns (`failure_rate_ci95_lo`, `failure_rate_ci95_hi`, `failure_rate_n`, the same for
+    `avg_score` and for the `original_` figures)."""
     targets, categories = [], []
     for target, figures in report["targets"].items():
         overall, original = figures["overall"], figures["original_only"]
-        targets.append({"target": target, **overall, "original_n": original["n"],
-                        "original_avg_score": original["avg_score"],
-                        "original_failure_rate": original["failure_rate"], "steps": figures["steps"]["total"],
-                        "improved_steps": figures["steps"]["improved"]})
-        categories += [{"target": target, "category": c, **v} for c, v in figures["categories"].items()]
+        found = figures.get("intervals") or {}
+        targets.append({"target": target, **overall, **_interval_columns(found.get("overall")),
+                        "original_n": original["n"], "original_avg_score": original["avg_score"],
+                        "original_failure_rate": original["failure_rate"],
+                        **_interval_columns(found.get("original_only"), "original_"),
+                        "steps": figures["steps"]["total"], "improved_steps": figures["steps"]["improved"]})
+        categories += [{"target": target, "category": c, **v,
+                        **_interval_columns((found.get("categories") or {}).get(c))}
+                       for c, v in figures["categories"].items()]
     return {"targets": targets, "categories": categories, "samples": report["details"]["samples"],
             "steps": report["details"]["steps"]}
+
+
+def _interval_columns(figures: dict[str, Any] | None, prefix: str = "") -> dict[str, Any]:
+    """`failure_rate` and `avg_score` intervals of one `intervals` entry as numeric columns."""
+    from memegauge.report.intervals import columns
+
+    return {k: v for name in ("failure_rate", "avg_score")
+            for k, v in columns((figures or {}).get(name), f"{prefix}{name}_").items()}

@@ -107,18 +107,38 @@ def _fmt_rating(value: float) -> str:
     return f"{value:.1f}"
 
 
+def with_intervals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`rank_table` rows with the win rate's 95% interval and n (`win_rate_ci95`: Wilson over the
+    model's battles, taken as independent: a battles file names no meme to cluster them by) and
+    `bt_note`, why `bt_ci` is None where the bootstrap cannot support one (under 2 battles: too few
+    items; every resample equal: no spread), as a run's report gives them (`memegauge.arena.headline`)."""
+    from memegauge.report import intervals as ci  # scipy: only when a file is ranked
+
+    out = []
+    for row in rows:
+        wins = round(row["win_rate"] * row["battles"])
+        win = ci.rate([1.0] * wins + [0.0] * (row["battles"] - wins))
+        flat = row.get("bt_ci") is not None and row["bt_ci"][0] == row["bt_ci"][1]
+        note = ci.TOO_FEW if win["ci95"] is None else (ci.NO_SPREAD if flat else None)
+        out.append({**row, "bt_ci": None if note else row.get("bt_ci"), "bt_note": note, "win_rate_ci95": win})
+    return out
+
+
 def _markdown_rows(rows: list[dict[str, Any]]) -> list[str]:
+    from memegauge.report.intervals import shown
+
     out = [
-        "| # | Model | BT | 95% CI | Elo | Win rate | Score | Battles |",
+        "| # | Model | BT | BT 95% CI | Elo | Win rate [95% CI] | Score | Battles (n) |",
         "|---:|:---|---:|:---:|---:|---:|---:|---:|",
     ]
     for rank, row in enumerate(rows, start=1):
         ci = row["bt_ci"]
-        ci_text = "–" if ci is None else f"{_fmt_rating(ci[0])} – {_fmt_rating(ci[1])}"
+        ci_text = (row.get("bt_note") or "–") if ci is None else f"{_fmt_rating(ci[0])} – {_fmt_rating(ci[1])}"
         name = row["model"].replace("|", "\\|")
+        win = shown(row["win_rate_ci95"], percent=True) if row.get("win_rate_ci95") else f"{100 * row['win_rate']:.1f}%"
         out.append(
             f"| {rank} | {name} | {_fmt_rating(row['bt'])} | {ci_text} | {_fmt_rating(row['elo'])} "
-            f"| {100 * row['win_rate']:.1f}% | {100 * row['score']:.1f}% | {row['battles']} |"
+            f"| {win} | {100 * row['score']:.1f}% | {row['battles']} |"
         )
     return out
 
@@ -134,7 +154,8 @@ def ranking_markdown(result: Mapping[str, Any], title: str = "MemeArena ranking"
     out.append(
         "BT: Bradley–Terry maximum-likelihood rating (mean = 1000; ties = half a win each way); "
         "95% CI: percentile bootstrap; Elo: online, in file order; win rate: wins / battles (a tie is no "
-        "win, as in the paper); score: a tie counts half."
+        "win, as in the paper) with its Wilson 95% interval over the model's battles; score: a tie counts "
+        "half; n: the model's battles."
     )
     return "\n".join(out) + "\n"
 
@@ -148,7 +169,8 @@ def rank_battle_file(
 ) -> str:
     """Rank the battles of a Chatbot Arena format file (JSON array or JSONL; format by content).
 
-    Returns JSON text ``{"ranking": [rows], "dimensions": {D: [rows]}}`` (rows as `rank_table`) for
+    Returns JSON text ``{"ranking": [rows], "dimensions": {D: [rows]}}`` (rows as `rank_table`, with
+    `win_rate_ci95` and `bt_note`: `with_intervals`) for
     ``fmt="json"``, or a Markdown report for ``fmt="md"``. `ranking` uses the battles without a
     dimension or with dimension "overall" (any case); `dimensions` ranks every other dimension. If
     every battle names a non-overall dimension, `ranking` uses them all.
@@ -166,10 +188,11 @@ def rank_battle_file(
         raise _input_error(exc.reason, f"{path}:{lines[exc.index]}", _FIX_RECORD) from exc
     overall, per_dimension = _split_overall(battles)
     result = {
-        "ranking": rank_table(overall, k=k, bootstrap_rounds=bootstrap_rounds, seed=seed),
+        "ranking": with_intervals(rank_table(overall, k=k, bootstrap_rounds=bootstrap_rounds, seed=seed)),
         "dimensions": {}
         if per_dimension is None
-        else rank_by_dimension(per_dimension, k=k, bootstrap_rounds=bootstrap_rounds, seed=seed),
+        else {d: with_intervals(rows) for d, rows in
+              rank_by_dimension(per_dimension, k=k, bootstrap_rounds=bootstrap_rounds, seed=seed).items()},
     }
     if fmt == "md":
         return ranking_markdown(result, title=f"MemeArena ranking — {path.name}")

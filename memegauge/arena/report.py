@@ -195,8 +195,19 @@ def _details(records: dict[str, list]) -> dict[str, Any]:
 
 def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The report as flat tables (`Result.to_pandas`): the headline ranking, the ranking per dimension,
-    and each judge's agreement with the panel."""
-    return {"ranking": report["ranking"],
-            "dimensions": [{"dimension": d, **row} for d, rows in report["dimensions"].items() for row in rows],
+    and each judge's agreement with the panel. Intervals are numeric columns (`bt_ci95_lo`, `bt_ci95_hi`,
+    `win_rate_ci95_lo`, `win_rate_ci95_hi`, `win_rate_n`, `memes`), not nested values."""
+    return {"ranking": [_flat(row) for row in report["ranking"]],
+            "dimensions": [{"dimension": d, **_flat(row)} for d, rows in report["dimensions"].items() for row in rows],
             "judges": [{"judge": j, **{k: v for k, v in figures.items() if k != "ranking"}}
                        for j, figures in report["judges"].items()]}
+
+
+def _flat(row: dict[str, Any]) -> dict[str, Any]:
+    """A ranking row with its `bt_ci` list and `win_rate_ci95` figure as numeric columns."""
+    from memegauge.report.intervals import columns
+
+    ci, win = row.get("bt_ci"), row.get("win_rate_ci95")
+    flat = {k: v for k, v in row.items() if k not in ("bt_ci", "win_rate_ci95")}
+    return {**flat, "bt_ci95_lo": ci[0] if ci else None, "bt_ci95_hi": ci[1] if ci else None,
+            **columns(win, "win_rate_"), "memes": (win or {}).get("clusters")}

@@ -8,6 +8,7 @@ from typing import Any
 from memegauge.arena.common import OVERALL
 from memegauge.engine.store import Store
 from memegauge.report import plots
+from memegauge.report.intervals import shown
 from memegauge.report.blocks import (Block, Cell, Table, count, data_blocks, interval_cell, mark_best, num, pct,
                                      plot_block, run_images, table, text, thumbnails)
 
@@ -19,7 +20,7 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
     blocks += [b for b in (plot_block("Bradley–Terry ratings", plots.ratings_with_ci(
         [r["model"] for r in ranking], [r["bt"] for r in ranking], [r.get("bt_ci") for r in ranking],
         "Bradley-Terry rating with 95% bootstrap interval")),) if b]
-    blocks.append(Block("table", "Per dimension (Bradley–Terry rating; win rate)",
+    blocks.append(Block("table", "Per dimension: Bradley–Terry rating [95% CI]; win rate [95% CI] (n battles)",
                         table=_arena_dimensions(report.get("dimensions", {}), [r["model"] for r in ranking])))
     blocks += _arena_judges(report, [r["model"] for r in ranking])
     if report.get("flip_rate"):
@@ -83,13 +84,22 @@ def _arena_dimensions(dimensions: dict[str, list[dict]], models: list[str]) -> T
         row = [text(model)]
         for d in dimensions:
             entry = by_model[d].get(model)
-            row.append(Cell(f"{entry['bt']:.1f} ({100 * entry['win_rate']:.0f}%)" if entry else "–",
-                            entry["bt"] if entry else None))
+            row.append(Cell(_dimension_cell(entry) if entry else "–", entry["bt"] if entry else None))
         rows.append(row)
     result = table(["model", *dimensions], rows)
     for i in range(1, len(dimensions) + 1):
         mark_best(result, i, higher=True)
     return result
+
+
+def _dimension_cell(entry: dict[str, Any]) -> str:
+    """One model in one dimension: "1012.9 [998.2, 1037.2]; 5.6% [0.9, 27.9] (n=18)", the BT rating and
+    the win rate each with its 95% interval (or why none) and the battles behind them."""
+    ci = entry.get("bt_ci")
+    bt = f"{entry['bt']:.1f} " + (f"[{ci[0]:.1f}, {ci[1]:.1f}]" if ci else f"({entry.get('bt_note') or 'no interval'})")
+    win = entry.get("win_rate_ci95")
+    rate = shown(win, percent=True) if win else f"{100 * entry['win_rate']:.1f}%"
+    return f"{bt}; {rate}" + ("" if "n=" in rate else f" (n={entry['battles']})")
 
 
 def _arena_judges(report: dict[str, Any], joint: list[str]) -> list[Block]:

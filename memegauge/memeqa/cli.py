@@ -187,13 +187,23 @@ def compare_command(
     cells = [result["cells"][f"{k}.{g}"] for k, g in CELLS]
     for label, key in (("None− acc.", "none_minus"), ("None+ acc.", "none_plus"),
                        ("Difference", "difference")):
-        table.add_row(label, *[_pct(c[key]) for c in cells])
+        table.add_row(label, *[_with_ci(c["intervals"][key]) for c in cells])
     table.add_row("n", *[str(c["n"]) for c in cells])
     out.print(table)
+    out.print("Each figure: % [95% interval]; accuracies Wilson, clustered by meme picture; the difference "
+              "Newcombe's paired interval (docs/reports.md).")
 
 
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _with_ci(fig) -> str:
+    """A rate with its 95% interval, "37.5 [13.7, 69.4]" (in %), or why it has none ("-" when there is
+    no value)."""
+    from memegauge.report.intervals import shown
+
+    return "-" if not fig or fig.get("value") is None else shown(fig, percent=True).replace("%", "", 1)
 
 
 def _absolute(path: Path | None) -> str | None:
@@ -215,27 +225,42 @@ def _run_name(run: str | None, model: str, models: int) -> str | None:
 
 
 def _print_comparison(cfg, names: list[str]) -> None:
-    """One table, a column per run: accuracy by type, macro, micro, parse failures, failed calls."""
+    """One table, a column per run: accuracy by type, macro, micro, parse failures (each "% [95%
+    interval]", as the one-model table), n per type and failed calls."""
     from memegauge.clikit import console, out
     from memegauge.report import build_report
 
     reports = [build_report(cfg.store(), name) for name in names]
     first = reports[0]
-    table = Table(title=f"MemeQA {first['version']} {first['split']}: {len(names)} models")
+    table = Table(title=f"MemeQA {first['version']} {first['split']}: {len(names)} models, accuracy % "
+                        "[95% CI] (n)")
     table.add_column("type")
     for report in reports:
         table.add_column(report["model"], justify="right")
     table.add_column("random", justify="right")
     for qtype in first["accuracy"]:
-        table.add_row(qtype, *[_pct(r["accuracy"].get(qtype)) for r in reports],
+        table.add_row(qtype, *[_with_n(_found(r, "accuracy", qtype), r["n"].get(qtype)) for r in reports],
                       _pct(first["random_baseline"]["by_type"][qtype]))
-    table.add_row("macro", *[_pct(r["macro"]) for r in reports], _pct(first["random_baseline"]["macro"]))
-    table.add_row("micro", *[_pct(r["micro"]) for r in reports], _pct(first["random_baseline"]["micro"]))
+    table.add_row("macro", *[_with_n(_found(r, "macro")) for r in reports], _pct(first["random_baseline"]["macro"]))
+    table.add_row("micro", *[_with_n(_found(r, "micro")) for r in reports], _pct(first["random_baseline"]["micro"]))
     table.add_row("scored", *[str(r["n_scored"]) for r in reports], "")
-    table.add_row("parse failures %", *[_pct(r["parse_failure_rate"]) for r in reports], "")
+    table.add_row("parse failures %", *[_with_ci(_found(r, "parse_failure_rate")) for r in reports], "")
     table.add_row("failed calls", *[str(r["n_failed_calls"]) for r in reports], "")
     out.print(table)
     console.print("runs: " + ", ".join(names) + "; `memegauge report RUN` for details")
+
+
+def _found(report: dict, name: str, qtype: str | None = None):
+    """A figure of the report's `intervals` section (a type's accuracy when `qtype` is given)."""
+    found = (report.get("intervals") or {}).get(name) or {}
+    return found.get(qtype) if qtype is not None else found
+
+
+def _with_n(fig, n: int | None = None) -> str:
+    """A rate with its interval and the questions behind it: "50.0 [15.0, 85.0] (n=4)"."""
+    count = (fig or {}).get("n", n)
+    text = _with_ci(fig)
+    return text if text == "-" or "n=" in text else f"{text} (n={count})"
 
 
 def _calls_made(new: int, questions: int) -> str:

@@ -42,5 +42,7 @@ def config(source: Path | str | dict[str, Any]) -> EvalConfig:
 
 
 def models(config: dict[str, Any]) -> dict[str, list[str]]:
-    """The run's models by role, from its stored config: the evaluated (or fine-tuned) model."""
-    return {"agent": [], "targets": [config["model"]] if config.get("model") else [], "judges": []}
+    """The run's models by role, from its stored config: the evaluated (or fine-tuned) model; for a `qa
+    score` run, its predictions file (by the hash its config keeps), what `compare` compares."""
+    target = config.get("model") or config.get("predictions")
+    return {"agent": [], "targets": [target] if target else [], "judges": []}

@@ -78,11 +78,16 @@ def _detail(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """The report as flat tables (`Result.to_pandas`): accuracy per question type beside random
-    guessing, and every question asked. Build and fine-tune runs: their stored summary."""
+    """The report as flat tables (`Result.to_pandas`): accuracy per question type with its 95% interval
+    as numeric columns (`ci95_lo`, `ci95_hi`; `n` the scored questions) beside random guessing, and
+    every question asked. Build and fine-tune runs: their stored summary."""
+    from memegauge.report.intervals import columns
+
     if report.get("task") in ("build", "finetune"):
         return {"dev": report.get("dev", [])} if report["task"] == "finetune" else \
             {"af_rounds": report.get("af_rounds", [])}
+    found = (report.get("intervals") or {}).get("accuracy") or {}
     return {"accuracy": [{"type": t, "n": report["n"][t], "accuracy": a,
+                          **{k: v for k, v in columns(found.get(t)).items() if k != "n"},
                           "random": report["random_baseline"]["by_type"][t]} for t, a in report["accuracy"].items()],
             "questions": report["details"]}

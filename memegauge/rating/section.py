@@ -1,7 +1,10 @@
 """The report's "People vs judges" section: the human ratings of a run (`memegauge.rating.votes`)
 against each other and against the run's LLM judges, as each paper reports it (see
 `memegauge.rating.stats` for which coefficient answers which table). Every figure is
-{value, ci95, n}: a seeded 95% bootstrap interval over the items and the number of items behind it.
+{value, ci95, n}: a seeded 95% bootstrap interval over the items and the number of items behind it; an
+accuracy (a rate) is a Wilson interval instead, clustered by meme where items share one
+(`memegauge.report.intervals.rate`): a bootstrap over 4 items all wrong can only draw 0, "0.0% [0.0%,
+0.0%]", where Wilson at 0 of 4 is [0, 49.0%].
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from memegauge.engine.store import Store
 from memegauge.rating import stats
 from memegauge.rating.records import HumanRating
 from memegauge.rating.votes import run_ratings
+import memegauge.report.intervals as ci
 
 OUTCOMES = ("model_a", "model_b", "tie")
 
@@ -121,7 +125,7 @@ def label_section(store: Store, run: dict[str, Any], per_rater: dict[str, dict[s
         agent = np.array([decisions(vote[m]) for m in memes]).reshape(len(memes), -1)
         exact = (human == agent).all(axis=1)
         vs_miners[rater] = {
-            "accuracy": stats.interval(lambda idx, exact=exact: float(exact[idx].mean()), len(memes), seed),
+            "accuracy": ci.rate(exact.astype(float)),  # one decision per meme: Wilson
             "kappa": stats.interval(lambda idx, agent=agent, human=human: stats.cohen_kappa(agent[idx].ravel(),
                                                                                           human[idx].ravel()),
                                     len(memes), seed)}
@@ -162,9 +166,10 @@ def pair_section(store: Store, run: dict[str, Any], per_rater: dict[str, dict[st
         keys = [k for k in rated if k in battles]
 
         def accuracy(verdict, dimension: str = OVERALL, rated=rated, keys=keys) -> dict[str, Any]:
-            pairs = [(rated[k].choices.get(dimension), three_way(verdict(battles[k]))) for k in keys]
-            hits = np.array([h == v for h, v in pairs if h is not None and v is not None], dtype=float)
-            return stats.interval(lambda idx: float(hits[idx].mean()), hits.size, seed)
+            pairs = [(rated[k].choices.get(dimension), three_way(verdict(battles[k])), battles[k].get("meme"))
+                     for k in keys]
+            kept = [(float(h == v), meme) for h, v, meme in pairs if h is not None and v is not None]
+            return ci.rate([hit for hit, _ in kept], [meme for _, meme in kept])  # a meme's battles: clustered
 
         vs_judges[rater] = {**{j: accuracy(lambda b, j=j: b["judges"].get(j, {}).get(OVERALL)) for j in judges},
                             "joint vote": accuracy(lambda b: b["joint"].get(OVERALL))}
@@ -193,16 +198,11 @@ def answer_section(store: Store, run: dict[str, Any], per_rater: dict[str, dict[
     accuracy, model = {}, {}
     for rater, rated in sorted(per_rater.items()):
         keys = [k for k in rated if k in questions]
-        types = sorted({questions[k]["type"] for k in keys})
-        row = {}
-        for t in types:
-            hits = np.array([sorted(rated[k].answer or []) == sorted(questions[k]["gold"])
-                             for k in keys if questions[k]["type"] == t], dtype=float)
-            row[t] = stats.interval(lambda idx, hits=hits: float(hits[idx].mean()), hits.size, seed)
-        row["macro"] = float(np.mean([row[t]["value"] for t in types])) if types else None
-        accuracy[rater] = row
-        model[rater] = {t: _model_accuracy([questions[k] for k in keys if questions[k]["type"] == t])
-                        for t in types}
+        accuracy[rater] = _accuracy([questions[k] for k in keys],
+                                    [float(sorted(rated[k].answer or []) == sorted(questions[k]["gold"]))
+                                     for k in keys], seed)
+        scored = [questions[k] for k in keys if questions[k].get("correct") is not None]
+        model[rater] = _accuracy(scored, [float(bool(q["correct"])) for q in scored], seed)
     out: dict[str, Any] = {"human_accuracy": accuracy, "model_on_same_questions": model}
     if len(per_rater) >= 2:
         raters, common, m = _complete(per_rater, lambda r: ",".join(map(str, sorted(r.answer or []))))
@@ -216,6 +216,12 @@ def answer_section(store: Store, run: dict[str, Any], per_rater: dict[str, dict[
     return out
 
 
-def _model_accuracy(questions: list[dict[str, Any]]) -> float | None:
-    scored = [q for q in questions if q.get("correct") is not None]
-    return float(np.mean([bool(q["correct"]) for q in scored])) if scored else None
+def _accuracy(questions: list[dict[str, Any]], hits: list[float], seed: int) -> dict[str, Any]:
+    """Accuracy per question type (Wilson, clustered by meme picture) and `macro`, their unweighted mean
+    (cluster bootstrap), each with its interval and n, as `memegauge.memeqa.headline` reports a model."""
+    types = sorted({q["type"] for q in questions})
+    memes = [q.get("img") for q in questions]
+    row = {t: ci.rate([h for h, q in zip(hits, questions, strict=True) if q["type"] == t],
+                      [q.get("img") for q in questions if q["type"] == t]) for t in types}
+    row["macro"] = ci.macro_rate(hits, [q["type"] for q in questions], memes, seed=seed)
+    return row

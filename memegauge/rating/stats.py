@@ -80,7 +80,8 @@ def mean_pairwise_kappa(labels: np.ndarray) -> float | None:
 def bootstrap(statistic: Callable[[np.ndarray], float | None], n: int, seed: int,
               rounds: int = BOOTSTRAP_ROUNDS) -> tuple[float, float] | None:
     """95% percentile interval of `statistic(indices)` over `rounds` resamples (with replacement) of
-    the n items; resamples where the statistic is undefined are left out. None under 2 items."""
+    the n items; resamples where the statistic is undefined are left out. None under 2 items, and None
+    where every resample gave the same value (a zero-width range would claim a certainty it lacks)."""
     if n < 2:
         return None
     draws = np.random.default_rng(seed).integers(0, n, size=(rounds, n))
@@ -88,7 +89,7 @@ def bootstrap(statistic: Callable[[np.ndarray], float | None], n: int, seed: int
     if values.size < rounds // 2:
         return None
     low, high = np.percentile(values, [2.5, 97.5])
-    return float(low), float(high)
+    return None if low == high else (float(low), float(high))  # resamples that cannot differ: no interval
 
 
 def interval(statistic: Callable[[np.ndarray], float | None], n: int, seed: int) -> dict[str, Any]:

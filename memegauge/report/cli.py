@@ -56,7 +56,7 @@ def _runs_asked(query: str, known: set[str]) -> list[str]:
 def store_server(store: Any, run: str | None = None, port: int = 0,
                  hosts: tuple[str, ...] = LOCAL_HOSTS) -> ThreadingHTTPServer:
     """A server (not yet serving) for the store's pages (see the module docstring)."""
-    from urllib.parse import unquote
+    from urllib.parse import parse_qs, unquote
 
     from memegauge.report.compare import comparison
     from memegauge.report.formats import render_report
@@ -76,7 +76,8 @@ def store_server(store: Any, run: str | None = None, port: int = 0,
         if path == "/compare":
             known = {r[0] for r in store.db.execute("SELECT name FROM runs")}
             try:
-                return HTTPStatus.OK, HTML, compare_page(comparison(store, _runs_asked(query, known)),
+                allowed = parse_qs(query).get("allow_different", [""])[-1].lower() in ("1", "true", "yes")
+                return HTTPStatus.OK, HTML, compare_page(comparison(store, _runs_asked(query, known), allowed),
                                                          links=True).encode("utf-8")
             except InputError as exc:
                 return HTTPStatus.BAD_REQUEST, TEXT, f"cannot compare: {exc}\n".encode()
@@ -128,15 +129,24 @@ def register(app: typer.Typer) -> None:
                         runs: list[str] = typer.Argument(..., help="Runs of one method."),
                         fmt: str = typer.Option("table", "--format", help="table, json, csv, md or html."),
                         out_path: Path | None = typer.Option(None, "--out", help="Write here instead of "
-                                                                "stdout.")) -> None:
+                                                                "stdout."),
+                        allow_different: bool = typer.Option(
+                            False, "--allow-different", help="Put runs that asked different questions "
+                            "(other version, split, limit, types, seed, memes, prompts, …) side by side; "
+                            "each difference is listed. Without it they are refused.")) -> None:
         """One leaderboard across runs of one method, every figure with its 95% interval."""
         from memegauge.files import write_text_atomic
-        from memegauge.report.compare import render
+        from memegauge.report.compare import FORMATS, comparison, render_found, warning
 
         cfg = settings(ctx)
         if not cfg.store_path.exists():
             raise InputError("no store here yet", where=str(cfg.store_path), fix="pass --store PATH")
-        text = render(cfg.store(), runs, fmt)
+        if fmt not in FORMATS:
+            raise InputError(f"unknown format {fmt!r}", where="--format", fix=f"use one of {', '.join(FORMATS)}")
+        found = comparison(cfg.store(), runs, allow_different)
+        text = render_found(found, fmt)
+        if warning(found) and (out_path or fmt != "table"):  # the table's text names them itself
+            console.print(safe(warning(found)))
         if out_path:
             write_text_atomic(out_path, text)
             console.print(f"comparison written to {out_path}")

@@ -234,7 +234,8 @@ def _ci_cell(figure: dict[str, Any] | None, percent: bool = False, with_n: bool 
         return Cell("–", None)
     shown = (lambda v: f"{100 * v:.1f}%") if percent else (lambda v: f"{v:.3f}")
     ci = figure.get("ci95")
-    return Cell(shown(value) + (f" [{shown(ci[0])}, {shown(ci[1])}]" if ci else "") +
+    why = f" ({figure['note']})" if not ci and figure.get("note") else ""
+    return Cell(shown(value) + (f" [{shown(ci[0])}, {shown(ci[1])}]" if ci else why) +
                 (f" n={figure['n']}" if with_n else ""), value)
 
 
@@ -251,8 +252,9 @@ def people_blocks(section: dict[str, Any] | None) -> list[Block]:
     blocks = [Block("note", PEOPLE_TITLE, text=(
         f"{len(raters)} rater(s): " + ", ".join(f"{name} ({r['rated']} votes, {r['origin']})"
                                                for name, r in raters.items()) +
-        ". Each figure is the value on all items with its 95% bootstrap interval (1,000 resamples of the "
-        "items, seeded) and n, the items behind it. People rate a run with: memegauge rate RUN."))]
+        ". Each figure is the value on all items with its 95% interval and n, the items behind it: an "
+        "accuracy a Wilson interval (clustered by meme where items share one), a macro accuracy and every "
+        "coefficient a seeded bootstrap over the items. People rate a run with: memegauge rate RUN."))]
     if "scores" in section:
         blocks += _people_scores(section["scores"])
     if "labels" in section:
@@ -318,9 +320,9 @@ def _people_answers(answers: dict[str, Any]) -> list[Block]:
     rows = []
     for rater, by_type in answers["human_accuracy"].items():
         model = answers["model_on_same_questions"].get(rater, {})
-        rows += [[text(rater), text(t), _ci_cell(f, percent=True), pct(model.get(t)), _n_of(f)]
-                 for t, f in by_type.items() if t != "macro"]
-        rows.append([text(rater), text("macro"), pct(by_type.get("macro")), text("–"), text("")])
-    return [Block("table", "MemeQA: human accuracy per question type (the Hum row of Tables 2–3)",
-                  table=table(["rater", "type", "human accuracy [95% CI]", "model, same questions", "n"], rows)),
+        rows += [[text(rater), text(t), _ci_cell(f, percent=True), _n_of(f), _ci_cell(model.get(t), percent=True),
+                  _n_of(model.get(t))] for t, f in by_type.items()]
+    return [Block("table", "MemeQA: human accuracy per question type and macro (the Hum row of Tables 2–3)",
+                  table=table(["rater", "type", "human accuracy [95% CI]", "n", "model, same questions [95% CI]",
+                               "n scored"], rows)),
             *_people_between("MemeQA answers", answers.get("between_raters"), {"fleiss_kappa": "Fleiss' κ"})]

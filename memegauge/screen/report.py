@@ -6,16 +6,20 @@ from typing import Any
 
 from memegauge.engine.store import Store
 from memegauge.records import read_checked
+from memegauge.report.intervals import rate
 from memegauge.screen.records import ScreenRecord
 
 
 def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
+    """`screen`: memes, answered, `agreement_with_labels` (share of answered memes whose harmful flag
+    matches the sample labels) and `agreement_ci95`, that share with its Wilson 95% interval and n
+    (one answer per meme: `memegauge.report.intervals.rate`); `details`: every answer."""
     rows = read_checked(store, run["id"], ScreenRecord)
     answered = [r for r in rows if r["ok"]]
-    agree = [r for r in answered
-             if bool(r["answer"].get("harmful")) == ("harmful" in r["labels"])]
+    agree = [float(bool(r["answer"].get("harmful")) == ("harmful" in r["labels"])) for r in answered]
     return {"screen": {"memes": len(rows), "answered": len(answered),
-                       "agreement_with_labels": len(agree) / len(answered) if answered else None},
+                       "agreement_with_labels": sum(agree) / len(answered) if answered else None,
+                       "agreement_ci95": rate(agree)},
             "details": rows}
 
 

@@ -70,3 +70,7 @@ def _print_screen(store: Store, name: str) -> None:
         table.add_row(row["meme"], ",".join(row["labels"]), str(answer.get("harmful", "-")),
                       str(answer.get("category", row["error"][:40])))
     stdout_console().print(table)
+    from memegauge.report import build_report
+    from memegauge.screen.view import agreement
+
+    stdout_console().print(f"agreement with the sample labels: {agreement(build_report(store, name)['screen'])}")
