@@ -210,17 +210,33 @@ def _register_commands() -> None:
 
 INTERRUPTED = ("interrupted: the run is marked `interrupted`; every answer received so far is stored. "
                "Rerun the same command to continue where it stopped.")
+TERMINATED = "terminated (SIGTERM), treated as Ctrl-C: " + INTERRUPTED.removeprefix("interrupted: ")
+
+
+def _interrupted() -> int:
+    """The message and exit status of a Ctrl-C (130) or a SIGTERM (143, what schedulers expect)."""
+    from memegauge.engine.interrupt import terminated
+
+    console.print(TERMINATED if terminated() else INTERRUPTED)
+    return 143 if terminated() else 130
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: maps MemeGauge errors to exit codes and one clear message."""
+    from memegauge.engine.interrupt import sigterm_as_ctrl_c
+
+    with sigterm_as_ctrl_c():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         _register_commands()
         app(args=argv, prog_name="memegauge")
     except SystemExit as exc:  # typer's own exits: --help, usage errors (2), typer.Exit
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if code == 130:  # typer turns Ctrl-C into a silent exit 130
-            console.print(INTERRUPTED)
+            return _interrupted()
         return code
     except InputError as exc:
         console.print(f"[red]error:[/] {safe(exc)}", highlight=False, soft_wrap=True)
@@ -231,8 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[{colour}]{label}:[/] {safe(exc)}", highlight=False, soft_wrap=True)
         return 1
     except KeyboardInterrupt:
-        console.print(INTERRUPTED)
-        return 130
+        return _interrupted()
     return 0
 
 

@@ -75,7 +75,8 @@ def test_an_empty_file_or_a_new_path_becomes_a_store(tmp_path, capsys):
 # ---- disk full mid-run ------------------------------------------------------------------------------
 
 
-def test_disk_full_mid_run_is_one_message_and_the_store_stays_consistent(tmp_path, capsys, monkeypatch):
+def test_disk_full_mid_run_is_one_message_and_the_store_stays_consistent(tmp_path, capfd, caplog,
+                                                                       monkeypatch):
     """SQLite's own 'database or disk is full', raised at the store's write of the 6th answer while
     calls are in flight: one message and exit 1, no traceback, an intact store, and the rerun asks
     only for the answers that were not stored."""
@@ -97,10 +98,12 @@ def test_disk_full_mid_run_is_one_message_and_the_store_stays_consistent(tmp_pat
         _registry(tmp_path, server.base_url, max_concurrency=8)
         monkeypatch.setattr(GuardedCursor, "execute", full_disk)
         code = main(_eval_args(tmp_path, data, images))
-        text = _out(capsys)
+        text = _out(capfd)
         assert code == 1, text
         assert "the disk holding the store is full" in text and "rerun the same command" in text
         assert "Traceback" not in text and "client has been closed" not in text and text.count("fix:") == 1
+        logged = [r.getMessage() for r in caplog.records if r.exc_info or r.levelname == "ERROR"]
+        assert logged == []  # e.g. asyncio's "unhandled exception during asyncio.run() shutdown"
         monkeypatch.setattr(GuardedCursor, "execute", execute)
         with sqlite3.connect(tmp_path / "s.db") as con:
             assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -108,7 +111,7 @@ def test_disk_full_mid_run_is_one_message_and_the_store_stays_consistent(tmp_pat
         con.close()
         assert stored == 6  # the probe and 5 answers: what was written before the disk filled up
         before = server.stats["models"]["vlm"]
-        assert main(_eval_args(tmp_path, data, images)) == 0, _out(capsys)
+        assert main(_eval_args(tmp_path, data, images)) == 0, _out(capfd)
         assert server.stats["models"]["vlm"] - before == 4 * QUESTIONS_PER_MEME - (stored - 1)
     assert StoreClass(tmp_path / "s.db").run_summary("r")["status"] == "done"
 

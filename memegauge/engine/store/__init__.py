@@ -97,11 +97,12 @@ class Store(CallStats):
                                  "pass --store with a path in a writable folder") from None
         try:
             self._db = self._connect()
+            self.db.execute("PRAGMA busy_timeout=30000")
+            self._refuse_foreign()  # before the first write: another application's file stays as it was
+            version = self._schema_version()
             if not self.readonly:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA busy_timeout=30000")
-            version = self._schema_version()
             if self.readonly:
                 self.db.execute("SELECT COUNT(*) FROM runs").fetchone()
             else:
@@ -115,6 +116,18 @@ class Store(CallStats):
                 raise InputError("not a MemeGauge store (an SQLite file without its tables)",
                                  where=str(self.path), fix="point --store at a MemeGauge .db file") from None
             raise
+
+    def _refuse_foreign(self) -> None:
+        """Refuse an SQLite file that holds tables but not MemeGauge's (another application's database):
+        adding seven tables and a `user_version` to it would change a file that is not ours. An empty
+        file, or a new one, has no table and becomes a store."""
+        tables = {row[0] for row in self.db.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")}
+        if tables and "runs" not in tables:
+            shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+            raise InputError(f"not a MemeGauge store: an SQLite database of another application "
+                             f"(tables {shown}); it was left untouched", where=str(self.path),
+                             fix="point --store at a MemeGauge .db file or at a new path")
 
     def _connect(self) -> sqlite3.Connection:
         """A connection whose errors name the file; read-only media are opened read-only (and, where
