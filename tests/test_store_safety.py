@@ -161,3 +161,62 @@ def test_sigterm_stores_the_answers_in_flight_marks_the_run_interrupted_and_none
         assert main(_eval_args(tmp_path, data, images)) == 0
         assert server.stats["models"]["vlm"] - before == 10 * QUESTIONS_PER_MEME - stored
     assert Store(tmp_path / "s.db").run_summary("r")["status"] == "done"
+
+
+# ---- a closed connection is not a timeout -----------------------------------------------------------
+
+
+@pytest.fixture
+def closing_server():
+    """A server that reads each request and closes the connection without answering."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    stopped = threading.Event()
+
+    def serve() -> None:
+        while not stopped.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    stopped.set()
+    listener.close()
+
+
+def test_a_closed_connection_is_a_connection_failure_with_its_own_fix(tmp_path, closing_server):
+    """The aiohttp transport reports a connection the server closed as 'Request timed out.' after a
+    few ms; it is classified `connection`, and the run's summary says raising timeout_s will not help."""
+    import asyncio
+
+    from memegauge.config import ModelRegistry, ModelSpec
+    from memegauge.engine import failure_text, open_run
+    from memegauge.types import ChatRequest, ErrorClass, Message
+
+    registry = ModelRegistry({})
+    registry.add(ModelSpec(name="m", backend="openai", model="m", base_url=[closing_server], max_retries=1,
+                           backoff_s=0.01, backoff_max_s=0.01, timeout_s=60, vision=False))
+    store = Store(tmp_path / "s.db")
+
+    async def go():
+        async with open_run(store, registry, name="r", method="t", config={}, progress=False) as (_, engine):
+            outcome = await engine.chat(ChatRequest(model="m", messages=[Message.user("hi")], stage="s"))
+            return outcome, engine.failure_summary()
+
+    outcome, summary = asyncio.run(go())
+    assert outcome.error_class is ErrorClass.CONNECTION, outcome.record.error
+    assert outcome.record.error.startswith("connection: connection closed by the server")
+    assert outcome.record.latency_s < 30 and outcome.record.attempts == 2
+    assert summary["by_stage"] == {"s": {"connection": 1}}
+    text = failure_text(summary)
+    assert "connection: the server closed the connection without answering" in text
+    assert "raising timeout_s will not help" in text and "timeout 1" not in text

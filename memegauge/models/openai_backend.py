@@ -39,7 +39,7 @@ from memegauge.types import (
 )
 
 COOL_DOWN_S = 5.0
-FAILOVER_CLASSES = (ErrorClass.SERVER, ErrorClass.TIMEOUT)
+FAILOVER_CLASSES = (ErrorClass.SERVER, ErrorClass.TIMEOUT, ErrorClass.CONNECTION)
 
 
 @dataclass
@@ -166,6 +166,9 @@ class OpenAIBackend:
         refused = _connection_refused(exc)
         if refused:
             return ModelCallError(ErrorClass.SERVER, f"cannot connect: {self._scrub(refused)}")
+        closed = _connection_closed(exc)
+        if closed:  # the aiohttp transport reports it as a timeout, after a few ms
+            return ModelCallError(ErrorClass.CONNECTION, f"connection closed by the server: {self._scrub(closed)}")
         if isinstance(exc, openai.APITimeoutError):
             return ModelCallError(ErrorClass.TIMEOUT, message)
         if isinstance(exc, openai.APIConnectionError):
@@ -193,6 +196,19 @@ def _connection_refused(exc: BaseException) -> str:
         if isinstance(seen, ConnectionError) or (isinstance(seen, OSError)
                                                  and not isinstance(seen, TimeoutError)):
             return str(seen)
+        seen = seen.__cause__ or seen.__context__
+    return ""
+
+
+def _connection_closed(exc: BaseException) -> str:
+    """A connection the server closed before it answered (aiohttp's `ServerDisconnectedError`, a
+    `ServerConnectionError`), which the transport wraps as a connect *timeout*: not a slow model."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        names = {cls.__name__ for cls in type(seen).__mro__}
+        if names & {"ServerDisconnectedError", "ServerConnectionError", "RemoteProtocolError"} and \
+                not isinstance(seen, TimeoutError):
+            return str(seen) or type(seen).__name__
         seen = seen.__cause__ or seen.__context__
     return ""
 
