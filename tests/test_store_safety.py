@@ -220,3 +220,76 @@ def test_a_closed_connection_is_a_connection_failure_with_its_own_fix(tmp_path, 
     text = failure_text(summary)
     assert "connection: the server closed the connection without answering" in text
     assert "raising timeout_s will not help" in text and "timeout 1" not in text
+
+
+# ---- `rate`'s server: hostile requests --------------------------------------------------------------
+
+
+def _raw(port: int, head: str, body: bytes = b"") -> int:
+    """The status of a raw HTTP request (the server must answer within 5 s, not hang)."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+        conn.sendall(head.replace("\n", "\r\n").encode() + b"\r\n" + body)
+        reply = b""
+        while b"\r\n" not in reply:
+            chunk = conn.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+    return int(reply.split()[1])
+
+
+@pytest.fixture
+def rating_server(tmp_path):
+    import threading
+
+    from helpers.synthetic import adammeme_run
+    from memegauge.localserver import local_server
+    from memegauge.rating.items import run_items
+    from memegauge.rating.server import RatingApp
+    from memegauge.report import run_header
+
+    store = Store(tmp_path / "store.db")
+    adammeme_run(store, "adam", tmp_path / "adam")
+    run = {**run_header(store, "adam").as_dict(), "id": store.run_row("adam")["id"]}
+    app = RatingApp(store, run, run_items(store, run, 2), "ana")
+    server = local_server(app.respond, 0, app.hosts)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    yield server.server_address[1], store, run
+    server.shutdown()
+    server.server_close()
+    store.close()
+
+
+def test_the_rate_server_answers_hostile_requests_with_4xx_and_no_traceback(rating_server, capfd, caplog):
+    """Deeply nested JSON, `Content-Length: abc` and `-1`, and an `Origin` of another local port (or
+    another scheme): each a 4xx at once, no traceback, nothing stored; the page's own origin votes."""
+    from memegauge.rating.records import HumanRating
+    from memegauge.records import read_records
+
+    port, store, run = rating_server
+    vote = b'{"score": 7}'
+
+    def post(body: bytes, length: str | None = None, origin: str | None = None) -> int:
+        head = (f"POST /api/vote/0 HTTP/1.1\nHost: 127.0.0.1:{port}\nContent-Type: application/json\n"
+                f"Content-Length: {len(body) if length is None else length}\n"
+                + (f"Origin: {origin}\n" if origin else "") + "Connection: close\n")
+        return _raw(port, head, body)
+
+    nested = b"[" * 100_000 + b"]" * 100_000
+    assert post(nested) == 400
+    assert post(b'{"score": ' + b"[" * 50_000 + b"]" * 50_000 + b"}") == 400
+    assert post(vote, length="abc") == 400
+    assert post(vote, length="-1") == 400
+    assert post(vote, length="+12") == 400
+    assert post(vote, origin=f"http://127.0.0.1:{port + 1}") == 403  # another local server
+    assert post(vote, origin=f"https://127.0.0.1:{port}") == 403
+    assert post(vote, origin="http://127.0.0.1") == 403  # port 80
+    assert post(vote, origin="http://127.0.0.1:99999") == 403
+    assert read_records(store, run["id"], HumanRating) == []
+    assert post(vote, origin=f"http://localhost:{port}") == 200  # the page itself
+    assert post(vote, origin=f"http://127.0.0.1:{port}") == 200
+    text = capfd.readouterr()
+    assert "Traceback" not in text.out + text.err and "Error" not in text.err
+    assert [r for r in caplog.records if r.levelname == "ERROR"] == []
