@@ -293,3 +293,61 @@ def test_the_rate_server_answers_hostile_requests_with_4xx_and_no_traceback(rati
     text = capfd.readouterr()
     assert "Traceback" not in text.out + text.err and "Error" not in text.err
     assert [r for r in caplog.records if r.levelname == "ERROR"] == []
+
+
+# ---- an answer that echoes the API key ---------------------------------------------------------------
+
+KEY = "sk-test-0123456789abcdef-SECRET"
+
+
+@pytest.fixture
+def echoing_server():
+    """An OpenAI-style server whose every answer repeats the Authorization header it got."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Echo(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            auth = self.headers.get("Authorization", "")
+            body = json.dumps({"model": "vlm", "choices": [{
+                "message": {"role": "assistant", "content": f"Answer: A. (you sent {auth})",
+                            "reasoning_content": f"the header was {auth}"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 5, "completion_tokens": 5}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_answer_echoing_the_api_key_is_stored_and_shown_redacted(tmp_path, echoing_server, capfd,
+                                                                      monkeypatch):
+    data, images = make_dataset(tmp_path, memes=("m1",))
+    monkeypatch.setenv("MEMEGAUGE_TEST_KEY", KEY)
+    _registry(tmp_path, echoing_server, api_key_env="MEMEGAUGE_TEST_KEY", vision="false", max_retries=0,
+              content_retries=0)
+    assert main(_eval_args(tmp_path, data, images)) == 0
+    store = ["--store", str(tmp_path / "s.db")]
+    assert main([*store, "report", "r", "--format", "html", "--out", str(tmp_path / "r.html")]) == 0
+    assert main([*store, "report", "r", "--format", "json"]) == 0
+    assert main([*store, "export", "r", "--table", "questions", "--out", str(tmp_path / "answers.csv")]) == 0
+    assert "Bearer ***" in (tmp_path / "answers.csv").read_text()  # the answer, as stored, is what is shown
+    shown = capfd.readouterr()
+    files = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    assert KEY.encode() not in files and KEY not in shown.out + shown.err
+    with sqlite3.connect(tmp_path / "s.db") as con:
+        texts = con.execute("SELECT text, reasoning FROM calls WHERE text LIKE 'Answer%'").fetchall()
+    con.close()
+    assert len(texts) == QUESTIONS_PER_MEME
+    assert all(t == "Answer: A. (you sent Bearer ***)" and r == "the header was Bearer ***" for t, r in texts)

@@ -39,6 +39,7 @@ from memegauge.types import (
 )
 
 COOL_DOWN_S = 5.0
+MIN_REDACTED_KEY = 8  # a key's value redacted from answers when at least this long
 FAILOVER_CLASSES = (ErrorClass.SERVER, ErrorClass.TIMEOUT, ErrorClass.CONNECTION)
 
 
@@ -129,8 +130,9 @@ class OpenAIBackend:
         usage = data.get("usage") or {}
         # vLLM, SGLang and DeepSeek put a reasoning model's thinking beside the answer.
         reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
-        return ChatResult(
-            text=message.get("content") or "", reasoning=reasoning if isinstance(reasoning, str) else "",
+        return ChatResult(  # an answer that echoes the key is stored, and so shown, without it
+            text=self._redact(message.get("content") or ""),
+            reasoning=self._redact(reasoning) if isinstance(reasoning, str) else "",
             usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
                         completion_tokens=usage.get("completion_tokens") or 0),
             finish_reason=choice.get("finish_reason") or "stop",
@@ -187,6 +189,12 @@ class OpenAIBackend:
     def _scrub(self, text: str) -> str:
         """Never let a key reach a log, an exception or the store, even if a server echoes it."""
         return text.replace(self._key, "***") if self._key else text
+
+    def _redact(self, answer: str) -> str:
+        """A model's answer without the key's value (`***`), should it echo it. Keys shorter than
+        `MIN_REDACTED_KEY` are placeholders ("EMPTY", "x"), not secrets: replacing them would change
+        the answers that are scored."""
+        return answer.replace(self._key, "***") if len(self._key) >= MIN_REDACTED_KEY else answer
 
 
 def _connection_refused(exc: BaseException) -> str:
