@@ -46,18 +46,22 @@ def main_options(
     progress_every: float = typer.Option(10.0, "--progress-every", min=0.1, help="When stderr is not a "
                                          "terminal (nohup, SLURM, a pipe): a plain progress line every this "
                                          "many seconds."),
+    max_meme_text: int | None = typer.Option(None, "--max-meme-text", min=1, help="The most characters a "
+                                             "meme's text may have (default 20000, or $MEMEGAUGE_MAX_MEME_TEXT); "
+                                             "a longer one is refused where it is read."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit.",
                                  is_eager=True, callback=lambda value: _print_version(value)),
 ) -> None:
     from memegauge.engine import set_budget
     from memegauge.engine.interrupt import set_grace
     from memegauge.engine.progress import set_progress_every
-    from memegauge.files import set_text_encoding
+    from memegauge.files import set_max_meme_text, set_text_encoding
     from memegauge.logs import configure
 
     configure(verbose, quiet)
     notes.quiet = quiet
     set_text_encoding(encoding)
+    set_max_meme_text(max_meme_text)
     set_grace(grace)
     set_progress_every(progress_every)
     set_budget(None)  # a method command's --budget sets it for its own runs

@@ -351,3 +351,51 @@ def test_an_answer_echoing_the_api_key_is_stored_and_shown_redacted(tmp_path, ec
     con.close()
     assert len(texts) == QUESTIONS_PER_MEME
     assert all(t == "Answer: A. (you sent Bearer ***)" and r == "the header was Bearer ***" for t, r in texts)
+
+
+# ---- a meme text far longer than a meme's --------------------------------------------------------------
+
+
+def test_a_huge_meme_text_is_refused_where_it_is_read_with_size_limit_and_settings(tmp_path, capsys,
+                                                                                     monkeypatch):
+    """A 60,000-character text (over the 20,000 default) in MemeQA's texts file, a memes.jsonl and a
+    sidecar .txt: one message each, naming the place, the size, the limit and the two settings; no store
+    and no call. `--max-meme-text` and MEMEGAUGE_MAX_MEME_TEXT raise the limit."""
+    import json
+
+    from memegauge.files import set_max_meme_text
+    from memegauge.memes import load_memes
+
+    monkeypatch.delenv("MEMEGAUGE_MAX_MEME_TEXT", raising=False)
+    huge = "x" * 60_000
+    data, images = make_dataset(tmp_path, memes=("m1", "m2"))
+    texts = images / "memes.jsonl"
+    lines = texts.read_text().splitlines()
+    lines[1] = json.dumps({**json.loads(lines[1]), "text": huge})
+    texts.write_text("\n".join(lines) + "\n")
+    with start_server(seed=1) as server:
+        _registry(tmp_path, server.base_url)
+        code = main(_eval_args(tmp_path, data, images))
+        text = _out(capsys)
+        assert code == 2, text
+        assert f"{texts}:2" in text and "60,000 characters, over the limit of 20,000" in text
+        assert "--max-meme-text 60000" in text and "MEMEGAUGE_MAX_MEME_TEXT=60000" in text
+        assert not (tmp_path / "s.db").exists() and server.stats["models"].get("vlm", 0) == 0
+        assert main(["--max-meme-text", "60000", *_eval_args(tmp_path, data, images)]) == 0, _out(capsys)
+    set_max_meme_text(None)
+
+    (tmp_path / "set").mkdir()
+    (tmp_path / "set" / "memes.jsonl").write_text(json.dumps({"id": "a", "text": "ok"}) + "\n"
+                                                  + json.dumps({"id": "b", "caption": huge}) + "\n")
+    (tmp_path / "pics").mkdir()
+    (tmp_path / "pics" / "c.png").write_bytes((images / "m1.png").read_bytes())
+    (tmp_path / "pics" / "c.txt").write_text(huge)
+    for source, where, what in ((tmp_path / "set" / "memes.jsonl", ":2 (meme 'b')", "meme caption"),
+                                (tmp_path / "pics", "c.txt", "meme text")):
+        with pytest.raises(Exception) as refused:
+            load_memes(source, require_images=False)
+        message = str(refused.value)
+        assert type(refused.value).__name__ == "InputError" and where in message
+        assert f"the {what} is 60,000 characters" in message
+    monkeypatch.setenv("MEMEGAUGE_MAX_MEME_TEXT", "60000")
+    assert len(load_memes(tmp_path / "pics")[0].text) == 60_000
