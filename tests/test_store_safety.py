@@ -399,3 +399,48 @@ def test_a_huge_meme_text_is_refused_where_it_is_read_with_size_limit_and_settin
         assert f"the {what} is 60,000 characters" in message
     monkeypatch.setenv("MEMEGAUGE_MAX_MEME_TEXT", "60000")
     assert len(load_memes(tmp_path / "pics")[0].text) == 60_000
+
+
+# ---- a store on NFS or Lustre ------------------------------------------------------------------------
+
+
+def _header_journal(db: Path) -> str:
+    """The journal mode the file itself records (bytes 18-19: 1 rollback, 2 WAL)."""
+    return {1: "rollback", 2: "wal"}[db.read_bytes()[18]]
+
+
+@pytest.mark.parametrize("kind", ["nfs4", "lustre"])
+def test_a_store_on_a_network_filesystem_uses_the_rollback_journal_with_one_warning(tmp_path, kind, capfd,
+                                                                                    monkeypatch):
+    """The filesystem type comes from a fake /proc/mounts (the longest mount point holding the store,
+    a space in it escaped as /proc/mounts does): on NFS or Lustre the store runs a whole `qa eval`
+    without WAL or its shared memory, warns once, and resumes; on a local disk it keeps WAL."""
+    from memegauge.engine.store import filesystems
+
+    shared = tmp_path / "home dir"
+    shared.mkdir()
+    mounts = tmp_path / "mounts"
+    escaped = str(shared).replace(" ", "\\040")
+    mounts.write_text(f"/dev/sda1 / ext4 rw 0 0\nserver:/home {escaped} {kind} rw,vers=4.2 0 0\n"
+                      f"tmpfs {tmp_path / 'local'} tmpfs rw 0 0\n")
+    monkeypatch.setattr(filesystems, "MOUNTS", mounts)
+    monkeypatch.setattr(filesystems, "_WARNED", set())
+    assert filesystems.filesystem_type(shared / "deeper") == kind
+    data, images = make_dataset(tmp_path, memes=("m1", "m2"))
+    with start_server(seed=1) as server:
+        _registry(tmp_path, server.base_url)
+        args = [a for a in _eval_args(tmp_path, data, images) if a != "--quiet"]
+        args[1] = str(shared / "s.db")
+        assert main(args) == 0
+        assert main(args) == 0  # a second open: no second warning
+    shown = " ".join(capfd.readouterr().err.split())
+    assert shown.count("network filesystem") == 1 and f"({kind})" in shown and "--store on a local path" in shown
+    assert _header_journal(shared / "s.db") == "rollback"
+    assert not (shared / "s.db-wal").exists() and not (shared / "s.db-shm").exists()
+    with sqlite3.connect(shared / "s.db") as con:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()
+    assert Store(shared / "s.db").run_summary("r")["status"] == "done"
+    (tmp_path / "local").mkdir()
+    Store(tmp_path / "local" / "s.db").list_runs()
+    assert _header_journal(tmp_path / "local" / "s.db") == "wal"  # local disk: WAL, as before

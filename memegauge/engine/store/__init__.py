@@ -28,6 +28,8 @@ Crash-safety design
 * `journal_mode=WAL` + `synchronous=NORMAL`: a committed transaction survives the process dying at
   any instant (the WAL is in the OS page cache); only a power loss may drop the last commits, which
   a rerun repeats. `busy_timeout` lets a second process (e.g. `memegauge runs`) read while one writes.
+  On a network filesystem (NFS, Lustre …), where WAL's shared memory is unsafe, the rollback journal
+  (`DELETE` + `synchronous=FULL`) instead, with one warning (`filesystems`).
 * The cache key covers model identity, sampling params, messages (images by sha256), the expected
   output shape and the sample index, so identical requests replay and `--repeat K` draws afresh.
   The cache is global: a second run of the same config with another name also makes 0 calls.
@@ -46,6 +48,7 @@ from typing import Any
 from collections.abc import Iterator
 
 from memegauge._version import __version__
+from memegauge.engine.store.filesystems import journal_mode
 from memegauge.engine.store.errors import GuardedConnection, RunBusy, StoreError, store_fault
 from memegauge.engine.store.leases import HEARTBEAT_S, HOST, LEASE_TTL_S, lease_alive
 from memegauge.engine.store.schema import CALL_COLUMNS, SCHEMA, SCHEMA_VERSION, migrate
@@ -101,8 +104,9 @@ class Store(CallStats):
             self._refuse_foreign()  # before the first write: another application's file stays as it was
             version = self._schema_version()
             if not self.readonly:
-                self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.execute("PRAGMA synchronous=NORMAL")
+                mode = journal_mode(self.path)  # DELETE on NFS, Lustre …: WAL needs shared memory
+                self.db.execute(f"PRAGMA journal_mode={mode}")
+                self.db.execute("PRAGMA synchronous=" + ("NORMAL" if mode == "WAL" else "FULL"))
             if self.readonly:
                 self.db.execute("SELECT COUNT(*) FROM runs").fetchone()
             else:
