@@ -116,8 +116,9 @@ def graceful_ctrl_c(stop: StopSignal) -> Iterator[None]:
 
 
 async def _drain_then(stop: StopSignal, leave: Callable[[], None]) -> None:
-    log.warning("Ctrl-C: sending stopped; waiting up to %g s for the %d answer(s) in flight "
-                "(Ctrl-C again to leave now)", stop.grace_s, len(stop.in_flight))
+    signal_name = "SIGTERM" if terminated() else "Ctrl-C"
+    log.warning("%s: sending stopped; waiting up to %g s for the %d answer(s) in flight "
+                "(%s again to leave now)", signal_name, stop.grace_s, len(stop.in_flight), signal_name)
     left = await stop.drain()
     if left:
         log.warning("%d answer(s) did not arrive within %g s; they will be asked again on resume",
