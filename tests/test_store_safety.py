@@ -4,6 +4,7 @@ and an answer that echoes the API key. docs/reliability.md names each test."""
 
 from __future__ import annotations
 
+import gc
 import signal
 import sqlite3
 import subprocess
@@ -75,29 +76,37 @@ def test_an_empty_file_or_a_new_path_becomes_a_store(tmp_path, capsys):
 # ---- disk full mid-run ------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("fills_at", ["answer", "heartbeat"])
 def test_disk_full_mid_run_is_one_message_and_the_store_stays_consistent(tmp_path, capfd, caplog,
-                                                                       monkeypatch):
-    """SQLite's own 'database or disk is full', raised at the store's write of the 6th answer while
-    calls are in flight: one message and exit 1, no traceback, an intact store, and the rerun asks
-    only for the answers that were not stored."""
+                                                                       monkeypatch, fills_at):
+    """SQLite's own 'database or disk is full' from the moment the disk fills up — at the store's write
+    of the 7th answer, or at the run's 3rd heartbeat — while calls are in flight: every later write
+    fails too. One message and exit 1, no traceback, an intact store, and the rerun asks only for
+    the answers that were not stored."""
     from memegauge.engine.store import Store as StoreClass
     from memegauge.engine.store.errors import GuardedCursor
 
     data, images = make_dataset(tmp_path, memes=tuple(f"m{i}" for i in range(4)))
-    written = {"calls": 0}
+    seen = {"answer": 0, "heartbeat": 0, "full": False}
     execute = GuardedCursor.execute
+    first = {"answer": "INSERT OR REPLACE INTO CALLS", "heartbeat": "UPDATE LEASES SET HEARTBEAT"}
+    limit = {"answer": 7, "heartbeat": 3}
 
     def full_disk(self, sql, *args):  # the cursor's write, below the store's error translation
-        if isinstance(sql, str) and sql.lstrip().upper().startswith("INSERT OR REPLACE INTO CALLS"):
-            written["calls"] += 1
-            if written["calls"] > 6:
-                return self._guard(_raise_full)
+        statement = sql.lstrip().upper() if isinstance(sql, str) else ""
+        if statement.startswith(first[fills_at]):
+            seen[fills_at] += 1
+            seen["full"] = seen["full"] or seen[fills_at] >= limit[fills_at]
+        if seen["full"] and statement.startswith(("INSERT", "UPDATE", "DELETE", "REPLACE")):
+            return self._guard(_raise_full)
         return execute(self, sql, *args)
 
-    with start_server(latency_ms=30, seed=1) as server:
-        _registry(tmp_path, server.base_url, max_concurrency=8)
+    monkeypatch.setattr("memegauge.engine.HEARTBEAT_S", 0.01)
+    with start_server(latency_ms=60, seed=1) as server:
+        _registry(tmp_path, server.base_url, max_concurrency=4)
         monkeypatch.setattr(GuardedCursor, "execute", full_disk)
         code = main(_eval_args(tmp_path, data, images))
+        gc.collect()  # a task that died unseen is reported when it is collected
         text = _out(capfd)
         assert code == 1, text
         assert "the disk holding the store is full" in text and "rerun the same command" in text
@@ -108,8 +117,12 @@ def test_disk_full_mid_run_is_one_message_and_the_store_stays_consistent(tmp_pat
         with sqlite3.connect(tmp_path / "s.db") as con:
             assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
             stored = con.execute("SELECT COUNT(*) FROM calls WHERE status='ok'").fetchone()[0]
+            # the failed command's process has exited, so its lease is dead (this test's lives on)
+            exited = subprocess.Popen([sys.executable, "-c", ""])
+            exited.wait()
+            con.execute("UPDATE leases SET pid = ?", (exited.pid,))
         con.close()
-        assert stored == 6  # the probe and 5 answers: what was written before the disk filled up
+        assert stored == 6 if fills_at == "answer" else 1 <= stored < 4 * QUESTIONS_PER_MEME
         before = server.stats["models"]["vlm"]
         assert main(_eval_args(tmp_path, data, images)) == 0, _out(capfd)
         assert server.stats["models"]["vlm"] - before == 4 * QUESTIONS_PER_MEME - (stored - 1)

@@ -150,7 +150,10 @@ async def _heartbeat(store: Store, run_id: int, execution_id: int) -> None:
     """Keep the run's lease fresh while it executes (see `Store.heartbeat`)."""
     while True:
         await asyncio.sleep(HEARTBEAT_S)
-        store.heartbeat(run_id, execution_id)
+        try:
+            store.heartbeat(run_id, execution_id)
+        except StoreError:  # a full disk: the run's own next write reports it, once; beat again later
+            log.debug("heartbeat of run %d not written", run_id, exc_info=False)
 
 
 class RunIncomplete(MemeGaugeError):
