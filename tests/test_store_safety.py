@@ -102,8 +102,8 @@ def test_disk_full_mid_run_is_one_message_and_the_store_stays_consistent(tmp_pat
         return execute(self, sql, *args)
 
     monkeypatch.setattr("memegauge.engine.HEARTBEAT_S", 0.01)
-    with start_server(latency_ms=60, seed=1) as server:
-        _registry(tmp_path, server.base_url, max_concurrency=4)
+    with start_server(latency_ms=30, seed=1) as server:
+        _registry(tmp_path, server.base_url, max_concurrency=8)
         monkeypatch.setattr(GuardedCursor, "execute", full_disk)
         code = main(_eval_args(tmp_path, data, images))
         gc.collect()  # a task that died unseen is reported when it is collected
