@@ -410,8 +410,16 @@ def test_a_huge_meme_text_is_refused_where_it_is_read_with_size_limit_and_settin
         message = str(refused.value)
         assert type(refused.value).__name__ == "InputError" and where in message
         assert f"the {what} is 60,000 characters" in message
+    from memegauge.memeqa.build import annotation_memes
+    from memegauge.memeqa.construct import Annotation
+
+    annotated = [Annotation.model_construct(meme="c", image="c.png", text=huge, caption="")]
+    with pytest.raises(Exception) as refused:  # `qa build`'s annotations
+        annotation_memes(annotated, tmp_path / "pics")
+    assert "meme 'c'" in str(refused.value) and "60,000 characters" in str(refused.value)
     monkeypatch.setenv("MEMEGAUGE_MAX_MEME_TEXT", "60000")
     assert len(load_memes(tmp_path / "pics")[0].text) == 60_000
+    assert len(annotation_memes(annotated, tmp_path / "pics")["c.png"].text) == 60_000
 
 
 # ---- a store on NFS or Lustre ------------------------------------------------------------------------
