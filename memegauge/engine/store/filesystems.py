@@ -47,6 +47,8 @@ def filesystem_type(path: Path) -> str:
 
 def journal_mode(path: Path) -> str:
     """`WAL`, or `DELETE` on a network filesystem (with one warning per store and process)."""
+    if str(path) == ":memory:":
+        return "WAL"  # SQLite keeps an in-memory database's journal in memory whatever is asked
     kind = filesystem_type(path.parent)
     if kind not in NETWORK_FILESYSTEMS:
         return "WAL"
