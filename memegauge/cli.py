@@ -1,6 +1,6 @@
 """`memegauge` command line (typer). Thin on purpose: parse options, load config, call the Python API.
 
-Exit codes: 0 success, 2 bad input or config, 1 failure.
+Exit codes: 0 success, 2 bad input or config, 1 failure, 130 Ctrl-C, 143 SIGTERM.
 """
 
 from __future__ import annotations
@@ -46,18 +46,22 @@ def main_options(
     progress_every: float = typer.Option(10.0, "--progress-every", min=0.1, help="When stderr is not a "
                                          "terminal (nohup, SLURM, a pipe): a plain progress line every this "
                                          "many seconds."),
+    max_meme_text: int | None = typer.Option(None, "--max-meme-text", min=1, help="The most characters a "
+                                             "meme's text may have (default 20000, or $MEMEGAUGE_MAX_MEME_TEXT); "
+                                             "a longer one is refused where it is read."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit.",
                                  is_eager=True, callback=lambda value: _print_version(value)),
 ) -> None:
     from memegauge.engine import set_budget
     from memegauge.engine.interrupt import set_grace
     from memegauge.engine.progress import set_progress_every
-    from memegauge.files import set_text_encoding
+    from memegauge.files import set_max_meme_text, set_text_encoding
     from memegauge.logs import configure
 
     configure(verbose, quiet)
     notes.quiet = quiet
     set_text_encoding(encoding)
+    set_max_meme_text(max_meme_text)
     set_grace(grace)
     set_progress_every(progress_every)
     set_budget(None)  # a method command's --budget sets it for its own runs
@@ -212,17 +216,33 @@ def _register_commands() -> None:
 
 INTERRUPTED = ("interrupted: the run is marked `interrupted`; every answer received so far is stored. "
                "Rerun the same command to continue where it stopped.")
+TERMINATED = "terminated (SIGTERM), treated as Ctrl-C: " + INTERRUPTED.removeprefix("interrupted: ")
+
+
+def _interrupted() -> int:
+    """The message and exit status of a Ctrl-C (130) or a SIGTERM (143, what schedulers expect)."""
+    from memegauge.engine.interrupt import terminated
+
+    console.print(TERMINATED if terminated() else INTERRUPTED)
+    return 143 if terminated() else 130
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: maps MemeGauge errors to exit codes and one clear message."""
+    from memegauge.engine.interrupt import sigterm_as_ctrl_c
+
+    with sigterm_as_ctrl_c():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         _register_commands()
         app(args=argv, prog_name="memegauge")
     except SystemExit as exc:  # typer's own exits: --help, usage errors (2), typer.Exit
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if code == 130:  # typer turns Ctrl-C into a silent exit 130
-            console.print(INTERRUPTED)
+            return _interrupted()
         return code
     except InputError as exc:
         console.print(f"[red]error:[/] {safe(exc)}", highlight=False, soft_wrap=True)
@@ -233,8 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"[{colour}]{label}:[/] {safe(exc)}", highlight=False, soft_wrap=True)
         return 1
     except KeyboardInterrupt:
-        console.print(INTERRUPTED)
-        return 130
+        return _interrupted()
     return 0
 
 

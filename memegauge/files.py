@@ -172,3 +172,42 @@ def find_file(base: Path, given: str | Path) -> tuple[Path, bool]:
         return path, path.is_file()
     except (OSError, ValueError, RuntimeError):
         return path, False
+
+
+# ---- meme text size ---------------------------------------------------------------------------------
+
+MAX_MEME_TEXT = 20_000
+"""The most characters a meme's text (or caption) may have by default: real meme texts are a few hundred
+(the longest of SemEval-2021 Task 6's 950 has 378); a text thousands of times longer is a wrong file or
+field, and would be sent whole in every prompt that shows the meme (a 50 MB text: 550 MB of store)."""
+ENV_MAX_MEME_TEXT = "MEMEGAUGE_MAX_MEME_TEXT"
+_MEME_TEXT_LIMIT: list[int | None] = [None]  # `memegauge --max-meme-text`, over the variable
+
+
+def set_max_meme_text(chars: int | None) -> None:
+    """The meme text limit of what this process reads from now on (None: the variable, else the default)."""
+    _MEME_TEXT_LIMIT[0] = chars
+
+
+def max_meme_text() -> int:
+    """The meme text limit in force: `--max-meme-text`, else `MEMEGAUGE_MAX_MEME_TEXT`, else `MAX_MEME_TEXT`."""
+    if _MEME_TEXT_LIMIT[0] is not None:
+        return _MEME_TEXT_LIMIT[0]
+    value = os.environ.get(ENV_MAX_MEME_TEXT, "").strip()
+    if not value:
+        return MAX_MEME_TEXT
+    if not (value.isascii() and value.isdigit()) or int(value) < 1:
+        raise InputError(f"{ENV_MAX_MEME_TEXT}={value!r} is not a positive whole number", where=ENV_MAX_MEME_TEXT,
+                         fix=f"export {ENV_MAX_MEME_TEXT}=<characters>, or unset it for {MAX_MEME_TEXT:,}")
+    return int(value)
+
+
+def check_meme_text(text: str, where: str, what: str = "meme text") -> str:
+    """`text` when within the limit; else one message naming its size, the limit and both settings."""
+    limit = max_meme_text()
+    if len(text) > limit:
+        raise InputError(f"the {what} is {len(text):,} characters, over the limit of {limit:,}", where=where,
+                         fix="check that this is the meme's text (a wrong file or field?); to send it "
+                             f"anyway, raise the limit: memegauge --max-meme-text {len(text)} … or "
+                             f"export {ENV_MAX_MEME_TEXT}={len(text)}")
+    return text

@@ -6,15 +6,18 @@ resolves its own name to 127.0.0.1 (DNS rebinding) cannot read or drive it. A co
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from collections.abc import Callable, Mapping
+from urllib.parse import urlsplit
 
 from memegauge.types import InputError
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
+log = logging.getLogger(__name__)
 
 
 def host_allowed(header: str | None, allowed: tuple[str, ...] = LOCAL_HOSTS) -> bool:
@@ -28,6 +31,33 @@ def host_allowed(header: str | None, allowed: tuple[str, ...] = LOCAL_HOSTS) -> 
     else:
         host = host.rpartition(":")[0] if host.count(":") == 1 else host
     return host in allowed
+
+
+def same_origin(origin: str, host_header: str | None, allowed: tuple[str, ...] = LOCAL_HOSTS) -> bool:
+    """Whether a request's `Origin` is this server: scheme http, a local host name, and the port the
+    request was sent to (the Host header's). Another local server (another port) is another site."""
+    try:
+        parts, port = urlsplit(origin.strip()), _port(host_header)
+        return (parts.scheme == "http" and parts.hostname in allowed and port is not None
+                and (parts.port or 80) == port)
+    except ValueError:  # a port out of range or not a number
+        return False
+
+
+def _port(host_header: str | None) -> int | None:
+    """The port a Host header names (80 when it names none)."""
+    if not host_header:
+        return None
+    tail = host_header.strip().rpartition("]")[2] if host_header.strip().startswith("[") else host_header
+    text = tail.rpartition(":")[2] if ":" in tail else "80"
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
+def _content_length(value: str | None) -> int | None:
+    """A Content-Length header as a length; None when it is not a plain non-negative number (`-1`
+    would read until the client closes, `abc` would raise)."""
+    text = (value or "0").strip()
+    return int(text) if text.isascii() and text.isdigit() else None
 
 
 Response = tuple[int, str, bytes]
@@ -48,11 +78,19 @@ def local_server(respond: Responder, port: int = 0, hosts: tuple[str, ...] = LOC
             if not host_allowed(self.headers.get("Host"), hosts):
                 self.send_error(HTTPStatus.MISDIRECTED_REQUEST, "unknown host")
                 return
-            length = int(self.headers.get("Content-Length") or 0)
+            length = _content_length(self.headers.get("Content-Length"))
+            if length is None:
+                self.send_error(HTTPStatus.BAD_REQUEST, "bad Content-Length")
+                return
             if length > MAX_BODY:
                 self.send_error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
                 return
-            status, content_type, body = respond(method, self.path, self.headers, self.rfile.read(length))
+            try:
+                status, content_type, body = respond(method, self.path, self.headers, self.rfile.read(length))
+            except Exception as exc:  # a bug answered as one, never a traceback on the rater's terminal
+                log.error("%s %s: %s: %s", method, self.path[:200], type(exc).__name__, exc)
+                self.send_error(HTTPStatus.INTERNAL_SERVER_ERROR)
+                return
             if status >= 400 and not body:
                 self.send_error(status)
                 return

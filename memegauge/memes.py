@@ -37,7 +37,7 @@ from typing import Any
 from collections.abc import Callable, Iterator
 
 from memegauge.extras import install_hint
-from memegauge.files import find_file, parse_json, read_user_text
+from memegauge.files import check_meme_text, find_file, parse_json, read_user_text
 from memegauge.images.check import verify_picture
 from memegauge.types import InputError, Meme
 
@@ -141,6 +141,8 @@ def _make_meme(ctx: _Context, raw: dict[str, Any], where: str) -> Meme:
     meme_id = _check_id(ctx, raw["id"] if "id" in raw else _id_from_image(raw.get("image")), where)
     where_id = f"{where} (meme {meme_id!r})"
     values = {name: _optional_str(raw.get(name), name, where_id) for name in TEXT_FIELDS}
+    for name in ("text", "caption"):  # sent in prompts: a bounded size
+        check_meme_text(values[name], where_id, f"meme {name}")
     labels = _check_labels(raw.get("labels"), where_id)
     image = _resolve_image(ctx, raw.get("image"), where_id)
     return Meme(id=meme_id, image=image, labels=labels, **values)
@@ -310,7 +312,7 @@ def _folder_text(image: Path, ocr: Ocr | None) -> str | None:
     Errors raised by `ocr` propagate unchanged: they are tool failures, not bad input."""
     sidecar = image.with_suffix(".txt")
     if sidecar.is_file():
-        return _read_text(sidecar).strip()
+        return check_meme_text(_read_text(sidecar).strip(), str(sidecar))
     if ocr is None:
         return None
     return ocr(image).strip()

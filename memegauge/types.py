@@ -221,6 +221,7 @@ class ErrorClass(str, enum.Enum):
     RATE_LIMIT = "rate_limit"  # 429: retried after Retry-After / backoff
     SERVER = "server"  # 5xx, connection refused or reset: retried
     TIMEOUT = "timeout"  # no answer in time: retried
+    CONNECTION = "connection"  # the server closed the connection without an answer: retried
     BAD_REQUEST = "bad_request"  # 4xx other than 429, context too long: not retried
     REFUSAL = "refusal"  # the model declined to answer: retried within the bound, then recorded
     UNPARSEABLE = "unparseable"  # answer does not parse into what the stage needs: retried, recorded
@@ -230,6 +231,19 @@ class ErrorClass(str, enum.Enum):
     @property
     def retryable(self) -> bool:
         return self not in (ErrorClass.BAD_REQUEST, ErrorClass.NO_VISION)
+
+    @property
+    def fix(self) -> str:
+        """What to check when calls still fail with this class after their retries ('' : nothing
+        beyond rerunning)."""
+        return {
+            ErrorClass.TIMEOUT: "the model took longer than its timeout_s: raise timeout_s in the registry "
+                                "or lower max_concurrency",
+            ErrorClass.CONNECTION: "the server closed the connection without answering (not a timeout: "
+                                   "raising timeout_s will not help): check the server's log (a crash, a "
+                                   "restart, a request-size limit) or a proxy between",
+            ErrorClass.RATE_LIMIT: "the provider's rate limit: lower max_concurrency or set rpm",
+        }.get(self, "")
 
 
 class CallStatus(str, enum.Enum):

@@ -24,7 +24,7 @@ from memegauge.engine.progress import CallProgress
 from memegauge.engine.store import HEARTBEAT_S, RunBusy, Store, StoreError, canonical_json
 from memegauge.models.spec import ModelRegistry
 from memegauge.records import R, Record, read_record, read_records, write_records
-from memegauge.types import MemeGaugeError
+from memegauge.types import ErrorClass, MemeGaugeError
 
 __all__ = ["BudgetReached", "CallOutcome", "Engine", "RUN_GC_THRESHOLD", "Run", "RunBusy", "RunIncomplete",
            "Store", "StoreError",
@@ -150,7 +150,10 @@ async def _heartbeat(store: Store, run_id: int, execution_id: int) -> None:
     """Keep the run's lease fresh while it executes (see `Store.heartbeat`)."""
     while True:
         await asyncio.sleep(HEARTBEAT_S)
-        store.heartbeat(run_id, execution_id)
+        try:
+            store.heartbeat(run_id, execution_id)
+        except StoreError:  # a full disk: the run's own next write reports it, once; beat again later
+            log.debug("heartbeat of run %d not written", run_id, exc_info=False)
 
 
 class RunIncomplete(MemeGaugeError):
@@ -161,7 +164,10 @@ def failure_text(summary: dict[str, Any]) -> str:
     """'3 of 40 calls failed: adammeme.scoring.scorer: server 2; …' from a failure summary."""
     parts = "; ".join(f"{stage or '?'}: " + ", ".join(f"{c} {n}" for c, n in classes.items())
                       for stage, classes in summary["by_stage"].items())
-    return f"{summary['failed']} of {summary['asked']} calls failed ({parts})"
+    present = {c for classes in summary["by_stage"].values() for c in classes}
+    fixes = "".join(f". {c}: {ErrorClass(c).fix}" for c in sorted(present)
+                    if c in ErrorClass._value2member_map_ and ErrorClass(c).fix)
+    return f"{summary['failed']} of {summary['asked']} calls failed ({parts}){fixes}"
 
 
 def ensure_complete(store: Store, name: str, max_failure_rate: float = 0.0) -> str:

@@ -143,6 +143,7 @@ class Engine:
         self.backends: dict[str, ModelBackend] = {}
         self.gates: dict[str, ModelGate] = {}
         self.inflight: dict[str, asyncio.Future[CallRecord]] = {}
+        self.workers: set[asyncio.Future[None]] = set()  # chat_many's tasks, ended by `aclose`
         self.calls_made = 0
 
     # ---- public ---------------------------------------------------------------------------------
@@ -212,7 +213,10 @@ class Engine:
                     stopped.append(True)
                     raise
 
-        await asyncio.gather(*(worker() for _ in range(workers)))
+        tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
+        self.workers.update(tasks)  # `aclose` ends those still running when one raised
+        await asyncio.gather(*tasks)
+        self.workers.difference_update(tasks)
         return [results[i] for i in range(len(results))]
 
     def _check_budget(self) -> None:
@@ -247,6 +251,13 @@ class Engine:
         return totals
 
     async def aclose(self) -> None:
+        """End the calls still under way (a sibling raised: disk full, no vision …), then close the
+        clients: a call left running would otherwise send on a closed client and print a traceback."""
+        running = [task for task in self.workers if not task.done()]
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        self.workers.clear()
         for backend in self.backends.values():
             await backend.aclose()
         self.backends.clear()

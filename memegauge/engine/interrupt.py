@@ -11,6 +11,10 @@ open (`memegauge.engine.open_run`) the first Ctrl-C instead:
 
 A second Ctrl-C leaves at once. Outside the main thread, or when SIGINT is ignored (a background job),
 nothing is installed and Ctrl-C behaves as before.
+
+SIGTERM (what SLURM, `timeout` and Docker send) is treated as Ctrl-C (`sigterm_as_ctrl_c`): it is handed
+to whatever handles SIGINT at that moment, so a run drains, is marked `interrupted` and says how to
+resume; the command then exits 143 (128 + SIGTERM) rather than 130, as such schedulers expect.
 """
 
 from __future__ import annotations
@@ -112,10 +116,44 @@ def graceful_ctrl_c(stop: StopSignal) -> Iterator[None]:
 
 
 async def _drain_then(stop: StopSignal, leave: Callable[[], None]) -> None:
-    log.warning("Ctrl-C: sending stopped; waiting up to %g s for the %d answer(s) in flight "
-                "(Ctrl-C again to leave now)", stop.grace_s, len(stop.in_flight))
+    signal_name = "SIGTERM" if terminated() else "Ctrl-C"
+    log.warning("%s: sending stopped; waiting up to %g s for the %d answer(s) in flight "
+                "(%s again to leave now)", signal_name, stop.grace_s, len(stop.in_flight), signal_name)
     left = await stop.drain()
     if left:
         log.warning("%d answer(s) did not arrive within %g s; they will be asked again on resume",
                     left, stop.grace_s)
     leave()
+
+
+_TERMINATED = [False]
+
+
+def terminated() -> bool:
+    """Whether this process received SIGTERM (inside `sigterm_as_ctrl_c`)."""
+    return _TERMINATED[0]
+
+
+@contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """While inside, SIGTERM does what SIGINT does at that moment: drain a run's calls in flight
+    (`graceful_ctrl_c`), cancel `asyncio.run`'s main task, or raise KeyboardInterrupt. A second
+    SIGTERM is a second Ctrl-C: it leaves at once. Main thread only; an ignored SIGTERM stays ignored."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+        yield
+        return
+    _TERMINATED[0] = False
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        _TERMINATED[0] = True
+        handler = signal.getsignal(signal.SIGINT)
+        if not callable(handler):  # SIGINT ignored (a background job): Python's own Ctrl-C
+            handler = signal.default_int_handler
+        handler(signal.SIGINT, frame)
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from memegauge.files import find_file
+from memegauge.files import check_meme_text, find_file
 from memegauge.config import ModelRegistry
 from memegauge.engine import Store, open_run
 from memegauge.memeqa.construct import (MULTI_ANSWERS, Annotation, cloze_items, load_annotations,
@@ -76,7 +76,9 @@ def annotation_memes(annotations: list[Annotation], base_dir: Path) -> dict[str,
         if not found:
             raise InputError(f"image {a.image!r} of meme {a.meme!r} not found", str(base_dir),
                              "put the image beside the annotations file or fix 'image'")
-        memes[a.image] = Meme(id=a.meme, image=image, text=a.text, caption=a.caption)
+        where = f"annotations in {base_dir} (meme {a.meme!r})"
+        memes[a.image] = Meme(id=a.meme, image=image, text=check_meme_text(a.text, where),
+                              caption=check_meme_text(a.caption, where, "meme caption"))
     return memes
 
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memegauge.files import find_file, parse_json, read_user_text, write_text_atomic
+from memegauge.files import check_meme_text, find_file, parse_json, read_user_text, write_text_atomic
 from memegauge.images.check import verify_picture
 from memegauge.types import InputError, Meme
 
@@ -193,7 +193,7 @@ def load_meme_texts(path: Path) -> dict[str, str]:
                 or not isinstance(row.get("text", ""), str):
             raise InputError('expected {"image": str, "text": str}', f"{path}:{number}",
                              "write one {image, text} object per line")
-        texts[Path(row["image"]).name] = row.get("text", "")
+        texts[Path(row["image"]).name] = check_meme_text(row.get("text", ""), f"{path}:{number}")
     return texts
 
 

@@ -39,7 +39,8 @@ from memegauge.types import (
 )
 
 COOL_DOWN_S = 5.0
-FAILOVER_CLASSES = (ErrorClass.SERVER, ErrorClass.TIMEOUT)
+MIN_REDACTED_KEY = 8  # a key's value redacted from answers when at least this long
+FAILOVER_CLASSES = (ErrorClass.SERVER, ErrorClass.TIMEOUT, ErrorClass.CONNECTION)
 
 
 @dataclass
@@ -129,8 +130,9 @@ class OpenAIBackend:
         usage = data.get("usage") or {}
         # vLLM, SGLang and DeepSeek put a reasoning model's thinking beside the answer.
         reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
-        return ChatResult(
-            text=message.get("content") or "", reasoning=reasoning if isinstance(reasoning, str) else "",
+        return ChatResult(  # an answer that echoes the key is stored, and so shown, without it
+            text=self._redact(message.get("content") or ""),
+            reasoning=self._redact(reasoning) if isinstance(reasoning, str) else "",
             usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
                         completion_tokens=usage.get("completion_tokens") or 0),
             finish_reason=choice.get("finish_reason") or "stop",
@@ -166,6 +168,9 @@ class OpenAIBackend:
         refused = _connection_refused(exc)
         if refused:
             return ModelCallError(ErrorClass.SERVER, f"cannot connect: {self._scrub(refused)}")
+        closed = _connection_closed(exc)
+        if closed:  # the aiohttp transport reports it as a timeout, after a few ms
+            return ModelCallError(ErrorClass.CONNECTION, f"connection closed by the server: {self._scrub(closed)}")
         if isinstance(exc, openai.APITimeoutError):
             return ModelCallError(ErrorClass.TIMEOUT, message)
         if isinstance(exc, openai.APIConnectionError):
@@ -185,6 +190,12 @@ class OpenAIBackend:
         """Never let a key reach a log, an exception or the store, even if a server echoes it."""
         return text.replace(self._key, "***") if self._key else text
 
+    def _redact(self, answer: str) -> str:
+        """A model's answer without the key's value (`***`), should it echo it. Keys shorter than
+        `MIN_REDACTED_KEY` are placeholders ("EMPTY", "x"), not secrets: replacing them would change
+        the answers that are scored."""
+        return answer.replace(self._key, "***") if len(self._key) >= MIN_REDACTED_KEY else answer
+
 
 def _connection_refused(exc: BaseException) -> str:
     """The aiohttp transport reports a refused connection as a connect *timeout*; look beneath."""
@@ -193,6 +204,19 @@ def _connection_refused(exc: BaseException) -> str:
         if isinstance(seen, ConnectionError) or (isinstance(seen, OSError)
                                                  and not isinstance(seen, TimeoutError)):
             return str(seen)
+        seen = seen.__cause__ or seen.__context__
+    return ""
+
+
+def _connection_closed(exc: BaseException) -> str:
+    """A connection the server closed before it answered (aiohttp's `ServerDisconnectedError`, a
+    `ServerConnectionError`), which the transport wraps as a connect *timeout*: not a slow model."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        names = {cls.__name__ for cls in type(seen).__mro__}
+        if names & {"ServerDisconnectedError", "ServerConnectionError", "RemoteProtocolError"} and \
+                not isinstance(seen, TimeoutError):
+            return str(seen) or type(seen).__name__
         seen = seen.__cause__ or seen.__context__
     return ""
 

@@ -34,7 +34,7 @@ from memegauge.engine.store import Store
 from memegauge.rating.items import PAIR_QUESTIONS, Item
 from memegauge.rating.records import HumanRating
 from memegauge.records import read_record, write_records
-from memegauge.localserver import LOCAL_HOSTS, Response, host_allowed
+from memegauge.localserver import LOCAL_HOSTS, Response, same_origin
 
 HERE = Path(__file__).parent / "static"
 JSON = "application/json; charset=utf-8"
@@ -94,8 +94,8 @@ class RatingApp:
         if (headers.get("Content-Type") or "").split(";")[0].strip().lower() != "application/json":
             return HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "", b""
         origin = headers.get("Origin")
-        if origin is not None and not host_allowed(urlsplit(origin).netloc, self.hosts):
-            return HTTPStatus.FORBIDDEN, "", b""
+        if origin is not None and not same_origin(origin, headers.get("Host"), self.hosts):
+            return HTTPStatus.FORBIDDEN, "", b""  # another site, or another local server (other port)
         return None
 
     def _json(self, make) -> Response:
@@ -112,6 +112,8 @@ def _body(raw: bytes) -> dict[str, Any]:
         body = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise VoteError("the vote is not JSON") from None
+    except RecursionError:  # nested thousands deep: no vote is
+        raise VoteError("the vote is nested too deeply") from None
     if not isinstance(body, dict):
         raise VoteError("the vote is not a JSON object")
     return body

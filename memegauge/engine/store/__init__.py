@@ -28,6 +28,8 @@ Crash-safety design
 * `journal_mode=WAL` + `synchronous=NORMAL`: a committed transaction survives the process dying at
   any instant (the WAL is in the OS page cache); only a power loss may drop the last commits, which
   a rerun repeats. `busy_timeout` lets a second process (e.g. `memegauge runs`) read while one writes.
+  On a network filesystem (NFS, Lustre …), where WAL's shared memory is unsafe, the rollback journal
+  (`DELETE` + `synchronous=FULL`) instead, with one warning (`filesystems`).
 * The cache key covers model identity, sampling params, messages (images by sha256), the expected
   output shape and the sample index, so identical requests replay and `--repeat K` draws afresh.
   The cache is global: a second run of the same config with another name also makes 0 calls.
@@ -46,6 +48,7 @@ from typing import Any
 from collections.abc import Iterator
 
 from memegauge._version import __version__
+from memegauge.engine.store.filesystems import journal_mode
 from memegauge.engine.store.errors import GuardedConnection, RunBusy, StoreError, store_fault
 from memegauge.engine.store.leases import HEARTBEAT_S, HOST, LEASE_TTL_S, lease_alive
 from memegauge.engine.store.schema import CALL_COLUMNS, SCHEMA, SCHEMA_VERSION, migrate
@@ -97,11 +100,13 @@ class Store(CallStats):
                                  "pass --store with a path in a writable folder") from None
         try:
             self._db = self._connect()
-            if not self.readonly:
-                self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA busy_timeout=30000")
+            self._refuse_foreign()  # before the first write: another application's file stays as it was
             version = self._schema_version()
+            if not self.readonly:
+                mode = journal_mode(self.path)  # DELETE on NFS, Lustre …: WAL needs shared memory
+                self.db.execute(f"PRAGMA journal_mode={mode}")
+                self.db.execute("PRAGMA synchronous=" + ("NORMAL" if mode == "WAL" else "FULL"))
             if self.readonly:
                 self.db.execute("SELECT COUNT(*) FROM runs").fetchone()
             else:
@@ -115,6 +120,18 @@ class Store(CallStats):
                 raise InputError("not a MemeGauge store (an SQLite file without its tables)",
                                  where=str(self.path), fix="point --store at a MemeGauge .db file") from None
             raise
+
+    def _refuse_foreign(self) -> None:
+        """Refuse an SQLite file that holds tables but not MemeGauge's (another application's database):
+        adding seven tables and a `user_version` to it would change a file that is not ours. An empty
+        file, or a new one, has no table and becomes a store."""
+        tables = {row[0] for row in self.db.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")}
+        if tables and "runs" not in tables:
+            shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+            raise InputError(f"not a MemeGauge store: an SQLite database of another application "
+                             f"(tables {shown}); it was left untouched", where=str(self.path),
+                             fix="point --store at a MemeGauge .db file or at a new path")
 
     def _connect(self) -> sqlite3.Connection:
         """A connection whose errors name the file; read-only media are opened read-only (and, where
