@@ -26,6 +26,8 @@ _LOWER_WHOLE = re.compile(r"\W*[(\[]?([a-z])[)\]]?\W*")
 # that word is one that joins or asserts answer letters.
 _CONNECTORS = {"and", "or", "is", "are", "was", "were", "would", "should", "seems", "only", "both", "as",
                "because", "since", "given", "due"}
+# ... but "I" before these is the pronoun ("I would go with B)", "I was unsure"), as "A" before them is rare
+_PRONOUN_VERBS = {"would", "should", "was", "were"}
 
 
 def parse_choice(
@@ -107,6 +109,8 @@ def _lower_letters(cleaned: str, n_options: int) -> str:
     tokens = [t for t in re.split(r"[\s,;/&+()\[\].]+|\band\b", cleaned) if t]
     if not tokens or not all(re.fullmatch(r"[a-z]{1,26}", t) for t in tokens):
         return ""
+    if len(tokens) > 1 and any(len(t) > 1 for t in tokens):
+        return ""  # "(e) bad": a letter and a word (the option's text), not the letters e, b, a, d
     letters = "".join(tokens)
     valid = {chr(97 + i) for i in range(n_options)}
     return letters.upper() if set(letters) <= valid else ""
@@ -191,6 +195,8 @@ def _reads_as_word(m: re.Match, s: str) -> bool:
     if m.group(1) or m.group(3) or m.group(2) not in ("A", "I", "a", "i"):
         return False
     following = re.match(r"\s+([a-z]+)", s[m.end():])
+    if following and m.group(2) in "Ii" and following.group(1) in _PRONOUN_VERBS:
+        return True  # "I would go with C)": the pronoun, not option I
     return bool(following) and following.group(1) not in _CONNECTORS
 
 
@@ -201,6 +207,8 @@ def _unique_group(s: str, n_options: int) -> str:
         if m.start() < covered:
             continue
         group, covered = _letter_group(s, m.start())
+        if group and s[covered - 1] in ")]":  # a label: the rest of its line is the option's text
+            covered = s.find("\n", covered) % (len(s) + 1)
         if group and group != _NONE_MARK and set(group) <= valid:
             groups.add(group)
     return groups.pop() if len(groups) == 1 else ""
