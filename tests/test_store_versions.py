@@ -35,9 +35,9 @@ def _report(store: Store, name: str) -> dict:
     return json.loads(json.dumps(without_keys(report, CLOCK | ADDED_KEYS), sort_keys=True, default=str))
 
 
-# keys the reports gained after the fixture was made (issue 25's 95% intervals); every other figure of
-# an old store must read exactly as it did
-ADDED_KEYS = {"intervals", "win_rate_ci95", "bt_note"}
+# keys the reports gained after the fixture was made (issue 25's 95% intervals, issue 34's format warning);
+# every other figure of an old store must read as it did
+ADDED_KEYS = {"intervals", "win_rate_ci95", "bt_note", "format_warning"}
 
 
 def _user_version(path: Path) -> int:
