@@ -149,17 +149,20 @@ def _figures(value, root: str):
 
 
 def figures(first: Path, second: Path) -> int:
-    """Compare the JSON reports of two `make`s (two executions, so the clock and input paths differ)."""
+    """Compare the JSON reports of two `make`s (two executions, so the clock and input paths differ; maybe two
+    machines, so floats are compared within rel 1e-9: BLAS kernels differ between CPU types)."""
     import json
+
+    from helpers.reports import figure_differences
 
     differ = []
     for path in sorted((first / "reports").glob("*.json")):
         a = _figures(json.loads(path.read_text(encoding="utf-8")), str(first.resolve()))
         b = _figures(json.loads((second / "reports" / path.name).read_text(encoding="utf-8")), str(second.resolve()))
-        if a != b:
+        if figure_differences(b, a):
             differ.append(path.name)
-    print(f"{len(list((first / 'reports').glob('*.json'))) - len(differ)} JSON reports equal without the clock "
-          f"and input paths; differ: {', '.join(differ) or 'none'}")
+    print(f"{len(list((first / 'reports').glob('*.json'))) - len(differ)} JSON reports equal (floats within "
+          f"rel 1e-9) without the clock and input paths; differ: {', '.join(differ) or 'none'}")
     return 1 if differ else 0
 
 
@@ -168,20 +171,12 @@ def figures(first: Path, second: Path) -> int:
 ADDED = {"intervals", "win_rate_ci95", "bt_note"}
 
 
-def _differences(old, new, path: str = "") -> list[str]:
-    if isinstance(old, dict) and isinstance(new, dict):
-        return [d for k in dict.fromkeys([*old, *new]) for d in (
-            [f"{path}.{k}: only in {'new' if k in new else 'old'}"] if (k in old) != (k in new)
-            else _differences(old[k], new[k], f"{path}.{k}"))]
-    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        return [d for i, (a, b) in enumerate(zip(old, new, strict=True)) for d in _differences(a, b, f"{path}[{i}]")]
-    return [] if old == new else [f"{path}: {old!r} -> {new!r}"]
-
-
 def added(before: Path, now: Path) -> int:
     """The JSON reports of the same stores, rendered before and now, compared without the keys issue 25
-    added: every other difference printed."""
+    added (floats within rel 1e-9): every other difference printed."""
     import json
+
+    from helpers.reports import figure_differences
 
     def without(value):
         if isinstance(value, dict):
@@ -190,8 +185,8 @@ def added(before: Path, now: Path) -> int:
 
     changed = 0
     for path in sorted((before / "reports").glob("*.json")):
-        found = _differences(without(json.loads(path.read_text(encoding="utf-8"))),
-                             without(json.loads((now / path.name).read_text(encoding="utf-8"))))
+        found = figure_differences(without(json.loads((now / path.name).read_text(encoding="utf-8"))),
+                                   without(json.loads(path.read_text(encoding="utf-8"))))
         changed += bool(found)
         print(f"{path.name}: " + ("equal" if not found else f"{len(found)} differences, e.g. {found[:2]}"))
     return 1 if changed else 0

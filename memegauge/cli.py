@@ -251,7 +251,7 @@ def _main(argv: list[str] | None) -> int:
         label = getattr(exc, "label", "failed")
         colour = "red" if label == "failed" else "yellow"
         console.print(f"[{colour}]{label}:[/] {safe(exc)}", highlight=False, soft_wrap=True)
-        return 1
+        return exc.exit_code  # 1; 3: a run whose answers mostly could not be read (memeqa/cli.py)
     except KeyboardInterrupt:
         return _interrupted()
     return 0

@@ -1,6 +1,6 @@
 """Check every method's report against the ground truth of the test server's realistic style.
 
-    .venv/bin/python scripts/realistic_check.py [--shared ../shared/data] [--limit N]
+    .venv/bin/python scripts/realistic_check.py [--shared ../shared/data] [--limit N] [--only memeqa]
 
 MemeQA runs on the real dev split (both versions, SemEval images: 182 of them JPEGs named .png) when
 `--shared` has it; MemeArena and AdamMeme on a few of those memes. The server answers the way real chat
@@ -75,8 +75,12 @@ def memeqa(tmp: Path, shared: Path, limit: int | None) -> None:
         check("predictions read as the server meant",
               sum(d["prediction"] == t["letters"] for d, t in zip(details, truths, strict=True) if t and t["readable"]),
               len(readable))
-        check("parse failure rate", round(report["parse_failure_rate"], 6),
+        check("readable replies that failed to parse",
+              sum(bool(d["parse_error"]) for d, t in zip(details, truths, strict=True) if t and t["readable"]), 0)
+        check("parse failure rate (= unreadable replies)", round(report["parse_failure_rate"], 6),
               round(1 - len(readable) / len(details), 6))
+        check("accuracy (micro) = share of gold answers given", round(report["micro"], 6),
+              round(sum(correct.values()) / len(details), 6))
         check("macro accuracy", round(report["macro"], 6),
               round(sum(correct[t] / n for t, n in per_type.items()) / len(per_type), 6))
         check("calls with the picture", report["run"]["images_by_model"]["vlm"]["with_image"], len(details))
@@ -165,14 +169,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
     parser.add_argument("--limit", type=int, default=None, help="MemeQA questions per version")
+    parser.add_argument("--only", choices=("memeqa", "arena", "adammeme"), help="check one method only")
     args = parser.parse_args()
     if not (args.shared / "memeqa").is_dir():
         print(f"no shared data at {args.shared}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
-        memeqa(Path(tmp), args.shared, args.limit)
-        arena(Path(tmp), args.shared)
-        adammeme(Path(tmp), args.shared)
+        if args.only in (None, "memeqa"):
+            memeqa(Path(tmp), args.shared, args.limit)
+        if args.only in (None, "arena"):
+            arena(Path(tmp), args.shared)
+        if args.only in (None, "adammeme"):
+            adammeme(Path(tmp), args.shared)
     print("all figures equal the ground truth" if not MISMATCHES else f"DIFFERS: {MISMATCHES}")
     return 1 if MISMATCHES else 0
 

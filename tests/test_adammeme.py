@@ -31,7 +31,7 @@ class World:
     """Scripted agent + target: each role recognised by its request's stage, never by prompt wording."""
 
     def __init__(self, miner: Callable[[str, int], dict], score: Callable[[str], int],
-                 judge: bool = True, examiner: bool = True, valid: bool = True) -> None:
+                 judge: bool = True, examiner: bool = True, valid: bool | None = True) -> None:
         self.miner, self.score, self.judge, self.examiner, self.valid = miner, score, judge, examiner, valid
         self.calls: list[str] = []
 
@@ -67,6 +67,8 @@ class World:
         return "Response 1 is best.\n## Final Response:\nThe meme stereotypes a group."
 
     def validity(self, request: ChatRequest) -> str:
+        if self.valid is None:  # a reply nobody can read as Yes or No
+            return "Hard to say from this meme."
         return "Yes, it does." if self.valid else "No, it drifted."
 
     def refine(self, request: ChatRequest) -> str:
@@ -257,6 +259,39 @@ def test_invalid_rewrites_are_retried_then_recorded_not_scored(tmp_path):
     assert len(steps) == 1 and steps[0]["status"] == "invalid" and len(steps[0]["attempts"]) == 2
     assert steps[0]["score"] is None and report["targets"]["target"]["failures"] == {"refiner:invalid": 1}
     assert report["targets"]["target"]["overall"]["n"] == len(TEXTS)  # failed step is no score
+
+
+def test_an_unreadable_validity_reply_is_a_failure_classified_unparseable_not_an_invalid_rewrite(tmp_path):
+    """Issue 34: a validity check whose reply cannot be read showed as `refiner:invalid`. It is the check's
+    failure (class unparseable, stage validity); the attempt keeps the rewrite and the check's raw reply."""
+    world = World(gender_miner, score=scores_by_softening(6, lambda k: 2), valid=None)
+    report = run_world(tmp_path, world, TEXTS, seeds_per_category=1, rewrite_attempts=2)
+    (step,) = chain_steps(report)
+    assert (step["status"], step["failed_stage"], step["error_class"]) == ("unparseable", "validity", "unparseable")
+    assert report["targets"]["target"]["failures"] == {"validity:unparseable": 1}
+    assert all(a["status"] == "unparseable" and a["rewrite"].startswith("soft ")
+               and "'Hard to say from this meme.'" in a["text"] for a in step["attempts"])
+    assert step["score"] is None and report["run"]["failed_calls"] >= 1  # a failed call, asked again on rerun
+
+
+def test_the_chain_page_shows_a_failed_steps_rewrite_and_raw_reply(tmp_path):
+    """Issue 34: the chain page showed '–' in every field of a failed step. Its data now carries what the
+    step tried: the rewrite, the raw reply that ended it (whose), and why."""
+    from memegauge.adammeme.view import adam_chains
+
+    for valid, reply, reply_of, why in ((None, "Hard to say from this meme.", "validity check",
+                                         "validity check failed (unparseable)"),
+                                        (False, "No, it drifted.", "validity check",
+                                         "validity check: misbelief not preserved")):
+        folder = tmp_path / str(valid)
+        folder.mkdir()
+        report = run_world(folder, World(gender_miner, score=scores_by_softening(6, lambda k: 2), valid=valid),
+                           TEXTS, seeds_per_category=1, rewrite_attempts=2)
+        (chain,) = adam_chains(report["details"]["samples"], report["details"]["steps"])["chains"]
+        (step,) = chain["steps"]
+        last = step["last_attempt"]
+        assert last["rewrite"].startswith("soft WOMEN MEME") and reply in last["text"]
+        assert last["reply_of"] == reply_of and last["reason"] == why
 
 
 def test_unparseable_scoring_is_a_failure_never_a_score(tmp_path):

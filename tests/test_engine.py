@@ -256,3 +256,33 @@ def test_a_model_gate_serves_waiters_by_priority_then_arrival():
 
     order, in_use = asyncio.run(go())
     assert order == ["chain-1", "chain-2", "bulk-1", "bulk-2"] and in_use == 0
+
+
+def test_progress_counts_failed_calls_as_the_failure_summary_does(store):
+    """Issue 34: an AdamMeme run's progress said 'failed 180' where its final line said 30 calls failed. A call
+    asked again (a shared reference asked once per target) is one failed call."""
+    from memegauge.types import ModelCallError
+
+    asks = {"n": 0}
+
+    def later(req: ChatRequest) -> str:
+        asks["n"] += 1
+        if asks["n"] <= 1:
+            raise ModelCallError(ErrorClass.SERVER, "down")
+        return "Rating: [[5]]"
+
+    register_script("later", later)
+
+    async def go():
+        reg = registry(max_retries=0)
+        reg.add(ModelSpec(name="later", backend="scripted", model="later", max_retries=0, backoff_s=0.001))
+        async with open_run(store, reg, name="p", method="t", config={}, progress=False) as (_, engine):
+            for _ in range(3):  # the same failing call, asked three times
+                await engine.chat(request(model="bad"), parse=parse_rating)
+            await engine.chat(request(model="later"), parse=parse_rating)  # fails
+            await engine.chat(request(model="later"), parse=parse_rating)  # the failure, again (one call)
+            await engine.chat(request(model="later", sample_index=1), parse=parse_rating)  # answered
+            return engine.progress.failed, engine.failure_summary()
+
+    shown, summary = run(go())
+    assert summary["failed"] == 2 and shown == 2  # counting every failed answer said 5

@@ -265,3 +265,65 @@ def test_bad_input_files_are_one_message(tmp_path, capsys):
     (tmp_path / "outdir").mkdir()
     assert main(["--store", str(tmp_path / "r.db"), "report", "r", "--out", str(tmp_path / "outdir")]) == 2
     assert "is a folder, not a file" in capsys.readouterr().err
+
+
+def test_a_run_whose_answers_mostly_cannot_be_read_is_loud_and_exits_3(tmp_path, capsys):
+    """22 of 22 answers unreadable (issue 34): the run is stored and reported (an unreadable answer is the
+    model's answer, wrong, as the paper rules), but the table, every report format and the exit status say
+    that its figures measure the output format, and what to check."""
+    import json
+
+    data, images = make_dataset(tmp_path, memes=("m1", "m2"))
+    with start_server(seed=1, fault_rate=1.0, faults=["garbage"]) as server:
+        _models(tmp_path, server.base_url)
+        assert _eval(tmp_path, data, images, "--skip-preflight") == 3
+    err = " ".join(capsys.readouterr().err.split())
+    assert "22 of 22 answers could not be read" in err and "measure the model's output format" in err
+    assert "Check the raw answers" in err and "unreadable:" in err
+    assert "run 'r' done" in err  # stored and complete: no call failed, nothing to retry
+    store = Store(tmp_path / "s.db")
+    assert store.run_row("r")["status"] == "done"
+
+    def report(fmt: str) -> str:
+        assert main(["--store", str(tmp_path / "s.db"), "report", "r", "--format", fmt,
+                     "--out", str(tmp_path / f"r.{fmt}")]) == 0
+        return (tmp_path / f"r.{fmt}").read_text()
+
+    found = json.loads(report("json"))
+    assert found["parse_failure_rate"] == 1.0 and found["macro"] == 0.0
+    assert found["format_warning"].startswith("22 of 22 answers could not be read")
+    assert "WARNING: 22 of 22 answers could not be read" in report("md")
+    html = report("html")
+    assert "These figures measure the output format, not the model" in html
+    assert html.index("22 of 22 answers could not be read") < html.index("Accuracy per question type")
+    # the same command, rerun, replays the stored answers and says the same
+    assert _eval(tmp_path, data, images, "--skip-preflight") == 3
+
+
+def test_a_run_with_a_few_unreadable_answers_is_an_ordinary_run(tmp_path, capsys):
+    """The realistic server leaves about 1 answer in 20 unreadable: below the threshold, exit 0, no warning."""
+    import json
+
+    data, images = make_dataset(tmp_path, memes=("m1", "m2", "m3", "m4"))
+    with start_server(seed=4, style="realistic") as server:
+        _models(tmp_path, server.base_url)
+        assert _eval(tmp_path, data, images) == 0
+    assert "could not be read" not in capsys.readouterr().err
+    assert main(["--store", str(tmp_path / "s.db"), "report", "r", "--format", "json", "--out",
+                 str(tmp_path / "r.json")]) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["format_warning"] is None
+
+
+def test_the_unreadable_threshold_is_more_than_half_of_the_scored_answers():
+    from memegauge.memeqa.metrics import UNREADABLE_ABOVE, format_warning
+
+    def records(unreadable: int, readable: int, failed: int = 0):
+        return ([{"correct": False, "parse_failed": True}] * unreadable
+                + [{"correct": True, "parse_failed": False}] * readable
+                + [{"correct": None, "parse_failed": None}] * failed)  # a failed call is not scored
+
+    assert UNREADABLE_ABOVE == 0.5
+    assert format_warning(records(5, 5)) is None
+    assert format_warning(records(6, 5)).startswith("6 of 11 answers could not be read")
+    assert format_warning(records(3, 2, failed=10)).startswith("3 of 5 answers")
+    assert format_warning(records(0, 0, failed=3)) is None

@@ -355,6 +355,39 @@ def test_parse_choice_never_reads_words_as_letters() -> None:
     assert parse_choice("There is no doubt: B", multi=False, n_options=4) == (1,)
 
 
+# Replies as real chat models write them (issue 34): a letter written as a label is the answer, and the
+# words after it are that option's text, read without the option list too (a reply cut at max_tokens
+# quotes only part of it): all capitals, made of option letters, or beginning with "a".
+@pytest.mark.parametrize(("text", "multi", "expected"), [
+    ("I think the correct option is B) bad.", False, (1,)),
+    ("I think the correct option is C) BLM.", False, (2,)),
+    ("I think the correct option is B) CNN.", False, (1,)),
+    ("I think the correct option is D) a Biden.", False, (3,)),
+    ("D) a Biden.", False, (3,)),
+    ("D) A Biden.", False, (3,)),
+    ("B) CNN.", False, (1,)),
+    ("B) bad.", False, (1,)),
+    ("B)", False, (1,)),
+    ("(b)", False, (1,)),
+    ("(b) bad news", False, (1,)),
+    ("b) bad news", False, (1,)),
+    ("(d) bad", False, (3,)),
+    ("The answer is (b) bad.", False, (1,)),
+    ("The answer is b. bad", False, (1,)),
+    ("B. CNN.", False, (1,)),
+    ("I think it is C) BLM.", False, (2,)),
+    ("I would go with C) Negative.", False, (2,)),
+    ("I would go with D) ACE of the deck", False, (3,)),
+    ("A) and C)", True, (0, 2)),
+    ("(A), (C)", True, (0, 2)),
+    ("The answers are (a) and (c).", True, (0, 2)),
+])
+def test_parse_choice_a_labelled_letter_is_the_answer_and_the_words_after_it_its_text(text, multi, expected):
+    assert parse_choice(text, multi=multi, n_options=4) == expected
+    options = ["good", "bad", "BLM", "a Biden"]
+    assert parse_choice(text, multi=multi, n_options=4, options=options) == expected
+
+
 def test_parse_choice_many_options_n_is_a_letter() -> None:
     assert parse_choice("N", multi=False, n_options=14) == (13,)
     assert parse_choice("None", multi=False, n_options=14, allow_none=True) == ()

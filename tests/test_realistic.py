@@ -65,6 +65,33 @@ def test_memeqa_report_equals_the_servers_ground_truth(tmp_path, version):
     assert report["run"]["images_by_model"]["qa-real"] == {"calls": 88, "with_image": 88}
 
 
+@pytest.mark.parametrize("budget", [10, None])
+def test_memeqa_labelled_replies_quoting_their_option_are_read_as_meant(budget):
+    """Issue 34's reply forms: "I think the correct option is C) BLM.", "B) CNN.", "(d) a Biden", "(a) and
+    (c)"; option texts in capitals, made of option letters, or starting with "a"; cut at max_tokens words."""
+    import random
+
+    from memegauge.parse import parse_choice
+    from memegauge.testing.realistic import choice_reply
+
+    options = {"A": "CDC", "B": "CNN", "C": "BLM", "D": "a Biden", "E": "bad", "F": "ACE of the deck in a winning hand"}
+    seen = Counter()
+    for seed in range(400):
+        rng = random.Random(seed)
+        letters = rng.choice([*options, "AC", "BDE"])
+        text, truth = choice_reply(rng, letters, options, budget)
+        if not truth["readable"]:
+            continue
+        assert truth["letters"] == letters
+        read = parse_choice(text, multi=len(letters) > 1, n_options=len(options), options=list(options.values()))
+        assert read == tuple(ord(c) - 65 for c in letters), text
+        if "\n" not in text:  # one line: read the same without the option texts (option lines need them)
+            assert parse_choice(text, multi=len(letters) > 1, n_options=len(options)) == read, text
+        seen[next((f for f in ("correct option is", ") ", "(") if f in text), "")] += 1
+        assert budget is None or len(text.split()) <= budget
+    assert seen["correct option is"] and seen[") "] and seen["("]
+
+
 def test_memeqa_text_only_model_gets_no_picture(tmp_path):
     data, images = make_dataset(tmp_path, memes=("m1", "m2"))
     with start_server(seed=4, style="realistic") as server:

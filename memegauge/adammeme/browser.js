@@ -25,14 +25,22 @@
 
   function stepView(step) {
     var failed = step.score === null || step.score === undefined;
+    var last = step.last_attempt || null;
+    // a failed step shows what it has (the rejected rewrite, the raw reply of the call that failed, why),
+    // not a dash for every field it never reached
+    var shownField = function (label, value) {
+      return failed && (value === null || value === undefined || value === '') ? null : field(label, value);
+    };
     return el('div', 'step', [
       el('div', 'label', ['step ' + (step.step + 1) + ' · rewriting ' + step.meme + ' (score ' + scoreText(step.parent_score) + ')']),
       field('text before', step.original_text),
-      field('rewrite', step.rewrite),
-      field('Refiner explanation', step.explanation),
-      field('reference answer', step.reference),
-      field('target answer', step.answer),
-      field('Scorer comment', step.comparison),
+      last ? field('rewrite (not used)', last.rewrite) : field('rewrite', step.rewrite),
+      last ? field('why not used', last.reason || last.error_class) : null,
+      last ? field('raw reply (' + last.reply_of + ')', last.text) : null,
+      shownField('Refiner explanation', step.explanation),
+      shownField('reference answer', step.reference),
+      shownField('target answer', step.answer),
+      shownField('Scorer comment', step.comparison),
       el('div', failed ? 'score bad' : 'score', [failed
         ? 'failed: ' + shown(step.status) + ' at ' + shown(step.failed_stage) + ' (' + shown(step.error_class) + ')'
         : 'score ' + step.score + (step.improved ? ' (lower than before: the chain goes on)' : '')])

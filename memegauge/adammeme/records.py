@@ -19,7 +19,7 @@ from memegauge.records import KeySpelling, Record
 # at or below it (the original release's results, which reproduce the published Table 1).
 FailureRuleName = Literal["below", "at_or_below"]
 
-FailedStage = Literal["reference", "target", "scorer", "refiner"]
+FailedStage = Literal["reference", "target", "scorer", "refiner", "validity"]  # validity: the Refiner's check
 
 KEYS = KeySpelling("/", {"chain": 3, "step": 3})
 """How AdamMeme spells every record key."""
@@ -203,11 +203,15 @@ class RefineAttempt(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    status: str = Field(description="ok, invalid, or the failed call's error class.")
+    status: str = Field(description="ok, invalid (the check said no), or the failed call's error class.")
     error_class: str | None = None
+    stage: str | None = Field(default=None, description="'validity' when the validity check's call failed "
+                                                        "(e.g. its reply unreadable); None otherwise.")
     reason: str | None = None
     rewrite: str | None = None
-    text: str | None = Field(default=None, description="The Refiner's output when its call failed.")
+    text: str | None = Field(default=None, description="The reply that ended the attempt: the Refiner's when its "
+                                                       "call failed, else the validity check's (its 'No'); for a "
+                                                       "failed call, its error, which quotes an unreadable reply.")
 
 
 class StepRecord(_Scored):

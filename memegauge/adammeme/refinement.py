@@ -7,10 +7,11 @@ seed in S, `step = 0` and `case = seed`; while `step < N`:
 1. H_ref = top-k of H by BM25 over misbeliefs (same category), sorted by score, highest first;
 2. the Refiner rewrites the case's text (JSON `{"original meme text", "rewritten meme text",
    "explanation"}`), keeping the misbelief. A refusal, an unparseable answer, an empty rewrite, one
-   identical to the original, or one the validity check (`adammeme_validity`, Yes/No) says no longer
-   carries the misbelief is retried up to `rewrite_attempts` times (first at the paper's temperature 0,
-   retries at temperature 1 with new sample indexes, since a greedy retry would repeat itself), then
-   recorded as a failed step and the chain ends;
+   identical to the original, one the validity check (`adammeme_validity`, Yes/No) says no longer
+   carries the misbelief (`invalid`), or one whose check failed (its reply unreadable: `unparseable` at
+   stage `validity`, with the check's raw reply; never `invalid`) is retried up to `rewrite_attempts`
+   times (first at the paper's temperature 0, retries at temperature 1 with new sample indexes, since a
+   greedy retry would repeat itself), then recorded as a failed step and the chain ends;
 3. the rewrite is scored like an original (fresh reference and the target's answer, asked for at once,
    then the Scorer) → s'; a failed scoring is recorded and ends the chain; otherwise the rewrite
    joins H;
@@ -116,7 +117,7 @@ async def _refine_once(key: str, target: str, repeat: int, case: Sample, state: 
               "comparison": None, "score": None, "improved": None}
     if rewrite is None:
         last = attempts[-1]
-        return {**record, "status": last["status"], "failed_stage": "refiner",
+        return {**record, "status": last["status"], "failed_stage": last.get("stage") or "refiner",
                 "error_class": last["error_class"]}, None
     view = case.view.with_text(rewrite["rewritten meme text"])
     reference, target_answer = await asyncio.gather(build_reference(view, case.category, engine, cfg, repeat),
@@ -139,10 +140,22 @@ async def _rewrite(case: Sample, examples: list[Sample], engine: Engine,
         outcome = await engine.chat(refiner_request(case, examples, cfg, attempt), parse=parse_rewrite)
         if not outcome.ok:
             attempts.append({"status": outcome.error_class.value, "error_class": outcome.error_class.value,
-                             "text": outcome.text})
+                             "text": outcome.text or outcome.record.error})  # a failed call keeps no text
             continue
         rewritten = outcome.value["rewritten meme text"].strip()
-        reason = check_rewrite(case.text, rewritten) or await _off_misbelief(case, rewritten, engine, cfg)
+        reason = check_rewrite(case.text, rewritten)
+        if reason is None:
+            check = await engine.chat(validity_request(case, rewritten, cfg), parse=starts_yes_no)
+            if not check.ok:  # the check failed (its reply unreadable, a server error): a failure, not a "no"
+                attempts.append({"status": check.error_class.value, "error_class": check.error_class.value,
+                                 "stage": "validity", "reason": f"{VALIDITY_CHECK} failed ({check.error_class.value})",
+                                 "rewrite": rewritten, "text": check.text or check.record.error})
+                continue
+            reason = None if check.value else f"{VALIDITY_CHECK}: misbelief not preserved"
+            if reason:  # the check's "No …", shown beside the rejected rewrite
+                attempts.append({"status": "invalid", "error_class": "invalid", "reason": reason,
+                                 "rewrite": rewritten, "text": check.text or check.record.error})
+                continue
         attempts.append({"status": "invalid" if reason else "ok", "error_class": "invalid" if reason else None,
                          "reason": reason, "rewrite": rewritten})
         if reason is None:
@@ -156,14 +169,6 @@ def validity_request(case: Sample, rewritten: str, cfg: AdamConfig) -> ChatReque
                            original=case.text, rewritten=rewritten)
     return agent_request(cfg.agent, [*case.view.with_text(rewritten).parts(), prompt],
                          stage=STAGE + ".validity", temperature=0, max_tokens=cfg.max_tokens.validity)
-
-
-async def _off_misbelief(case: Sample, rewritten: str, engine: Engine, cfg: AdamConfig) -> str | None:
-    """None when the validity check confirms the rewrite still carries the misbelief, else why not."""
-    outcome = await engine.chat(validity_request(case, rewritten, cfg), parse=starts_yes_no)
-    if not outcome.ok:
-        return f"{VALIDITY_CHECK} failed ({outcome.error_class.value})"
-    return None if outcome.value else f"{VALIDITY_CHECK}: misbelief not preserved"
 
 
 def validity_checked(attempt: dict[str, Any]) -> bool:

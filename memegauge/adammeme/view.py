@@ -152,6 +152,19 @@ def _pm(stats: dict[str, Any], percent: bool = False) -> Cell:
     return Cell(f"{scale * stats['mean']:.2f}{unit} ± {scale * stats['std']:.2f}", stats["mean"])
 
 
+def _last_attempt(step: dict, attempts: list[dict]) -> dict[str, Any] | None:
+    """What a step that got no usable rewrite last tried: the rewrite the check rejected (or could not
+    judge), the raw reply of the call that failed, and why; None for a step that has its rewrite."""
+    if step.get("rewrite") is not None or not attempts:
+        return None
+    from memegauge.adammeme.refinement import validity_checked
+
+    last = attempts[-1]
+    return {"rewrite": last.get("rewrite"), "text": last.get("text"), "reason": last.get("reason"),
+            "reply_of": "validity check" if validity_checked(last) else "Refiner",
+            "error_class": last.get("error_class")}
+
+
 def adam_chains(samples: list[dict], steps: list[dict]) -> dict[str, Any]:
     """Refinement chains for the browser: each chain's seed (the original sample) and its steps."""
     originals = {s["id"]: s for s in samples}
@@ -163,6 +176,7 @@ def adam_chains(samples: list[dict], steps: list[dict]) -> dict[str, Any]:
             chains[key] = {"target": step["target"], "repeat": step["repeat"], "category": step["category"],
                            "chain": step["chain"], "seed": step["seed"], "original": originals.get(seed_id),
                            "steps": []}
+        attempts = step.get("attempts") or []
         chains[key]["steps"].append({k: v for k, v in step.items() if k not in ("examples",)}
-                                    | {"attempts": len(step.get("attempts") or [])})
+                                    | {"attempts": len(attempts), "last_attempt": _last_attempt(step, attempts)})
     return {"chains": list(chains.values())}

@@ -87,4 +87,6 @@ def check_content(result: ChatResult, parse: Parser | None,
     if parse is not None:
         if result.finish_reason == "length":
             raise ModelCallError(ErrorClass.TRUNCATED, f"{value.reason} (output cut at max_tokens)")
-        raise ModelCallError(ErrorClass.UNPARSEABLE, value.reason)
+        # the reply itself in the message: a failed call stores no answer text, and a person deciding
+        # whether the reader or the model is at fault needs to see what was written
+        raise ModelCallError(ErrorClass.UNPARSEABLE, f"{value.reason}; the reply: {result.text[:300]!r}")

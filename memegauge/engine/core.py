@@ -265,9 +265,15 @@ class Engine:
     # ---- internals ------------------------------------------------------------------------------
 
     def _outcome(self, record: CallRecord, parse: Parser | None, cached: bool) -> CallOutcome:
-        self.progress.finished(record.status is CallStatus.OK, cached, record.stage or "",
-                               truncated=record.finish_reason == "length")
         self.asked.add(record.key)
+        outcome = self._judged(record, parse, cached)
+        # after the judgement, keyed: progress counts failed calls as `failure_summary` does (a call asked
+        # again, or answered on a later try, is one call; a cached answer the parser now refuses failed)
+        self.progress.finished(record.key not in self.failures, cached, record.stage or "",
+                               truncated=record.finish_reason == "length", key=record.key)
+        return outcome
+
+    def _judged(self, record: CallRecord, parse: Parser | None, cached: bool) -> CallOutcome:
         if record.status is not CallStatus.OK or record.text is None:
             return self._failed(CallOutcome(record, None, cached))
         value = parse(record.text) if parse else record.text

@@ -71,6 +71,7 @@ class CallProgress:
         self.stream = stream or sys.stderr
         self.enabled = enabled is not False  # None: a bar on a terminal, plain lines elsewhere
         self.done = self.failed = self.cached = self.retrying = self.truncated = self.fresh = 0
+        self._failed_keys: set[str] = set()
         self.stages: dict[str, StageCount] = {}
         self.stage = ""
         self.first_fresh: float | None = None  # when the first fresh call was sent
@@ -114,9 +115,15 @@ class CallProgress:
         if self.first_fresh is None:
             self.first_fresh = time.monotonic()
 
-    def finished(self, ok: bool, cached: bool, stage: str = "", truncated: bool = False) -> None:
+    def finished(self, ok: bool, cached: bool, stage: str = "", truncated: bool = False, key: str = "") -> None:
+        """One call answered. `failed` counts the calls (by `key`) whose latest outcome failed, as the run's
+        failure summary does: a call asked twice is one call, and one that succeeds later is no longer failed."""
         self.done += 1
-        self.failed += 0 if ok else 1
+        if key:
+            (self._failed_keys.discard if ok else self._failed_keys.add)(key)
+            self.failed = len(self._failed_keys)
+        else:
+            self.failed += 0 if ok else 1
         self.cached += 1 if cached else 0
         self.truncated += 1 if truncated else 0
         if not cached:

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from memegauge.clikit import BUDGET, DRY_RUN, SEED, SET, SKIP_PREFLIGHT, safe
 from memegauge.files import shell_command
-from memegauge.types import InputError
+from memegauge.types import InputError, MemeGaugeError
 
 qa_app = typer.Typer(no_args_is_help=True, help="MemeQA: holistic multiple-choice meme understanding.")
 
@@ -96,6 +96,25 @@ def eval_command(
     else:
         _print_comparison(cfg, names)
     finish_all(cfg.store(), names, max_failure_rate)
+    refuse_unreadable(cfg.store(), names)
+
+
+class UnreadableAnswers(MemeGaugeError):
+    """Runs stored and reported whose answers mostly could not be read (`metrics.format_warning`): their
+    figures measure the output format, so the command does not end as a success (exit 3)."""
+
+    exit_code = 3
+    label = "unreadable"
+
+
+def refuse_unreadable(store, names: list[str]) -> None:
+    """Exit 3 (after the run's own lines) when any of `names` has a format warning."""
+    from memegauge.report import build_report
+
+    found = [name for name in names if build_report(store, name).get("format_warning")]
+    if found:
+        raise UnreadableAnswers(f"most answers of {', '.join(map(repr, found))} could not be read: the figures "
+                                "measure the output format, not the model (see the warning above; exit 3)")
 
 
 def _named_data(data: Path | None, images: Path | None, texts: Path | None,
@@ -153,6 +172,7 @@ def score_command(
         _print_summary(cfg, names[0])
     else:
         _print_comparison(cfg, names)
+    refuse_unreadable(cfg.store(), names)
 
 
 @qa_app.command("compare")
@@ -246,7 +266,13 @@ def _print_comparison(cfg, names: list[str]) -> None:
     table.add_row("scored", *[str(r["n_scored"]) for r in reports], "")
     table.add_row("parse failures %", *[_with_ci(_found(r, "parse_failure_rate")) for r in reports], "")
     table.add_row("failed calls", *[str(r["n_failed_calls"]) for r in reports], "")
+    unreadable = [(name, r) for name, r in zip(names, reports, strict=True) if r.get("format_warning")]
+    if unreadable:
+        table.caption = ("[red]figures of " + ", ".join(r["model"] for _, r in unreadable) + " measure the output "
+                         "format, not the model: most answers could not be read[/]")
     out.print(table)
+    for name, r in unreadable:
+        console.print("[red]warning:[/] " + safe(f"{name}: {r['format_warning']}"), highlight=False)
     console.print("runs: " + ", ".join(names) + "; `memegauge report RUN` for details")
 
 
@@ -292,7 +318,11 @@ def _print_summary(cfg, name: str) -> None:
     table.add_row("macro", "", _pct(report["macro"]), ci(found.get("macro")), _pct(report["random_baseline"]["macro"]))
     table.add_row("micro", str(report["n_scored"]), _pct(report["micro"]), ci(found.get("micro")),
                   _pct(report["random_baseline"]["micro"]))
+    if report.get("format_warning"):
+        table.caption = "[red]figures measure the output format, not the model: most answers could not be read[/]"
     out.print(table)
+    if report.get("format_warning"):
+        console.print("[red]warning:[/] " + safe(f"{name}: {report['format_warning']}"), highlight=False)
     notes.print(safe(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
                      f"{report['n_failed_calls']}; `{shell_command('memegauge', 'report', name)}` for details"))
     if report["missing"]["n"]:

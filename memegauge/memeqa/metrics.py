@@ -4,6 +4,9 @@
 * macro = unweighted mean over the types that have scored questions (the paper's "Macro Average"
   over its 11 types); micro = correct / scored over all questions;
 * parse_failure_rate = unparseable answers / scored questions (they count as wrong);
+* format_warning: when more than `UNREADABLE_ABOVE` of the scored answers could not be read, the run's
+  figures measure the model's output format, not its understanding of memes; the report, the tables and
+  the exit status (3) say so (`format_warning`);
 * random_baseline = the expected accuracy of guessing uniformly among the answers each prompt
   admits (1/n for single answers, 1/2^n subsets with 'N' in None−, 1/(2^n − 1) in None+), raised to
   the number of rotations under circular evaluation; computed from the questions actually asked, so
@@ -44,6 +47,25 @@ def summarize(records: list[dict[str, Any]], types: Iterable[str] | None = None)
         "n_scored": len(scored),
         "n_failed_calls": len(records) - len(scored),
     }
+
+
+# More than half unreadable: the accuracy is then bounded by the format, below 50% whatever the model knows;
+# a model that follows the prompt leaves a few percent (the realistic test server: 5%).
+UNREADABLE_ABOVE = 0.5
+
+
+def format_warning(records: list[dict[str, Any]]) -> str | None:
+    """What to tell a user whose run's answers mostly could not be read (None when they could)."""
+    scored = [r for r in records if r["correct"] is not None]
+    unreadable = sum(bool(r["parse_failed"]) for r in scored)
+    if not scored or unreadable <= UNREADABLE_ABOVE * len(scored):
+        return None
+    return (f"{unreadable} of {len(scored)} answers could not be read (more than "
+            f"{UNREADABLE_ABOVE:.0%} of the scored answers): these figures measure the model's output format, "
+            "not its understanding of memes. Check the raw answers (details[].raw, parse_error in the JSON "
+            "report): a reasoning model spends the 10 answer tokens thinking, a chat template or system prompt "
+            "makes it chat, or it answers in words instead of letters; fix the model's settings (models.yaml) "
+            "or read its answers yourself and score them with `qa score`.")
 
 
 def _mean(values: Iterable[float]) -> float | None:

@@ -5,7 +5,8 @@ under `intervals`, `memegauge.memeqa.headline`),
 prediction, raw output, correct) for the HTML report, `missing` (`qa score`: the questions the
 predictions file does not answer, by id; the figures are those of the covered questions), and
 `paper`: the paper's published figures (random, human, every model, zero-shot and fine-tuned) beside
-the run's (`memeqa/paper.py`).
+the run's (`memeqa/paper.py`). `format_warning`: a sentence when more than half the scored answers could
+not be read (its figures then measure the output format; `memeqa/metrics.py`), else null.
 
 Build and fine-tuning runs (`qa build`, `qa finetune`) report what they stored instead, with
 `paper` too (a fine-tuning run's best dev point beside the paper's figures).
@@ -18,7 +19,7 @@ from typing import Any
 
 from memegauge.engine.store import Store
 from memegauge.memeqa.headline import intervals
-from memegauge.memeqa.metrics import summarize
+from memegauge.memeqa.metrics import format_warning, summarize
 from memegauge.memeqa.paper import beside
 from memegauge.memeqa.records import BuildInfo, FinetuneInfo, QuestionRecord, read_info
 from memegauge.records import read_checked
@@ -39,6 +40,8 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
         "task": info and info.task, "version": info and info.version, "split": info and info.split,
         "model": info and info.model, "circular": bool(info and info.circular),
         **figures,
+        # more than half the answers unreadable: the figures measure the output format (metrics.py)
+        "format_warning": format_warning(records),
         # every accuracy with its 95% interval, clustered by meme picture (memeqa/headline.py)
         "intervals": intervals(records, info.types if info and info.types else figures["accuracy"]),
         # `qa score`: the chosen questions the predictions file does not answer (not in any figure)

@@ -33,6 +33,9 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
         ("parse failures (count as wrong)", pct(report.get("parse_failure_rate")).text),
         ("questions / scored / failed calls",
          f"{report.get('n_questions')} / {report.get('n_scored')} / {report.get('n_failed_calls')}")])]
+    if report.get("format_warning"):  # first, before any figure it qualifies
+        blocks.insert(0, Block("note", "These figures measure the output format, not the model",
+                               text=report["format_warning"]))
     rows = [[text(t), count(report["n"][t]), interval_cell(per_type.get(t), True, accuracy[t]),
              pct(baseline.get("by_type", {}).get(t)),
              pct(diff(accuracy[t], baseline.get("by_type", {}).get(t)))] for t in types]

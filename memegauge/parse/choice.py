@@ -26,6 +26,8 @@ _LOWER_WHOLE = re.compile(r"\W*[(\[]?([a-z])[)\]]?\W*")
 # that word is one that joins or asserts answer letters.
 _CONNECTORS = {"and", "or", "is", "are", "was", "were", "would", "should", "seems", "only", "both", "as",
                "because", "since", "given", "due"}
+# ... but "I" before these is the pronoun ("I would go with B)", "I was unsure"), as "A" before them is rare
+_PRONOUN_VERBS = {"would", "should", "was", "were"}
 
 
 def parse_choice(
@@ -40,7 +42,10 @@ def parse_choice(
     "Answer: X"; else the answer's first token; else, the single distinct letter group that appears
     anywhere (two different groups are ambiguous). Letters must be capitals standing alone or in a
     compact run ("ACD"); "A"/"I" followed by an ordinary lowercase word are read as English. A lone
-    lowercase letter ("b") counts only when it is the whole answer. Duplicates collapse. Letters
+    lowercase letter ("b") counts when it is the whole answer or opens it as a label ("(b) bad", "b) bad").
+    A letter written as a label ("B)", "(B)") is the answer and the words after it are that option's text,
+    whatever they look like: "I think the correct option is C) BLM." is C, "D) a Biden." is D; more
+    letters follow only as labels too ("A) and C)"). Duplicates collapse. Letters
     past ``n_options``, several letters when ``multi`` is False, and "N" mixed with letters are
     failures. With 14 or more options "N" is the 14th letter and only the word "None" means none.
 
@@ -104,6 +109,8 @@ def _lower_letters(cleaned: str, n_options: int) -> str:
     tokens = [t for t in re.split(r"[\s,;/&+()\[\].]+|\band\b", cleaned) if t]
     if not tokens or not all(re.fullmatch(r"[a-z]{1,26}", t) for t in tokens):
         return ""
+    if len(tokens) > 1 and any(len(t) > 1 for t in tokens):
+        return ""  # "(e) bad": a letter and a word (the option's text), not the letters e, b, a, d
     letters = "".join(tokens)
     valid = {chr(97 + i) for i in range(n_options)}
     return letters.upper() if set(letters) <= valid else ""
@@ -122,7 +129,12 @@ def _choice_letters(cleaned: str, n_options: int) -> str:
         letters, _ = _letter_group(cleaned, m.end(), lowercase_ok=True, n_options=n_options)
         if letters:
             return letters
+    if _LOWER_LABEL.match(cleaned):  # "(b) bad news", "b) bad": a lowercase option label opening the reply
+        return _letter_group(cleaned, 0, lowercase_ok=True, n_options=n_options)[0]
     return _letter_group(cleaned, 0)[0] or _unique_group(cleaned, n_options)
+
+
+_LOWER_LABEL = re.compile(r"[(\[][a-z][)\]]|[a-z][)\]](?!\S)")
 
 
 _LOWER_TOKEN = re.compile(r"([(\[]?)([a-z]{1,26})([)\]]?\.?)(?![A-Za-z0-9'’])")
@@ -132,13 +144,13 @@ def _letter_group(s: str, pos: int, lowercase_ok: bool = False, n_options: int =
     """The letter group at ``s[pos:]`` ("A, C and D" → "ACD") and where it ends; "" if none.
 
     After an explicit "answer is", lowercase option letters count too ("(b)", "ac"), unless they
-    read as a word ("a good one"). After a marked token ("A." or "(A)"), a bare run of capitals
-    with no separator is the option's text ("A. CDC"), not more letters.
+    read as a word ("a good one"). A letter the reply marks as its answer is followed by that option's
+    text, never by more letters (`_continues`): "B) bad.", "C) BLM.", "D) a Biden." are B, C and D.
     """
     none = _NONE_LEAD.match(s, pos)
     if none:
         return _NONE_MARK, none.end()
-    letters, end, marked = "", pos, False
+    letters, end, previous = "", pos, None
     while True:
         m = _TOKEN.match(s, pos)
         if m is None and lowercase_ok:
@@ -149,19 +161,42 @@ def _letter_group(s: str, pos: int, lowercase_ok: bool = False, n_options: int =
                 m = None
         if m is None or _reads_as_word(m, s):
             break
-        bare_run = not (m.group(1) or m.group(3)) and len(m.group(2)) > 1
-        if marked and bare_run and not re.search(r"[,;/&+]|\band\b|\bor\b", s[end:m.start()]):
+        if previous is not None and not _continues(previous, m, s[end:m.start()]):
             break
-        letters, end = letters + m.group(2).upper(), m.end()
-        marked = bool(m.group(1) or m.group(3))
+        letters, end, previous = letters + m.group(2).upper(), m.end(), m
         pos = _SEPARATOR.match(s, m.end()).end()
     return letters, end
+
+
+def _bracketed(m: re.Match) -> bool:
+    """The token is written as an option label: "(B)", "B)", "[b]" (a full stop alone is not enough)."""
+    return bool(m.group(1)) or any(c in m.group(3) for c in ")]")
+
+
+def _continues(previous: re.Match, m: re.Match, gap: str) -> bool:
+    """Whether token `m` adds letters to the group that `previous` ended, `gap` between them.
+
+    After a bracketed letter ("B)", "(B)") only another bracketed one does ("A) and C)", "(A), (C)"): the
+    words after it are the option's text, whatever their case ("B) CNN.", "B) bad.", "D) a Biden.").
+    After "A." a lowercase word or a run of capitals with no separator is the text ("A. CDC", "b. bad");
+    a single capital is another letter ("A. C").
+    """
+    if _bracketed(previous):
+        return _bracketed(m)
+    if not (previous.group(1) or previous.group(3)):
+        return True
+    if m.group(2).islower():
+        return _bracketed(m)
+    separated = re.search(r"[,;/&+]|\band\b|\bor\b", gap)
+    return bool(separated) or len(m.group(2)) == 1 or _bracketed(m)
 
 
 def _reads_as_word(m: re.Match, s: str) -> bool:
     if m.group(1) or m.group(3) or m.group(2) not in ("A", "I", "a", "i"):
         return False
     following = re.match(r"\s+([a-z]+)", s[m.end():])
+    if following and m.group(2) in "Ii" and following.group(1) in _PRONOUN_VERBS:
+        return True  # "I would go with C)": the pronoun, not option I
     return bool(following) and following.group(1) not in _CONNECTORS
 
 
@@ -172,6 +207,8 @@ def _unique_group(s: str, n_options: int) -> str:
         if m.start() < covered:
             continue
         group, covered = _letter_group(s, m.start())
+        if group and s[covered - 1] in ")]":  # a label: the rest of its line is the option's text
+            covered = s.find("\n", covered) % (len(s) + 1)
         if group and group != _NONE_MARK and set(group) <= valid:
             groups.add(group)
     return groups.pop() if len(groups) == 1 else ""

@@ -44,6 +44,8 @@ def leaderboard_text(report: dict[str, Any], fmt: str) -> str:
     run = report["run"]
     facts = [("method", run["method"]), ("status", run["status"]), ("date", iso_date(run.get("created"))),
              ("calls", f"{run.get('calls')} ({run.get('failed_calls')} failed)")]
+    if report.get("format_warning"):  # a run whose answers mostly could not be read (MemeQA)
+        facts.insert(0, ("WARNING", report["format_warning"]))
     text = leaderboard.to_markdown(rows, f"MemeGauge report: {run['name']} ({run['method']})", facts)
     people = report.get("people_vs_judges")
     if people is None:

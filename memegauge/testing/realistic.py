@@ -60,10 +60,13 @@ def choice_reply(rng, letters: str, options: dict[str, str], budget: int | None)
     that fits in `budget` words; 1 in 20 replies is one no person could read."""
     if rng.random() < 0.05:
         return "I can't tell which option is right from this meme.", {"kind": "choice", "readable": False}
-    shapes = [_plain, _sentence, _because, _lower, _option_lines, _think, _bold, _none_text]
+    shapes = [_plain, _sentence, _because, _lower, _option_lines, _think, _bold, _none_text, _label_sentence,
+              _label_first, _lower_label, _lower_labels]
     rng.shuffle(shapes)
     for shape in shapes:
         text = shape(rng, letters, options)
+        if text and budget is not None and shape in _CUT_AT_BUDGET:
+            text = " ".join(text.split()[:budget])  # cut at max_tokens, as a model's reply is
         if text and (budget is None or len(text.split()) <= budget):
             return text, {"kind": "choice", "readable": True, "letters": letters or "N"}
     return letters or "N", {"kind": "choice", "readable": True, "letters": letters or "N"}
@@ -108,6 +111,40 @@ def _none_text(rng, letters, options):
     if len(letters) == 1 and options.get(letters, "").lower() == "none of the above":
         return "None of the above"
     return None
+
+
+def _label_sentence(rng, letters, options):
+    """The letter written as a label, then the option's own text (which may be all capitals, made of option
+    letters, or start with "a"): "I think the correct option is C) BLM."."""
+    if len(letters) != 1 or letters not in options:
+        return None
+    opener = rng.choice(("I think the correct option is", "The correct answer is", "I would go with"))
+    return f"{opener} {letters}) {options[letters]}."
+
+
+def _label_first(rng, letters, options):
+    """"B) CNN.": the label opens the reply."""
+    if len(letters) != 1 or letters not in options:
+        return None
+    return f"{letters}) {options[letters]}."
+
+
+def _lower_label(rng, letters, options):
+    """"(b) bad news": a lowercase label opening the reply, then the option's text."""
+    if len(letters) != 1 or letters not in options:
+        return None
+    return f"({letters.lower()}) {options[letters]}"
+
+
+def _lower_labels(rng, letters, options):
+    """"The correct options are (a) and (c).": several letters, each written as a label."""
+    if len(letters) < 2:
+        return None
+    return "The correct options are " + " and ".join(f"({c.lower()})" for c in letters) + "."
+
+
+# shapes whose reply is cut at the word budget (max_tokens) rather than left out: the label survives the cut
+_CUT_AT_BUDGET = {_label_sentence, _label_first, _lower_label}
 
 
 # --------------------------------------------------------------------------------------------------

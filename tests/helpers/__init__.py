@@ -19,7 +19,9 @@ Where to find what (add to these rather than writing a new copy in a test file):
   with XSS probes (`PROBE`, `XSS_IMG`, `XSS_SCRIPT`) in every free-text field on request.
 - `html_page`: `Page`, a report page parsed into tables, scripts and attributes.
 - `browser`: `open_page`, `console_errors` for tests that drive headless Chromium.
-- `reports`: `without_clock` (a report minus when it ran and how long it took) for comparisons.
+- `reports`: `without_clock` (a report minus when it ran and how long it took) for comparisons;
+  `assert_same_figures` / `figure_differences` for figures held against a file made on another machine
+  (floats within rel 1e-9: BLAS kernels differ between CPU types; everything else exact).
 - `training`: `noise_picture`, `kill_at_first_checkpoint_then_resume`, `assert_same_dev_points`.
 - `net`: `free_port`.
 - `bench`: `load_bench(name)` loads a bench/ script as a module.
