@@ -58,17 +58,6 @@ def differences(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return found
 
 
-def describe(found: list[dict[str, Any]]) -> str:
-    """The differences in one line: "version: a none-minus, b none-plus; limit: a 20, b (not set)"."""
-    def value(v: Any) -> str:
-        if isinstance(v, str):  # a path or a name: its end tells runs apart
-            return v if len(v) <= 60 else "…" + v[-59:]
-        text = "(not set)" if v is None else json.dumps(v, ensure_ascii=False)
-        return text if len(text) <= 60 else text[:59] + "…"
-
-    return "; ".join(f"{d['key']}: " + ", ".join(f"{run} {value(v)}" for run, v in d["values"].items())
-                     for d in found)
-
 
 def comparison(store: Store, names: list[str], allow_different: bool = False) -> dict[str, Any]:
     """{method, runs: [{name, method, status, date, models}], differences, rows: [Headline]} for the
@@ -94,7 +83,7 @@ def comparison(store: Store, names: list[str], allow_different: bool = False) ->
     different = differences(reports)
     if different and not allow_different:
         raise InputError(f"these runs asked different questions, so their figures are not one leaderboard "
-                         f"— {describe(different)}", where="memegauge compare",
+                         f"— {leaderboard.describe(different)}", where="memegauge compare",
                          fix="compare runs made with the same settings, or pass --allow-different to put "
                              "them side by side anyway (each difference is then listed with the table)")
     runs = [{"name": r["run"]["name"], "method": r["run"]["method"], "status": r["run"]["status"],
@@ -115,7 +104,7 @@ def render(store: Store, names: list[str], fmt: str, allow_different: bool = Fal
 
 def warning(found: dict[str, Any]) -> str | None:
     """The line that names an allowed comparison's differences; None when the runs asked the same."""
-    return (f"runs asked different questions (--allow-different): {describe(found['differences'])}"
+    return (f"runs asked different questions (--allow-different): {leaderboard.describe(found['differences'])}"
             if found.get("differences") else None)
 
 

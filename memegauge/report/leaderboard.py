@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from typing import Any
 from collections.abc import Iterable
 
@@ -122,3 +123,14 @@ def to_markdown(rows: list[Headline], title: str, facts: list[tuple[str, str]] =
     out += ["", "95% intervals: Wilson for rates (clustered by meme where items share one), cluster "
                 "bootstrap for means and ratings; see docs/reports.md."]
     return "\n".join(out) + "\n"
+
+def describe(found: list[dict[str, Any]]) -> str:
+    """The differences in one line: "version: a none-minus, b none-plus; limit: a 20, b (not set)"."""
+    def value(v: Any) -> str:
+        if isinstance(v, str):  # a path or a name: its end tells runs apart
+            return v if len(v) <= 60 else "…" + v[-59:]
+        text = "(not set)" if v is None else json.dumps(v, ensure_ascii=False)
+        return text if len(text) <= 60 else text[:59] + "…"
+
+    return "; ".join(f"{d['key']}: " + ", ".join(f"{run} {value(v)}" for run, v in d["values"].items())
+                     for d in found)

@@ -89,12 +89,10 @@ def comparison_plot(rows: list[Headline], overall_only: bool = False,
 def compare_page(found: dict[str, Any], links: bool = False) -> str:
     """The comparison (`memegauge.report.compare.comparison`) as a page: runs, table, plot."""
     rows = found["rows"]
-    from memegauge.report.compare import describe
-
     facts = [(r["name"], f"{r['method']} · {r['status']} · {r['date']} · {', '.join(r['models'])}")
              for r in found["runs"]]
     if found.get("differences"):  # allowed by the caller: every difference named above the table
-        facts.append(("asked different questions", describe(found["differences"])))
+        facts.append(("asked different questions", leaderboard.describe(found["differences"])))
     blocks = [Block("table", "Leaderboard (95% intervals; n = items behind each figure)",
                     table=leaderboard_table(rows, links))]
     overall = comparison_plot(rows, overall_only=True)
