@@ -51,7 +51,8 @@ def check_inputs(cfg: AdamConfig, registry: ModelRegistry) -> list[Meme]:
         raise InputError("text detection (RapidOCR, OpenCV) is not installed, so meme text cannot be erased "
                          "for scoring", "config: erase", f"{install_hint('erase')}, or score on the original "
                          "pictures with `erase: false` in the config (or `memegauge adam --no-erase`)")
-    return load_memes(cfg.memes, require_images=cfg.require_images, limit=cfg.limit)
+    return load_memes(cfg.memes, require_images=cfg.require_images, limit=cfg.limit,
+                      images=cfg.images)
 
 
 async def run_adammeme(cfg: AdamConfig, store: Store, registry: ModelRegistry, name: str,
