@@ -66,3 +66,35 @@ def test_adam_and_arena_take_images_as_qa_eval_does(tmp_path, capsys, method):
     config.write_text(config.read_text() + "images: corpus/images\n")
     assert w.cli(method, "-c", str(config), "--dry-run") == 0
     assert not w.store.exists()
+
+
+# --------------------------------------------------------------------------------------------------
+# setup.sh installs what the README's examples use
+# --------------------------------------------------------------------------------------------------
+
+
+def _requirement_names(lines: list[str]) -> set[str]:
+    import re
+
+    return {re.split(r"[<>=!~ \[;]", line.strip(), maxsplit=1)[0].lower().replace("_", "-")
+            for line in lines if line.strip() and not line.lstrip().startswith("#")}
+
+
+def test_setup_sh_pins_every_extra_of_all_so_the_readme_python_example_runs():
+    """README: setup.sh installs the core and every extra of `all` — its Python example calls
+    `to_pandas`, which without pandas stops with `pip install 'memegauge[pandas]'`."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    wanted: list[str] = list(project["dependencies"])
+    for ref in extras["all"]:
+        for extra in ref.split("[", 1)[1].rstrip("]").split(","):
+            wanted += extras[extra.strip()]
+    pinned = _requirement_names((root / "requirements.lock").read_text().splitlines()
+                                + (root / "requirements-model.txt").read_text().splitlines())
+    assert "setup.sh" in (root / "README.md").read_text() and "requirements.lock" in \
+        (root / "scripts" / "setup.sh").read_text()
+    assert sorted(_requirement_names(wanted) - pinned) == []
+    assert "pandas" in pinned and "pyarrow" in pinned
