@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from memegauge.clikit import notes
 from memegauge.engine import Store
 from memegauge.files import user_cache_root, write_text_atomic
 from memegauge.memes import load_memes
@@ -26,7 +27,7 @@ from memegauge.types import Meme
 if TYPE_CHECKING:
     from memegauge.config import ModelRegistry
 
-console = Console(stderr=True)
+console = notes  # status lines: `--quiet` silences them (the reports' paths on stdout stay)
 WARNING = ("The embedded model is a small offline model: its figures show that the pipeline works, "
            "not how well any real model understands memes.")
 

@@ -98,3 +98,101 @@ def test_setup_sh_pins_every_extra_of_all_so_the_readme_python_example_runs():
         (root / "scripts" / "setup.sh").read_text()
     assert sorted(_requirement_names(wanted) - pinned) == []
     assert "pandas" in pinned and "pyarrow" in pinned
+
+
+# --------------------------------------------------------------------------------------------------
+# models --check, the picture probe's store, qa score, --quiet, MEMEGAUGE_MODELS
+# --------------------------------------------------------------------------------------------------
+
+
+def test_a_refused_connection_is_named_so_with_a_fix_for_its_host(tmp_path, capsys, monkeypatch):
+    from helpers.net import free_port
+    from memegauge.cli import main
+    from memegauge.engine.preflight import _connect_fix
+    from memegauge.models.spec import ModelSpec
+
+    monkeypatch.delenv("MEMEGAUGE_MODELS", raising=False)
+    port = free_port()
+    models = tmp_path / "models.yaml"
+    models.write_text(f"mine: {{backend: openai, model: Qwen/Qwen2.5-VL-7B-Instruct, "
+                      f"base_url: 'http://127.0.0.1:{port}/v1'}}\n")
+    assert main(["--models", str(models), "models", "--check", "mine"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"http://127.0.0.1:{port}/v1 (connection refused)" in out
+    assert f"vllm serve Qwen/Qwen2.5-VL-7B-Instruct --port {port}" in out
+    assert "no answer within" not in out
+    hosted = ModelSpec(name="gpt-4o", backend="openai", model="gpt-4o", base_url="https://api.openai.com/v1")
+    fix = _connect_fix(hosted, ["https://api.openai.com/v1"])
+    assert "vllm" not in fix and "proxy" in fix and "base_url" in fix
+    lan = ModelSpec(name="lan", backend="openai", model="m", base_url="http://192.168.1.20:8001/v1")
+    assert "vllm serve m --port 8001" in _connect_fix(lan, ["http://192.168.1.20:8001/v1"])
+
+
+def test_a_picture_refusal_keeps_a_store_that_was_there_before(tmp_path, capsys):
+    from memegauge.cli import main
+    from memegauge.engine import Store
+    from memegauge.testing.server import start_server
+    from helpers.memeqa_data import make_dataset
+
+    data, images = make_dataset(tmp_path)
+    with start_server(text_only=["text-model"]) as server:
+        models = tmp_path / "models.yaml"
+        models.write_text("".join(f"{m}: {{backend: openai, model: {m}, base_url: {server.base_url}}}\n"
+                                  for m in ("vl", "text-model")))
+        args = ["--store", str(tmp_path / "store.db"), "--models", str(models), "--quiet", "qa", "eval",
+                "--data", str(data), "--images", str(images), "--limit", "2", "--model"]
+        assert main([*args, "vl", "--run", "kept"]) == 0
+        assert main([*args, "text-model"]) == 2
+    assert "refuses images" in capsys.readouterr().err
+    store = Store(tmp_path / "store.db")
+    assert [r["name"] for r in store.list_runs()] == ["kept"]
+    store.close()
+
+
+def test_qa_score_defaults_as_qa_eval_and_names_the_files_of_an_unknown_id(tmp_path, capsys):
+    from memegauge.cli import main
+    from helpers.memeqa_data import make_dataset
+
+    data, _ = make_dataset(tmp_path)
+    questions = json.loads((data / "none-minus" / "dev.json").read_text())
+    predictions = tmp_path / "answers.jsonl"
+    predictions.write_text("".join(json.dumps({"id": q["id"], "prediction": "A"}) + "\n" for q in questions))
+    store = ["--store", str(tmp_path / "store.db"), "--quiet"]
+    assert main([*store, "qa", "score", "--data", str(data), "--predictions", str(predictions)]) == 0
+    capsys.readouterr()
+    foreign = tmp_path / "foreign.jsonl"
+    foreign.write_text(json.dumps({"id": "no-such-question", "prediction": "A"}) + "\n")
+    assert main([*store, "qa", "score", "--data", str(data), "--predictions", str(foreign)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert str(foreign) in err and "no-such-question" in err
+    assert str(data / "none-minus" / "dev.json") in err
+
+
+def test_quiet_silences_the_demo_status_lines_and_keeps_its_reports(tmp_path, capsys):
+    from memegauge.cli import main
+    from memegauge.testing.server import start_server
+
+    with start_server() as server:
+        models = tmp_path / "models.yaml"
+        models.write_text(f"vl: {{backend: openai, model: vl, base_url: {server.base_url}}}\n")
+        capsys.readouterr()
+        assert main(["--store", str(tmp_path / "s.db"), "--models", str(models), "--quiet", "demo",
+                     "--model", "vl", "--out", str(tmp_path / "out")]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert "index of the reports above" in captured.out
+
+
+@pytest.mark.parametrize("command", [["runs"], ["models"]])
+def test_a_missing_memegauge_models_file_is_refused_as_models_is(tmp_path, capsys, monkeypatch, command):
+    from memegauge.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MEMEGAUGE_MODELS", "nosuch.yaml")
+    assert main(command) == 2
+    by_env = " ".join(capsys.readouterr().err.split())
+    assert "$MEMEGAUGE_MODELS=nosuch.yaml: no such registry file" in by_env and "MEMEGAUGE_MODELS" in \
+        by_env.split("fix:")[1]
+    monkeypatch.delenv("MEMEGAUGE_MODELS")
+    assert main(["--models", "nosuch.yaml", *command]) == 2
+    assert "nosuch.yaml: no such registry file" in capsys.readouterr().err
