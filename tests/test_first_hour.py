@@ -196,3 +196,64 @@ def test_a_missing_memegauge_models_file_is_refused_as_models_is(tmp_path, capsy
     monkeypatch.delenv("MEMEGAUGE_MODELS")
     assert main(["--models", "nosuch.yaml", *command]) == 2
     assert "nosuch.yaml: no such registry file" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------------
+# --dry-run: the store's answers by any run, and the expected cost beside the bound
+# --------------------------------------------------------------------------------------------------
+
+
+def test_dry_run_counts_answers_another_run_stored_as_cached(tmp_path, capsys):
+    from memegauge.testing.server import start_server
+    from helpers.runs import QA_MODEL
+
+    with start_server() as server:
+        w = world(tmp_path, server.base_url)
+        qa = ["qa", "eval", "--data", str(w.qa_data), "--images", str(w.qa_images), "--model", QA_MODEL]
+        assert w.cli(*qa, "--run", "first") == 0
+        capsys.readouterr()
+        assert w.cli(*qa, "--run", "second", "--dry-run") == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "memeqa.evaluate" in line)
+    cells = [c.strip() for c in row.split("│") if c.strip()]
+    assert cells[2:4] == ["22", "22"]  # 22 planned; all 22 answered by the run 'first' (same requests)
+
+
+def test_adam_dry_run_gives_an_expected_cost_nearer_the_real_one_than_its_bound(tmp_path, capsys):
+    import math
+
+    from memegauge.adammeme.config import AdamConfig
+    from memegauge.adammeme.pipeline import check_inputs
+    from memegauge.adammeme.plan import plan_calls
+    from memegauge.config import load_config, load_registry
+    from memegauge.engine import Store
+    from memegauge.engine.estimate import estimate
+    from memegauge.testing.server import start_server
+
+    with start_server() as server:
+        w = world(tmp_path, server.base_url)
+        w.models.write_text(w.models.read_text().replace("backoff_s", "price_in: 2.5, price_out: 10, backoff_s"))
+        capsys.readouterr()
+        assert w.cli("adam", "-c", str(w.adam), "--dry-run") == 0
+        printed = capsys.readouterr().out
+        assert "expected $" in printed and "~ " in printed
+        registry = load_registry(w.models)
+        cfg = load_config(w.adam, AdamConfig)
+        rows = estimate(plan_calls(cfg, check_inputs(cfg, registry)), registry, None, "a")
+        assert w.cli("adam", "-c", str(w.adam), "--run", "a") == 0
+    store = Store(w.store)
+    real = store.call_totals(store.run_row("a")["id"])
+    store.close()
+    # the counts: refinement's expected steps (2 a seed, one try each) against its bound (max_steps, 3 tries)
+    refine = [r for r in rows if r.stage.startswith("adammeme.refinement")]
+    done = sum(real[(r.model, r.stage)]["calls"] for r in refine)
+    bound, expected = sum(r.calls for r in refine), sum(r.expected_calls for r in refine)
+    assert done <= bound and abs(math.log(expected / done)) < abs(math.log(bound / done)) / 2
+    # the tokens: a heuristic stage's expected completion is a third of its max_tokens, the bound all of it
+    scorer = next(r for r in rows if r.stage == "adammeme.scoring.scorer")
+    assert scorer.basis == "heuristic" and scorer.completion_tokens == 700 * scorer.calls
+    prompt = scorer.prompt_tokens / scorer.calls * scorer.expected_calls
+    assert scorer.expected_cost == pytest.approx((prompt * 2.5 + 700 / 3 * scorer.expected_calls * 10) / 1e6,
+                                                 rel=1e-3)
+    assert sum(t["cost"] for t in real.values()) <= sum(r.cost for r in rows)
+    for r in rows:
+        assert r.expected_calls <= r.calls and r.expected_cost <= r.cost

@@ -105,7 +105,8 @@ def _dry_eval(cfg, configs, inputs, run: str | None) -> None:
     for c, (questions, memes) in zip(configs, inputs, strict=True):
         name = _run_name(run, c.model, len(configs)) or default_run_name(
             "eval", c.version, c.split, c.model, c.limit, resolve_types(c.types), c.circular, c.seed)
-        dry_run(cfg, name, plan_eval(questions, memes, model=c.model, version=c.version, circular=c.circular))
+        dry_run(cfg, name, plan_eval(questions, memes, model=c.model, version=c.version, circular=c.circular,
+                                  requests=True))
 
 
 @qa_app.command("score")

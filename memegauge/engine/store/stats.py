@@ -32,6 +32,16 @@ class CallStats:
                                " FROM calls WHERE status='ok' GROUP BY model, stage").fetchall()
         return {(model, stage or ""): (n, p, c) for model, stage, n, p, c in rows}
 
+    def answered_among(self, keys: list[str]) -> int:
+        """How many of these cache keys the store holds answered (any run's): calls a run asking the
+        same requests replays without paying (`--dry-run`'s `cached`)."""
+        found, chunk = 0, 500  # SQLite's bound-parameter limit is far above; chunks keep statements small
+        for start in range(0, len(keys), chunk):
+            part = keys[start:start + chunk]
+            found += self.db.execute(f"SELECT COUNT(*) FROM calls WHERE status='ok' AND key IN "
+                                     f"({', '.join('?' * len(part))})", part).fetchone()[0]
+        return found
+
     def answered_calls(self, name: str) -> dict[tuple[str, str], int]:
         """(model, stage) → the run `name`'s answered calls (none when there is no such run yet)."""
         rows = self.db.execute("SELECT c.model, r.stage, COUNT(*) FROM runs u JOIN run_calls r ON r.run_id = u.id"
