@@ -257,3 +257,60 @@ def test_adam_dry_run_gives_an_expected_cost_nearer_the_real_one_than_its_bound(
     assert sum(t["cost"] for t in real.values()) <= sum(r.cost for r in rows)
     for r in rows:
         assert r.expected_calls <= r.calls and r.expected_cost <= r.cost
+
+
+# --------------------------------------------------------------------------------------------------
+# Progress: erasing pictures shows, the ETA counts the likely calls
+# --------------------------------------------------------------------------------------------------
+
+
+def test_a_step_that_is_no_model_call_shows_its_progress_and_time_left():
+    import io
+
+    from memegauge.engine.progress import CallProgress
+
+    progress = CallProgress(enabled=None, every_s=60, stream=io.StringIO())
+    progress.plan("stage.a", 4)
+    progress.work("erasing the text of pictures", 0, 4)
+    assert "erasing the text of pictures 0/4" in progress.line() and progress.line().endswith("ETA ?")
+    progress.working.started -= 10  # one picture took 10 s
+    progress.work("erasing the text of pictures", 1, 4)
+    line = progress.line()
+    assert "erasing the text of pictures 1/4" in line
+    assert progress.working.left_s() == pytest.approx(30, rel=0.01)  # 3 pictures left at 10 s each
+    progress.work("erasing the text of pictures", 4, 4)
+    assert progress.working is None and "erasing" not in progress.line()
+
+
+def test_the_eta_counts_the_likely_calls_and_gives_the_bound_beside_them():
+    from memegauge.engine.estimate import PlannedCalls
+    from memegauge.engine.progress import CallProgress
+
+    progress = CallProgress(enabled=False)
+    progress.plan_calls([PlannedCalls("s.a", "m", 4), PlannedCalls("s.b", "m", 100, "at most", expected=6)])
+    progress.sent()
+    for _ in range(4):
+        progress.submitted("s.a")
+        progress.finished(True, False, "s.a")
+    progress.first_fresh, progress.last_fresh = 0.0, 2.0  # 4 calls in 2 s: 0.5 s a call
+    assert progress.eta() == pytest.approx(3.0) and progress.eta(bound=True) == pytest.approx(50.0)
+    assert progress.status().endswith("ETA ~0m03s (≤ 0m50s)")
+    progress.settle("s.b")  # the stage asked nothing more: its bound is gone
+    assert progress.total == 4 and progress.status().endswith("ETA 0m00s")
+
+
+@pytest.mark.slow  # RapidOCR erases four pictures: tens of seconds on a shared 2-core machine
+def test_an_adam_run_says_it_is_erasing_pictures(tmp_path, capsys):
+    from memegauge.cli import main
+    from memegauge.images.erase import text_detection_available
+    from memegauge.testing.server import start_server
+
+    if not text_detection_available():
+        pytest.skip("text detection (the erase extra) is not installed")
+    with start_server(latency_ms=20) as server:
+        w = world(tmp_path, server.base_url)
+        w.adam.write_text(w.adam.read_text().replace("erase: false", "erase: true") + "limit: 4\n")
+        capsys.readouterr()
+        assert main(["--store", str(w.store), "--models", str(w.models), "--progress-every", "0.1",
+                     "adam", "-c", str(w.adam)]) == 0
+    assert "erasing the text of pictures" in capsys.readouterr().err
