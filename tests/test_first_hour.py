@@ -314,3 +314,57 @@ def test_an_adam_run_says_it_is_erasing_pictures(tmp_path, capsys):
         assert main(["--store", str(w.store), "--models", str(w.models), "--progress-every", "0.1",
                      "adam", "-c", str(w.adam)]) == 0
     assert "erasing the text of pictures" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------------
+# rate on an imported AdamMeme run: the release's texts and pictures, only items that can be shown
+# --------------------------------------------------------------------------------------------------
+
+
+def _imported_items(tmp_path: Path, folder: Path) -> list:
+    from memegauge.cli import main
+    from memegauge.engine import Store
+    from memegauge.rating.items import run_items
+    from memegauge.report import run_header
+
+    assert main(["--store", str(tmp_path / "store.db"), "--quiet", "import", "adammeme", str(folder),
+                 "--run", "old"]) == 0
+    store = Store(tmp_path / "store.db")
+    try:
+        return run_items(store, {**run_header(store, "old").as_dict(), "id": store.run_row("old")["id"]})
+    finally:
+        store.close()
+
+
+SHARED_ADAMMEME = Path("/work/shared/data/adammeme-original")
+
+
+@pytest.mark.skipif(not SHARED_ADAMMEME.is_dir(), reason="the shared copy of the original AdamMeme results is absent")
+def test_rating_an_imported_release_shows_the_meme_texts_it_has(tmp_path):
+    release = json.loads((SHARED_ADAMMEME / "data" / "data5k" / "cls_res_full.json").read_text())
+    texts = {Path(i["image"]).stem: i["text"] for items in release.values() for i in items}
+    items = _imported_items(tmp_path, SHARED_ADAMMEME)
+    labels = [i for i in items if i.task == "labels"]
+    assert labels and all(i.page["text"] == texts[i.source] for i in labels)
+    assert all(i.page["text"] or i.page["image"] for i in items)
+
+
+def test_an_import_brings_the_pictures_it_has_and_rating_leaves_out_memes_it_cannot_show(tmp_path):
+    from PIL import Image
+
+    from helpers.worlds import adammeme_legacy_layout
+
+    folder = adammeme_legacy_layout(tmp_path / "orig")
+    pictures = folder / "data" / "set1" / "image" / "erased"
+    pictures.mkdir(parents=True)
+    Image.new("RGB", (40, 30), "red").save(pictures / "a1.png")  # r1 and r2 have no picture
+    data = folder / "data" / "set1" / "cls_res_full.json"
+    release = json.loads(data.read_text())
+    release["race"].append({**release["race"][1], "text": "", "image": "../data/set1/image/erased/r3.png"})
+    data.write_text(json.dumps(release))  # r3: no text (here or scored) and no picture
+    with pytest.warns(UserWarning, match="1 of 7 items left out: their memes have neither text nor picture"):
+        items = _imported_items(tmp_path, folder)
+    labels = {i.source: i.page for i in items if i.task == "labels"}
+    assert sorted(labels) == ["a1", "r1", "r2"]
+    assert labels["a1"]["image"].startswith("data:image/jpeg;base64,") and labels["r1"]["image"] is None
+    assert labels["r1"]["text"] == "text of r1"
