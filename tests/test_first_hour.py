@@ -368,3 +368,83 @@ def test_an_import_brings_the_pictures_it_has_and_rating_leaves_out_memes_it_can
     assert sorted(labels) == ["a1", "r1", "r2"]
     assert labels["a1"]["image"].startswith("data:image/jpeg;base64,") and labels["r1"]["image"] is None
     assert labels["r1"]["text"] == "text of r1"
+
+
+# --------------------------------------------------------------------------------------------------
+# HTML: the header's error in words, intervals on one line, a one-iteration plot, whole stage names;
+# the demo says what its figures rest on
+# --------------------------------------------------------------------------------------------------
+
+
+def _facts(**run) -> dict[str, str]:
+    from memegauge.report.html import header_facts
+
+    base = {"name": "r", "method": "adammeme", "status": "incomplete", "config": {}, "calls": 20}
+    return dict(header_facts({**base, **run}))
+
+
+def test_the_header_reads_an_incomplete_runs_failure_summary_out_in_words():
+    summary = json.dumps({"failed": 3, "asked": 40, "by_stage": {"adammeme.scoring.scorer": {"server": 2},
+                                                                  "adammeme.mining": {"timeout": 1}}})
+    error = _facts(error=summary)["error"]
+    assert error == "3 of 40 calls failed (adammeme.scoring.scorer: server 2; adammeme.mining: timeout 1)"
+    assert _facts(error="RuntimeError: boom")["error"] == "RuntimeError: boom"
+
+
+def test_the_header_explains_pictures_a_text_only_model_did_not_see_and_answers_cut_short():
+    facts = _facts(images_by_model={"embedded": {"calls": 20, "with_image": 0, "as_text": 20}},
+                   truncated_calls=13, truncated_by_stage={"adammeme.reference.senior": 13})
+    assert facts["calls with the picture"].startswith("embedded: 0 of 20 (20 read the meme's text")
+    assert "text-only" in facts["calls with the picture"]
+    assert facts["outputs cut at max_tokens"].startswith("13 of 20 (adammeme.reference.senior: 13)")
+
+
+def test_a_one_iteration_plot_has_an_axis_of_whole_iterations(monkeypatch):
+    from memegauge.report import plots
+
+    monkeypatch.setattr(plots, "_png", lambda fig: fig.axes[0].get_xlim())
+    row = {"iteration": 0, "new": {"avg_score": 5.0}, "cumulative": {"avg_score": 5.0}}
+    low, high = plots.lines_by_iteration({"t": [row]}, "one iteration")
+    assert low <= -1 and high >= 1
+
+
+def test_the_demo_says_its_model_read_text_in_place_of_pictures(tmp_path, capsys):
+    from memegauge.cli import main
+    from memegauge.testing.server import start_server
+
+    with start_server() as server:
+        models = tmp_path / "models.yaml"
+        models.write_text(f"tx: {{backend: openai, model: tx, base_url: {server.base_url}, vision: false}}\n")
+        capsys.readouterr()
+        assert main(["--store", str(tmp_path / "s.db"), "--models", str(models), "demo", "--model", "tx",
+                     "--out", str(tmp_path / "out")]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "read the meme's text and caption in place of its picture: the model is text-only" in err
+
+
+@pytest.mark.slow  # a real browser
+def test_leaderboard_intervals_stay_on_one_line_and_stage_names_whole(tmp_path):
+    from memegauge.engine import Store
+    from memegauge.report.html import write_html_reports
+    from memegauge.testing.browser import available, start_driver
+    from helpers.browser import open_page
+    from helpers.synthetic import adammeme_run
+
+    if not available():
+        pytest.skip("chromium, chromedriver or selenium not installed")
+    store = Store(tmp_path / "store.db")
+    [path] = write_html_reports(store, [adammeme_run(store, "adam", tmp_path / "adam")], tmp_path / "html")
+    store.close()
+    driver = start_driver()
+    try:
+        driver.set_window_size(760, 900)
+        open_page(driver, path)
+        lines = driver.execute_script(
+            "return [...document.querySelectorAll('table.sortable')[0].querySelectorAll('td.num')].map(td => {"
+            " const r = document.createRange(); r.selectNodeContents(td);"
+            " return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size; });")
+        assert lines and all(n == 1 for n in lines), lines
+        wrap = driver.execute_script("return getComputedStyle(document.querySelector('.facts dd')).overflowWrap")
+        assert wrap == "break-word"
+    finally:
+        driver.quit()

@@ -73,13 +73,17 @@ class CallStats:
     def image_counts(self, run_id: int) -> dict[str, dict[str, int]]:
         """Per model: the run's calls, and how many of them carried an image as a picture. Calls made
         before MemeGauge counted pictures (migrated stores: images_sent -1) are `unrecorded`; calls
-        whose pictures were downscaled to the model's `max_image_pixels` are `downscaled`."""
+        whose pictures were downscaled to the model's `max_image_pixels` are `downscaled`; calls where a
+        text-only model (`vision: false`) read the meme's text in place of its picture are `as_text`."""
         counts = {}
-        for model, calls, with_image, unrecorded, downscaled in self.db.execute(
+        for model, calls, with_image, unrecorded, downscaled, as_text in self.db.execute(
                 "SELECT c.model, COUNT(*), SUM(c.images_sent > 0), SUM(c.images_sent < 0),"
-                " SUM(json_extract(c.request_json, '$.images_downscaled') IS NOT NULL) FROM run_calls r"
+                " SUM(json_extract(c.request_json, '$.images_downscaled') IS NOT NULL),"
+                " SUM(c.images_sent = 0 AND instr(c.request_json, '\"alt_text\"') > 0) FROM run_calls r"
                 " JOIN calls c ON c.key=r.key WHERE r.run_id=? GROUP BY c.model ORDER BY c.model", (run_id,)):
             counts[model] = {"calls": calls, "with_image": with_image}
+            if as_text:
+                counts[model]["as_text"] = as_text
             if unrecorded:
                 counts[model]["unrecorded"] = unrecorded
             if downscaled:
