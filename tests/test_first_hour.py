@@ -448,3 +448,37 @@ def test_leaderboard_intervals_stay_on_one_line_and_stage_names_whole(tmp_path):
         assert wrap == "break-word"
     finally:
         driver.quit()
+
+
+# --------------------------------------------------------------------------------------------------
+# The questions export: whose answers, typed lists, a timestamp
+# --------------------------------------------------------------------------------------------------
+
+
+def test_the_questions_export_names_the_model_and_types_its_columns(tmp_path, capsys):
+    pq = pytest.importorskip("pyarrow.parquet")
+    import csv
+    import io
+
+    import pyarrow as pa
+
+    from memegauge.testing.server import start_server
+    from helpers.runs import QA_MODEL
+
+    with start_server() as server:
+        w = world(tmp_path, server.base_url)
+        assert w.cli("qa", "eval", "--data", str(w.qa_data), "--images", str(w.qa_images), "--model", QA_MODEL,
+                     "--run", "qa") == 0
+    out = tmp_path / "questions.parquet"
+    assert w.cli("export", "qa", "--table", "questions", "--format", "parquet", "--out", str(out)) == 0
+    table = pq.read_table(out)
+    assert table.column("model").to_pylist() == [QA_MODEL] * table.num_rows
+    assert table.schema.field("options").type == pa.list_(pa.string())
+    assert table.schema.field("gold").type == pa.list_(pa.int64())
+    assert table.schema.field("run_created").type == pa.timestamp("ms", tz="UTC")
+    assert table.schema.field("correct").type == pa.bool_()
+    capsys.readouterr()
+    assert w.cli("export", "qa", "--table", "questions", "--format", "csv") == 0
+    first = next(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert first["model"] == QA_MODEL
+    assert json.loads(first["options"]) == table.column("options")[0].as_py()  # CSV: one JSON text a cell
