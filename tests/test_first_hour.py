@@ -3,6 +3,14 @@
 * one meme-set reader for every method: a meme set whose `image` names are relative to a separate
   pictures folder (the SemEval-2021 Task 6 layout `qa eval --images` takes) loads with `images:` in the
   config or `--images DIR` for `adam` and `arena` too, and is refused with that fix without it;
+* setup.sh pins every extra of `all` (pandas for the README's `to_pandas` example);
+* `models --check`: a refused connection named so, with a fix fitting the host; a picture-probe
+  refusal leaves no store; `qa score` defaults and names its files; `--quiet`; `$MEMEGAUGE_MODELS`;
+* `--dry-run`: answers of other runs count as cached; the expected cost beside the bound; progress
+  of picture erasure and an ETA at the likely counts;
+* `rate` on an imported AdamMeme run: the release's texts and pictures, only items that can be shown;
+* the HTML report's header, leaderboard, one-iteration plot and facts; the demo's notes;
+* the questions export: `model`, typed Parquet columns.
 """
 
 from __future__ import annotations
