@@ -16,7 +16,7 @@ from rich.table import Table
 
 from memegauge._version import __version__
 from memegauge.clikit import SKIP_PREFLIGHT, Settings, console, finish, notes, out, safe, settings  # noqa: F401 (the API)
-from memegauge.config import ENV_STORE
+from memegauge.config import ENV_STORE, registry_path
 from memegauge.files import write_text_atomic
 from memegauge.types import InputError, MemeGaugeError
 
@@ -66,9 +66,7 @@ def main_options(
     set_progress_every(progress_every)
     set_budget(None)  # a method command's --budget sets it for its own runs
     store_path = store or Path(os.environ.get(ENV_STORE) or "memegauge.db")
-    if models is not None and not models.exists():  # here: a command that needs no model never reads it
-        raise InputError("no such registry file", where=str(models),
-                         fix="pass --models with the path of your models.yaml (docs/models.md)")
+    models = registry_path(models)  # here: a command that needs no model never reads it
     ctx.obj = Settings(store_path=store_path, models_path=models, verbose=verbose, quiet=quiet)
 
 

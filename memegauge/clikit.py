@@ -72,6 +72,17 @@ SEED = typer.Option(None, "--seed", help="Seed of every random draw; sets the co
 SET = typer.Option(None, "-o", "--set", metavar="KEY=VALUE",
                    help="Set any config key, repeatable; nested keys with dots (-o max_tokens.judging=900).")
 
+IMAGES = typer.Option(None, "--images", help="Folder the meme set's relative `image` names resolve from "
+                     "(or the corpus folder holding it as images/), when the pictures are not beside the "
+                     "meme-set file; sets the config's `images`.")
+
+
+def shell_path(path: Path | None) -> str | None:
+    """A path given on the command line, absolute: it is the shell's (from the working directory), not
+    relative to the config file as the config's own paths are."""
+    return None if path is None else str(Path(path).expanduser().resolve())
+
+
 SKIP_PREFLIGHT = typer.Option(False, "--skip-preflight", help="Start without checking the models first "
                               "(extras, keys, endpoints, pictures): for offline replays from the store.")
 

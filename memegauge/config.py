@@ -75,11 +75,26 @@ def validation_error(exc: ValidationError, where: str, prefix: str = "") -> Inpu
     return InputError(f"{key or 'document'}: {first['msg']}", where=where, fix=fix)
 
 
+def registry_path(path: Path | str | None) -> Path | None:
+    """The registry file to read: `path` (`--models`), else ``$MEMEGAUGE_MODELS``, else None (the
+    built-in models). Either one naming no file is refused with the same message, whatever the command:
+    a mistyped variable must not silently fall back to the built-ins."""
+    given, where = (path, str(path)) if path is not None else \
+        (os.environ.get(ENV_MODELS) or None, f"${ENV_MODELS}={os.environ.get(ENV_MODELS)}")
+    if given is None:
+        return None
+    if not Path(given).is_file():
+        how = "pass --models with" if path is not None else f"set {ENV_MODELS} to (or unset it for the built-ins)"
+        raise InputError("no such registry file", where=where,
+                         fix=f"{how} the path of your models.yaml (docs/models.md)")
+    return Path(given)
+
+
 def load_registry(path: Path | str | None) -> ModelRegistry:
-    """Load a registry YAML (`{name: {backend, model, ...}}`) on top of the built-in models."""
+    """Load a registry YAML (`{name: {backend, model, ...}}`) on top of the built-in models; None:
+    ``$MEMEGAUGE_MODELS`` when set, else the built-ins alone (`registry_path`)."""
     specs = _builtin_specs()
-    if path is None:
-        path = os.environ.get(ENV_MODELS) or None
+    path = registry_path(path)
     if path is None:
         return ModelRegistry(specs)
     data = read_yaml(Path(path))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from memegauge.clikit import notes
 from memegauge.engine import Store
 from memegauge.files import user_cache_root, write_text_atomic
 from memegauge.memes import load_memes
@@ -26,7 +27,7 @@ from memegauge.types import Meme
 if TYPE_CHECKING:
     from memegauge.config import ModelRegistry
 
-console = Console(stderr=True)
+console = notes  # status lines: `--quiet` silences them (the reports' paths on stdout stay)
 WARNING = ("The embedded model is a small offline model: its figures show that the pipeline works, "
            "not how well any real model understands memes.")
 
@@ -70,7 +71,7 @@ def run_demo(store: Store, registry: ModelRegistry, out_dir: Path, model: str = 
         console.print(f"run {name!r} ({s['method']}): {s['calls']} calls, "
                       f"{s['last_execution_new_calls']} made by this demo"
                       f"{' (the rest replayed from the store)' if s['last_execution_new_calls'] < s['calls'] else ''}"
-                      f", {s['failed_calls']} failed, {s['tokens']} tokens")
+                      f", {s['failed_calls']} failed, {s['tokens']} tokens{_run_notes(store, s)}")
     incomplete = [name for name in runs if store.run_row(name)["status"] != "done"]
     console.print(f"demo finished in {time.monotonic() - started:.0f} s; "
                   f"`memegauge report RUN` shows any run above")
@@ -80,6 +81,20 @@ def run_demo(store: Store, registry: ModelRegistry, out_dir: Path, model: str = 
 
         raise RunIncomplete(f"runs {', '.join(incomplete)} are incomplete (see their reports); rerun "
                             "`memegauge demo` to retry the failed calls")
+
+
+def _run_notes(store: Store, summary: dict[str, Any]) -> str:
+    """What a run's figures rest on that its counts do not say: answers cut at `max_tokens`, and a
+    text-only model reading the meme's text in place of its picture (the embedded model is one)."""
+    notes = []
+    cut = sum(store.truncated_counts(summary["id"]).values())
+    if cut:
+        notes.append(f"{cut} of {summary['calls']} answers cut at max_tokens (read as far as they go)")
+    as_text = sum(v.get("as_text", 0) for v in store.image_counts(summary["id"]).values())
+    if as_text:
+        notes.append(f"{as_text} calls read the meme's text and caption in place of its picture: the model is "
+                     "text-only (`vision: false`)")
+    return "".join(f"; {note}" for note in notes)
 
 
 def _write_reports(store: Store, runs: list[str], out_dir: Path) -> None:

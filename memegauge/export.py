@@ -4,9 +4,11 @@ spreadsheet.
 One row per stored item, read from the store as its typed record (each method's ``records.py``
 documents the fields), then the columns every table shares:
 
-* ``run`` — the run's name; ``run_created`` — when the run was first opened, ISO 8601 in UTC;
+* ``run`` — the run's name; ``run_created`` — when the run was first opened, ISO 8601 in UTC (in
+  Parquet a UTC timestamp);
 * the record's own fields, in the record's field order; a nested value (a list, a dict of verdicts)
-  is one JSON text in CSV and Parquet, and stays nested in JSON Lines;
+  stays nested in JSON Lines and is one JSON text in CSV (`json.loads` reads it back); in Parquet a list
+  of numbers or of texts is a list column of that type, and anything deeper (a dict) a JSON text;
 * one correctness/score column, named per table.
 
 Each method offers its own tables (`Method.exports`: name → `ExportTable`, in the method's folder); every
@@ -152,9 +154,39 @@ def write_parquet(rows: Rows, path: Path, empty: list[str] | None = None) -> Non
         raise InputError("Parquet export needs pyarrow (not installed)", "--format parquet",
                          f"{install_hint('pandas')}, or use --format csv or jsonl") from None
     columns = _columns(rows, empty)
-    table = (pa.Table.from_pylist([{c: _flat(row.get(c)) for c in columns} for row in rows]) if rows else
-             pa.table({c: pa.array([], pa.string()) for c in columns}))
+    table = pa.table({c: _parquet_column(c, [row.get(c) for row in rows]) for c in columns})
     write_atomic(path, lambda tmp: pq.write_table(table, tmp))
+
+
+def _parquet_column(name: str, values: list[Any]) -> Any:
+    """One typed Parquet column: `run_created` a UTC timestamp; scalars and lists of scalars as pyarrow
+    types them (a list of option texts is list<string>, gold indices list<int64>); a dict, a list of
+    lists, or a column whose values disagree in type, JSON text (as in CSV); a column with no value, text."""
+    import pyarrow as pa
+
+    stamp = pa.timestamp("ms", tz="UTC")  # Parquet's coarsest unit (a run's date is whole seconds)
+    if name == "run_created":
+        return pa.array([None if v is None else _utc(v) for v in values], stamp)
+    if all(v is None for v in values):  # no value to type it by (an empty table, a field never set): text
+        return pa.array(values, pa.string())
+    if all(_scalar_or_flat_list(v) for v in values):
+        try:
+            return pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # e.g. a list of texts in one row, numbers in another
+            pass
+    return pa.array([_flat(v) for v in values], pa.string())
+
+
+def _scalar_or_flat_list(value: Any) -> bool:
+    flat = (str, int, float, bool, type(None))
+    return isinstance(value, flat) or (isinstance(value, list) and all(isinstance(v, flat) for v in value))
+
+
+def _utc(stamp: str) -> Any:
+    """An export's ISO 8601 date (`iso_utc`) as an aware datetime."""
+    from datetime import datetime
+
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
 def export(store: Store, name: str, table: str, fmt: str, out: Path | None) -> tuple[int, str | None]:

@@ -3,10 +3,10 @@
 Three layouts are read:
 
 * **JSONL** (`.jsonl`, `.ndjson`): one JSON object per line with `id` (string or integer), `image`
-  (path relative to the file, or absolute), `text`, and optionally `caption`, `labels` (a list of
-  strings) and `source`. A line without an `id` key takes its image's file name without the suffix
-  (MemeQA's `memes.jsonl` is `{image, text}` per line). An absent or null string field reads as "".
-  Blank lines are skipped; unknown
+  (path relative to the file — or to the pictures folder `images`, when one is given — or absolute),
+  `text`, and optionally `caption`, `labels` (a list of strings) and `source`. A line without an `id`
+  key takes its image's file name without the suffix (MemeQA's `memes.jsonl` is `{image, text}` per
+  line). An absent or null string field reads as "". Blank lines are skipped; unknown
   keys are allowed and ignored, but known keys must have the right type.
 * **CSV** (`.csv`): a header row naming the same columns (case and surrounding spaces ignored);
   `labels` holds the labels separated by `|` or `;`. Empty cells count as absent.
@@ -21,7 +21,10 @@ Pillow's `verify()` so a corrupt file fails here rather than deep inside a model
 
 `require_images=False` loads a meme set whose image files are not (all) at hand, for text-only runs: a
 meme with no `image` or a missing file gets `image=None` (one warning says how many). Images that are
-present are still verified. `limit=N` keeps the first N memes in file order and stops reading there, so
+present are still verified. `images=DIR` names a separate pictures folder that relative `image` names
+resolve from (the SemEval-2021 Task 6 layout: `memes.jsonl` beside `images/`); given the corpus folder
+itself (one holding `images/`), the pictures are read from its `images/` (`picture_folder`), as
+`memegauge qa eval --images` reads them. `limit=N` keeps the first N memes in file order and stops reading there, so
 problems after them are not reported (and the folder loader does not OCR the rest).
 """
 
@@ -54,10 +57,11 @@ Ocr = Callable[[Path], str]
 
 
 def load_memes(path: str | Path, *, require_images: bool = True, limit: int | None = None,
-               ocr: Ocr | None = None) -> list[Meme]:
+               ocr: Ocr | None = None, images: str | Path | None = None) -> list[Meme]:
     """Read the meme set at `path` (JSONL, CSV or a folder of images) into `Meme` records.
 
-    `ocr(image_path) -> text` is used only for folder memes without a sidecar `.txt`.
+    `ocr(image_path) -> text` is used only for folder memes without a sidecar `.txt`. `images`: the
+    folder relative `image` names resolve from (default: the meme-set file's folder).
     Raises `InputError` (exit code 2) on the first problem found; see the module docstring.
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
@@ -75,8 +79,11 @@ def load_memes(path: str | Path, *, require_images: bool = True, limit: int | No
         exists = source.exists()
     if not exists:
         raise InputError("meme set not found", str(path), f"check the path; {_FORMATS_FIX}")
-    ctx = _Context(source, require_images, limit)
+    ctx = _Context(source, require_images, limit, picture_folder(images) if images is not None else None)
     if source.is_dir():
+        if images is not None:
+            raise InputError("a pictures folder was given for a meme set that is itself a folder of pictures",
+                             str(images), "drop `images:` (--images), or give a .jsonl/.csv meme set")
         memes = _load_folder(ctx, ocr)
     elif source.suffix.lower() in JSONL_SUFFIXES:
         memes = _collect(ctx, _jsonl_rows(source))
@@ -104,12 +111,21 @@ class _Context:
     source: Path
     require_images: bool
     limit: int | None
+    pictures: Path | None = None  # the separate pictures folder (`images=`), if any
     seen: dict[str, str] = field(default_factory=dict)  # id -> where it was first defined
     missing_images: int = 0
 
     @property
     def base_dir(self) -> Path:
+        """Where relative `image` names resolve from."""
+        if self.pictures is not None:
+            return self.pictures
         return self.source if self.source.is_dir() else self.source.parent
+
+    @property
+    def relative_to(self) -> str:
+        """How a fix names the folder relative image names resolve from."""
+        return f"the pictures folder {self.pictures}" if self.pictures is not None else "the meme-set file"
 
     def report_missing_images(self) -> None:
         # one warning for the set, not one per meme: a text-only run may lack hundreds of images
@@ -203,13 +219,25 @@ def _resolve_image(ctx: _Context, value: Any, where: str) -> Path | None:
     image, found = find_file(ctx.base_dir, value.strip())
     if not found:
         if ctx.require_images:
+            other = ("" if ctx.pictures is not None else "; pictures kept in a separate folder: name it "
+                     "with `images:` in the config (or --images DIR)")
             raise InputError(f"image file not found: {image}", where,
-                             "fix the path (relative to the meme-set file) or add the image; "
+                             f"fix the path (relative to {ctx.relative_to}) or add the image{other}; "
                              "require_images=False loads the meme without it")
         ctx.missing_images += 1
         return None
     verify_picture(image, where)
     return image
+
+
+def picture_folder(folder: str | Path) -> Path:
+    """The folder a meme set's pictures are in, given the pictures folder or the corpus folder holding
+    it as `images/` (SemEval-2021 Task 6: `images/` beside `memes.jsonl`); every method reads it so."""
+    path = Path(folder).expanduser()
+    if not path.is_dir():
+        raise InputError("pictures folder not found", str(folder),
+                         "give the folder holding the memes' pictures (`images:` in the config, or --images)")
+    return path / "images" if (path / "images").is_dir() else path
 
 
 def _type_name(value: Any) -> str:

@@ -403,7 +403,7 @@ def test_a_failing_score_leaves_no_run_and_the_retry_succeeds(tmp_path, dataset,
     path.write_text("".join(json.dumps({"id": i["id"], "prediction": "A"}) + "\n" for i in items[:2])
                     + json.dumps({"id": "not-a-question", "prediction": "A"}) + "\n")
     assert main(args) == 2
-    assert "not in this split" in capsys.readouterr().err
+    assert "not in the none-minus dev split" in capsys.readouterr().err
     store = Store(db)
     try:
         assert store.list_runs() == []

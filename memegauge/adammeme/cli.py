@@ -10,7 +10,7 @@ from typing import get_args
 import typer
 
 from memegauge.adammeme.records import FailureRuleName
-from memegauge.clikit import BUDGET, DRY_RUN, LIMIT, SEED, SET, SKIP_PREFLIGHT
+from memegauge.clikit import BUDGET, DRY_RUN, IMAGES, LIMIT, SEED, SET, SKIP_PREFLIGHT
 from memegauge.types import InputError
 
 FailureRuleOption = Enum("FailureRuleOption", {name: name for name in get_args(FailureRuleName)}, type=str)
@@ -30,6 +30,7 @@ def adam_command(
     run: str | None = typer.Option(None, "--run", help="Run name (default: adam-<targets>-<memes>-<hash>)."),
     limit: int | None = LIMIT,
     seed: int | None = SEED,
+    images: Path | None = IMAGES,
     sets: list[str] | None = SET,
     repeat: int | None = typer.Option(None, "--repeat", min=1, help="Repeats (sets the config's `repeats`)."),
     no_erase: bool = typer.Option(False, "--no-erase", help="Score on the original pictures (erase: false)."),
@@ -43,11 +44,12 @@ def adam_command(
     """Run AdamMeme: mine, score and refine memes for one or more target models."""
     from memegauge.adammeme.config import AdamConfig
     from memegauge.adammeme.method import METHOD
-    from memegauge.clikit import finish, overrides, settings, use_budget
+    from memegauge.clikit import finish, overrides, settings, shell_path, use_budget
     from memegauge.config import load_config
     from memegauge.run_path import run_checked
 
     cfg = load_config(config, AdamConfig, overrides(sets, limit=limit, seed=seed, repeats=repeat,
+                                                    images=shell_path(images),
                                                     erase=False if no_erase else None))
     s = settings(ctx)
     if dry:  # the plan only: no model call, no preflight, no store written

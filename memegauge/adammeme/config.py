@@ -54,6 +54,9 @@ class AdamConfig(MethodConfig):
     Paths resolve from the config file (`MethodConfig`)."""
 
     memes: Path = Field(description="Meme set (JSONL, CSV or a folder of images), relative to the file.")
+    images: Path | None = Field(default=None, description="Folder the meme set's relative `image` names "
+                                "resolve from (or the corpus folder holding it as `images/`), when the "
+                                "pictures are not beside the meme-set file (--images).")
     require_images: bool = Field(default=True, description="False: memes without images are text-only.")
     limit: int | None = Field(default=None, ge=1, description="Use only the first N memes.")
     agent: str = Field(description="Registry name of the agent model (every AdamMeme role); required: "
@@ -121,7 +124,9 @@ class AdamConfig(MethodConfig):
     def stored(self) -> dict[str, Any]:
         """The run's stored config: what its answers depend on (paths as strings; custom prompts with
         their hashes, absent without them)."""
-        return {**self.model_dump(mode="json", exclude={"prompts"}),
+        # `images` only when given: configs written before it keep their hash (and their runs resume)
+        unset = {"prompts"} | ({"images"} if self.images is None else set())
+        return {**self.model_dump(mode="json", exclude=unset),
                 **stored_prompts(self.prompts, PROMPT_PREFIX)}
 
     def config_dict(self) -> dict[str, Any]:

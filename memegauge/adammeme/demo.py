@@ -16,12 +16,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.table import Table
 
 from memegauge.adammeme.config import AdamConfig, MaxTokens
 from memegauge.adammeme.method import METHOD
-from memegauge.clikit import stdout_console
+from memegauge.clikit import notes, stdout_console
 from memegauge.extras import install_hint
 from memegauge.images.erase import text_detection_available
 from memegauge.demo import demo_meme_file
@@ -52,7 +51,7 @@ def demo_config(memes_path: Path, model: str, erase: bool) -> AdamConfig:
 
 async def demo(inputs: DemoInputs) -> str:
     """Run AdamMeme on a few sample memes; write `adammeme-report.json` to out_dir; return the run."""
-    console = Console(stderr=True)
+    console = notes  # a status line: `--quiet` silences it
     model, out_dir = inputs.model, inputs.out_dir
     chosen = [m for m in inputs.memes if m.id in DEMO_MEMES]
     memes_path = demo_meme_file(chosen, "adammeme")

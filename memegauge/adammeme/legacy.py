@@ -5,9 +5,11 @@ Read from DIR:
 * `data/base_cat.json` and `data/<set>/cls_res_full_cat.json` → the taxonomy (the latter when present:
   it holds the categories mining added);
 * `data/<set>/cls_res_full.json` = `{category: [{text, image, label, task, misbelief, ref_ans?, seed?}]}`
-  → mining (a meme's categories = the lists it appears in; the original code dropped harmless memes,
-  so none are imported), sampling (every listed meme; `seed: 1` marks the seed set), misbeliefs and
-  references;
+  → mining (a meme's categories = the lists it appears in, and its text; the original code dropped
+  harmless memes, so none are imported), sampling (every listed meme; `seed: 1` marks the seed set),
+  misbeliefs and references; each meme's picture, where the folder has it (`image` is relative to the
+  original code's working folder, one below DIR: `../data/<set>/image/…`), as a thumbnail the report and
+  `memegauge rate` show (a copy without pictures imports without them);
 * `results/<exp>/info.json` → the target's name (`model_name`);
 * `results/<exp>/scoring_res.json`, when present, → scored original samples (iteration 0);
 * `results/<exp>/log_<category>.json` → refinement steps, iteration = `run_step` + 1.
@@ -36,8 +38,9 @@ from memegauge.config import validation_error
 from memegauge.engine import Store, config_hash
 from memegauge.engine.content import looks_like_refusal
 from memegauge.files import parse_json, read_user_text
+from memegauge.images.thumbnail import MemeImage, thumbnail_data_url
 from memegauge.records import Record, write_records
-from memegauge.types import InputError
+from memegauge.types import InputError, file_sha256
 
 THRESHOLD = 4.0
 
@@ -125,7 +128,7 @@ def read_legacy(directory: Path, experiment: str | None = None,
     records: list[list[Record]] = [[TaxonomyRecord(categories=taxonomy.categories, added=taxonomy.added)]]
     with _fields_of(data / "cls_res_full.json"):
         mining = _mining(mined)
-        records += [mining, *_sampled(mined)]
+        records += [mining, *_sampled(mined), _pictures(mined, directory)]
     scoring = exp / "scoring_res.json"
     originals = _by_category(_read(scoring), scoring) if scoring.is_file() else {}
     with _fields_of(scoring):
@@ -156,14 +159,39 @@ def _fields_of(path: Path) -> Iterator[None]:
 
 
 def _mining(mined: dict[str, list[dict]]) -> list[MiningRecord]:
+    """A meme's categories are the lists it appears in; its text is the release's (`text`)."""
     memes: dict[str, MiningRecord] = {}
     for category, items in mined.items():
         for item in items:
             meme = _meme_id(item["image"])
             record = memes.setdefault(meme, MiningRecord(meme=meme, status="ok", categories=[], votes={},
-                                                         miners=[], proposals=[], labels=[]))
+                                                         miners=[], proposals=[], labels=[],
+                                                         text=item.get("text") or ""))
             record.categories.append(category)
+            record.text = record.text or item.get("text") or ""
     return list(memes.values())
+
+
+def _pictures(mined: dict[str, list[dict]], directory: Path) -> list[MemeImage]:
+    """A thumbnail of every meme whose picture the folder has (see the module docstring)."""
+    found: dict[str, MemeImage] = {}
+    for items in mined.values():
+        for item in items:
+            meme = _meme_id(item["image"])
+            path = None if meme in found else _picture_file(directory, str(item["image"]))
+            url = thumbnail_data_url(path) if path else None
+            if url:
+                found[meme] = MemeImage(meme=meme, sha256=file_sha256(path), thumbnail=url)
+    return list(found.values())
+
+
+def _picture_file(directory: Path, image: str) -> Path | None:
+    """The picture an original `image` path names: from the code's folder (one below DIR), or as given."""
+    parts = [p for p in PurePosixPath(image.replace("\\", "/")).parts if p not in ("..", ".", "/")]
+    for path in (directory / Path(*parts) if parts else None, directory / image):
+        if path is not None and path.resolve().is_relative_to(directory.resolve()) and path.is_file():
+            return path
+    return None
 
 
 def _sampled(mined: dict[str, list[dict]]) -> list[list[Record]]:

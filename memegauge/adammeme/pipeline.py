@@ -26,7 +26,7 @@ from memegauge.adammeme.messages import MemeView
 from memegauge.adammeme.misbelief import narrate
 from memegauge.adammeme.records import ReferenceRecord, RunMeta, SamplingRecord, ScoreRecord, TaxonomyRecord
 from memegauge.adammeme.mining import mine
-from memegauge.adammeme.plan import plan_calls
+from memegauge.adammeme.plan import EXAMINER, JUDGE, MINING, plan_calls
 from memegauge.adammeme.reference import asking_about, build_reference
 from memegauge.adammeme.refinement import refine_category
 from memegauge.adammeme.sampling import plan_samples
@@ -34,6 +34,7 @@ from memegauge.adammeme.scoring import Sample, answer, rate
 from memegauge.config import ModelRegistry
 from memegauge.engine import CallOutcome, Engine, Run, Store, call_priority, open_run
 from memegauge.engine.limits import URGENT
+from memegauge.engine.progress import CallProgress
 from memegauge.records import Record
 from memegauge.images.thumbnail import meme_image_records
 from memegauge.extras import install_hint
@@ -51,7 +52,8 @@ def check_inputs(cfg: AdamConfig, registry: ModelRegistry) -> list[Meme]:
         raise InputError("text detection (RapidOCR, OpenCV) is not installed, so meme text cannot be erased "
                          "for scoring", "config: erase", f"{install_hint('erase')}, or score on the original "
                          "pictures with `erase: false` in the config (or `memegauge adam --no-erase`)")
-    return load_memes(cfg.memes, require_images=cfg.require_images, limit=cfg.limit)
+    return load_memes(cfg.memes, require_images=cfg.require_images, limit=cfg.limit,
+                      images=cfg.images)
 
 
 async def run_adammeme(cfg: AdamConfig, store: Store, registry: ModelRegistry, name: str,
@@ -102,7 +104,8 @@ async def _pipeline(memes: list[Meme], cfg: AdamConfig, engine: Engine, run: Run
     plan = plan_samples([m.id for m in memes], mining, taxonomy, cfg)
     run.put_many(list(plan.values()))
     engine.progress.plan_calls(plan_calls(cfg, memes, {c: len(p.sampled) for c, p in plan.items()}))
-    views = asyncio.create_task(_scoring_views(plan, by_id, cfg, cache))  # beside narration: a thread
+    engine.progress.settle(MINING, JUDGE, EXAMINER)  # mining is over: its bounds are what it asked
+    views = asyncio.create_task(_scoring_views(plan, by_id, cfg, cache, engine.progress))  # beside narration
     # Algorithm 1 runs step after step within a (target, category): its chains are the run's critical
     # path. So each category goes from its own narration to its references, scoring and chains without
     # waiting for any other category, and refinement calls go ahead of every bulk call in the models'
@@ -167,17 +170,24 @@ class Scoring:
 
 
 async def _scoring_views(plan: dict[str, SamplingRecord], memes: dict[str, Meme], cfg: AdamConfig,
-                         cache: Path) -> dict[str, MemeView]:
-    """Each sampled meme as scoring shows it: erased picture (once per image) and its text."""
+                         cache: Path, progress: CallProgress) -> dict[str, MemeView]:
+    """Each sampled meme as scoring shows it: erased picture (once per image) and its text. Erasing
+    takes seconds a picture on a CPU, so it reports its progress (no model call would show it)."""
     wanted = list(dict.fromkeys(m for entry in plan.values() for m in entry.sampled))
 
-    def picture(meme: Meme) -> Path | None:
-        if meme.image is None or not cfg.erase:
-            return meme.image
-        return erased_image_for(meme.image, cache)
+    def pictures() -> list[Path | None]:
+        shown = []
+        for done, meme_id in enumerate(wanted):
+            meme = memes[meme_id]
+            if cfg.erase and meme.image is not None:
+                progress.work("erasing the text of pictures", done, len(wanted))
+            shown.append(erased_image_for(meme.image, cache) if cfg.erase and meme.image is not None
+                         else meme.image)
+        progress.work("erasing the text of pictures", len(wanted), len(wanted))
+        return shown
 
-    pictures = await asyncio.to_thread(lambda: [picture(memes[m]) for m in wanted])
-    return {m: MemeView(meme=memes[m], picture=p, text=memes[m].text) for m, p in zip(wanted, pictures, strict=True)}
+    shown = await asyncio.to_thread(pictures)
+    return {m: MemeView(meme=memes[m], picture=p, text=memes[m].text) for m, p in zip(wanted, shown, strict=True)}
 
 
 async def _references(samples: list[tuple[str, str]], views: dict[str, MemeView], engine: Engine, run: Run,

@@ -7,6 +7,8 @@ once the run's sampling is stored (a resumed run, or `sample_counts` during a ru
 exact. The Judge and Examiner are bounded by one new name per Miner answer ("at most"); refinement by
 Algorithm 1's limits: per category at most min(seeds × max_steps, sampled) steps, each at most
 `rewrite_attempts` Refiner and validity calls plus one scoring (candidates, senior, target, Scorer).
+Beside those bounds, refinement's expected count (`--dry-run`'s `expected $`): `EXPECTED_CHAIN` steps
+per seed, one Refiner and one validity call each.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ NARRATOR = "adammeme.misbelief"
 CANDIDATE, SENIOR = "adammeme.reference.candidate", "adammeme.reference.senior"
 TARGET, SCORER = "adammeme.scoring.target", "adammeme.scoring.scorer"
 REFINER, VALIDITY = "adammeme.refinement.refiner", "adammeme.refinement.validity"
+EXPECTED_CHAIN = 2
+"""A seed's expected refinement steps: Algorithm 1 stops a chain at the first rewrite that does not score
+lower; if a rewrite scores lower half the time, a chain is 1 + 1/2 + 1/4 + … = 2 steps long (capped at
+`max_steps`). The bound is `max_steps` steps, every one with `rewrite_attempts` tries."""
 
 
 def expected_samples(memes: list, cfg: AdamConfig) -> dict[str, int]:
@@ -52,6 +58,8 @@ def plan_calls(cfg: AdamConfig, memes: list, samples: dict[str, int] | None = No
     ]
     r = cfg.repeats
     steps = sum(min(cfg.seeds_for(s) * cfg.max_steps, s) for s in samples.values()) if cfg.max_steps else 0
+    likely = sum(min(cfg.seeds_for(s) * min(EXPECTED_CHAIN, cfg.max_steps), s) for s in samples.values()) \
+        if cfg.max_steps else 0
     scored = pairs * r  # per target: originals; refinement adds `steps` per target and repeat
     refined = steps * r * len(cfg.targets)
     plans += [
@@ -67,28 +75,31 @@ def plan_calls(cfg: AdamConfig, memes: list, samples: dict[str, int] | None = No
                               template_words("adammeme_scorer") + words + 2 * answer_words,
                               note="pairs × repeats × targets"))
     if refined:
-        plans += _refinement(cfg, refined, words)
+        plans += _refinement(cfg, refined, words, likely * r * len(cfg.targets))
     return plans
 
 
-def _refinement(cfg: AdamConfig, steps: int, words: float) -> list[PlannedCalls]:
-    """Algorithm 1's calls for `steps` steps (all targets and repeats): an upper bound."""
+def _refinement(cfg: AdamConfig, steps: int, words: float, likely: int) -> list[PlannedCalls]:
+    """Algorithm 1's calls for `steps` steps (all targets and repeats): an upper bound; `likely`: the
+    expected steps (`EXPECTED_CHAIN` per seed), each with one Refiner try (the others are retries of an
+    invalid rewrite)."""
     tokens, agent, tries = cfg.max_tokens, cfg.agent, cfg.rewrite_attempts
     note = "≤ min(seeds × max_steps, sampled) steps per category, target and repeat"
-    by_target = steps // len(cfg.targets)
+    by_target, likely_by_target = steps // len(cfg.targets), likely // len(cfg.targets)
     return [
         PlannedCalls(REFINER, agent, steps * tries, "at most", tokens.refiner,
-                     template_words("adammeme_refiner") + words * (cfg.top_k + 1) + 40, note=note),
+                     template_words("adammeme_refiner") + words * (cfg.top_k + 1) + 40, note=note, expected=likely),
         PlannedCalls(VALIDITY, agent, steps * tries, "at most", tokens.validity,
-                     template_words("adammeme_validity") + 2 * words, note=note),
+                     template_words("adammeme_validity") + 2 * words, note=note, expected=likely),
         PlannedCalls(CANDIDATE, agent, steps * cfg.candidates, "at most", tokens.candidate,
-                     template_words("adammeme_question") + words, note="+ refinement steps"),
+                     template_words("adammeme_question") + words, note="+ refinement steps",
+                     expected=likely * cfg.candidates),
         PlannedCalls(SENIOR, agent, steps, "at most", tokens.senior, template_words("adammeme_senior") + words,
-                     note="+ refinement steps"),
+                     note="+ refinement steps", expected=likely),
         *(PlannedCalls(TARGET, t, by_target, "at most", tokens.target, template_words("adammeme_question") + words,
-                       note="+ refinement steps") for t in cfg.targets),
+                       note="+ refinement steps", expected=likely_by_target) for t in cfg.targets),
         PlannedCalls(SCORER, agent, steps, "at most", tokens.scorer, template_words("adammeme_scorer") + words,
-                     note="+ refinement steps"),
+                     note="+ refinement steps", expected=likely),
     ]
 
 

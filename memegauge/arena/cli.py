@@ -16,7 +16,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from memegauge.clikit import BUDGET, DRY_RUN, LIMIT, SEED, SET, SKIP_PREFLIGHT
+from memegauge.clikit import BUDGET, DRY_RUN, IMAGES, LIMIT, SEED, SET, SKIP_PREFLIGHT
 from memegauge.types import InputError
 
 
@@ -34,6 +34,7 @@ def arena_command(
     run: str | None = typer.Option(None, "--run", help="Run name (default: arena-<targets>-<memes>-<hash>)."),
     limit: int | None = LIMIT,
     seed: int | None = SEED,
+    images: Path | None = IMAGES,
     sets: list[str] | None = SET,
     setting: list[str] | None = typer.Option(
         None, "--setting", help="Reference setting, repeatable: fused, self, human, none."),
@@ -59,7 +60,7 @@ def arena_command(
     from memegauge.arena.config import ArenaConfig
     from memegauge.arena.method import METHOD
     from memegauge.arena.pipeline import extend_config
-    from memegauge.clikit import finish, notes, overrides, settings, use_budget
+    from memegauge.clikit import finish, notes, overrides, settings, shell_path, use_budget
     from memegauge.config import load_config
     from memegauge.run_path import run_checked
 
@@ -67,7 +68,8 @@ def arena_command(
         raise InputError("no config given", "memegauge arena", "pass -c CONFIG (an arena YAML file)")
     cfg = settings(ctx)
     config = load_config(config_path, ArenaConfig,
-                         overrides(sets, limit=limit, seed=seed, settings=setting or None, both_orders=both_orders,
+                         overrides(sets, limit=limit, seed=seed, images=shell_path(images),
+                                   settings=setting or None, both_orders=both_orders,
                                    self_judging=self_judging))
     if extend:
         if not cfg.store_path.exists():

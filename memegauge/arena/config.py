@@ -55,6 +55,9 @@ class ArenaConfig(MethodConfig):
     resolve from the config file (`MethodConfig`)."""
 
     memes: Path = Field(description="Meme set (JSONL, CSV or a folder of images).")
+    images: Path | None = Field(default=None, description="Folder the meme set's relative `image` names "
+                                "resolve from (or the corpus folder holding it as `images/`), when the "
+                                "pictures are not beside the meme-set file (--images).")
     limit: int | None = Field(default=None, ge=1, description="Use only the first N memes.")
     require_images: bool = Field(default=True, description="False: load text-only memes too.")
     agent: str = Field(description="Registry name of the context/task agent (temperature 1).")
@@ -124,5 +127,7 @@ class ArenaConfig(MethodConfig):
     def stored(self) -> dict[str, Any]:
         """The config as stored with the run (and hashed): JSON-safe, paths as strings; custom prompts
         with their hashes (absent without them)."""
-        return {**self.model_dump(mode="json", exclude={"prompts"}),
+        # `images` only when given: configs written before it keep their hash (and their runs resume)
+        unset = {"prompts"} | ({"images"} if self.images is None else set())
+        return {**self.model_dump(mode="json", exclude=unset),
                 **stored_prompts(self.prompts, PROMPT_PREFIX)}

@@ -19,12 +19,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.table import Table
 
 from memegauge.arena.config import ArenaConfig, StageTokens
 from memegauge.arena.method import METHOD
-from memegauge.clikit import stdout_console
+from memegauge.clikit import notes, stdout_console
 from memegauge.config import ModelRegistry
 from memegauge.demo import demo_meme_file
 from memegauge.report import build_report
@@ -85,4 +84,4 @@ def _print(report: dict) -> None:
     stdout_console().print(table)
     ndcg = ", ".join(f"{j}: {v['ndcg']:.2f}" if v["ndcg"] is not None else f"{j}: -"
                      for j, v in report["judges"].items())
-    Console(stderr=True).print(f"judge NDCG vs the joint ranking: {ndcg}")
+    notes.print(f"judge NDCG vs the joint ranking: {ndcg}")

@@ -120,7 +120,8 @@ def read_inputs(config: ArenaConfig, registry: ModelRegistry) -> ArenaInputs:
     for name in config.models():
         registry.get(name)
     check_judge_families(config, registry)
-    memes = load_memes(config.memes, require_images=config.require_images, limit=config.limit)
+    memes = load_memes(config.memes, require_images=config.require_images, limit=config.limit,
+                       images=config.images)
     guidelines = read_human_guidelines(config.human_guidelines) if config.human_guidelines else {}
     votes = read_human_votes(config.human_votes) if config.human_votes else []
     return ArenaInputs(memes, guidelines, votes)

@@ -12,8 +12,14 @@ which) — the model, and what one call's size rests on. The tokens of one call 
 
 Cost uses the registry's `price_in` / `price_out` (USD per 1M tokens); an API model with neither set
 says "price unknown" rather than $0; a local backend, or a server on this machine (loopback) without
-prices, costs $0. `cached`: calls of this run (same name) already answered in the
-store: a rerun replays them without paying again.
+prices, costs $0. `cached`: calls the store already answered — this run's (same name), or, where the
+planner knows the requests before the run (a benchmark's questions), the same requests answered by any run
+(looked up by cache key, as the engine looks them up): a run replays them without paying again.
+
+Beside the cost, which is an upper bound wherever a count or the tokens are, the **expected** cost:
+the expected calls (a planner's expectation where its count is a bound, e.g. how long refinement chains
+run, else the count) × the expected tokens of one call (measured means when the store has them; otherwise the
+heuristic prompt and `EXPECTED_COMPLETION_SHARE` of `max_tokens` for the completion).
 """
 
 from __future__ import annotations
@@ -23,11 +29,17 @@ from typing import Any
 from collections.abc import Callable
 
 from memegauge.config import ModelRegistry
+from memegauge.engine.core import cache_key
 from memegauge.engine.store import Store
 
 TOKENS_PER_WORD = 1.33  # English text in BPE tokenizers (GPT-4o, Qwen): ~0.75 words a token
 IMAGE_TOKENS = 765  # one 1024×1024 picture at OpenAI's "high" detail; other providers are close
 LOCAL_BACKENDS = {"embedded", "hf", "scripted"}  # run here: no price, cost $0
+EXPECTED_COMPLETION_SHARE = 1 / 3
+"""An answer's expected length as a share of its `max_tokens`, until the store has measured the stage: the
+methods set their budgets with room to spare (about two to three times the published example answers, or
+10 tokens for a 1–4 letter choice), so a completion at the budget is the bound, and a third of it the
+expectation."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,8 @@ class PlannedCalls:
     prompt_words: float = 0.0  # one call's prompt, in words (template + meme text), for the heuristic
     images: int = 1  # pictures one call shows
     note: str = ""  # what the count rests on, e.g. "memes × Miners"
+    expected: float | None = None  # the expected count where `calls` is a bound (the planner's model); None: calls
+    requests: tuple[Any, ...] = ()  # the calls' requests, where known before the run: looked up in the cache
 
 
 @dataclass
@@ -56,6 +70,8 @@ class StageEstimate:
     cost: float | None  # None: price unknown
     basis: str  # measured (n calls) or heuristic
     note: str
+    expected_calls: float = 0.0  # the planner's expected count (the count itself where it is exact)
+    expected_cost: float | None = None  # expected calls × expected tokens (see the module docstring)
 
 
 BOUNDS = ("exact", "at most", "expected")  # weakest last: a merged count takes its weakest part's
@@ -75,7 +91,9 @@ def merged(plans: list[PlannedCalls]) -> list[PlannedCalls]:
             stage=stage, model=model, calls=calls, bound=max((p.bound for p in parts), key=BOUNDS.index),
             max_tokens=max(p.max_tokens for p in parts),
             prompt_words=sum(p.prompt_words * p.calls for p in parts) / calls if calls else parts[0].prompt_words,
-            images=parts[0].images, note="; ".join(dict.fromkeys(p.note for p in parts if p.note))))
+            images=parts[0].images, note="; ".join(dict.fromkeys(p.note for p in parts if p.note)),
+            expected=sum(p.calls if p.expected is None else p.expected for p in parts),
+            requests=tuple(r for p in parts for r in p.requests)))
     return out
 
 
@@ -90,18 +108,28 @@ def estimate(plans: list[PlannedCalls], registry: ModelRegistry, store: Store | 
         measured = means.get((plan.model, plan.stage))
         if measured:
             n, prompt, completion = measured
-            basis = f"measured ({n} calls)"
+            basis, expected_completion = f"measured ({n} calls)", completion
         else:
             images = plan.images * IMAGE_TOKENS if spec.vision else 0
             prompt, completion = plan.prompt_words * TOKENS_PER_WORD + images, plan.max_tokens
-            basis = "heuristic"
+            basis, expected_completion = "heuristic", plan.max_tokens * EXPECTED_COMPLETION_SHARE
         prompt_tokens, completion_tokens = round(prompt * plan.calls), round(completion * plan.calls)
+        expected_calls = min(plan.calls, plan.calls if plan.expected is None else plan.expected)
+        cached = max(have.get((plan.model, plan.stage), 0), _stored(store, spec, plan.requests))
         rows.append(StageEstimate(
             stage=plan.stage, model=plan.model, calls=plan.calls, bound=plan.bound,
-            cached=min(have.get((plan.model, plan.stage), 0), plan.calls),
-            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-            cost=_cost(spec, prompt_tokens, completion_tokens), basis=basis, note=plan.note))
+            cached=min(cached, plan.calls), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+            cost=_cost(spec, prompt_tokens, completion_tokens), basis=basis, note=plan.note,
+            expected_calls=expected_calls,
+            expected_cost=_cost(spec, round(prompt * expected_calls), round(expected_completion * expected_calls))))
     return rows
+
+
+def _stored(store: Store | None, spec: Any, requests: tuple[Any, ...]) -> int:
+    """How many of these requests the store has answered, by any run: the engine's own cache lookup."""
+    if store is None or not requests:
+        return 0
+    return store.answered_among([cache_key(spec, request) for request in requests])
 
 
 def _cost(spec: Any, prompt_tokens: int, completion_tokens: int) -> float | None:
@@ -122,7 +150,8 @@ def per_model(rows: list[StageEstimate]) -> dict[str, dict[str, Any]]:
     totals: dict[str, dict[str, Any]] = {}
     for row in rows:
         t = totals.setdefault(row.model, {"calls": 0, "bounded": False, "cost_bounded": False, "cached": 0,
-                                          "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0})
+                                          "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0,
+                                          "expected_cost": 0.0})
         t["calls"] += row.calls
         t["bounded"] |= row.bound != "exact"
         t["cost_bounded"] |= _cost_is_a_bound(row)
@@ -130,6 +159,8 @@ def per_model(rows: list[StageEstimate]) -> dict[str, dict[str, Any]]:
         t["prompt_tokens"] += row.prompt_tokens
         t["completion_tokens"] += row.completion_tokens
         t["cost"] = None if t["cost"] is None or row.cost is None else t["cost"] + row.cost
+        t["expected_cost"] = None if t["expected_cost"] is None or row.expected_cost is None \
+            else t["expected_cost"] + row.expected_cost
     return totals
 
 
@@ -138,7 +169,8 @@ def as_dict(rows: list[StageEstimate]) -> dict[str, Any]:
 
 
 DRY_RUN_NOTE = ("dry run: nothing was sent and the store was not changed. Heuristic completion tokens are the "
-                "max_tokens bound; measured ones are the store's means for that stage and model.")
+                "max_tokens bound; measured ones are the store's means for that stage and model. 'expected $' "
+                "is the likely cost: expected calls, measured tokens or a third of max_tokens (docs/runs.md).")
 
 
 def estimate_tables(rows: list[StageEstimate], run_name: str, clean: Callable[[object], str]) -> list[Any]:
@@ -147,20 +179,21 @@ def estimate_tables(rows: list[StageEstimate], run_name: str, clean: Callable[[o
     from rich.table import Table
 
     table = Table(title=f"dry run of {clean(run_name)}: planned calls (no model was called)")
-    for column in ("stage", "model", "calls", "cached", "prompt tok", "completion tok", "cost $", "tokens from",
-                   "count"):
+    for column in ("stage", "model", "calls", "cached", "prompt tok", "completion tok", "cost $", "expected $",
+                   "tokens from", "count"):
         table.add_column(column, justify="left" if column in ("stage", "model", "tokens from", "count") else "right")
     for r in rows:
         count = r.bound + (f": {r.note}" if r.note else "")
         table.add_row(clean(r.stage), clean(r.model), _calls(r.calls, r.bound), str(r.cached), f"{r.prompt_tokens:,}",
-                      f"{r.completion_tokens:,}", _money(r.cost, _cost_is_a_bound(r)), r.basis, clean(count))
+                      f"{r.completion_tokens:,}", _money(r.cost, _cost_is_a_bound(r)),
+                      _expected(r.expected_cost, r.cost), r.basis, clean(count))
     models = Table(title="per model")
-    for column in ("model", "calls", "cached", "prompt tok", "completion tok", "cost $"):
+    for column in ("model", "calls", "cached", "prompt tok", "completion tok", "cost $", "expected $"):
         models.add_column(column, justify="left" if column == "model" else "right")
     for model, t in per_model(rows).items():
         models.add_row(clean(model), _calls(t["calls"], "at most" if t["bounded"] else "exact"), str(t["cached"]),
                        f"{t['prompt_tokens']:,}", f"{t['completion_tokens']:,}",
-                       _money(t["cost"], t["cost_bounded"]))
+                       _money(t["cost"], t["cost_bounded"]), _expected(t["expected_cost"], t["cost"]))
     return [table, models]
 
 
@@ -172,6 +205,13 @@ def _cost_is_a_bound(row: StageEstimate) -> bool:
     """The cost is an upper bound when the calls are, or when the tokens are the heuristic's (completion at
     max_tokens, every picture billed)."""
     return row.bound == "at most" or row.basis == "heuristic"
+
+
+def _expected(expected: float | None, cost: float | None) -> str:
+    """The expected cost, marked `~` where it differs from the cost column's figure."""
+    if expected is None:
+        return "price unknown"
+    return f"~ {expected:.4f}" if cost is not None and expected < cost else f"{expected:.4f}"
 
 
 def _money(cost: float | None, upper: bool = False) -> str:

@@ -13,11 +13,15 @@ server may refuse images). Every failure is collected: the run stops with one `P
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
+import socket
 from dataclasses import dataclass
+from pathlib import Path
 from importlib.metadata import PackageNotFoundError, requires
 from typing import Any
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 import aiohttp
 from rich.console import Console
@@ -82,7 +86,18 @@ async def find_problems(registry: ModelRegistry, names: list[str], pictures: lis
         return problems
     probed = [n for n in names if n in pictures]
     store = open_store() if open_store and probed else None
-    return _refusals(registry, await refusing_images(registry, probed, store))
+    new = store is not None and str(store.path) != ":memory:" and not store.path.exists()
+    refusals = _refusals(registry, await refusing_images(registry, probed, store))
+    if refusals and new:  # the run stops before it starts: the store its probes made goes with it
+        _remove_store(store)
+    return refusals
+
+
+def _remove_store(store: Store) -> None:
+    """Close a store this preflight created and delete its file (and SQLite's WAL files beside it)."""
+    store.close()
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{store.path}{suffix}").unlink(missing_ok=True)
 
 
 def _refusals(registry: ModelRegistry, refusing: dict[str, str]) -> list[Problem]:
@@ -110,12 +125,12 @@ async def _free_checks(registry: ModelRegistry, name: str, timeout_s: float) -> 
     if spec.base_url:
         dead = await _dead_replicas(spec, timeout_s)
         if len(dead) == len(spec.base_url):
-            problems.append(Problem(name, f"cannot connect to {', '.join(dead)} (no answer within {timeout_s:g} s)",
-                                    _key(registry, name, "base_url"),
-                                    "start the server (e.g. `vllm serve MODEL --port 8000`), or correct base_url"))
-        for url in dead if len(dead) < len(spec.base_url) else []:
-            console.print(f"[yellow]warning:[/] model {name!r}: replica {url} does not answer; the others "
-                          "will serve")
+            where_why = ", ".join(f"{url} ({why})" for url, why in dead.items())
+            problems.append(Problem(name, f"cannot connect to {where_why}", _key(registry, name, "base_url"),
+                                    _connect_fix(spec, list(dead))))
+        for url, why in dead.items() if len(dead) < len(spec.base_url) else []:
+            console.print(f"[yellow]warning:[/] model {name!r}: replica {url} does not answer ({why}); the "
+                          "others will serve")
     return [_one(problems)] if problems else []
 
 
@@ -172,22 +187,64 @@ def is_builtin(registry: ModelRegistry, name: str) -> bool:
     return name in BUILTIN_MODELS and registry.get(name) == ModelSpec(name=name, **BUILTIN_MODELS[name])
 
 
-async def _dead_replicas(spec: ModelSpec, timeout_s: float) -> list[str]:
-    answers = await asyncio.gather(*(_answers(url, timeout_s) for url in spec.base_url))
-    return [url for url, ok in zip(spec.base_url, answers, strict=True) if not ok]
+async def _dead_replicas(spec: ModelSpec, timeout_s: float) -> dict[str, str]:
+    """{base_url: why no server answers there} for the replicas of `spec` that do not answer."""
+    answers = await asyncio.gather(*(_no_answer(url, timeout_s) for url in spec.base_url))
+    return {url: why for url, why in zip(spec.base_url, answers, strict=True) if why}
 
 
-async def _answers(base_url: str, timeout_s: float) -> bool:
-    """GET `{base_url}/models`: any HTTP status (401 without a key, 404 on a server without the
-    route) means a server answers there; no connection or no answer in time means none does."""
+async def _no_answer(base_url: str, timeout_s: float) -> str:
+    """Why no server answers a GET of `{base_url}/models`, or "" when one does: any HTTP status (401
+    without a key, 404 on a server without the route) is an answer. A refused connection is told from a
+    silent one, because their fixes differ (start the server vs. check the network)."""
     timeout = aiohttp.ClientTimeout(total=timeout_s)
     try:
         async with aiohttp.ClientSession(timeout=timeout) as session:
             async with session.get(base_url.rstrip("/") + "/models") as response:
                 await response.read()
-                return True
-    except (TimeoutError, aiohttp.ClientError, OSError, ValueError):
+                return ""
+    except TimeoutError:
+        return f"no answer within {timeout_s:g} s"
+    except aiohttp.ClientConnectorError as exc:
+        return _connect_failure(exc.os_error)
+    except (aiohttp.ClientError, OSError, ValueError) as exc:
+        return f"no connection: {type(exc).__name__}"
+
+
+def _connect_failure(error: OSError) -> str:
+    """A failed connection in words: refused (nothing listens on that port), an unknown host, or the
+    operating system's own words."""
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(error, socket.gaierror):
+        return "host name not found"
+    return f"cannot connect: {error.strerror or error}"
+
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
+
+
+def _connect_fix(spec: ModelSpec, urls: list[str]) -> str:
+    """The fix for a model whose server cannot be reached: a server of one's own (this machine or the
+    local network) is started; a hosted API's address and the way to it (network, proxy) are checked."""
+    parts = [urlsplit(url) for url in urls]
+    if all(_own_server(p.hostname or "") for p in parts):
+        port = parts[0].port or (443 if parts[0].scheme == "https" else 80)
+        return (f"start the server (e.g. `vllm serve {spec.model} --port {port}`), or correct base_url "
+                "if it listens elsewhere")
+    return ("check base_url (the service's API address, e.g. https://api.openai.com/v1) and that this "
+            "machine reaches it: the network, a firewall, or a proxy (HTTPS_PROXY)")
+
+
+def _own_server(host: str) -> bool:
+    """The host is this machine or the local network (a server one runs), not a hosted API."""
+    if host in LOCAL_HOSTS or host.endswith(".local") or "." not in host:
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
         return False
+    return address.is_private or address.is_loopback or address.is_link_local
 
 
 async def preflight_vision(registry: ModelRegistry, names: list[str], store: Store | None = None) -> None:

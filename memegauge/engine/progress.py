@@ -5,7 +5,11 @@ Totals come from the plan: a pipeline tells `plan(stage, calls)` how many calls 
 before it submits them (memes × Miners, questions × rotations …); a stage whose count depends on
 earlier answers gives its upper bound and narrows it once known. A stage that submits more than it
 planned raises its own total (never hidden). The ETA is the remaining calls at the rate fresh calls
-have been answered so far; calls answered from the cache cost no time and do not enter the rate.
+have been answered so far; calls answered from the cache cost no time and do not enter the rate. Where a
+stage's count is a bound, the calls left are counted at the planner's expected count (the same as
+`--dry-run`'s `expected $`) and the ETA reads `~1m05s (≤ 3m10s)`: the expectation, then the bound.
+Work that is no model call (erasing the text of pictures) reports its own progress (`work`): it is shown
+as the current step, and its time left at its own rate is added to the ETA.
 
 On a terminal (stderr a TTY) a rich bar shows it; otherwise (nohup, SLURM, a pipe) a plain line with
 an ISO timestamp and no ANSI codes is written every `every_s` seconds (`memegauge --progress-every`,
@@ -42,10 +46,32 @@ class StageCount:
     bound: str = "exact"  # exact, or "at most" while the count depends on answers still to come
     submitted: int = 0
     done: int = 0
+    expected: float | None = None  # the expected count where `planned` is a bound (None: the bound)
 
     @property
     def total(self) -> int:
         return max(self.planned or 0, self.submitted)
+
+    @property
+    def likely(self) -> float:
+        """The calls the stage will most likely make: its total, or its expectation while a bound."""
+        if self.bound == "exact" or self.expected is None or self.submitted >= (self.planned or 0):
+            return self.total
+        return max(self.expected, self.submitted)
+
+
+@dataclass
+class WorkCount:
+    """A step that is no model call (erasing pictures): done of total, since `started`."""
+
+    name: str
+    total: int
+    done: int = 0
+    started: float = 0.0
+
+    def left_s(self) -> float | None:
+        """Seconds left at the rate so far; None before the first item is done."""
+        return eta_seconds(self.total - self.done, self.done, time.monotonic() - self.started)
 
 
 def eta_seconds(remaining: int, fresh_done: int, fresh_elapsed: float) -> float | None:
@@ -74,6 +100,7 @@ class CallProgress:
         self._failed_keys: set[str] = set()
         self.stages: dict[str, StageCount] = {}
         self.stage = ""
+        self.working: WorkCount | None = None  # a step that is no model call, while it runs
         self.first_fresh: float | None = None  # when the first fresh call was sent
         self.last_fresh: float | None = None  # when the latest fresh call was answered
         self.every_s = _EVERY_S[0] if every_s is None else every_s
@@ -88,22 +115,43 @@ class CallProgress:
 
     # ---- what the pipelines and the engine report ------------------------------------------------
 
-    def plan(self, stage: str, calls: int, bound: str = "exact") -> None:
-        """Stage `stage` will submit `calls` calls (`bound`: "exact" or "at most")."""
+    def plan(self, stage: str, calls: int, bound: str = "exact", expected: float | None = None) -> None:
+        """Stage `stage` will submit `calls` calls (`bound`: "exact" or "at most"; `expected`: the
+        likely count where `calls` is a bound)."""
         count = self.stages.setdefault(stage, StageCount())
-        count.planned, count.bound = calls, bound
+        count.planned, count.bound, count.expected = calls, bound, expected
         self._refresh()
 
     def plan_calls(self, plans: Iterable[Any]) -> None:
         """Plan every stage of a method's `PlannedCalls` (`memegauge.engine.estimate`), summed per
-        stage; a stage is a bound when any of its parts is."""
+        stage; a stage is a bound when any of its parts is, and its expectation is its parts'."""
         totals: dict[str, list[Any]] = {}
         for p in plans:
-            total = totals.setdefault(p.stage, [0, "exact"])
+            total = totals.setdefault(p.stage, [0, "exact", 0.0])
             total[0] += p.calls
             total[1] = total[1] if p.bound == "exact" else "at most"
-        for stage, (calls, bound) in totals.items():
-            self.plan(stage, calls, bound)
+            expected = getattr(p, "expected", None)
+            total[2] += p.calls if expected is None else min(expected, p.calls)
+        for stage, (calls, bound, expected) in totals.items():
+            self.plan(stage, calls, bound, expected)
+
+    def settle(self, *stages: str) -> None:
+        """These stages will submit no more calls: each one's count is what it submitted (exact), so a
+        bound that was not reached no longer stretches the total and the ETA."""
+        for stage in stages:
+            count = self.stages.setdefault(stage, StageCount())
+            count.planned, count.bound, count.expected = count.submitted, "exact", None
+        self._refresh()
+
+    def work(self, name: str, done: int, total: int) -> None:
+        """Work that is no model call: `done` of `total` items of `name` (0 starts it, total ends it)."""
+        if done >= total:
+            self.working = None
+        elif self.working is None or self.working.name != name:
+            self.working = WorkCount(name, total, done, time.monotonic())
+        else:
+            self.working.done = done
+        self._refresh()
 
     def submitted(self, stage: str) -> None:
         self.stages.setdefault(stage or "", StageCount()).submitted += 1
@@ -147,17 +195,32 @@ class CallProgress:
     def total(self) -> int:
         return sum(count.total for count in self.stages.values())
 
-    def eta(self) -> float | None:
-        if self.first_fresh is None:
+    def eta(self, bound: bool = False) -> float | None:
+        """Seconds left: the calls left (at the likely counts, or with `bound` at the bounds) at the
+        fresh calls' rate, plus a running non-call step's own time left."""
+        if self.first_fresh is None and self.working is None:
             return None
-        elapsed = (self.last_fresh or time.monotonic()) - self.first_fresh
-        return eta_seconds(max(self.total - self.done, 0), self.fresh, elapsed)
+        calls = sum(c.total if bound else c.likely for c in self.stages.values())
+        left = max(calls - self.done, 0)
+        work = self.working.left_s() if self.working else 0.0
+        if work is None or (left and self.first_fresh is None):
+            return None
+        last = time.monotonic() if self.last_fresh is None else self.last_fresh
+        elapsed = last - self.first_fresh if self.first_fresh is not None else 0.0
+        calls_s = eta_seconds(left, self.fresh, elapsed) if left else 0.0
+        return None if calls_s is None else calls_s + work
 
     def status(self) -> str:
-        """`failed 0 · retrying 1 · truncated 0 · cached 12 · ETA 1m05s`"""
-        bound = "≤ " if self.bounded() else ""
+        """`failed 0 · retrying 1 · truncated 0 · cached 12 · ETA 1m05s` (`ETA ~1m05s (≤ 3m10s)` while
+        a count is a bound with a smaller expectation)."""
+        if not self.bounded():
+            eta = clock(self.eta())
+        else:
+            likely, most = self.eta(), self.eta(bound=True)
+            eta = f"≤ {clock(most)}" if likely is None or most is None or round(likely) >= round(most) \
+                else f"~{clock(likely)} (≤ {clock(most)})"
         return (f"failed {self.failed} · retrying {self.retrying} · truncated {self.truncated} · "
-                f"cached {self.cached} · ETA {bound}{clock(self.eta())}")
+                f"cached {self.cached} · ETA {eta}")
 
     def bounded(self) -> bool:
         """Whether the total still counts calls a stage may not need (an upper bound)."""
@@ -174,6 +237,8 @@ class CallProgress:
         if stage is not None:
             bound = "" if stage.bound == "exact" or stage.submitted >= (stage.planned or 0) else "≤"
             current = f" · {self.stage} {stage.done}/{bound}{stage.total}"
+        if self.working is not None:
+            current += f" · {self.working.name} {self.working.done}/{self.working.total}"
         return f"{now} progress: {self.done}/{total_text} calls{share}{current} · {self.status()}"
 
     # ---- display ---------------------------------------------------------------------------------
@@ -214,6 +279,8 @@ class CallProgress:
         if self.progress:
             stage = self.stages.get(self.stage)
             label = f"{self.stage} {stage.done}/{stage.total}" if stage else "calls"
+            if self.working is not None:
+                label = f"{self.working.name} {self.working.done}/{self.working.total}"
             self.progress.update(self.task, total=self.total or None, completed=self.done,
                                  status=self.status(), description=label)
 

@@ -138,7 +138,8 @@ def _dry_eval(cfg, configs, inputs, run: str | None) -> None:
     for c, (questions, memes) in zip(configs, inputs, strict=True):
         name = _run_name(run, c.model, len(configs)) or default_run_name(
             "eval", c.version, c.split, c.model, c.limit, resolve_types(c.types), c.circular, c.seed)
-        dry_run(cfg, name, plan_eval(questions, memes, model=c.model, version=c.version, circular=c.circular))
+        dry_run(cfg, name, plan_eval(questions, memes, model=c.model, version=c.version, circular=c.circular,
+                                  requests=True))
 
 
 @qa_app.command("score")
@@ -146,8 +147,8 @@ def score_command(
     ctx: typer.Context,
     data: Path = typer.Option(..., "--data", help="Folder with none-minus/ and none-plus/ splits, or an "
                               "installed data set's name (memeqa)."),
-    version: str = typer.Option(..., "--version", help="none-minus or none-plus."),
-    split: str = typer.Option(..., "--split", help="train, dev or test."),
+    version: str = typer.Option("none-minus", "--version", help="none-minus (default) or none-plus."),
+    split: str = typer.Option("dev", "--split", help="train, dev (default) or test."),
     predictions: list[Path] = typer.Option(..., "--predictions", help='JSONL of {"id", "prediction"}; '
                                            "repeat it to score several files and compare them."),
     run: str | None = typer.Option(None, "--run", help="Run name."),
@@ -356,7 +357,7 @@ def build_command(ctx: typer.Context,
                   budget: float | None = BUDGET,
                   ) -> None:
     """Construct MemeQA from annotations: QO pairs → AF → trivial filter → None+ → split."""
-    from memegauge.clikit import console, dry_run, finish, overrides, preflight, use_budget
+    from memegauge.clikit import dry_run, finish, notes, overrides, preflight, use_budget
     from memegauge.config import load_config
     from memegauge.memeqa.build import BuildConfig, annotation_memes, run_build
     from memegauge.memeqa.construct import load_annotations
@@ -379,10 +380,10 @@ def build_command(ctx: typer.Context,
     name = asyncio.run(run_build(cfg.store(), cfg.registry(), build, progress=cfg.progress))
     info = read_record(cfg.store(), cfg.store().run_row(name)["id"], BuildInfo)
     for round_ in info.af_rounds:
-        console.print(f"AF round {round_.round}: discriminator accuracy "
+        notes.print(f"AF round {round_.round}: discriminator accuracy "
                       f"{100 * round_.accuracy:.1f}% on {round_.questions} questions")
-    console.print(f"written to {build.out}: " + ", ".join(f"{k} {v}" for k, v in info.written.items()))
-    console.print(safe(f"run {name!r}; `{shell_command('memegauge', 'report', name)}` shows every stage's counts"))
+    notes.print(f"written to {build.out}: " + ", ".join(f"{k} {v}" for k, v in info.written.items()))
+    notes.print(safe(f"run {name!r}; `{shell_command('memegauge', 'report', name)}` shows every stage's counts"))
     finish(cfg.store(), name, max_failure_rate)
 
 
@@ -393,7 +394,7 @@ def finetune_command(ctx: typer.Context,
                      seed: int | None = SEED,
                      sets: list[str] | None = SET) -> None:
     """LoRA fine-tuning with dev evaluation every 20% of an epoch (extra `train`); resumable."""
-    from memegauge.clikit import console, overrides
+    from memegauge.clikit import console, notes, overrides
     from memegauge.config import load_config
     from memegauge.engine import open_run
     from memegauge.memeqa.finetune import FinetuneConfig, describe_settings, finetune
@@ -409,7 +410,7 @@ def finetune_command(ctx: typer.Context,
 
     def progress(state: dict) -> None:
         point = state["history"][-1]
-        console.print(f"step {point['step']} (epoch {point['epoch']:.2f}): train loss "
+        notes.print(f"step {point['step']} (epoch {point['epoch']:.2f}): train loss "
                       f"{point['train_loss']:.4f}, dev macro {_pct(point['macro'])}")
 
     async def main_task() -> str:
@@ -418,7 +419,7 @@ def finetune_command(ctx: typer.Context,
                             config={"task": "finetune", **settings.model_dump(mode="json")},
                             seed=settings.seed, progress=False) as (stage_run, _engine):
             state = await asyncio.to_thread(finetune, settings, progress,
-                                            lambda s: console.print(f"fine-tuning: {describe_settings(s)}"))
+                                            lambda s: notes.print(f"fine-tuning: {describe_settings(s)}"))
             stage_run.put(FinetuneInfo(task="finetune", out=str(settings.out), best_step=state["best_step"],
                                        best_macro=state["best_macro"], dev=state["history"],
                                        losses=state["curve"], vision=state["vision"],

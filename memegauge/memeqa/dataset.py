@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memegauge.files import check_meme_text, find_file, parse_json, read_user_text, write_text_atomic
 from memegauge.images.check import verify_picture
+from memegauge.memes import picture_folder
 from memegauge.types import InputError, Meme
 
 VERSIONS = ("none-minus", "none-plus")
@@ -205,8 +206,7 @@ def load_memes_for(questions: list[Question], images_dir: Path | str,
         raise InputError("images folder not found", str(images_dir),
                          "give the folder holding the SemEval-2021 Task 6 PNGs")
     texts = load_meme_texts(Path(texts_path) if texts_path else _default_texts(images_dir))
-    if (images_dir / "images").is_dir():  # the corpus folder itself: PNGs in images/, texts beside
-        images_dir = images_dir / "images"
+    images_dir = picture_folder(images_dir)  # the corpus folder itself: PNGs in images/, texts beside
     memes: dict[str, Meme] = {}
     for question in questions:
         if question.img in memes:

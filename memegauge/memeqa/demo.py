@@ -13,10 +13,9 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.table import Table
 
-from memegauge.clikit import stdout_console
+from memegauge.clikit import notes, stdout_console
 from memegauge.memeqa.construct import load_annotations, multi_questions, single_questions
 from memegauge.memeqa.dataset import select_questions
 from memegauge.memeqa.metrics import summarize
@@ -63,5 +62,5 @@ def _print(records: list[dict], model: str) -> None:
     summary = summarize(records)
     stdout_console().print(table)
     if summary["micro"] is not None:
-        Console(stderr=True).print(f"MemeQA demo: accuracy {summary['micro']:.2f}, random guessing "
+        notes.print(f"MemeQA demo: accuracy {summary['micro']:.2f}, random guessing "
                                    f"{summary['random_baseline']['micro']:.2f}")

@@ -5,15 +5,20 @@ its words are counted (the picture is counted by the estimate, per call)."""
 from __future__ import annotations
 
 from memegauge.engine.estimate import PlannedCalls
-from memegauge.memeqa.evaluate import MAX_NEW_TOKENS, STAGE, presentations, qa_prompt
+from memegauge.memeqa.evaluate import MAX_NEW_TOKENS, STAGE, presentations, qa_prompt, qa_request
 
 
-def plan_eval(questions, memes, *, model: str, version: str, circular: bool) -> list[PlannedCalls]:
-    words = [len(qa_prompt(q, shown.options, version).split())
-             for q in questions for shown in presentations(q, circular)]
+def plan_eval(questions, memes, *, model: str, version: str, circular: bool,
+              requests: bool = False) -> list[PlannedCalls]:
+    """With `requests` (`--dry-run`), the requests themselves go with the plan: the estimate looks each up
+    in the store's cache, so answers another run already got count as cached (a run replays them)."""
+    shown = [(q, p) for q in questions for p in presentations(q, circular)]
+    words = [len(qa_prompt(q, p.options, version).split()) for q, p in shown]
     return [PlannedCalls(stage=STAGE, model=model, calls=len(words), max_tokens=MAX_NEW_TOKENS,
                          prompt_words=sum(words) / max(len(words), 1), images=1,
-                         note="questions × rotations" if circular else "one per question")]
+                         note="questions × rotations" if circular else "one per question",
+                         requests=tuple(qa_request(q, p, version, model, memes[q.img]) for q, p in shown)
+                         if requests else ())]
 
 
 def plan_build(config, annotations, tagger) -> list[PlannedCalls]:

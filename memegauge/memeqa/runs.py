@@ -20,7 +20,7 @@ from memegauge.images.thumbnail import meme_image_records
 from memegauge.memeqa.config import EvalConfig
 from memegauge.memeqa.plan import plan_eval
 from memegauge.memeqa.dataset import (Question, load_memes_for, load_questions, resolve_types,
-                                     select_questions)
+                                     select_questions, split_path)
 from memegauge.memeqa.evaluate import evaluate_questions, question_record
 from memegauge.memeqa.records import EvalInfo, Execution, QuestionRecord, read_info
 from memegauge.records import read_checked
@@ -120,16 +120,17 @@ def read_predictions(path: Path) -> dict[str, str]:
     return predictions
 
 
-def score_records(questions: list[Question], predictions: dict[str, str],
-                  version: str) -> tuple[list[dict[str, Any]], list[str]]:
+def score_records(questions: list[Question], predictions: dict[str, str], version: str,
+                  where: str = "--predictions", split: str = "") -> tuple[list[dict[str, Any]], list[str]]:
     """(records of the questions that have a prediction, graded like `eval` does; the ids of those
     that have none). A partial file (another harness's `--limit`, a run cut short) is the normal case:
     its missing questions are listed, never graded as wrong, so the figures are those of the covered
-    questions. An id foreign to the split is bad input."""
+    questions. An id foreign to the split is bad input; `where` names the predictions file and `split`
+    the split file in that message."""
     unknown = sorted(set(predictions) - {q.id for q in questions})
     if unknown:
-        raise InputError(f"{len(unknown)} prediction(s) for ids not in this split, e.g. "
-                         f"{unknown[0]!r}", "--predictions",
+        raise InputError(f"{len(unknown)} prediction(s) for ids not in {split or 'this split'}, e.g. "
+                         f"{unknown[0]!r}", where,
                          "check --version/--split (or --types/--limit) against the file")
     covered = [q for q in questions if q.id in predictions]
     records = [question_record(q, version, [predictions[q.id]], [None], circular=False) for q in covered]
@@ -146,7 +147,9 @@ async def score_run(store: Store, registry: ModelRegistry, *, data: Path, versio
     chosen_types = resolve_types(types)
     every = load_questions(data, version, split)
     answers = read_predictions(predictions)
-    score_records(every, answers, version)  # ids foreign to the split are bad input, sample or not
+    # ids foreign to the split are bad input, sample or not
+    score_records(every, answers, version, str(predictions),
+                  f"the {version} {split} split ({split_path(Path(data), version, split)})")
     questions = select_questions(every, types=chosen_types, limit=limit, seed=seed)
     chosen = {q.id for q in questions}
     records, missing = score_records(questions, {k: v for k, v in answers.items() if k in chosen}, version)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Iterable
@@ -82,7 +83,8 @@ def adammeme_items(store: Store, run: dict[str, Any], n: int, images: Pictures) 
     and `n` mining items (a meme → its categories in the run's final taxonomy)."""
     run_id, seed = run["id"], run.get("seed")
     scored = {r["id"]: r for r in store.records(run_id, "score") if r.get("status") == "scored"}
-    texts = {r["meme"]: r.get("text") or "" for r in scored.values()} | {m.id: m.text for m in run_memes(run)}
+    texts = {r["meme"]: r.get("text") or "" for r in scored.values()} | {m.id: m.text for m in run_memes(run)} \
+        | {m["meme"]: m["text"] for m in store.records(run_id, "mining") if m.get("text")}  # an import's texts
     taxonomy = store.get_record(run_id, "taxonomy", "final") or {}
     categories = taxonomy.get("categories") or {}
     items = []
@@ -100,7 +102,7 @@ def adammeme_items(store: Store, run: dict[str, Any], n: int, images: Pictures) 
         items.append(Item(item_id("labels", meme), "labels", meme, stratum, {
             "task": "labels", "text": texts.get(meme, ""), "image": images.get(meme),
             "categories": [{"name": c, "description": d} for c, d in categories.items()]}))
-    return items
+    return shown_only(items, run) if items else items
 
 
 def _scorer_prompt(run: dict[str, Any], score: dict[str, Any], categories: dict[str, str]) -> tuple[str, str]:
@@ -203,6 +205,22 @@ def run_items(store: Store, run: dict[str, Any], n: int = DEFAULT_SAMPLE) -> lis
         raise InputError("the run has no finished output to rate yet", f"run {run['name']!r}",
                          "let the run finish (or resume it), then rate it")
     return items
+
+
+def shown_only(items: list[Item], run: dict[str, Any]) -> list[Item]:
+    """The items a rater can judge, for a builder whose items are about their meme: each shows it, by
+    its text or its picture. Those whose meme has neither in the store (an import of results without
+    the meme texts or pictures, a meme set since moved) are left out, with one warning saying how many
+    and why; none left is an error."""
+    shown = [item for item in items if item.page.get("text") or item.page.get("image")]
+    if not shown:
+        raise InputError(f"none of the run's {len(items)} items can be shown: their memes have neither text "
+                         "nor picture in the store", f"run {run['name']!r}",
+                         "import or run it again with the meme set at hand (its texts and pictures)")
+    if len(shown) < len(items):
+        warnings.warn(f"{len(items) - len(shown)} of {len(items)} items left out: their memes have neither "
+                      "text nor picture in the store (a rater could not judge them)", stacklevel=2)
+    return shown
 
 
 class Pictures:

@@ -27,6 +27,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from memegauge.engine import failure_text
 from memegauge.engine.store import Store
 from memegauge.files import write_text_atomic
 from memegauge.methods import method, methods
@@ -94,17 +95,30 @@ def header_facts(run: dict[str, Any]) -> list[tuple[str, str]]:
         facts.append(("custom prompts", f"{run['prompts']['folder']}: " + ", ".join(
             f"{name} ({digest[:12]})" for name, digest in run["prompts"]["hashes"].items())))
     truncated = ", ".join(f"{k}: {v}" for k, v in (run.get("truncated_by_stage") or {}).items())
-    facts.append(("outputs cut at max_tokens", f"{run.get('truncated_calls') or 0}"
-                  + (f" ({truncated})" if truncated else "")))
+    facts.append(("outputs cut at max_tokens", f"{run.get('truncated_calls') or 0} of {run.get('calls')}"
+                  + (f" ({truncated}): the answer stopped at its budget, and what was read of it is all "
+                     "there is" if truncated else "")))
     images = run.get("images_by_model") or {}
     if images:
         facts.append(("calls with the picture", ", ".join(
             f"{m}: {v['with_image']} of {v['calls']}"
             + (f" ({v['unrecorded']} made before pictures were counted)" if v.get("unrecorded") else "")
+            + (f" ({v['as_text']} read the meme's text and caption in place of the picture: the model is "
+               "text-only, `vision: false`)" if v.get("as_text") else "")
             for m, v in images.items())))
     if run.get("error"):
-        facts.append(("error", str(run["error"])))
+        facts.append(("error", error_text(run["error"])))
     return facts
+
+
+def error_text(error: str) -> str:
+    """A run's stored error in words: an incomplete run stores its failure summary as JSON (the
+    engine's `failure_text` reads it out); any other error is its own message."""
+    try:
+        summary = json.loads(error)
+        return failure_text(summary)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return str(error)
 
 
 def _date(stamp: float | None) -> str:

@@ -174,6 +174,9 @@ def lines_by_iteration(series: dict[str, list[dict[str, Any]]], title: str) -> s
             cumulative = [_value(r["cumulative"]["avg_score"]) for r in rows]
             (line,) = ax.plot(x, new, marker="o", label=f"{name} (new)")
             ax.plot(x, cumulative, linestyle="--", color=line.get_color(), label=f"{name} (cumulative)")
+        iterations = [r["iteration"] for rows in series.values() for r in rows]
+        if iterations and max(iterations) - min(iterations) < 1:  # one iteration: not a ±0.04 axis
+            ax.set_xlim(min(iterations) - 1, max(iterations) + 1)
         ax.set_xlabel("iteration (0 = original memes)")
         ax.set_ylabel("average score (1-10)")
         ax.set_ylim(0.5, 10.5)  # the whole scale: a flat line reads as a score, not as noise

@@ -32,6 +32,16 @@ class CallStats:
                                " FROM calls WHERE status='ok' GROUP BY model, stage").fetchall()
         return {(model, stage or ""): (n, p, c) for model, stage, n, p, c in rows}
 
+    def answered_among(self, keys: list[str]) -> int:
+        """How many of these cache keys the store holds answered (any run's): calls a run asking the
+        same requests replays without paying (`--dry-run`'s `cached`)."""
+        found, chunk = 0, 500  # SQLite's bound-parameter limit is far above; chunks keep statements small
+        for start in range(0, len(keys), chunk):
+            part = keys[start:start + chunk]
+            found += self.db.execute(f"SELECT COUNT(*) FROM calls WHERE status='ok' AND key IN "
+                                     f"({', '.join('?' * len(part))})", part).fetchone()[0]
+        return found
+
     def answered_calls(self, name: str) -> dict[tuple[str, str], int]:
         """(model, stage) → the run `name`'s answered calls (none when there is no such run yet)."""
         rows = self.db.execute("SELECT c.model, r.stage, COUNT(*) FROM runs u JOIN run_calls r ON r.run_id = u.id"
@@ -63,13 +73,17 @@ class CallStats:
     def image_counts(self, run_id: int) -> dict[str, dict[str, int]]:
         """Per model: the run's calls, and how many of them carried an image as a picture. Calls made
         before MemeGauge counted pictures (migrated stores: images_sent -1) are `unrecorded`; calls
-        whose pictures were downscaled to the model's `max_image_pixels` are `downscaled`."""
+        whose pictures were downscaled to the model's `max_image_pixels` are `downscaled`; calls where a
+        text-only model (`vision: false`) read the meme's text in place of its picture are `as_text`."""
         counts = {}
-        for model, calls, with_image, unrecorded, downscaled in self.db.execute(
+        for model, calls, with_image, unrecorded, downscaled, as_text in self.db.execute(
                 "SELECT c.model, COUNT(*), SUM(c.images_sent > 0), SUM(c.images_sent < 0),"
-                " SUM(json_extract(c.request_json, '$.images_downscaled') IS NOT NULL) FROM run_calls r"
+                " SUM(json_extract(c.request_json, '$.images_downscaled') IS NOT NULL),"
+                " SUM(c.images_sent = 0 AND instr(c.request_json, '\"alt_text\"') > 0) FROM run_calls r"
                 " JOIN calls c ON c.key=r.key WHERE r.run_id=? GROUP BY c.model ORDER BY c.model", (run_id,)):
             counts[model] = {"calls": calls, "with_image": with_image}
+            if as_text:
+                counts[model]["as_text"] = as_text
             if unrecorded:
                 counts[model]["unrecorded"] = unrecorded
             if downscaled:
