@@ -1,4 +1,5 @@
-"""What MemeGauge calls of AdamMeme (`memegauge.methods.Method`): imported when first needed."""
+"""The run hooks of AdamMeme (`memegauge.methods.Method`: config, check, run, models), named
+by its descriptor (`method.py`) and imported when first called."""
 
 from __future__ import annotations
 
@@ -7,15 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from memegauge.adammeme.config import AdamConfig
 from memegauge.config import ModelRegistry, method_config
-from memegauge.methods import Checked, RunResult, default_run_name, lazy, package_hooks
+from memegauge.methods import Checked, RunResult, default_run_name
 
 if TYPE_CHECKING:
     from memegauge.engine import Store
 
-# imported when called (`memegauge.methods.lazy`): registering the CLI loads the CLI module only
-commands, demo, report, tables, view = package_hooks("adammeme")
-headline = lazy("memegauge.adammeme.headline:headline")  # leaderboard rows with intervals
-exports = lazy("memegauge.adammeme.exports:tables")  # the item tables of `memegauge export`
 
 
 def check(config: AdamConfig, registry: ModelRegistry) -> Checked:

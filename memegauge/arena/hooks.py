@@ -1,4 +1,5 @@
-"""What MemeGauge calls of MemeArena (`memegauge.methods.Method`): imported when first needed."""
+"""The run hooks of MemeArena (`memegauge.methods.Method`: config, check, run, models), named
+by its descriptor (`method.py`) and imported when first called."""
 
 from __future__ import annotations
 
@@ -7,15 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from memegauge.arena.config import ArenaConfig
 from memegauge.config import ModelRegistry, method_config
-from memegauge.methods import Checked, RunResult, default_run_name, lazy, package_hooks
+from memegauge.methods import Checked, RunResult, default_run_name
 
 if TYPE_CHECKING:
     from memegauge.engine import Store
 
-# imported when called (`memegauge.methods.lazy`): registering the CLI loads the CLI module only
-commands, demo, report, tables, view = package_hooks("arena")
-headline = lazy("memegauge.arena.headline:headline")  # leaderboard rows with intervals
-exports = lazy("memegauge.arena.exports:tables")  # the item tables of `memegauge export`
 
 
 def check(config: ArenaConfig, registry: ModelRegistry) -> Checked:

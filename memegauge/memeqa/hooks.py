@@ -1,4 +1,5 @@
-"""What MemeGauge calls of MemeQA (`memegauge.methods.Method`): imported when first needed."""
+"""The run hooks of MemeQA (`memegauge.methods.Method`: config, check, run, models), named
+by its descriptor (`method.py`) and imported when first called."""
 
 from __future__ import annotations
 
@@ -7,15 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from memegauge.memeqa.config import EvalConfig
 from memegauge.config import ModelRegistry, method_config
-from memegauge.methods import Checked, RunResult, lazy, package_hooks
+from memegauge.methods import Checked, RunResult
 
 if TYPE_CHECKING:
     from memegauge.engine import Store
 
-# imported when called (`memegauge.methods.lazy`): registering the CLI loads the CLI module only
-commands, demo, report, tables, view = package_hooks("memeqa")
-headline = lazy("memegauge.memeqa.headline:headline")  # leaderboard rows with intervals
-exports = lazy("memegauge.memeqa.exports:tables")  # the item tables of `memegauge export`
 
 
 def check(config: EvalConfig, registry: ModelRegistry) -> Checked:

@@ -31,7 +31,8 @@ from memegauge.engine.store import Store
 from memegauge.files import write_text_atomic
 from memegauge.methods import method, methods
 from memegauge.report import build_report, run_header
-from memegauge.report.blocks import Block, Cell, count, data_blocks, num, pct, table, text
+from memegauge.rating.view import people_blocks
+from memegauge.report.blocks import Block, Cell, count, data_blocks, table, text
 from memegauge.types import MemeGaugeError
 
 HERE = Path(__file__).parent
@@ -164,7 +165,7 @@ def render(report: dict[str, Any], store: Store) -> str:
     run = report["run"]
     found = method(run["method"])
     blocks, data = (found.view if found and found.view else generic_view)(report, store)
-    blocks = blocks + people_blocks(report.get("people_vs_judges"))
+    blocks = blocks + people_blocks(report.get("people_vs_judges"), run)
     script = page_script()
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; "
@@ -220,107 +221,3 @@ def write_html_reports(store: Store, run_names: list[str], out_dir: Path, index:
     for file_name, page in pages:
         paths.append(write_text_atomic(out_dir / file_name, page))
     return paths
-
-
-# ---- People vs judges (memegauge rate) -----------------------------------------------------------
-
-PEOPLE_TITLE = "People vs judges"
-
-
-def _ci_cell(figure: dict[str, Any] | None, percent: bool = False, with_n: bool = False) -> Cell:
-    """{value, ci95, n} as "0.62 [0.41, 0.80]" (or percentages), with "n=…" where columns differ in n."""
-    value = (figure or {}).get("value")
-    if value is None:
-        return Cell("–", None)
-    shown = (lambda v: f"{100 * v:.1f}%") if percent else (lambda v: f"{v:.3f}")
-    ci = figure.get("ci95")
-    return Cell(shown(value) + (f" [{shown(ci[0])}, {shown(ci[1])}]" if ci else "") +
-                (f" n={figure['n']}" if with_n else ""), value)
-
-
-def _n_of(figure: dict[str, Any] | None) -> Cell:
-    return count((figure or {}).get("n"))
-
-
-def people_blocks(section: dict[str, Any] | None) -> list[Block]:
-    """The "People vs judges" section (`memegauge.rating.section`) as blocks: a note on what is
-    compared, then tables whose cells read "value [low, high]" with n beside them."""
-    if not section:
-        return []
-    raters = section["raters"]
-    blocks = [Block("note", PEOPLE_TITLE, text=(
-        f"{len(raters)} rater(s): " + ", ".join(f"{name} ({r['rated']} votes, {r['origin']})"
-                                               for name, r in raters.items()) +
-        ". Each figure is the value on all items with its 95% bootstrap interval (1,000 resamples of the "
-        "items, seeded) and n, the items behind it. People rate a run with: memegauge rate RUN."))]
-    if "scores" in section:
-        blocks += _people_scores(section["scores"])
-    if "labels" in section:
-        blocks += _people_labels(section["labels"])
-    if "pairs" in section:
-        blocks += _people_pairs(section["pairs"])
-    if "answers" in section:
-        blocks += _people_answers(section["answers"])
-    return blocks
-
-
-def _people_between(title: str, between: dict[str, Any] | None, figures: dict[str, str]) -> list[Block]:
-    if not between:
-        return []
-    rows = [[text(label), _ci_cell(between.get(key)), _n_of(between.get(key))] for key, label in figures.items()]
-    return [Block("table", f"{title}: {', '.join(between['raters'])} among themselves",
-                  table=table(["coefficient", "value [95% CI]", "n items"], rows))]
-
-
-def _people_scores(scores: dict[str, Any]) -> list[Block]:
-    rows = [[text(rater), count(r["n"]), num(r["human_avg_score"]), num(r["agent_avg_score"]),
-             pct(r["human_failure_rate"]), pct(r["agent_failure_rate"]),
-             _ci_cell(r["score_icc"]), _ci_cell(r["fr_icc"])] for rater, r in scores["vs_scorer"].items()]
-    return [Block("table", "AdamMeme scores: each person vs the Scorer (Table 3; ICC(2,1), FR at score < "
-                           f"{scores['threshold']:g})",
-                  table=table(["rater", "n", "human avg", "Scorer avg", "human FR", "Scorer FR",
-                               "ICC score [95% CI]", "ICC FR [95% CI]"], rows)),
-            *_people_between("AdamMeme scores", scores.get("between_raters"),
-                      {"icc": "ICC(2,1) (items every person scored)",
-                       "krippendorff_alpha_interval": "Krippendorff's α, interval"})]
-
-
-def _people_labels(labels: dict[str, Any]) -> list[Block]:
-    rows = [[text(rater), _ci_cell(r["accuracy"], percent=True), _ci_cell(r["kappa"]), _n_of(r["accuracy"])]
-            for rater, r in labels["vs_miners"].items()]
-    return [Block("table", "AdamMeme categories: each person vs the Miners' majority vote (Table 8)",
-                  table=table(["rater", "accuracy (same set) [95% CI]", "Cohen's κ per decision [95% CI]",
-                               "n memes"], rows)),
-            *_people_between("AdamMeme categories", labels.get("between_raters"),
-                      {"mean_pairwise_kappa": "mean pairwise Cohen's κ (the paper's Agreement)",
-                       "krippendorff_alpha_nominal": "Krippendorff's α, nominal"})]
-
-
-def _people_pairs(pairs: dict[str, Any]) -> list[Block]:
-    judges = list(dict.fromkeys(j for r in pairs["vs_judges"].values() for j in r))
-    rows = [[text(rater), *[_ci_cell(r[j], percent=True, with_n=True) for j in judges]]
-            for rater, r in pairs["vs_judges"].items()]
-    dims = list(dict.fromkeys(d for r in pairs["vs_joint_by_dimension"].values() for d in r))
-    dim_rows = [[text(rater), *[_ci_cell(r[d], percent=True) for d in dims]]
-                for rater, r in pairs["vs_joint_by_dimension"].items()]
-    return [Block("table", "MemeArena: accuracy of each judge against each person's overall vote "
-                           "(App. C, Table 5; A / B / tie; a judge does not judge its own battles)",
-                  table=table(["rater", *judges], rows)),
-            Block("table", "MemeArena: agreement with the joint vote per dimension",
-                  table=table(["rater", *dims], dim_rows)),
-            *_people_between("MemeArena votes", pairs.get("between_raters"),
-                      {"fleiss_kappa": "Fleiss' κ (battles every person voted on)",
-                       "mean_pairwise_kappa": "mean pairwise Cohen's κ",
-                       "krippendorff_alpha_nominal": "Krippendorff's α, nominal"})]
-
-
-def _people_answers(answers: dict[str, Any]) -> list[Block]:
-    rows = []
-    for rater, by_type in answers["human_accuracy"].items():
-        model = answers["model_on_same_questions"].get(rater, {})
-        rows += [[text(rater), text(t), _ci_cell(f, percent=True), pct(model.get(t)), _n_of(f)]
-                 for t, f in by_type.items() if t != "macro"]
-        rows.append([text(rater), text("macro"), pct(by_type.get("macro")), text("–"), text("")])
-    return [Block("table", "MemeQA: human accuracy per question type (the Hum row of Tables 2–3)",
-                  table=table(["rater", "type", "human accuracy [95% CI]", "model, same questions", "n"], rows)),
-            *_people_between("MemeQA answers", answers.get("between_raters"), {"fleiss_kappa": "Fleiss' κ"})]

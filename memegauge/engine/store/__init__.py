@@ -48,7 +48,7 @@ from collections.abc import Iterator
 from memegauge._version import __version__
 from memegauge.engine.store.errors import GuardedConnection, RunBusy, StoreError, store_fault
 from memegauge.engine.store.leases import HEARTBEAT_S, HOST, LEASE_TTL_S, lease_alive
-from memegauge.engine.store.schema import CALL_COLUMNS, SCHEMA, SCHEMA_VERSION, migrate
+from memegauge.engine.store.schema import CALL_COLUMNS, SCHEMA, SCHEMA_VERSION, MethodSteps, migrate
 from memegauge.engine.store.stats import CallStats
 from memegauge.files import canonical_json
 from memegauge.types import CallRecord, CallStatus, ErrorClass, InputError, Usage
@@ -69,8 +69,9 @@ def _writable(path: Path) -> bool:
 class Store(CallStats):
     """SQLite run store + response cache. See the module docstring for the crash-safety design."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, migrations: MethodSteps | None = None) -> None:
         self.path = Path(path)
+        self.migrations = migrations  # the methods' steps for an older store (None: those installed)
         if self.path.exists() and not self.path.is_file():
             raise InputError("the store path is not a file", where=str(self.path),
                              fix="pass --store FILE or set MEMEGAUGE_STORE to a file path")
@@ -173,7 +174,7 @@ class Store(CallStats):
         if version == SCHEMA_VERSION:
             return
         with self._tx():
-            migrate(self.db, version)
+            migrate(self.db, version, self.migrations)
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     # ---- runs -----------------------------------------------------------------------------------

@@ -1,12 +1,25 @@
 """The store's layout: its tables (`SCHEMA`), its version (`SCHEMA_VERSION`, kept in `PRAGMA user_version`)
-and the steps that bring an older store to it (`migrate`): the layout's own, then each method's."""
+and the steps that bring an older store to it (`migrate`): the layout's own, then each method's, which
+are handed to the store from above (`MethodSteps`): the store imports no method, and opening a store
+loads only the methods whose runs it holds, and only when a step may be due."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
 
-from memegauge.methods import methods
+Step = Callable[[sqlite3.Connection], None]
+MethodSteps = Callable[[list[str]], list[tuple[int, Step]]]
+"""The methods' migration steps: given the method names of a store's runs, their `(version, step)`
+pairs (`memegauge.methods.migration_steps`, installed by `install_method_steps` when the method
+registry is imported; a `Store` may also be handed its own)."""
+
+_installed: list[MethodSteps] = []
+
+
+def install_method_steps(steps: MethodSteps) -> None:
+    """Hand the store the methods' steps (called by `memegauge.methods`, which sits above the store)."""
+    _installed[:] = [steps]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -85,11 +98,11 @@ LAYOUT_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_ver
 """Step k of the store's own layout (tables and columns): turns a store of version k - 1 into version k."""
 
 
-def migrate(db: sqlite3.Connection, version: int) -> None:
+def migrate(db: sqlite3.Connection, version: int, method_steps: MethodSteps | None = None) -> None:
     """Run every step from `version` + 1 to `SCHEMA_VERSION`: the layout's, then each method's for that
     step (a method's records are its own: a method names its steps in its descriptor, `Method.migrations`,
     and the store runs them without knowing its record kinds)."""
-    steps = _method_steps(db)
+    steps = _method_steps(db, method_steps)
     for target in range(version + 1, SCHEMA_VERSION + 1):
         if target in LAYOUT_MIGRATIONS:
             LAYOUT_MIGRATIONS[target](db)
@@ -98,9 +111,15 @@ def migrate(db: sqlite3.Connection, version: int) -> None:
                 step(db)
 
 
-def _method_steps(db: sqlite3.Connection) -> list[tuple[int, Callable[[sqlite3.Connection], None]]]:
-    """Every method's steps, as (version, step); none for a store without records (a new one), which
-    needs none, so opening a new store loads no method."""
-    if db.execute("SELECT 1 FROM records LIMIT 1").fetchone() is None:
+def _method_steps(db: sqlite3.Connection, given: MethodSteps | None) -> list[tuple[int, Step]]:
+    """The steps of the methods whose runs hold records, as (version, step); none for a store without
+    records (a new one), which needs none, so opening a new store loads no method."""
+    names = [row[0] for row in db.execute(
+        "SELECT DISTINCT method FROM runs WHERE id IN (SELECT DISTINCT run_id FROM records) ORDER BY method")]
+    if not names:
         return []
-    return [step for method in methods() for step in method.migrations]
+    source = given or (_installed[0] if _installed else None)
+    if source is None:
+        raise RuntimeError("the store needs its methods' migration steps and none were handed to it: "
+                           "import memegauge.methods before opening an older store, or pass Store(migrations=...)")
+    return source(names)
