@@ -266,9 +266,13 @@ class _Registry:
         return [method for method, _ in self._methods.values()]
 
     def get(self, name: str) -> Method | None:
-        self.load()
-        found = self._methods.get(name)
-        return found[0] if found else None
+        """The method `name`: its entry point alone is loaded (reporting a run imports no other method,
+        so a broken third-party method stops only its own runs); all of them when none is so named."""
+        found = self.named(name)
+        if found is None:
+            self.load()
+            found = self._methods.get(name, (None, ""))[0]
+        return found
 
 
 REGISTRY = _Registry()

@@ -4,6 +4,8 @@ demo and the reports reaching methods only through it (a method registered from 
 from __future__ import annotations
 
 import asyncio
+import os
+from pathlib import Path
 
 import pytest
 
@@ -162,3 +164,39 @@ def test_a_bad_config_dict_is_one_input_error():
         method("arena").config({"memes": "m.jsonl", "agent": "a", "targets": ["x", "w"], "judges": ["y"],
                                  "seed": "z"})
     assert "seed" in str(info.value)
+
+
+def test_an_old_store_opens_and_reports_with_a_broken_third_party_method_installed(tmp_path):
+    """A third-party method whose entry point fails to import stops only its own runs: opening (and
+    migrating) an old store loads only the methods whose runs it holds, and so does reporting a run."""
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    info = site / "broken_method-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-method\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[memegauge.methods]\nbroken = no_such_module_35.method:METHOD\n")
+    old = Path(__file__).parent / "data" / "store-v0" / "store.db.gz"
+    script = f"""
+import gzip, shutil, sqlite3
+import memegauge.methods as registry
+from memegauge.engine import Store
+from memegauge.report import build_report
+with gzip.open({str(old)!r}, "rb") as src, open({str(tmp_path / "old.db")!r}, "wb") as out:
+    shutil.copyfileobj(src, out)
+store = Store({str(tmp_path / "old.db")!r})
+print("version", sqlite3.connect({str(tmp_path / "old.db")!r}).execute("PRAGMA user_version").fetchone()[0])
+print("ranking", len(build_report(store, "arena")["ranking"]))
+try:
+    registry.methods()
+except ModuleNotFoundError as exc:
+    print("listing fails:", exc.name)
+"""
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    from memegauge.engine.store import SCHEMA_VERSION
+
+    assert f"version {SCHEMA_VERSION}" in done.stdout and "ranking " in done.stdout
+    assert "listing fails: no_such_module_35" in done.stdout  # the broken method really is installed

@@ -110,3 +110,33 @@ def test_each_method_folder_holds_its_report_view_and_prompts():
     for name, folder in _method_packages().items():
         assert (folder / "report.py").is_file() and (folder / "view.py").is_file(), name
         assert list((folder / "prompts").glob("*.j2")), name
+
+
+# ---- the rating kit, the API and the store ------------------------------------------------------
+
+def test_the_rating_kit_and_the_api_name_no_method():
+    """rating/ is the method-neutral kit (a method's side is its `rating.py`, `Method.rating`); api.py
+    serves `memegauge.run_<method>` for any registered method."""
+    words = _method_words()
+    files = [p for p in sorted((PACKAGE / "rating").rglob("*")) if p.suffix in (".py", ".js", ".j2", ".css")
+             and "__pycache__" not in p.parts] + [PACKAGE / "api.py", PACKAGE / "__init__.py"]
+    assert len(files) >= 10
+    for path in files:
+        assert names_of_methods(path, words) == [], str(path.relative_to(PACKAGE))
+
+
+def test_the_store_imports_neither_the_method_registry_nor_any_method():
+    """Opening a store imports no method: nothing the store imports, directly or through others (lazy
+    imports included), is `memegauge.methods` or a method's package; the methods hand it their steps."""
+    graph = import_graph()
+    seen, todo = set(), [m for m in graph if m.startswith("memegauge.engine.store")]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo += [t for t in graph.get(module, ()) if t.startswith("memegauge.")]
+    packages = {f"memegauge.{p}" for p in _method_packages()}
+    reached = sorted(m for m in seen if m == "memegauge.methods" or any(m == p or m.startswith(p + ".")
+                                                                         for p in packages))
+    assert reached == []
+    assert "memegauge.engine.store.schema" in graph["memegauge.methods"]  # the registry hands the steps down
