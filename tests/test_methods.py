@@ -200,3 +200,17 @@ except ModuleNotFoundError as exc:
 
     assert f"version {SCHEMA_VERSION}" in done.stdout and "ranking " in done.stdout
     assert "listing fails: no_such_module_35" in done.stdout  # the broken method really is installed
+
+
+@pytest.mark.slow  # mypy: about ten seconds
+def test_the_hooks_shapes_are_checked_by_mypy():
+    """The hooks are typed (`ReportHook`, `RunHook`, … Protocols in `memegauge.methods`, `RatingPart`'s in
+    `memegauge.rating.part`), and every built-in implementation has its hook's shape (tests/hook_types.py)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[1]
+    done = subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent", "--ignore-missing-imports",
+                           "--no-incremental", "memegauge/methods.py", "memegauge/rating/part.py",
+                           "tests/hook_types.py"], capture_output=True, text=True, cwd=root, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
