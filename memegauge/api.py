@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from collections.abc import Callable, Coroutine
 
-from memegauge.config import ENV_STORE, ModelRegistry, load_registry, registry_from_mapping
+from memegauge.config import ENV_STORE, load_registry, registry_from_mapping
+
+from memegauge.models.spec import ModelRegistry
 from memegauge.engine.store import Store
 from memegauge.extras import install_hint
 from memegauge.methods import Method, method, methods

@@ -24,7 +24,7 @@ from memegauge.samples import sample_memes_path
 from memegauge.types import Meme
 
 if TYPE_CHECKING:
-    from memegauge.config import ModelRegistry
+    from memegauge.models.spec import ModelRegistry
 
 console = Console(stderr=True)
 WARNING = ("The embedded model is a small offline model: its figures show that the pipeline works, "

@@ -85,7 +85,7 @@ def test_a_run_of_a_method_no_longer_installed_is_one_clear_message(tmp_path, ca
 
 
 def registry_models():
-    from memegauge.config import ModelRegistry
+    from memegauge.models.spec import ModelRegistry
 
     return ModelRegistry({})
 

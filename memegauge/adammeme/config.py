@@ -123,7 +123,3 @@ class AdamConfig(MethodConfig):
         their hashes, absent without them)."""
         return {**self.model_dump(mode="json", exclude={"prompts"}),
                 **stored_prompts(self.prompts, PROMPT_PREFIX)}
-
-    def config_dict(self) -> dict[str, Any]:
-        """`stored()`, by its older name."""
-        return self.stored()

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memegauge.adammeme.config import AdamConfig
-from memegauge.config import ModelRegistry, method_config
+from memegauge.config import method_config
+from memegauge.models.spec import ModelRegistry
 from memegauge.methods import Checked, RunResult, default_run_name
 
 if TYPE_CHECKING:

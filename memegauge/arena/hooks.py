@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memegauge.arena.config import ArenaConfig
-from memegauge.config import ModelRegistry, method_config
+from memegauge.config import method_config
+from memegauge.models.spec import ModelRegistry
 from memegauge.methods import Checked, RunResult, default_run_name
 
 if TYPE_CHECKING:
@@ -23,13 +24,13 @@ def check(config: ArenaConfig, registry: ModelRegistry) -> Checked:
 
 
 async def run(config: ArenaConfig, *, store: Store, registry: ModelRegistry, name: str | None = None,
-              progress: bool | None = None, checked: Checked | None = None, retry_failed: bool = False) -> RunResult:
+              progress: bool | None = None, checked: Checked | None = None) -> RunResult:
     """MemeArena on `config` as run `name` (default: arena-<targets>-<memes>-<hash>); see `memegauge.methods.Method`.
     The result's `details` is the pipeline's `ArenaOutcome` (battles judged, calls made now)."""
     from memegauge.arena.pipeline import run_arena
 
     name = name or default_run_name("arena", config.targets, config.memes, config.stored())
-    outcome = await run_arena(config, store, registry, name, progress=progress, retry_failed=retry_failed,
+    outcome = await run_arena(config, store, registry, name, progress=progress,
                               inputs=checked.inputs if checked else None)
     return RunResult.of(store, outcome.run, details=outcome)
 

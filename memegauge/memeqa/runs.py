@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memegauge.config import ModelRegistry
+from memegauge.models.spec import ModelRegistry
 from memegauge.engine import Store, open_run
 from memegauge.images.thumbnail import meme_image_records
 from memegauge.memeqa.config import EvalConfig
@@ -24,7 +24,7 @@ from memegauge.memeqa.dataset import (Question, load_memes_for, load_questions, 
 from memegauge.memeqa.evaluate import evaluate_questions, question_record
 from memegauge.memeqa.records import EvalInfo, Execution, QuestionRecord, read_info
 from memegauge.records import read_checked
-from memegauge.files import parse_json, read_user_text
+from memegauge.files import jsonl_rows
 from memegauge.types import InputError, Meme
 
 METHOD = "memeqa"
@@ -103,12 +103,7 @@ def read_predictions(path: Path) -> dict[str, str]:
     if not Path(path).is_file():
         raise InputError("predictions file not found", str(path), "check the path")
     predictions: dict[str, str] = {}
-    text = read_user_text(path)
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        row = parse_json(line, where, 'write one {"id": ..., "prediction": "..."} object per line')
+    for where, row in jsonl_rows(path, 'write one {"id": ..., "prediction": "..."} object per line'):
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) \
                 or not isinstance(row.get("prediction"), str):
             raise InputError('expected {"id": str, "prediction": str}', where,

@@ -7,7 +7,9 @@ from typing import Any
 
 from pydantic import Field
 
-from memegauge.config import MethodConfig, ModelRegistry, method_config
+from memegauge.config import MethodConfig, method_config
+
+from memegauge.models.spec import ModelRegistry
 from memegauge.engine import Store, open_run
 from memegauge.memes import load_memes
 from memegauge.methods import Checked, RunResult, default_run_name
