@@ -108,6 +108,9 @@ class Method:
     migrations  `(version, step)` pairs: `step(connection)` rewrites this method's records when a store
               holding its runs is migrated to `version` (`memegauge.engine.store.schema.migrate`, handed
               the steps from here: `migration_steps`); the store itself knows no method.
+    version   The method's own version, stored with each run it makes (`RunHeader.method_version`): bump
+              it when what the method computes or stores changes, so an old run is never read as if
+              the newer method had made it.
     rating    `rating(run) -> RatingPart | None`: the method's side of `memegauge rate` and of the
               report's "People vs judges" section (`memegauge.rating.part`) for this run; None (or a
               None answer): the run offers nothing to rate.
@@ -130,6 +133,7 @@ class Method:
     exports: Callable[[], dict[str, Any]] | None = None
     migrations: tuple[tuple[int, MigrationStep], ...] = ()
     rating: RatingHook | None = None
+    version: str = "1"
 
 
 class Lazy:

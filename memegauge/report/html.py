@@ -47,12 +47,14 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2
 ROLES = ("agent", "targets", "judges")
 
 
-def run_models(method_name: str, config: dict[str, Any]) -> dict[str, list[str]]:
-    """The models a run used, by role, as its method reads them from the run's config
-    (`memegauge.methods.Method.models`); no role when the method is not installed or names none."""
-    found = method(method_name)
-    named = found.models(config) if found and found.models else {}
-    return {role: list(named.get(role, [])) for role in ROLES}
+def run_models(method_name: str, config: dict[str, Any],
+               stored: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """The models a run used, by role: as the run stored them (`RunHeader.roles`), or for a run made
+    before runs stored them, as its method reads them from the run's config (`Method.models`); no
+    role when the method is not installed or names none."""
+    found = method(method_name) if stored is None else None
+    named = stored if stored is not None else found.models(config) if found and found.models else {}
+    return {role: list(named.get(role, [])) for role in dict.fromkeys([*ROLES, *named])}
 
 
 def uses_embedded(config: Any) -> bool:
@@ -78,13 +80,14 @@ def embedded_warning(store: Store, run: dict[str, Any]) -> str | None:
 
 
 def header_facts(run: dict[str, Any]) -> list[tuple[str, str]]:
-    models = run_models(run["method"], run.get("config") or {})
+    models = run_models(run["method"], run.get("config") or {}, run.get("roles"))
     failed = ", ".join(f"{k}: {v}" for k, v in (run.get("failed_calls_by_class") or {}).items())
-    method_name = run["method"] + (" (custom prompts)" if run.get("prompts") else "")
+    method_name = run["method"] + (f" {run['method_version']}" if run.get("method_version") else "") \
+        + (" (custom prompts)" if run.get("prompts") else "")
     facts = [("run", run["name"]), ("method", method_name), ("status", run["status"]),
              ("date", _date(run.get("created"))),
-             ("agent", ", ".join(models["agent"]) or "–"), ("targets", ", ".join(models["targets"]) or "–"),
-             ("judges", ", ".join(models["judges"]) or "–"), ("seed", text(run.get("seed")).text),
+             *((role, ", ".join(names) or "–") for role, names in models.items()),
+             ("seed", text(run.get("seed")).text),
              ("package version", str(run.get("package_version"))), ("config hash", str(run.get("config_hash"))),
              ("calls", f"{run.get('calls')} ({run.get('calls_made')} made, {run.get('cached_calls')} cached)"),
              ("failed calls", f"{run.get('failed_calls')}" + (f" ({failed})" if failed else "")),
@@ -196,7 +199,7 @@ def render_index(store: Store, entries: list[tuple[str, str]]) -> str:
     runs = [(run_header(store, name), file_name) for name, file_name in entries]
     rows = []
     for run, file_name in runs:
-        models = run_models(run.method, run.config)
+        models = run_models(run.method, run.config, run.roles)
         rows.append([Cell(run.name, run.name, href=file_name), text(run.method), text(run.status),
                      text(_date(run.created)), text(", ".join(models["targets"]) or None),
                      count(run.calls), count(run.failed_calls), count(run.tokens)])

@@ -213,6 +213,13 @@ class Store(CallStats):
                             (run_id, cur.lastrowid, os.getpid(), HOST, now, now))
         return run_id, cur.lastrowid
 
+    def set_run_origin(self, name: str, roles: dict[str, list[str]], method_version: str) -> None:
+        """Record which models the run used by role and which version of its method made it, once (the
+        first execution's: a resumed run keeps what its first execution wrote)."""
+        with self._tx():
+            self.db.execute("UPDATE runs SET roles_json=?, method_version=? WHERE name=? AND roles_json IS NULL",
+                            (canonical_json(roles), method_version, name))
+
     # ---- one writer per run ---------------------------------------------------------------------
 
     def _take_lease_or_refuse(self, name: str, run_id: int, now: float) -> None:

@@ -25,7 +25,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, method TEXT NOT NULL,
   status TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
-  config_json TEXT NOT NULL, config_hash TEXT NOT NULL, seed INTEGER, version TEXT, error TEXT
+  config_json TEXT NOT NULL, config_hash TEXT NOT NULL, seed INTEGER, version TEXT, error TEXT,
+  roles_json TEXT, method_version TEXT
 );
 CREATE TABLE IF NOT EXISTS executions (
   id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, started REAL NOT NULL, ended REAL,
@@ -58,7 +59,7 @@ CREATE INDEX IF NOT EXISTS attempts_key ON attempts(key);
 CREATE INDEX IF NOT EXISTS records_kind ON records(run_id, kind, seq);
 """
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The store layout this MemeGauge writes, kept in `PRAGMA user_version`.
 
 0  a store made before versioning (MemeGauge ≤ 0.1.0 of 2026-11-23): `calls` may lack the columns of
@@ -67,6 +68,9 @@ SCHEMA_VERSION = 2
 2  every record's key is made of its own fields (`memegauge.records`); a method whose records were keyed
    otherwise rewrites their keys in its own step (`Method.migrations`, run by `migrate`). Records that kept
    a key field only in their key are completed from the key when read, so they need no rewrite.
+3  `runs` has `roles_json` (role → model names) and `method_version` (the method's `Method.version`), set
+   when a run is made through the run path (`memegauge.run_path.run_checked`); NULL for older runs,
+   whose reports derive the roles from the config as before.
 
 A store is migrated step by step (`migrate`) when it is opened for writing; a read-only one is read
 as it is. A store with a higher version was written by a newer MemeGauge and is refused, never guessed
@@ -94,7 +98,15 @@ def _to_version_1(db: sqlite3.Connection) -> None:
         db.execute("UPDATE calls SET images_sent=-1")
 
 
-LAYOUT_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1}
+def _to_version_3(db: sqlite3.Connection) -> None:
+    """2 → 3: the run header's roles and method version (NULL: an older run, derived when reported)."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    for name in ("roles_json", "method_version"):
+        if name not in present:
+            db.execute(f"ALTER TABLE runs ADD COLUMN {name} TEXT")
+
+
+LAYOUT_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1, 3: _to_version_3}
 """Step k of the store's own layout (tables and columns): turns a store of version k - 1 into version k."""
 
 
