@@ -118,6 +118,13 @@ class AdamConfig(MethodConfig):
         """The agent (every AdamMeme role) and the targets."""
         return {"agent": [self.agent], "targets": list(self.targets)}
 
+    def default_name(self) -> str:
+        """The run's name when none is given: ``adam-<targets>-<memes>[-s<seed>]-<config hash>``
+        (`memegauge.methods.default_run_name`); the one place AdamConfig's runs are named."""
+        from memegauge.methods import default_run_name  # the registry's naming rule (methods imports no config)
+
+        return default_run_name("adam", self.targets, self.memes, self.stored())
+
     def stored(self) -> dict[str, Any]:
         """The run's stored config: what its answers depend on (paths as strings; custom prompts with
         their hashes, absent without them)."""

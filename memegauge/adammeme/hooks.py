@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from memegauge.adammeme.config import AdamConfig
 from memegauge.config import method_config
 from memegauge.models.spec import ModelRegistry
-from memegauge.methods import Checked, RunResult, default_run_name
+from memegauge.methods import Checked, RunResult
 
 if TYPE_CHECKING:
     from memegauge.engine import Store
@@ -29,7 +29,7 @@ async def run(config: AdamConfig, *, store: Store, registry: ModelRegistry, name
     """AdamMeme on `config` as run `name` (default: adam-<targets>-<memes>-<hash>); see `memegauge.methods.Method`."""
     from memegauge.adammeme.pipeline import run_adammeme
 
-    name = name or default_run_name("adam", config.targets, config.memes, config.stored())
+    name = name or config.default_name()
     memes = checked.inputs if checked else None
     name = await run_adammeme(config, store, registry, name, progress=progress, memes=memes)
     return RunResult.of(store, name)

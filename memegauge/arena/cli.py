@@ -80,9 +80,7 @@ def arena_command(
         from memegauge.arena.pipeline import repeat_runs
         from memegauge.arena.plan import plan_calls
         from memegauge.clikit import dry_run
-        from memegauge.methods import default_run_name
-
-        name = name or default_run_name("arena", config.targets, config.memes, config.stored())
+        name = name or config.default_name()
         memes = METHOD.check(config, cfg.registry()).inputs.memes
         dry_run(cfg, name, [plan for _, seed in repeat_runs(config, name)
                             for plan in plan_calls(config.model_copy(update={"seed": seed}), memes)])

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from memegauge.arena.config import ArenaConfig
 from memegauge.config import method_config
 from memegauge.models.spec import ModelRegistry
-from memegauge.methods import Checked, RunResult, default_run_name
+from memegauge.methods import Checked, RunResult
 
 if TYPE_CHECKING:
     from memegauge.engine import Store
@@ -29,7 +29,7 @@ async def run(config: ArenaConfig, *, store: Store, registry: ModelRegistry, nam
     The result's `details` is the pipeline's `ArenaOutcome` (battles judged, calls made now)."""
     from memegauge.arena.pipeline import run_arena
 
-    name = name or default_run_name("arena", config.targets, config.memes, config.stored())
+    name = name or config.default_name()
     outcome = await run_arena(config, store, registry, name, progress=progress,
                               inputs=checked.inputs if checked else None)
     return RunResult.of(store, outcome.run, details=outcome)

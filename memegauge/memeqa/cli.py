@@ -100,11 +100,8 @@ def _dry_eval(cfg, configs, inputs, run: str | None) -> None:
     """`qa eval --dry-run`: each model's planned calls (one estimate per run)."""
     from memegauge.clikit import dry_run
     from memegauge.memeqa.plan import plan_eval
-    from memegauge.memeqa.runs import default_run_name, resolve_types
-
     for c, (questions, memes) in zip(configs, inputs, strict=True):
-        name = _run_name(run, c.model, len(configs)) or default_run_name(
-            "eval", c.version, c.split, c.model, c.limit, resolve_types(c.types), c.circular, c.seed)
+        name = _run_name(run, c.model, len(configs)) or c.default_name()
         dry_run(cfg, name, plan_eval(questions, memes, model=c.model, version=c.version, circular=c.circular))
 
 
@@ -123,16 +120,18 @@ def score_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the --limit sample."),
 ) -> None:
     """Score answers produced elsewhere (raw text per question id); each file stored as a run."""
-    from memegauge.memeqa.runs import score_run
+    from memegauge.memeqa.config import ScoreConfig
+    from memegauge.memeqa.method import SCORE
+    from memegauge.run_path import run_checked
 
     cfg = _settings(ctx)
-    for path in predictions:
-        if not path.is_file():
-            raise InputError("predictions file not found", str(path), "check the path")
-    names = [asyncio.run(score_run(cfg.store(), cfg.registry(), data=data, version=version, split=split,
-                                   predictions=path, run_name=_run_name(run, path.stem, len(predictions)),
-                                   limit=limit, types=types, seed=seed))
-             for path in predictions]
+    configs = [ScoreConfig(data=data, version=version, split=split, predictions=path, limit=limit, types=types,
+                           seed=seed) for path in predictions]
+    # the one run path: every file checked before any run is written (no model is called)
+    results = asyncio.run(run_checked(SCORE, [(c, _run_name(run, c.predictions.stem, len(configs)))
+                                              for c in configs], store=cfg.store, registry=cfg.registry(),
+                                      preflight=False))
+    names = [r.name for r in results]
     if len(names) == 1:
         _print_summary(cfg, names[0])
     else:
@@ -285,9 +284,11 @@ def build_command(ctx: typer.Context,
                   budget: float | None = BUDGET,
                   ) -> None:
     """Construct MemeQA from annotations: QO pairs → AF → trivial filter → None+ → split."""
-    from memegauge.clikit import console, dry_run, finish, overrides, preflight, use_budget
+    from memegauge.clikit import console, dry_run, finish, overrides, use_budget
     from memegauge.config import load_config
-    from memegauge.memeqa.build import BuildConfig, annotation_memes, run_build
+    from memegauge.memeqa.build import BuildConfig, annotation_memes
+    from memegauge.memeqa.method import BUILD
+    from memegauge.run_path import run_checked
     from memegauge.memeqa.construct import load_annotations
     from memegauge.memeqa.records import BuildInfo
     from memegauge.records import read_record
@@ -304,8 +305,11 @@ def build_command(ctx: typer.Context,
                 plan_build(build, annotations, spacy_tagger()))
         return
     use_budget(budget)
-    preflight(cfg, [build.generator, build.discriminator, build.trivial_model], skip=skip_preflight)
-    name = asyncio.run(run_build(cfg.store(), cfg.registry(), build, progress=cfg.progress))
+    # the one run path (`memegauge.run_path.run_checked`): inputs checked, the three models preflighted,
+    # then the store opened and the build run
+    [done] = asyncio.run(run_checked(BUILD, [(build, build.run)], store=cfg.store, registry=cfg.registry(),
+                                     progress=cfg.progress, preflight=not skip_preflight))
+    name = done.name
     info = read_record(cfg.store(), cfg.store().run_row(name)["id"], BuildInfo)
     for round_ in info.af_rounds:
         console.print(f"AF round {round_.round}: discriminator accuracy "

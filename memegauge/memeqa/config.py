@@ -27,3 +27,22 @@ class EvalConfig(MethodConfig):
     def roles(self) -> dict[str, list[str]]:
         """The model evaluated."""
         return {"targets": [self.model]}
+
+    def default_name(self) -> str:
+        """The run's name when none is given (`memegauge.memeqa.runs.default_run_name` of an evaluation)."""
+        from memegauge.memeqa.runs import default_run_name, resolve_types  # runs.py imports this module
+
+        return default_run_name("eval", self.version, self.split, self.model, self.limit,
+                                resolve_types(self.types), self.circular, self.seed)
+
+
+class ScoreConfig(MethodConfig):
+    """`memegauge qa score`: answers made elsewhere, scored against one split (one file per run)."""
+
+    data: Path = Field(description="The MemeQA data folder (the split files).")
+    version: str = Field(description="none-minus or none-plus.")
+    split: str = Field(description="train, dev or test.")
+    predictions: Path = Field(description='JSONL of {"id", "prediction"} lines.')
+    limit: int | None = Field(default=None, ge=1, description="Score the same sample as eval --limit N.")
+    types: list[str] | None = Field(default=None, description="Question types (default: all 11).")
+    seed: int = Field(default=0, description="Seed of the --limit sample.")

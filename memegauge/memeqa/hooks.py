@@ -42,3 +42,61 @@ def config(source: Path | str | dict[str, Any]) -> EvalConfig:
 def models(config: dict[str, Any]) -> dict[str, list[str]]:
     """The run's models by role, from its stored config: the evaluated (or fine-tuned) model."""
     return {"agent": [], "targets": [config["model"]] if config.get("model") else [], "judges": []}
+
+
+# ---- the other run kinds: a dataset build and a scoring of answers made elsewhere --------------------
+# Each is a descriptor of its own (`memegauge.memeqa.method.BUILD`, `SCORE`) whose runs are stored under
+# the method's name, so `memegauge qa build` and `qa score` make their runs through the one run path too.
+
+def check_build(config: Any, registry: ModelRegistry) -> Checked:
+    """The three models known, the annotations read and their memes found: bad input before any call."""
+    from memegauge.memeqa.build import annotation_memes
+    from memegauge.memeqa.construct import load_annotations
+
+    models = [config.generator, config.discriminator, config.trivial_model]
+    for model in models:
+        registry.get(model)
+    annotations = load_annotations(config.annotations)
+    annotation_memes(annotations, config.annotations.parent)
+    return Checked(inputs=annotations, models=list(dict.fromkeys(models)), pictures=[])
+
+
+async def run_build(config: Any, *, store: Store, registry: ModelRegistry, name: str | None = None,
+                    progress: bool | None = None, checked: Checked | None = None) -> RunResult:
+    """A MemeQA construction (`memegauge.memeqa.build.run_build`) as run `name` (default: the config's
+    `run`, else ``memeqa-build-<annotations>``)."""
+    from memegauge.memeqa.build import run_build as build
+
+    config = config if name is None else config.model_copy(update={"run": name})
+    return RunResult.of(store, await build(store, registry, config, progress=progress))
+
+
+def build_models(config: dict[str, Any]) -> dict[str, list[str]]:
+    """A build's models by role, from its stored config."""
+    return {role: [config[key]] for role, key in (("generator", "generator"), ("discriminator", "discriminator"),
+                                                  ("trivial filter", "trivial_model")) if config.get(key)}
+
+
+def check_score(config: Any, registry: ModelRegistry) -> Checked:
+    """The predictions file present; no model is called."""
+    from memegauge.types import InputError
+
+    if not config.predictions.is_file():
+        raise InputError("predictions file not found", str(config.predictions), "check the path")
+    return Checked(inputs=None, models=[], pictures=[])
+
+
+async def run_score(config: Any, *, store: Store, registry: ModelRegistry, name: str | None = None,
+                    progress: bool | None = None, checked: Checked | None = None) -> RunResult:
+    """A scoring of `config.predictions` (`memegauge.memeqa.runs.score_run`) as run `name`."""
+    from memegauge.memeqa.runs import score_run
+
+    done = await score_run(store, registry, data=config.data, version=config.version, split=config.split,
+                           predictions=config.predictions, run_name=name, limit=config.limit, types=config.types,
+                           seed=config.seed)
+    return RunResult.of(store, done)
+
+
+def score_models(config: dict[str, Any]) -> dict[str, list[str]]:
+    """A scoring calls no model: its answers were made elsewhere."""
+    return {}

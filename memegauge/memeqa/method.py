@@ -4,6 +4,7 @@ descriptor (to list the CLI's commands, say) imports none of the method's pipeli
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from memegauge.methods import Method, lazy
@@ -15,3 +16,13 @@ METHOD = Method(name="memeqa", title="MemeQA", folder=Path(__file__).parent, dem
                 check=lazy("memegauge.memeqa.hooks:check"), run=lazy("memegauge.memeqa.hooks:run"),
                 models=lazy("memegauge.memeqa.hooks:models"), headline=lazy("memegauge.memeqa.headline:headline"),
                 exports=lazy("memegauge.memeqa.exports:tables"), rating=lazy("memegauge.memeqa.rating:part"),)
+
+# MemeQA's other run kinds, each a descriptor of the run path (`memegauge.run_path.run_checked`) whose runs
+# are stored and reported as the method's (same name, same report): not registered, as they add no
+# method; `qa build` and `qa score` run them.
+BUILD = replace(METHOD, title="MemeQA dataset build", check=lazy("memegauge.memeqa.hooks:check_build"),
+                run=lazy("memegauge.memeqa.hooks:run_build"), models=lazy("memegauge.memeqa.hooks:build_models"),
+                commands=None, demo=None, rating=None)
+SCORE = replace(METHOD, title="MemeQA scoring", check=lazy("memegauge.memeqa.hooks:check_score"),
+                run=lazy("memegauge.memeqa.hooks:run_score"), models=lazy("memegauge.memeqa.hooks:score_models"),
+                commands=None, demo=None, rating=None)

@@ -54,8 +54,7 @@ async def eval_run(store: Store, registry: ModelRegistry, config: EvalConfig, *,
     registry.get(config.model)  # unknown model: fail before reading anything
     chosen_types = resolve_types(config.types)
     questions, memes = inputs or read_eval_inputs(config)
-    name = run_name or default_run_name("eval", config.version, config.split, config.model, config.limit,
-                                        chosen_types, config.circular, config.seed)
+    name = run_name or config.default_name()
     stored = {"task": "eval", "version": config.version, "split": config.split, "model": config.model,
               "questions": _digest(q.id for q in questions), "limit": config.limit,
               "types": chosen_types, "seed": config.seed, "circular": config.circular}
