@@ -328,9 +328,9 @@ def finetune_command(ctx: typer.Context,
     """LoRA fine-tuning with dev evaluation every 20% of an epoch (extra `train`); resumable."""
     from memegauge.clikit import console, overrides
     from memegauge.config import load_config
-    from memegauge.engine import open_run
     from memegauge.memeqa.finetune import FinetuneConfig, describe_settings, finetune
-    from memegauge.memeqa.records import FinetuneInfo
+    from memegauge.memeqa.method import FINETUNE
+    from memegauge.run_path import run_checked
 
     cfg = _settings(ctx)
     settings = load_config(config, FinetuneConfig, overrides(sets, seed=seed))
@@ -345,19 +345,10 @@ def finetune_command(ctx: typer.Context,
         console.print(f"step {point['step']} (epoch {point['epoch']:.2f}): train loss "
                       f"{point['train_loss']:.4f}, dev macro {_pct(point['macro'])}")
 
-    async def main_task() -> str:
-        name = run or f"memeqa-finetune-{settings.out.name}"
-        async with open_run(cfg.store(), cfg.registry(), name=name, method="memeqa",
-                            config={"task": "finetune", **settings.model_dump(mode="json")},
-                            seed=settings.seed, progress=False) as (stage_run, _engine):
-            state = await asyncio.to_thread(finetune, settings, progress,
-                                            lambda s: console.print(f"fine-tuning: {describe_settings(s)}"))
-            stage_run.put(FinetuneInfo(task="finetune", out=str(settings.out), best_step=state["best_step"],
-                                       best_macro=state["best_macro"], dev=state["history"],
-                                       losses=state["curve"], vision=state["vision"],
-                                       settings=state["settings"]))
-        return name
-
-    name = asyncio.run(main_task())
+    # the one run path, as every run: the store opened after the checks, the run's outcome stored
+    [done] = asyncio.run(run_checked(FINETUNE, [(settings, run)], store=cfg.store, registry=cfg.registry(),
+                                     preflight=False, on_eval=progress,
+                                     on_start=lambda s: console.print(f"fine-tuning: {describe_settings(s)}")))
+    name = done.name
     console.print(f"best adapter in {settings.out / 'best'}; dev scores in "
                   f"{settings.out / 'dev_scores.json'}; run {name!r}")

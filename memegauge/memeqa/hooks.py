@@ -100,3 +100,31 @@ async def run_score(config: Any, *, store: Store, registry: ModelRegistry, name:
 def score_models(config: dict[str, Any]) -> dict[str, list[str]]:
     """A scoring calls no model: its answers were made elsewhere."""
     return {}
+
+
+def check_finetune(config: Any, registry: ModelRegistry) -> Checked:
+    """A fine-tuning reads its own files when it trains; it calls no registry model."""
+    return Checked(inputs=None, models=[], pictures=[])
+
+
+async def run_finetune(config: Any, *, store: Store, registry: ModelRegistry, name: str | None = None,
+                       progress: bool | None = None, checked: Checked | None = None,
+                       on_eval: Any = None, on_start: Any = None) -> RunResult:
+    """LoRA fine-tuning (`memegauge.memeqa.finetune.finetune`) as run `name` (default
+    ``memeqa-finetune-<out folder>``); `on_eval(state)` after each dev evaluation, `on_start(settings)`
+    once the model is loaded. The run stores its outcome (`FinetuneInfo`)."""
+    import asyncio
+
+    from memegauge.engine import open_run
+    from memegauge.memeqa.finetune import finetune
+    from memegauge.memeqa.records import FinetuneInfo
+
+    name = name or f"memeqa-finetune-{config.out.name}"
+    async with open_run(store, registry, name=name, method="memeqa",
+                        config={"task": "finetune", **config.model_dump(mode="json")},
+                        seed=config.seed, progress=False) as (stage_run, _engine):
+        state = await asyncio.to_thread(finetune, config, on_eval, on_start)
+        stage_run.put(FinetuneInfo(task="finetune", out=str(config.out), best_step=state["best_step"],
+                                   best_macro=state["best_macro"], dev=state["history"], losses=state["curve"],
+                                   vision=state["vision"], settings=state["settings"]))
+    return RunResult.of(store, name)

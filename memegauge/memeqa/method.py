@@ -23,6 +23,8 @@ METHOD = Method(name="memeqa", title="MemeQA", folder=Path(__file__).parent, dem
 BUILD = replace(METHOD, title="MemeQA dataset build", check=lazy("memegauge.memeqa.hooks:check_build"),
                 run=lazy("memegauge.memeqa.hooks:run_build"), models=lazy("memegauge.memeqa.hooks:build_models"),
                 commands=None, demo=None, rating=None)
+FINETUNE = replace(METHOD, title="MemeQA fine-tuning", check=lazy("memegauge.memeqa.hooks:check_finetune"),
+                   run=lazy("memegauge.memeqa.hooks:run_finetune"), commands=None, demo=None, rating=None)
 SCORE = replace(METHOD, title="MemeQA scoring", check=lazy("memegauge.memeqa.hooks:check_score"),
                 run=lazy("memegauge.memeqa.hooks:run_score"), models=lazy("memegauge.memeqa.hooks:score_models"),
                 commands=None, demo=None, rating=None)
