@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from pydantic import Field
 
 from memegauge.config import MethodConfig
+from memegauge.memeqa.dataset import resolve_types
 
 
 class EvalConfig(MethodConfig):
@@ -29,9 +31,7 @@ class EvalConfig(MethodConfig):
         return {"targets": [self.model]}
 
     def default_name(self) -> str:
-        """The run's name when none is given (`memegauge.memeqa.runs.default_run_name` of an evaluation)."""
-        from memegauge.memeqa.runs import default_run_name, resolve_types  # runs.py imports this module
-
+        """The run's name when none is given (`default_run_name` of an evaluation)."""
         return default_run_name("eval", self.version, self.split, self.model, self.limit,
                                 resolve_types(self.types), self.circular, self.seed)
 
@@ -46,3 +46,19 @@ class ScoreConfig(MethodConfig):
     limit: int | None = Field(default=None, ge=1, description="Score the same sample as eval --limit N.")
     types: list[str] | None = Field(default=None, description="Question types (default: all 11).")
     seed: int = Field(default=0, description="Seed of the --limit sample.")
+
+
+def default_run_name(task: str, version: str, split: str, who: str, limit: int | None,
+                     types: list[str], circular: bool = False, seed: int = 0) -> str:
+    """`memeqa-<task>-<who>-<version>-<split>`, then what differs from the defaults: the sample size,
+    its seed, the types, circular."""
+    parts = ["memeqa", task, who, version, split]
+    if limit:
+        parts.append(f"n{limit}")
+    if seed:
+        parts.append(f"s{seed}")
+    if len(types) != 11:
+        parts.append("t" + hashlib.sha256("|".join(types).encode()).hexdigest()[:6])
+    if circular:
+        parts.append("circular")
+    return "-".join(parts)

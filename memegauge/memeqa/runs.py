@@ -19,6 +19,7 @@ from memegauge.engine import Store, open_run
 from memegauge.images.thumbnail import meme_image_records
 from memegauge.memeqa.config import EvalConfig
 from memegauge.memeqa.plan import plan_eval
+from memegauge.memeqa.config import default_run_name
 from memegauge.memeqa.dataset import (Question, load_memes_for, load_questions, resolve_types,
                                      select_questions)
 from memegauge.memeqa.evaluate import evaluate_questions, question_record
@@ -28,22 +29,6 @@ from memegauge.files import jsonl_rows
 from memegauge.types import InputError, Meme
 
 METHOD = "memeqa"
-
-
-def default_run_name(task: str, version: str, split: str, who: str, limit: int | None,
-                     types: list[str], circular: bool = False, seed: int = 0) -> str:
-    """`memeqa-<task>-<who>-<version>-<split>`, then what differs from the defaults: the sample size,
-    its seed, the types, circular."""
-    parts = ["memeqa", task, who, version, split]
-    if limit:
-        parts.append(f"n{limit}")
-    if seed:
-        parts.append(f"s{seed}")
-    if len(types) != 11:
-        parts.append("t" + hashlib.sha256("|".join(types).encode()).hexdigest()[:6])
-    if circular:
-        parts.append("circular")
-    return "-".join(parts)
 
 
 async def eval_run(store: Store, registry: ModelRegistry, config: EvalConfig, *, run_name: str | None = None,
