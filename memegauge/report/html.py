@@ -82,13 +82,14 @@ def embedded_warning(store: Store, run: dict[str, Any]) -> str | None:
 def header_facts(run: dict[str, Any]) -> list[tuple[str, str]]:
     models = run_models(run["method"], run.get("config") or {}, run.get("roles"))
     failed = ", ".join(f"{k}: {v}" for k, v in (run.get("failed_calls_by_class") or {}).items())
-    method_name = run["method"] + (f" {run['method_version']}" if run.get("method_version") else "") \
-        + (" (custom prompts)" if run.get("prompts") else "")
+    method_name = run["method"] + (" (custom prompts)" if run.get("prompts") else "")
     facts = [("run", run["name"]), ("method", method_name), ("status", run["status"]),
              ("date", _date(run.get("created"))),
              *((role, ", ".join(names) or "–") for role, names in models.items()),
              ("seed", text(run.get("seed")).text),
-             ("package version", str(run.get("package_version"))), ("config hash", str(run.get("config_hash"))),
+             ("package version", str(run.get("package_version"))),
+             *((("method version", run["method_version"]),) if run.get("method_version") else ()),
+             ("config hash", str(run.get("config_hash"))),
              ("calls", f"{run.get('calls')} ({run.get('calls_made')} made, {run.get('cached_calls')} cached)"),
              ("failed calls", f"{run.get('failed_calls')}" + (f" ({failed})" if failed else "")),
              ("tokens", str(run.get("tokens"))), ("cost", f"${run.get('cost') or 0:.4f}")]
