@@ -86,7 +86,7 @@ from memegauge.adammeme.sampling import plan_samples
 from memegauge.adammeme.scoring import Sample, rate, target_request
 from memegauge.testing.synthetic_memes import write_meme_set
 from memegauge.adammeme.taxonomy import Taxonomy
-from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.engine import Store
 from memegauge.memes import load_memes
 from memegauge.models.openai_backend import OpenAIBackend

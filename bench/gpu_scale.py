@@ -159,7 +159,7 @@ def eval_through_engine(folder: str, data: str, images: str, questions: int, bat
     """`qa eval`'s path (engine, store, `hf` backend) on `questions` seeded dev questions. The engine
     loads the model on its first call, inside the run's wall time: that load is timed and taken
     off, as the direct path loads before its clock starts."""
-    from memegauge.config import ModelRegistry, ModelSpec
+    from memegauge.models.spec import ModelRegistry, ModelSpec
     from memegauge.engine import Store, core
     from memegauge.memeqa.records import read_info
     from memegauge.memeqa.runs import eval_run

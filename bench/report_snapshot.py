@@ -6,6 +6,8 @@ layout changed no report (issue 23: "no behaviour change").
     diff -r DIR/reports OUT                       # empty: byte-identical
     python bench/report_snapshot.py figures DIR1 DIR2   # two `make`s: JSON reports without clock or paths
     python bench/report_snapshot.py added DIR OUT       # DIR/reports vs OUT's JSON, less issue 25's keys
+    python bench/report_snapshot.py rate DIR            # + rated copies of the three runs, main fixture
+    python bench/report_snapshot.py same DIR OUT        # DIR/reports vs OUT: JSON figures at rel 1e-9
 
 `make` runs what tests/test_determinism.py runs (AdamMeme, MemeArena and MemeQA against the local test
 server, seed 7, realistic style), plus `memegauge demo` against the test server (the demo's screen run
@@ -192,6 +194,100 @@ def added(before: Path, now: Path) -> int:
     return 1 if changed else 0
 
 
+def _vote(item, rater: int, n: int) -> dict:
+    """A fixed vote of rater `rater` on the `n`-th item, by the item's page (every kind the page asks)."""
+    page = item.page
+    if "questions" in page:
+        return {"shown": {q: ("A", "B", "tie")[(n + rater + i) % 3] for i, q in enumerate(page["questions"])}}
+    if "options" in page:
+        return {"answer": [(n * (rater + 1)) % len(page["options"])]}
+    if "categories" in page:
+        names = [c["name"] for c in page["categories"]]
+        return {"categories": names[(n + rater) % len(names):][:1] if names and (n + rater) % 3 else []}
+    return {"score": 1 + (n * (rater + 2)) % 10}
+
+
+def rate(folder: Path) -> None:
+    """Rated copies of the determinism runs (two raters on the rating page, the CSV imports of AdamMeme
+    and MemeArena) and the "main" store fixture (calls only), so `render` shows the People vs judges
+    section and opens every fixture: what a change of `rating/` or of the store must leave as it was."""
+    from memegauge.adammeme.records import HumanLabel, HumanScore
+    from memegauge.arena.records import HumanVoteRecord
+    from memegauge.engine import Store
+    from memegauge.rating.items import run_items
+    from memegauge.rating.server import RatingApp
+    from memegauge.records import write_records
+    from memegauge.report import run_header
+
+    stores = folder / "stores"
+    for source, run in (("adam", "adam"), ("arena", "arena"), ("qa", "qa")):
+        target = stores / f"rated-{source}.db"
+        _copy_store(stores / f"{source}.db", target)
+        store = Store(target)
+        header = {**run_header(store, run).as_dict(), "id": store.run_row(run)["id"]}
+        items = run_items(store, header, 6)
+        for rater, name in enumerate(("ana", "ben")):
+            app = RatingApp(store, header, items, name)
+            for n, item in enumerate(items):
+                app.vote(n, _vote(item, rater, n))
+        scores = [i for i in items if i.task == "score"]
+        labels = [i for i in items if i.task == "labels"]
+        write_records(store, header["id"], [HumanScore(sample=i.source, score=1 + n % 10)
+                                             for n, i in enumerate(scores)])
+        write_records(store, header["id"], [HumanLabel(meme=i.source, categories=[]) for i in labels[:2]])
+        if source == "arena":
+            battle = store.records(header["id"], "battle")[0]
+            write_records(store, header["id"], [HumanVoteRecord(index=0, task=battle["task"], model_a=battle["model_a"],
+                                                                model_b=battle["model_b"], winner="model_a")])
+        store.close()
+    with gzip.open(ROOT / "tests" / "data" / "store-main" / "store.db.gz", "rb") as src, \
+            open(stores / "main.db", "wb") as out:
+        shutil.copyfileobj(src, out)
+    print(f"rated copies and main.db in {stores}")
+
+
+def _close(a, b, path: str = "") -> list[str]:
+    """Where two JSON values differ, floats compared at rel 1e-9 (BLAS may round differently)."""
+    import math
+
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) != set(b):
+            return [f"{path}: keys {sorted(set(a) ^ set(b))}"]
+        return [d for k in a for d in _close(a[k], b[k], f"{path}.{k}")]
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [f"{path}: length {len(a)} vs {len(b)}"]
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in _close(x, y, f"{path}[{i}]")]
+    if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        return [] if math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) else [f"{path}: {a!r} -> {b!r}"]
+    return [] if a == b else [f"{path}: {a!r} -> {b!r}"]
+
+
+def same(before: Path, now: Path) -> int:
+    """Every report file of `before`/reports against `now`: JSON by value (floats at rel 1e-9), the
+    other formats byte for byte; the differing files printed."""
+    import json
+
+    names = sorted(p.name for p in (before / "reports").iterdir())
+    missing = sorted(set(names) ^ {p.name for p in now.iterdir()})
+    differ = []
+    for name in names:
+        old, new = before / "reports" / name, now / name
+        if not new.exists():
+            continue
+        if name.endswith(".json"):
+            found = _close(json.loads(old.read_text(encoding="utf-8")), json.loads(new.read_text(encoding="utf-8")))
+        else:
+            found = [] if old.read_bytes() == new.read_bytes() else ["bytes differ"]
+        if found:
+            differ.append(f"{name}: {found[:3]}")
+    print(f"{len(names)} report files; missing on one side: {missing or 'none'}; "
+          f"{len(names) - len(differ)} identical (JSON floats at rel 1e-9)")
+    for line in differ:
+        print("  differs:", line)
+    return 1 if differ or missing else 0
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "make":
         make(Path(sys.argv[2]))
@@ -201,5 +297,9 @@ if __name__ == "__main__":
         raise SystemExit(figures(Path(sys.argv[2]), Path(sys.argv[3])))
     elif len(sys.argv) == 4 and sys.argv[1] == "added":
         raise SystemExit(added(Path(sys.argv[2]), Path(sys.argv[3])))
+    elif len(sys.argv) == 3 and sys.argv[1] == "rate":
+        rate(Path(sys.argv[2]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "same":
+        raise SystemExit(same(Path(sys.argv[2]), Path(sys.argv[3])))
     else:
         raise SystemExit(__doc__)

@@ -12,7 +12,7 @@ from typing import Any
 
 from memegauge._version import __version__
 
-_API = ("Result", "arun", "open_store", "registry_from", "run", "run_adammeme", "run_arena", "run_memeqa")
+_API = ("Result", "arun", "open_store", "registry_from", "run")
 __all__ = ["__version__", *_API]
 
 
@@ -21,4 +21,10 @@ def __getattr__(name: str) -> Any:
         from memegauge import api
 
         return getattr(api, name)
+    if name.startswith("run_"):  # run_<method>: any registered method's entry point (`api.entry_point`)
+        from memegauge import api
+        from memegauge.methods import method
+
+        if method(name.removeprefix("run_")) is not None:
+            return api.entry_point(name.removeprefix("run_"))
     raise AttributeError(f"module 'memegauge' has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""MemeGauge from Python: one entry point per method, of one shape (see docs/api.md).
+"""MemeGauge from Python: one entry point per method, of one shape (see docs/api.md); `memegauge.run_NAME`
+is `run` of the registered method NAME (`entry_point`), whichever package installed it.
 
     import memegauge
     result = memegauge.run_arena("arena.yaml", store="memegauge.db", models="models.yaml")
@@ -21,12 +22,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 
-from memegauge.config import ENV_STORE, ModelRegistry, load_registry, registry_from_mapping
+from memegauge.config import ENV_STORE, load_registry, registry_from_mapping
+
+from memegauge.models.spec import ModelRegistry
 from memegauge.engine.store import Store
 from memegauge.extras import install_hint
-from memegauge.methods import Method, method
+from memegauge.methods import Method, method, methods
 from memegauge.run_path import run_checked
 from memegauge.types import InputError
 
@@ -100,7 +103,7 @@ class Result:
 def run(method_name: str, config: Any, *, store: Store | str | Path | None = None,
         models: ModelRegistry | str | Path | dict[str, Any] | None = None, name: str | None = None,
         progress: bool = False, preflight: bool = True) -> Result:
-    """Run (or resume) `method_name` ("adammeme", "arena" or "memeqa") on `config`; see the module."""
+    """Run (or resume) the registered method `method_name` on `config`; see the module."""
     return _sync(arun(method_name, config, store=store, models=models, name=name, progress=progress,
                       preflight=preflight))
 
@@ -113,7 +116,7 @@ async def arun(method_name: str, config: Any, *, store: Store | str | Path | Non
     it, as `--skip-preflight` does), then the store opened and the method run."""
     described = _method(method_name)
     if described.run is None or described.config is None:
-        raise InputError(f"method {method_name!r} has no runs", "memegauge.run", "use adammeme, arena or memeqa")
+        raise InputError(f"method {method_name!r} has no runs", "memegauge.run", f"use {_runnable()}")
     parsed = config if not isinstance(config, (dict, str, Path)) else described.config(config)
     opened: list[Store] = []
 
@@ -128,19 +131,17 @@ async def arun(method_name: str, config: Any, *, store: Store | str | Path | Non
                   calls_made=done.calls_made, failed_calls=done.failed_calls, store=the_store())
 
 
-def run_adammeme(config: Any, **options: Any) -> Result:
-    """AdamMeme (mine, score, refine) on `config`: an `AdamConfig`, a dict or a YAML path."""
-    return run("adammeme", config, **options)
+def entry_point(method_name: str) -> Callable[..., Result]:
+    """`memegauge.run_<method_name>`: `run` of that method, `config` first (its config model, a dict or a
+    YAML path), the same options."""
+    described = _method(method_name)
 
+    def run_method(config: Any, **options: Any) -> Result:
+        return run(method_name, config, **options)
 
-def run_arena(config: Any, **options: Any) -> Result:
-    """MemeArena on `config`: an `ArenaConfig`, a dict or a YAML path."""
-    return run("arena", config, **options)
-
-
-def run_memeqa(config: Any, **options: Any) -> Result:
-    """A MemeQA evaluation of one model on `config`: an `EvalConfig`, a dict or a YAML path."""
-    return run("memeqa", config, **options)
+    run_method.__name__ = run_method.__qualname__ = f"run_{method_name}"
+    run_method.__doc__ = f"{described.title} on `config`; see `memegauge.api.run`."
+    return run_method
 
 
 def open_store(store: Store | str | Path | None = None) -> Store:
@@ -163,8 +164,13 @@ def registry_from(models: ModelRegistry | str | Path | dict[str, Any] | None) ->
 def _method(name: str) -> Method:
     described = method(name)
     if described is None:
-        raise InputError(f"no installed method {name!r}", "memegauge.run", "use adammeme, arena or memeqa")
+        raise InputError(f"no installed method {name!r}", "memegauge.run", f"use {_runnable()}")
     return described
+
+
+def _runnable() -> str:
+    """The registered methods that make runs, as the fix of a wrong name."""
+    return ", ".join(m.name for m in methods() if m.run is not None) or "an installed method"
 
 
 def _sync(coroutine: Coroutine[Any, Any, T]) -> T:

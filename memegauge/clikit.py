@@ -14,9 +14,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from memegauge.config import ModelRegistry, load_registry
+from memegauge.config import load_registry
+
+from memegauge.models.spec import ModelRegistry
 from memegauge.files import shell_command
-from memegauge.methods import default_run_name  # noqa: F401 (the method commands' default names)
+
 
 PIPE_WIDTH = 4096
 """Columns of stdout when it is not a terminal: a table piped to a file, `less` or `grep` keeps its

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, fie
 
 from memegauge.files import read_user_text
 from memegauge.models import backends, find_backend
-from memegauge.models.spec import ModelRegistry, ModelSpec  # also importable from here, as before
+from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.types import InputError
 
 T = TypeVar("T", bound=BaseModel)

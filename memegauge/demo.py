@@ -25,7 +25,7 @@ from memegauge.samples import sample_memes_path
 from memegauge.types import Meme
 
 if TYPE_CHECKING:
-    from memegauge.config import ModelRegistry
+    from memegauge.models.spec import ModelRegistry
 
 console = notes  # status lines: `--quiet` silences them (the reports' paths on stdout stay)
 WARNING = ("The embedded model is a small offline model: its figures show that the pipeline works, "

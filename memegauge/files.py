@@ -12,7 +12,7 @@ import secrets
 import shlex
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from memegauge.types import InputError
 
@@ -146,6 +146,16 @@ def parse_json(text: str, where: str, fix: str) -> Any:
         raise InputError("invalid JSON: nested too deeply", where, fix) from None
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits
         raise InputError(f"invalid JSON: {exc}", where, fix) from None
+
+
+def jsonl_rows(path: Path | str, fix: str) -> Iterator[tuple[str, Any]]:
+    """(FILE:LINE, value) for every non-blank line of a user's JSONL file (`read_user_text`), each line
+    parsed by `parse_json` with `fix` as the fix of a bad one. Split on "\n" only: str.splitlines() would
+    also break at U+2028 and friends, which JSON strings may legally contain unescaped."""
+    for number, line in enumerate(read_user_text(path).split("\n"), start=1):
+        if line.strip():
+            where = f"{path}:{number}"
+            yield where, parse_json(line, where, fix)
 
 
 def read_csv_rows(path: Path | str) -> list[tuple[int, list[str]]]:

@@ -40,7 +40,7 @@ from typing import Any
 from collections.abc import Callable, Iterator
 
 from memegauge.extras import install_hint
-from memegauge.files import check_meme_text, find_file, parse_json, read_user_text
+from memegauge.files import check_meme_text, find_file, jsonl_rows, read_user_text
 from memegauge.images.check import verify_picture
 from memegauge.types import InputError, Meme
 
@@ -255,13 +255,7 @@ _read_text = read_user_text  # UTF-8 (BOM allowed) or --encoding; errors name fi
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield (FILE:LINE, object) for every non-blank line."""
-    # split on "\n" only: str.splitlines() would also break at U+2028 and friends, which JSON
-    # strings may legally contain unescaped
-    for number, line in enumerate(_read_text(path).split("\n"), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        raw = parse_json(line, where, "write exactly one JSON object per line")
+    for where, raw in jsonl_rows(path, "write exactly one JSON object per line"):
         if not isinstance(raw, dict):
             raise InputError(f"expected a JSON object, got {_type_name(raw)}", where,
                              'write one object per line: {"id": ..., "image": ..., "text": ...}')

@@ -21,20 +21,50 @@ from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from collections.abc import Awaitable, Callable
 
+from memegauge.engine.store.schema import install_method_steps
 from memegauge.files import canonical_json
 from memegauge.types import MemeGaugeError
 
 if TYPE_CHECKING:
+    import sqlite3
+
     import typer
 
-    from memegauge.config import ModelRegistry
     from memegauge.engine.store import Store
+    from memegauge.models.spec import ModelRegistry
+    from memegauge.rating.part import RatingPart
     from memegauge.types import Meme
 
 ENTRY_POINT_GROUP = "memegauge.methods"
+
+
+# ---- the hooks' shapes (checked by mypy on this module: tests/test_methods.py) ---------------------
+
+class ReportHook(Protocol):
+    def __call__(self, store: Store, run: dict[str, Any], /) -> dict[str, Any]: ...
+
+
+class ViewHook(Protocol):
+    def __call__(self, report: dict[str, Any], store: Store, /) -> tuple[list[Any], dict[str, Any]]: ...
+
+
+class CheckHook(Protocol):
+    def __call__(self, config: Any, registry: ModelRegistry, /) -> Checked: ...
+
+
+class RunHook(Protocol):
+    def __call__(self, config: Any, *, store: Store, registry: ModelRegistry, name: str | None = None,
+                 progress: bool | None = None, checked: Checked | None = None) -> Awaitable[RunResult]: ...
+
+
+class RatingHook(Protocol):
+    def __call__(self, run: dict[str, Any], /) -> RatingPart | None: ...
+
+
+MigrationStep = Callable[["sqlite3.Connection"], None]
 
 
 @dataclass(frozen=True)
@@ -76,61 +106,60 @@ class Method:
               export --table` offers (one row per stored record, with a correctness/score column); every
               method with `headline` also offers ``leaderboard``. None: only that.
     migrations  `(version, step)` pairs: `step(connection)` rewrites this method's records when a store
-              is migrated to `version` (`memegauge.engine.store.schema.migrate`); the store itself knows
-              no method's record kinds.
+              holding its runs is migrated to `version` (`memegauge.engine.store.schema.migrate`, handed
+              the steps from here: `migration_steps`); the store itself knows no method.
+    version   The method's own version, stored with each run it makes (`RunHeader.method_version`): bump
+              it when what the method computes or stores changes, so an old run is never read as if
+              the newer method had made it.
+    rating    `rating(run) -> RatingPart | None`: the method's side of `memegauge rate` and of the
+              report's "People vs judges" section (`memegauge.rating.part`) for this run; None (or a
+              None answer): the run offers nothing to rate.
     """
 
     name: str
     title: str
-    report: Callable[[Store, dict[str, Any]], dict[str, Any]]
-    view: Callable[[dict[str, Any], Store], tuple[list[Any], dict[str, Any]]] | None = None
+    report: ReportHook
+    view: ViewHook | None = None
     commands: Callable[[typer.Typer], None] | None = None
     demo: Callable[[DemoInputs], Awaitable[str]] | None = None
     demo_order: int = 100
     config: Callable[[Any], Any] | None = None
-    check: Callable[[Any, ModelRegistry], Checked] | None = None
-    run: Callable[..., Awaitable[RunResult]] | None = None
+    check: CheckHook | None = None
+    run: RunHook | None = None
     tables: Callable[[dict[str, Any]], dict[str, list[dict[str, Any]]]] | None = None
     models: Callable[[dict[str, Any]], dict[str, list[str]]] | None = None
     folder: Path | None = None
     headline: Callable[[dict[str, Any]], list[Any]] | None = None
     exports: Callable[[], dict[str, Any]] | None = None
-    migrations: tuple[tuple[int, Callable[[Any], None]], ...] = ()
-
-    @classmethod
-    def from_hooks(cls, name: str, title: str, hooks: Callable[[], Any], demo_order: int = 100,
-                   folder: Path | None = None,
-                   migrations: tuple[tuple[int, Callable[[Any], None]], ...] = ()) -> Method:
-        """A method with every hook, taken from the functions `report`, `view`, `commands`, `demo`,
-        `config`, `check`, `run`, `tables`, `models`, `headline` and `exports` of the module `hooks()`
-        returns. That module is imported on the first call of a hook, so the descriptor module stays light."""
-        def hook(attribute: str) -> Callable[..., Any]:
-            return lambda *args, **kwargs: getattr(hooks(), attribute)(*args, **kwargs)
-
-        return cls(name=name, title=title, report=hook("report"), view=hook("view"),
-                   commands=hook("commands"), demo=hook("demo"), demo_order=demo_order,
-                   config=hook("config"), check=hook("check"), run=hook("run"), tables=hook("tables"),
-                   models=hook("models"), headline=hook("headline"), exports=hook("exports"), folder=folder,
-                   migrations=migrations)
+    migrations: tuple[tuple[int, MigrationStep], ...] = ()
+    rating: RatingHook | None = None
+    version: str = "1"
 
 
-def lazy(target: str) -> Callable[..., Any]:
-    """A hook that imports `"module:function"` on its first call and calls it: a hooks module names
+class Lazy:
+    """A hook named as `"module:function"`, imported on its first call (`lazy`)."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def resolve(self) -> Callable[..., Any]:
+        module, function = self.target.split(":")
+        return getattr(import_module(module), function)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"lazy({self.target!r})"
+
+
+def lazy(target: str) -> Any:
+    """A hook that imports `"module:function"` on its first call and calls it: a descriptor names
     its implementations this way, so that loading it (to register the CLI commands, say) imports
     no pipeline and none of a pipeline's heavy dependencies (issue 24: bm25s brought in JAX, which
-    takes most of the GPU's memory)."""
-    module, function = target.split(":")
-    return lambda *args, **kwargs: getattr(import_module(module), function)(*args, **kwargs)
-
-
-def package_hooks(package: str) -> tuple[Callable[..., Any], ...]:
-    """`(commands, demo, report, tables, view)` of a method laid out as the built-in ones are:
-    ``memegauge.<package>.cli:register``, ``memegauge.<package>.demo:demo``,
-    ``memegauge.<package>.report:build`` and ``:tables``, ``memegauge.<package>.view:view``,
-    each imported when first called (`lazy`)."""
-    return (lazy(f"memegauge.{package}.cli:register"), lazy(f"memegauge.{package}.demo:demo"),
-            lazy(f"memegauge.{package}.report:build"), lazy(f"memegauge.{package}.report:tables"),
-            lazy(f"memegauge.{package}.view:view"))
+    takes most of the GPU's memory). Typed `Any`: it stands for whichever hook it names, whose shape
+    the named function has (a `Lazy`, whose `resolve()` tests use to check every name)."""
+    return Lazy(target)
 
 
 @dataclass(frozen=True)
@@ -194,6 +223,7 @@ class _Registry:
     def __init__(self) -> None:
         self._methods: dict[str, tuple[Method, str]] = {}
         self._loaded = False
+        self._points: set[str] = set()  # entry point names loaded so far
 
     def register(self, method: Method, source: str = "code") -> Method:
         """Add a method; a second descriptor under a registered name is refused, naming both."""
@@ -215,20 +245,38 @@ class _Registry:
                                 "from a source tree that was never installed?); install it with "
                                 "`bash scripts/setup.sh` or `pip install -e .`")
         for point in points:
-            method = point.load()
-            if not isinstance(method, Method) or method.name != point.name:
-                raise MemeGaugeError(f"entry point {point.name!r} = {point.value!r} of group "
-                                    f"{ENTRY_POINT_GROUP!r} is not a Method named {point.name!r}")
-            self.register(method, f"entry point {point.value}")
+            self._load_point(point)
+
+    def _load_point(self, point: Any) -> None:
+        if point.name in self._points:
+            return
+        self._points.add(point.name)
+        method = point.load()
+        if not isinstance(method, Method) or method.name != point.name:
+            raise MemeGaugeError(f"entry point {point.name!r} = {point.value!r} of group "
+                                 f"{ENTRY_POINT_GROUP!r} is not a Method named {point.name!r}")
+        self.register(method, f"entry point {point.value}")
+
+    def named(self, name: str) -> Method | None:
+        """The method `name`, loading its entry point alone (no other method's code is imported)."""
+        if name not in self._methods and not self._loaded:
+            for point in entry_points(group=ENTRY_POINT_GROUP, name=name):
+                self._load_point(point)
+        found = self._methods.get(name)
+        return found[0] if found else None
 
     def all(self) -> list[Method]:
         self.load()
         return [method for method, _ in self._methods.values()]
 
     def get(self, name: str) -> Method | None:
-        self.load()
-        found = self._methods.get(name)
-        return found[0] if found else None
+        """The method `name`: its entry point alone is loaded (reporting a run imports no other method,
+        so a broken third-party method stops only its own runs); all of them when none is so named."""
+        found = self.named(name)
+        if found is None:
+            self.load()
+            found = self._methods.get(name, (None, ""))[0]
+        return found
 
 
 REGISTRY = _Registry()
@@ -247,3 +295,13 @@ def methods() -> list[Method]:
 def method(name: str) -> Method | None:
     """The method registered as `name`, or None."""
     return REGISTRY.get(name)
+
+
+def migration_steps(names: list[str]) -> list[tuple[int, MigrationStep]]:
+    """The store migration steps of the methods named (those whose runs a store holds): only their
+    entry points are loaded, so another installed method that fails to import does not stop a store
+    from opening. A method not installed has no steps here (its runs cannot be read anyway)."""
+    return [step for name in names if (found := REGISTRY.named(name)) for step in found.migrations]
+
+
+install_method_steps(migration_steps)

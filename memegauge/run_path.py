@@ -6,6 +6,7 @@ registry of methods (their store migrations): the registry stays free of the eng
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from collections.abc import Callable
 
@@ -33,6 +34,12 @@ async def run_checked(described: Method, configs: list[tuple[Any, str | None]], 
         if problems:
             raise PreflightFailed(problems)
     opened = store()
-    return [await described.run(config, store=opened, registry=registry, name=name, progress=progress,
-                                checked=found, **options)
-            for (config, name), found in zip(configs, checked, strict=True)]
+    results = []
+    for (config, name), found in zip(configs, checked, strict=True):
+        result = await described.run(config, store=opened, registry=registry, name=name, progress=progress,
+                                     checked=found, **options)
+        stored = json.loads(opened.run_row(result.name)["config_json"])
+        opened.set_run_origin(result.name, described.models(stored) if described.models else {},
+                              described.version)
+        results.append(result)
+    return results

@@ -18,7 +18,7 @@ from memegauge.adammeme.pipeline import run_adammeme
 from memegauge.adammeme.retrieval import retrieve
 from memegauge.adammeme.sampling import seeded_draw
 from memegauge.adammeme.taxonomy import Taxonomy, normalise_name
-from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.engine import Store
 from memegauge.models.scripted import prompt_text, register_script
 from memegauge.report import build_report

@@ -81,3 +81,33 @@ def test_an_api_call_inside_a_running_event_loop_still_runs(tmp_path):
             memegauge.run_arena({**config, "memes": str(tmp_path / "nowhere.jsonl")}, store=tmp_path / "s.db",
                                models=models)
     assert result.status == "done" and result.calls > 0
+
+
+def test_a_run_stores_its_roles_and_method_version_and_the_report_reads_them(tmp_path):
+    """Issue 35: the run header holds role → models and the method's version, written by the run path;
+    an older run (without them) reports its roles derived from its config, as before."""
+    import sqlite3
+
+    from helpers.runs import world
+    from memegauge.methods import method
+    from memegauge.report import build_report
+    from memegauge.report.html import header_facts
+
+    with start_server(latency_ms=0) as server:
+        w = world(tmp_path, server.base_url)
+        memegauge.run("adammeme", w.adam, store=str(w.store), models=str(w.models), name="adam-api")
+    store = memegauge.open_store(w.store)
+    header = build_report(store, "adam-api")["run"]
+    assert header["roles"] == {"agent": ["agent"], "targets": ["gpt-x", "llava-x"], "judges": []}
+    assert header["method_version"] == method("adammeme").version
+    facts = dict(header_facts(header))
+    assert facts["targets"] == "gpt-x, llava-x" and facts["method version"] == header["method_version"]
+    store.close()
+    db = sqlite3.connect(w.store)  # as a run made before runs stored them
+    db.execute("UPDATE runs SET roles_json=NULL, method_version=NULL")
+    db.commit()
+    db.close()
+    store = memegauge.open_store(w.store)
+    old = build_report(store, "adam-api")["run"]
+    assert "roles" not in old and "method_version" not in old
+    assert dict(header_facts(old))["targets"] == "gpt-x, llava-x" and "method version" not in dict(header_facts(old))

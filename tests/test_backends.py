@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from memegauge import models
-from memegauge.config import ModelSpec, load_registry
+from memegauge.config import load_registry
+from memegauge.models.spec import ModelSpec
 from memegauge.engine import Engine, Store
 from memegauge.models import Backend, DuplicateBackend, backends, descriptors, register_backend
 from memegauge.types import ChatRequest, ChatResult, InputError, Message

@@ -11,7 +11,8 @@ import yaml
 
 from memegauge.adammeme.config import AdamConfig
 from memegauge.arena.config import ArenaConfig
-from memegauge.config import ModelSpec, registry_from_mapping
+from memegauge.config import registry_from_mapping
+from memegauge.models.spec import ModelSpec
 from memegauge.memeqa.build import BuildConfig
 from memegauge.memeqa.config import EvalConfig
 from memegauge.memeqa.finetune import FinetuneConfig

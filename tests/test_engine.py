@@ -9,7 +9,7 @@ import pytest
 
 from helpers.engine import engine_registry as registry
 from helpers.engine import request
-from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.records import Record
 from memegauge.engine import Engine, cache_key, open_run
 from memegauge.models.scripted import register_script

@@ -119,3 +119,102 @@ def _served(world, run: str) -> str:
     finally:
         view.terminate()
         view.wait(timeout=30)
+
+
+# ---- a method written from docs/engine.md alone ------------------------------------------------------
+
+DOCS_METHOD = {
+    "method.py": '''
+from memegauge.methods import Method, lazy
+
+METHOD = Method(name="lengths", title="Lengths", config=lazy("lengths.run:config"),
+                check=lazy("lengths.run:check"), run=lazy("lengths.run:run"),
+                report=lazy("lengths.run:build"), models=lazy("lengths.run:models"))
+''',
+    "run.py": '''
+from pathlib import Path
+
+from memegauge.config import MethodConfig, method_config
+from memegauge.engine import open_run
+from memegauge.memes import load_memes
+from memegauge.methods import Checked, RunResult
+from memegauge.records import Record, read_checked
+from memegauge.types import ChatRequest, Message, SamplingParams
+
+
+class LengthConfig(MethodConfig):
+    memes: Path
+    model: str
+
+    def roles(self):
+        return {"targets": [self.model]}
+
+
+class Answer(Record):
+    KIND = "lengths.answer"
+    KEY = ("meme",)
+    meme: str
+    ok: bool
+    length: int | None
+
+
+def config(source):
+    return method_config(source, LengthConfig)
+
+
+def check(config, registry):
+    registry.get(config.model)
+    return Checked(inputs=load_memes(config.memes, require_images=False), models=[config.model], pictures=[])
+
+
+async def run(config, *, store, registry, name=None, progress=None, checked=None):
+    memes = (checked or check(config, registry)).inputs
+    name = name or "lengths-" + config.model
+    requests = [ChatRequest(model=config.model, stage="lengths.ask", params=SamplingParams(max_tokens=16),
+                            messages=[Message.user("Describe this meme: " + m.as_text())]) for m in memes]
+    async with open_run(store, registry, name=name, method="lengths", config=config.stored(),
+                        progress=progress) as (opened, engine):
+        outcomes = await engine.chat_many(requests)
+        opened.put_many([Answer(meme=m.id, ok=o.ok, length=len(o.value) if o.ok else None)
+                         for m, o in zip(memes, outcomes, strict=True)])
+    return RunResult.of(store, name)
+
+
+def build(store, run):
+    rows = read_checked(store, run["id"], Answer)
+    return {"memes": len(rows), "answered": sum(1 for r in rows if r["ok"])}
+
+
+def models(config):
+    return {"targets": [config["model"]]}
+'''}
+
+
+@pytest.mark.slow  # subprocesses: seconds each
+def test_a_method_written_from_the_docs_alone_runs_in_one_folder(world):
+    """What docs/engine.md teaches (a `Method(...)` of `lazy("module:function")` hooks, a `MethodConfig`,
+    `check`, `run` through `open_run`, `report`, one entry point), written into a temporary folder: it
+    runs through the API (`memegauge.run_lengths`) and the CLI's report, and no file of MemeGauge changes."""
+    tmp, env = world
+    shipped = {p: p.stat().st_mtime_ns for p in Path(__file__).parents[1].joinpath("memegauge").rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts}
+    site = tmp / "site2"
+    (site / "lengths").mkdir(parents=True)
+    for name, text in {"__init__.py": "", **DOCS_METHOD}.items():
+        (site / "lengths" / name).write_text(text.lstrip())
+    info = site / "lengths-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lengths\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[memegauge.methods]\nlengths = lengths.method:METHOD\n")
+    (tmp / "lengths.yaml").write_text(f"memes: {sample_memes_path()}\nmodel: tsrv\n")
+    env = {**env, "PYTHONPATH": str(site)}
+    api = ("import json, memegauge\n"
+           f"r = memegauge.run_lengths({str(tmp / 'lengths.yaml')!r}, store={str(tmp / 's.db')!r}, "
+           f"models={str(tmp / 'models.yaml')!r})\n"
+           "print(json.dumps([r.name, r.status, r.report['memes'], r.report['answered']]))")
+    done = subprocess.run([sys.executable, "-c", api], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == ["lengths-tsrv", "done", 13, 13]
+    report = json.loads(_cli((tmp, env), "report", "lengths-tsrv", "--format", "json").stdout)
+    assert report["run"]["method"] == "lengths" and report["answered"] == 13
+    assert shipped == {p: p.stat().st_mtime_ns for p in shipped}  # no file of MemeGauge written

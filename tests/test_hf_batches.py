@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("peft")
 
 from memegauge.cli import main  # noqa: E402
-from memegauge.config import ModelSpec  # noqa: E402
+from memegauge.models.spec import ModelSpec  # noqa: E402
 from memegauge.engine import Store  # noqa: E402
 from memegauge.testing.tiny_models import build_tiny_vlm  # noqa: E402
 from memegauge.models import create_backend  # noqa: E402

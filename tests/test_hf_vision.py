@@ -20,7 +20,8 @@ pytest.importorskip("peft")
 
 
 from memegauge.cli import main  # noqa: E402
-from memegauge.config import ModelRegistry, ModelSpec, load_registry  # noqa: E402
+from memegauge.config import load_registry  # noqa: E402
+from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.engine import Store  # noqa: E402
 from memegauge.testing.tiny_models import VLM_ARCHITECTURES, build_tiny_vlm  # noqa: E402
 from memegauge.models import create_backend  # noqa: E402

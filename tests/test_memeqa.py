@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from helpers.memeqa_data import OPTIONS, make_dataset
 from helpers.models import scripted_registry
 from memegauge.cli import main
-from memegauge.config import ModelRegistry
+from memegauge.models.spec import ModelRegistry
 from memegauge.engine import Store
 from memegauge.memeqa.dataset import (NONE_OF_THE_ABOVE, QUESTION_TYPES, Question, load_memes_for,
                                      load_questions, resolve_types, select_questions)

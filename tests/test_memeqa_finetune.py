@@ -90,7 +90,7 @@ def test_killed_run_resumes_to_the_same_result(setup):
 def test_hf_backend_answers_with_the_trained_adapter(setup, tmp_path):
     import asyncio
 
-    from memegauge.config import ModelRegistry, ModelSpec
+    from memegauge.models.spec import ModelRegistry, ModelSpec
     from memegauge.memeqa.runs import eval_run
     from memegauge.memeqa.config import EvalConfig
 

@@ -4,6 +4,8 @@ demo and the reports reaching methods only through it (a method registered from 
 from __future__ import annotations
 
 import asyncio
+import os
+from pathlib import Path
 
 import pytest
 
@@ -83,7 +85,7 @@ def test_a_run_of_a_method_no_longer_installed_is_one_clear_message(tmp_path, ca
 
 
 def registry_models():
-    from memegauge.config import ModelRegistry
+    from memegauge.models.spec import ModelRegistry
 
     return ModelRegistry({})
 
@@ -110,12 +112,15 @@ def test_every_hook_of_every_registered_method_resolves():
             app = typer.Typer()
             m.commands(app)
             assert app.registered_commands or app.registered_groups, m.name
-    from memegauge.adammeme import hooks as adam
-    from memegauge.arena import hooks as arena
-    from memegauge.memeqa import hooks as qa
+    from dataclasses import fields
 
-    for module in (adam, arena, qa):
-        assert all(callable(getattr(module, h)) for h in ("report", "view", "commands", "demo"))
+    from memegauge.methods import Lazy
+
+    named = [hook for m in methods() for f in fields(m) if isinstance(hook := getattr(m, f.name), Lazy)]
+    named += [step for m in methods() for _, step in m.migrations if isinstance(step, Lazy)]
+    assert len(named) >= 40
+    for hook in named:
+        assert callable(hook.resolve()), hook
 
 
 def test_every_method_runs_through_one_shape_from_python(tmp_path):
@@ -159,3 +164,53 @@ def test_a_bad_config_dict_is_one_input_error():
         method("arena").config({"memes": "m.jsonl", "agent": "a", "targets": ["x", "w"], "judges": ["y"],
                                  "seed": "z"})
     assert "seed" in str(info.value)
+
+
+def test_an_old_store_opens_and_reports_with_a_broken_third_party_method_installed(tmp_path):
+    """A third-party method whose entry point fails to import stops only its own runs: opening (and
+    migrating) an old store loads only the methods whose runs it holds, and so does reporting a run."""
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    info = site / "broken_method-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-method\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[memegauge.methods]\nbroken = no_such_module_35.method:METHOD\n")
+    old = Path(__file__).parent / "data" / "store-v0" / "store.db.gz"
+    script = f"""
+import gzip, shutil, sqlite3
+import memegauge.methods as registry
+from memegauge.engine import Store
+from memegauge.report import build_report
+with gzip.open({str(old)!r}, "rb") as src, open({str(tmp_path / "old.db")!r}, "wb") as out:
+    shutil.copyfileobj(src, out)
+store = Store({str(tmp_path / "old.db")!r})
+print("version", sqlite3.connect({str(tmp_path / "old.db")!r}).execute("PRAGMA user_version").fetchone()[0])
+print("ranking", len(build_report(store, "arena")["ranking"]))
+try:
+    registry.methods()
+except ModuleNotFoundError as exc:
+    print("listing fails:", exc.name)
+"""
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    from memegauge.engine.store import SCHEMA_VERSION
+
+    assert f"version {SCHEMA_VERSION}" in done.stdout and "ranking " in done.stdout
+    assert "listing fails: no_such_module_35" in done.stdout  # the broken method really is installed
+
+
+@pytest.mark.slow  # mypy: about ten seconds
+def test_the_hooks_shapes_are_checked_by_mypy():
+    """The hooks are typed (`ReportHook`, `RunHook`, … Protocols in `memegauge.methods`, `RatingPart`'s in
+    `memegauge.rating.part`), and every built-in implementation has its hook's shape (tests/hook_types.py)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[1]
+    done = subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent", "--ignore-missing-imports",
+                           "--no-incremental", "memegauge/methods.py", "memegauge/rating/part.py",
+                           "tests/hook_types.py"], capture_output=True, text=True, cwd=root, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from memegauge.adammeme.config import AdamConfig
 from memegauge.adammeme.pipeline import erase_cache_for
 from memegauge.arena.pipeline import check_judge_families
-from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.engine import Store
 from memegauge.models.families import guess_family
 from memegauge.types import InputError
@@ -28,16 +28,16 @@ def test_seeds_per_category_is_a_count_or_a_fraction():
     assert adam().seeds_for(200) == 10  # the paper's text
     released = adam(seeds_per_category=0.1)  # the original release refined about 10% of each category
     assert [released.seeds_for(n) for n in (200, 177, 5)] == [20, 17, 0]
-    assert released.config_dict()["seeds_per_category"] == 0.1
+    assert released.stored()["seeds_per_category"] == 0.1
     for bad in (1.5, -1, 0.0):
         with pytest.raises(ValidationError, match="seeds"):
             adam(seeds_per_category=bad)
 
 
 def test_the_failure_rule_is_in_the_config_with_the_released_results_as_default():
-    stored = adam().config_dict()
+    stored = adam().stored()
     assert (stored["failure_rule"], stored["failure_threshold"]) == ("at_or_below", 4.0)
-    assert adam(failure_rule="below").config_dict()["failure_rule"] == "below"
+    assert adam(failure_rule="below").stored()["failure_rule"] == "below"
     with pytest.raises(ValidationError):
         adam(failure_rule="under")
     assert "prompts" not in stored and "prompt_hashes" not in stored  # shipped prompts: nothing recorded

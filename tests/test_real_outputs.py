@@ -9,7 +9,9 @@ import json
 
 from PIL import Image
 
-from memegauge.config import ModelRegistry, ModelSpec, load_registry
+from memegauge.config import load_registry
+
+from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.engine import Engine, Store
 from memegauge.models.openai_backend import OpenAIBackend, image_mime, rejects_images
 from memegauge.types import ChatRequest, ImagePart, Message, SamplingParams

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from memegauge.adammeme.records import MiningRecord, Proposal, ScoreRecord
-from memegauge.config import ModelRegistry
+from memegauge.models.spec import ModelRegistry
 from memegauge.engine import Store, open_run
 
 

@@ -253,7 +253,7 @@ def test_a_picture_too_large_for_a_model_is_downscaled_recorded_and_counted(tmp_
 
     from PIL import Image
 
-    from memegauge.config import ModelSpec
+    from memegauge.models.spec import ModelSpec
     from memegauge.models.openai_backend import _data_url
     from memegauge.types import ImagePart
 

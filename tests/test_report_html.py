@@ -253,7 +253,7 @@ def test_view_command_unknown_run_exits_2(store):
 
 
 def test_warning_follows_calls_to_an_embedded_backend_whatever_its_name(tmp_path):
-    from memegauge.config import ModelSpec
+    from memegauge.models.spec import ModelSpec
     from memegauge.engine.core import cache_key, request_for_store
     from memegauge.types import CallRecord, CallStatus, ChatRequest, Message
 

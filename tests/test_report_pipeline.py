@@ -54,6 +54,7 @@ def test_header_shows_every_piece_for_each_method(real, method):
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", header["date"])
     assert (header["agent"], header["targets"], header["judges"]) == (agent, targets, judges)
     assert header["seed"] == str(row["seed"]) and header["package version"] == __version__
+    assert header["method version"] == "1"  # made through the run path, which stores it (issue 35)
     assert header["config hash"] == row["config_hash"] and len(row["config_hash"]) >= 12
     assert summary["calls"] > 0 and summary["tokens"] > 0
     assert header["calls"] == f"{summary['calls']} ({summary['calls_made']} made, {summary['cached']} cached)"

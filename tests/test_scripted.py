@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from memegauge.config import ModelSpec
+from memegauge.models.spec import ModelSpec
 from memegauge.models.scripted import ScriptedBackend, register_script
 from memegauge.types import ChatRequest, Message, ModelCallError
 

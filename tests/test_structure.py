@@ -110,3 +110,70 @@ def test_each_method_folder_holds_its_report_view_and_prompts():
     for name, folder in _method_packages().items():
         assert (folder / "report.py").is_file() and (folder / "view.py").is_file(), name
         assert list((folder / "prompts").glob("*.j2")), name
+
+
+# ---- the rating kit, the API and the store ------------------------------------------------------
+
+def test_the_rating_kit_and_the_api_name_no_method():
+    """rating/ is the method-neutral kit (a method's side is its `rating.py`, `Method.rating`); api.py
+    serves `memegauge.run_<method>` for any registered method."""
+    words = _method_words()
+    files = [p for p in sorted((PACKAGE / "rating").rglob("*")) if p.suffix in (".py", ".js", ".j2", ".css")
+             and "__pycache__" not in p.parts] + [PACKAGE / "api.py", PACKAGE / "__init__.py"]
+    assert len(files) >= 10
+    for path in files:
+        assert names_of_methods(path, words) == [], str(path.relative_to(PACKAGE))
+
+
+def test_the_store_imports_neither_the_method_registry_nor_any_method():
+    """Opening a store imports no method: nothing the store imports, directly or through others (lazy
+    imports included), is `memegauge.methods` or a method's package; the methods hand it their steps."""
+    graph = import_graph()
+    seen, todo = set(), [m for m in graph if m.startswith("memegauge.engine.store")]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo += [t for t in graph.get(module, ()) if t.startswith("memegauge.")]
+    packages = {f"memegauge.{p}" for p in _method_packages()}
+    reached = sorted(m for m in seen if m == "memegauge.methods" or any(m == p or m.startswith(p + ".")
+                                                                         for p in packages))
+    assert reached == []
+    assert "memegauge.engine.store.schema" in graph["memegauge.methods"]  # the registry hands the steps down
+
+
+def _resolves(reference: str) -> bool:
+    """Whether `memegauge.a.b.c` names a module, or an attribute (a dataclass field included) of one."""
+    import importlib
+
+    parts = reference.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            fields = getattr(found, "__dataclass_fields__", {})
+            if not hasattr(found, name) and name not in fields:
+                return False
+            found = getattr(found, name, None)
+        return True
+    return False
+
+
+def test_every_module_a_docstring_points_at_exists():
+    """A `memegauge.x.y` in backquotes names a module or attribute that exists (a moved module leaves
+    no pointer behind); entry point groups and `run_<method>` placeholders are names, not modules."""
+    groups = {"memegauge.backends", "memegauge.methods"}
+    stale = [f"{path.relative_to(PACKAGE)}: {ref}" for path in sorted(PACKAGE.rglob("*.py"))
+             for ref in re.findall(r"`(memegauge(?:\.[A-Za-z_]\w*)+)", path.read_text(encoding="utf-8"))
+             if ref not in groups and not ref.startswith("memegauge.run_") and not _resolves(ref)]
+    assert stale == []
+
+
+def test_model_registry_is_imported_from_where_it_lives():
+    """`memegauge.models.spec` defines `ModelRegistry` and `ModelSpec`; `memegauge.config` loads them."""
+    roots = [PACKAGE, PACKAGE.parent / "tests", PACKAGE.parent / "bench", PACKAGE.parent / "scripts"]
+    old = re.compile(r"from memegauge\.config import [^\n]*\bModel(Registry|Spec)\b")
+    found = [str(p) for root in roots for p in sorted(root.rglob("*.py")) if old.search(p.read_text(encoding="utf-8"))]
+    assert found == []

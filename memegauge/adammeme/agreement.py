@@ -28,33 +28,8 @@ import numpy as np
 from memegauge.adammeme.metrics import FailureRule
 from memegauge.adammeme.taxonomy import normalise_name
 from memegauge.files import read_csv_rows
+from memegauge.rating.stats import cohen_kappa, icc_2_1
 from memegauge.types import InputError
-
-
-def icc_2_1(ratings: np.ndarray) -> float | None:
-    """ICC(2,1) of an n×k matrix (n targets rated by k raters); None when undefined."""
-    x = np.asarray(ratings, dtype=float)
-    n, k = x.shape
-    if n < 2 or k < 2:
-        return None
-    grand = x.mean()
-    ms_rows = k * ((x.mean(axis=1) - grand) ** 2).sum() / (n - 1)
-    ms_cols = n * ((x.mean(axis=0) - grand) ** 2).sum() / (k - 1)
-    resid = x - x.mean(axis=1, keepdims=True) - x.mean(axis=0, keepdims=True) + grand
-    ms_err = (resid ** 2).sum() / ((n - 1) * (k - 1))
-    denom = ms_rows + (k - 1) * ms_err + k * (ms_cols - ms_err) / n
-    return float((ms_rows - ms_err) / denom) if denom > 0 else None
-
-
-def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float | None:
-    """Cohen's κ of two raters' labels; None when chance agreement is total."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.size == 0:
-        return None
-    labels = np.union1d(a, b)
-    observed = float((a == b).mean())
-    expected = float(sum((a == v).mean() * (b == v).mean() for v in labels))
-    return None if expected >= 1 else (observed - expected) / (1 - expected)
 
 
 def score_agreement(agent: Sequence[float], human: Sequence[float], rule: FailureRule) -> dict[str, Any]:

@@ -55,9 +55,7 @@ def adam_command(
     if dry:  # the plan only: no model call, no preflight, no store written
         from memegauge.adammeme.plan import plan_calls, stored_samples
         from memegauge.clikit import dry_run
-        from memegauge.methods import default_run_name
-
-        name = run or default_run_name("adam", cfg.targets, cfg.memes, cfg.stored())
+        name = run or cfg.default_name()
         memes = METHOD.check(cfg, s.registry()).inputs
         dry_run(s, name, plan_calls(cfg, memes, stored_samples(s.store_path, name)))
         return

@@ -121,6 +121,13 @@ class AdamConfig(MethodConfig):
         """The agent (every AdamMeme role) and the targets."""
         return {"agent": [self.agent], "targets": list(self.targets)}
 
+    def default_name(self) -> str:
+        """The run's name when none is given: ``adam-<targets>-<memes>[-s<seed>]-<config hash>``
+        (`memegauge.methods.default_run_name`); the one place AdamConfig's runs are named."""
+        from memegauge.methods import default_run_name  # the registry's naming rule (methods imports no config)
+
+        return default_run_name("adam", self.targets, self.memes, self.stored())
+
     def stored(self) -> dict[str, Any]:
         """The run's stored config: what its answers depend on (paths as strings; custom prompts with
         their hashes, absent without them)."""
@@ -128,7 +135,3 @@ class AdamConfig(MethodConfig):
         unset = {"prompts"} | ({"images"} if self.images is None else set())
         return {**self.model_dump(mode="json", exclude=unset),
                 **stored_prompts(self.prompts, PROMPT_PREFIX)}
-
-    def config_dict(self) -> dict[str, Any]:
-        """`stored()`, by its older name."""
-        return self.stored()

@@ -1,4 +1,5 @@
-"""What MemeGauge calls of AdamMeme (`memegauge.methods.Method`): imported when first needed."""
+"""The run hooks of AdamMeme (`memegauge.methods.Method`: config, check, run, models), named
+by its descriptor (`method.py`) and imported when first called."""
 
 from __future__ import annotations
 
@@ -6,16 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memegauge.adammeme.config import AdamConfig
-from memegauge.config import ModelRegistry, method_config
-from memegauge.methods import Checked, RunResult, default_run_name, lazy, package_hooks
+from memegauge.config import method_config
+from memegauge.models.spec import ModelRegistry
+from memegauge.methods import Checked, RunResult
 
 if TYPE_CHECKING:
     from memegauge.engine import Store
 
-# imported when called (`memegauge.methods.lazy`): registering the CLI loads the CLI module only
-commands, demo, report, tables, view = package_hooks("adammeme")
-headline = lazy("memegauge.adammeme.headline:headline")  # leaderboard rows with intervals
-exports = lazy("memegauge.adammeme.exports:tables")  # the item tables of `memegauge export`
 
 
 def check(config: AdamConfig, registry: ModelRegistry) -> Checked:
@@ -31,7 +29,7 @@ async def run(config: AdamConfig, *, store: Store, registry: ModelRegistry, name
     """AdamMeme on `config` as run `name` (default: adam-<targets>-<memes>-<hash>); see `memegauge.methods.Method`."""
     from memegauge.adammeme.pipeline import run_adammeme
 
-    name = name or default_run_name("adam", config.targets, config.memes, config.stored())
+    name = name or config.default_name()
     memes = checked.inputs if checked else None
     name = await run_adammeme(config, store, registry, name, progress=progress, memes=memes)
     return RunResult.of(store, name)

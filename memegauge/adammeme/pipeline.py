@@ -31,7 +31,7 @@ from memegauge.adammeme.reference import asking_about, build_reference
 from memegauge.adammeme.refinement import refine_category
 from memegauge.adammeme.sampling import plan_samples
 from memegauge.adammeme.scoring import Sample, answer, rate
-from memegauge.config import ModelRegistry
+from memegauge.models.spec import ModelRegistry
 from memegauge.engine import CallOutcome, Engine, Run, Store, call_priority, open_run
 from memegauge.engine.limits import URGENT
 from memegauge.engine.progress import CallProgress
@@ -75,7 +75,7 @@ def erase_cache_for(cfg: AdamConfig, store: Store) -> Path:
 
 async def _run(cfg: AdamConfig, store: Store, registry: ModelRegistry, name: str, progress: bool | None,
                memes: list[Meme]) -> str:
-    async with open_run(store, registry, name=name, method="adammeme", config=cfg.config_dict(),
+    async with open_run(store, registry, name=name, method="adammeme", config=cfg.stored(),
                         seed=cfg.seed, progress=progress,
                         vision_models=[cfg.agent, *cfg.targets]) as (run, engine):
         engine.progress.plan_calls(plan_calls(cfg, memes))  # the progress's totals: expected until sampled

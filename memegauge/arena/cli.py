@@ -43,8 +43,6 @@ def arena_command(
     self_judging: bool | None = typer.Option(
         None, "--self-judging/--no-self-judging", help="May a judge judge its own answer."),
     extend: str | None = typer.Option(None, "--extend", help="Add the config's new targets to RUN."),
-    retry_failed: bool = typer.Option(False, "--retry-failed", hidden=True,
-                                      help="No longer needed: failed calls are always retried."),
     max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
                                            help="Accept the run as done when at most this share of its "
                                                 "calls still failed after retries (default 0: none)."),
@@ -84,9 +82,7 @@ def arena_command(
         from memegauge.arena.pipeline import repeat_runs
         from memegauge.arena.plan import plan_calls
         from memegauge.clikit import dry_run
-        from memegauge.methods import default_run_name
-
-        name = name or default_run_name("arena", config.targets, config.memes, config.stored())
+        name = name or config.default_name()
         memes = METHOD.check(config, cfg.registry()).inputs.memes
         dry_run(cfg, name, [plan for _, seed in repeat_runs(config, name)
                             for plan in plan_calls(config.model_copy(update={"seed": seed}), memes)])
@@ -94,8 +90,7 @@ def arena_command(
     use_budget(budget)
     # the one run path (as `memegauge.run`): inputs checked, models preflighted, then the store opened
     [result] = asyncio.run(run_checked(METHOD, [(config, name)], store=cfg.store, registry=cfg.registry(),
-                                       progress=cfg.progress, preflight=not skip_preflight,
-                                       retry_failed=retry_failed))
+                                       progress=cfg.progress, preflight=not skip_preflight))
     name, outcome, store = result.name, result.details, cfg.store()
     summary = store.run_summary(name)
     notes.print(f"run {name!r}: {summary['calls']} calls ({outcome.calls_made} made now, "

@@ -124,6 +124,13 @@ class ArenaConfig(MethodConfig):
         """The agent, the targets (added ones too) and the judges (each judge is also a target)."""
         return {"agent": [self.agent], "targets": self.all_targets, "judges": list(self.judges)}
 
+    def default_name(self) -> str:
+        """The run's name when none is given: ``arena-<targets>-<memes>[-s<seed>]-<config hash>``
+        (`memegauge.methods.default_run_name`); the one place ArenaConfig's runs are named."""
+        from memegauge.methods import default_run_name  # the registry's naming rule (methods imports no config)
+
+        return default_run_name("arena", self.targets, self.memes, self.stored())
+
     def stored(self) -> dict[str, Any]:
         """The config as stored with the run (and hashed): JSON-safe, paths as strings; custom prompts
         with their hashes (absent without them)."""

@@ -24,7 +24,7 @@ from rich.table import Table
 from memegauge.arena.config import ArenaConfig, StageTokens
 from memegauge.arena.method import METHOD
 from memegauge.clikit import notes, stdout_console
-from memegauge.config import ModelRegistry
+from memegauge.models.spec import ModelRegistry
 from memegauge.demo import demo_meme_file
 from memegauge.report import build_report
 

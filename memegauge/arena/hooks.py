@@ -1,4 +1,5 @@
-"""What MemeGauge calls of MemeArena (`memegauge.methods.Method`): imported when first needed."""
+"""The run hooks of MemeArena (`memegauge.methods.Method`: config, check, run, models), named
+by its descriptor (`method.py`) and imported when first called."""
 
 from __future__ import annotations
 
@@ -6,16 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memegauge.arena.config import ArenaConfig
-from memegauge.config import ModelRegistry, method_config
-from memegauge.methods import Checked, RunResult, default_run_name, lazy, package_hooks
+from memegauge.config import method_config
+from memegauge.models.spec import ModelRegistry
+from memegauge.methods import Checked, RunResult
 
 if TYPE_CHECKING:
     from memegauge.engine import Store
 
-# imported when called (`memegauge.methods.lazy`): registering the CLI loads the CLI module only
-commands, demo, report, tables, view = package_hooks("arena")
-headline = lazy("memegauge.arena.headline:headline")  # leaderboard rows with intervals
-exports = lazy("memegauge.arena.exports:tables")  # the item tables of `memegauge export`
 
 
 def check(config: ArenaConfig, registry: ModelRegistry) -> Checked:
@@ -26,13 +24,13 @@ def check(config: ArenaConfig, registry: ModelRegistry) -> Checked:
 
 
 async def run(config: ArenaConfig, *, store: Store, registry: ModelRegistry, name: str | None = None,
-              progress: bool | None = None, checked: Checked | None = None, retry_failed: bool = False) -> RunResult:
+              progress: bool | None = None, checked: Checked | None = None) -> RunResult:
     """MemeArena on `config` as run `name` (default: arena-<targets>-<memes>-<hash>); see `memegauge.methods.Method`.
     The result's `details` is the pipeline's `ArenaOutcome` (battles judged, calls made now)."""
     from memegauge.arena.pipeline import run_arena
 
-    name = name or default_run_name("arena", config.targets, config.memes, config.stored())
-    outcome = await run_arena(config, store, registry, name, progress=progress, retry_failed=retry_failed,
+    name = name or config.default_name()
+    outcome = await run_arena(config, store, registry, name, progress=progress,
                               inputs=checked.inputs if checked else None)
     return RunResult.of(store, outcome.run, details=outcome)
 

@@ -1,7 +1,7 @@
 """MemeArena pipeline: memes → contexts → tasks → answers → fusion → judging (→ detection) → store.
 
 `run_arena` only wires the stages; each stage module is one step of the paper and writes its records
-through the `Run`. The report (`memegauge.report.arena`) reads nothing but these records.
+through the `Run`. The report (`memegauge.arena.report`) reads nothing but these records.
 
 Record kinds, in pipeline order (answer, judgment and battle are typed: `memegauge.arena.records`)
 ------------------------------------------------------------------------------------------------
@@ -53,12 +53,12 @@ from memegauge.arena.fusion import fuse_guidelines
 from memegauge.arena.judging import STAGE as JUDGING_STAGE, judge_battles, plan_battles
 from memegauge.arena.plan import plan_calls
 from memegauge.arena.tasks import formulate_tasks
-from memegauge.config import ModelRegistry
+from memegauge.models.spec import ModelRegistry
 from memegauge.arena.records import (AnswerRecord, BattleRecord, ContextRecord, DetectionRecord,
                                     FusionRoundRecord, GuidelineRecord, HumanVoteRecord, JudgmentRecord,
                                     MemeRecord, RepeatRecord, TaskRecord, TasksRecord)
 from memegauge.engine import Run, Store, open_run
-from memegauge.files import parse_json, read_user_text
+from memegauge.files import jsonl_rows
 from memegauge.prompts import using_prompts
 from memegauge.images.thumbnail import meme_image_records
 from memegauge.memes import load_memes
@@ -78,18 +78,14 @@ class ArenaInputs:
 def read_human_guidelines(path: Path) -> dict[str, str]:
     """JSONL lines {"meme": id, "guideline": text[, "task": n]} → {meme id or task key: text}."""
     fix = 'write one object per line: {"meme": "<id>", "guideline": "<text>"} (optional "task": 1..3)'
-    lines = read_user_text(path).split("\n")
     out = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        row = parse_json(line, f"{path}:{number}", fix)
+    for where, row in jsonl_rows(path, fix):
         if not isinstance(row, dict) or not isinstance(row.get("meme"), (str, int)) \
                 or not isinstance(row.get("guideline"), str) or not row["guideline"].strip():
-            raise InputError("expected a meme id and a non-empty guideline", f"{path}:{number}", fix)
+            raise InputError("expected a meme id and a non-empty guideline", where, fix)
         task = row.get("task")
         if task is not None and (isinstance(task, bool) or not isinstance(task, int) or not 1 <= task <= 3):
-            raise InputError(f"task must be 1, 2 or 3, not {task!r}", f"{path}:{number}", fix)
+            raise InputError(f"task must be 1, 2 or 3, not {task!r}", where, fix)
         key = str(row["meme"]) if task is None else task_key(str(row["meme"]), task)
         out[key] = row["guideline"].strip()
     if not out:
@@ -165,27 +161,27 @@ def repeat_runs(config: ArenaConfig, run_name: str) -> list[tuple[str, int]]:
 
 
 async def run_arena(config: ArenaConfig, store: Store, registry: ModelRegistry, run_name: str, *,
-                    progress: bool | None = None, retry_failed: bool = False,
+                    progress: bool | None = None,
                     inputs: ArenaInputs | None = None) -> ArenaOutcome:
     """Run (or resume) the arena `run_name` and its repeats; every stage's records go to the store."""
     inputs = inputs or read_inputs(config, registry)
     plan = repeat_runs(config, run_name)
     with using_prompts(config.prompts):  # every stage renders from the config's custom prompts first
-        outcome = await _run_once(config, store, registry, run_name, progress, retry_failed, inputs, plan)
+        outcome = await _run_once(config, store, registry, run_name, progress, inputs, plan)
         for name, seed in plan[1:]:
             again = config.model_copy(update={"seed": seed, "repeats": 1})
-            extra = await _run_once(again, store, registry, name, progress, retry_failed, inputs, [])
+            extra = await _run_once(again, store, registry, name, progress, inputs, [])
             outcome.calls_made += extra.calls_made
     return outcome
 
 
 async def _run_once(config: ArenaConfig, store: Store, registry: ModelRegistry, run_name: str,
-                    progress: bool | None, retry_failed: bool, inputs: ArenaInputs,
+                    progress: bool | None, inputs: ArenaInputs,
                     repeats: list[tuple[str, int]]) -> ArenaOutcome:
     memes = {m.id: m for m in inputs.memes}
     tokens = config.max_tokens
     async with open_run(store, registry, name=run_name, method="arena", config=config.stored(),
-                        seed=config.seed, progress=progress, retry_failed=retry_failed,
+                        seed=config.seed, progress=progress,
                         vision_models=config.models()) as (run, engine):
         engine.progress.plan_calls(plan_calls(config, inputs.memes))  # bounds until answers are in
         run.put_many([RepeatRecord(repeat=k, run=name, seed=seed)

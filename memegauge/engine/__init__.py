@@ -65,7 +65,6 @@ class Run:
 @asynccontextmanager
 async def open_run(store: Store, registry: ModelRegistry, *, name: str, method: str,
                    config: dict[str, Any], seed: int | None = None, progress: bool | None = None,
-                   retry_failed: bool = False,
                    vision_models: list[str] | None = None) -> AsyncIterator[tuple[Run, Engine]]:
     """Open or resume the run `name`; the same name with another config is refused.
 
@@ -83,7 +82,7 @@ async def open_run(store: Store, registry: ModelRegistry, *, name: str, method: 
     stop = StopSignal()
     with CallProgress(enabled=progress) as bar, _collector_for_many_calls(), graceful_ctrl_c(stop):
         engine = Engine(store, registry, run_id=run_id, execution_id=execution_id, progress=bar,
-                        retry_failed=retry_failed, seed=seed, stop=stop, budget=_BUDGET[0])
+                        seed=seed, stop=stop, budget=_BUDGET[0])
         try:
             yield run, engine
         except BudgetReached as exc:

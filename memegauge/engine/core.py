@@ -124,7 +124,7 @@ class Engine:
 
     def __init__(self, store: Store, registry: ModelRegistry, *, run_id: int | None = None,
                  execution_id: int | None = None, progress: CallProgress | None = None,
-                 retry_failed: bool = False, refusal_detector: Callable[[str], bool] | None = None,
+                 refusal_detector: Callable[[str], bool] | None = None,
                  seed: int | None = None, stop: StopSignal | None = None, budget: float | None = None):
         self.store = store
         self.budget = budget  # USD this engine may spend on fresh calls (`--budget`); None: no limit
@@ -135,7 +135,6 @@ class Engine:
         self.run_id = run_id
         self.execution_id = execution_id
         self.progress = progress or CallProgress(enabled=False)
-        self.retry_failed = retry_failed  # kept for callers; failed calls are always retried now
         self.failed_here: set[str] = set()  # failed in this engine: not retried again in it
         self.asked: set[str] = set()  # every call key this engine was asked for
         self.failures: dict[str, tuple[str, str]] = {}  # key → (stage, error class) still failed

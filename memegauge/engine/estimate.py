@@ -28,8 +28,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 from collections.abc import Callable
 
-from memegauge.config import ModelRegistry
 from memegauge.engine.core import cache_key
+from memegauge.models.spec import ModelRegistry
 from memegauge.engine.store import Store
 
 TOKENS_PER_WORD = 1.33  # English text in BPE tokenizers (GPT-4o, Qwen): ~0.75 words a token

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from memegauge.files import check_meme_text, find_file
-from memegauge.config import ModelRegistry
+from memegauge.models.spec import ModelRegistry
 from memegauge.engine import Store, open_run
 from memegauge.memeqa.construct import (MULTI_ANSWERS, Annotation, cloze_items, load_annotations,
                                        meme_context, multi_questions, single_questions, spacy_tagger,

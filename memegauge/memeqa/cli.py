@@ -133,11 +133,8 @@ def _dry_eval(cfg, configs, inputs, run: str | None) -> None:
     """`qa eval --dry-run`: each model's planned calls (one estimate per run)."""
     from memegauge.clikit import dry_run
     from memegauge.memeqa.plan import plan_eval
-    from memegauge.memeqa.runs import default_run_name, resolve_types
-
     for c, (questions, memes) in zip(configs, inputs, strict=True):
-        name = _run_name(run, c.model, len(configs)) or default_run_name(
-            "eval", c.version, c.split, c.model, c.limit, resolve_types(c.types), c.circular, c.seed)
+        name = _run_name(run, c.model, len(configs)) or c.default_name()
         dry_run(cfg, name, plan_eval(questions, memes, model=c.model, version=c.version, circular=c.circular,
                                   requests=True))
 
@@ -158,17 +155,19 @@ def score_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the --limit sample."),
 ) -> None:
     """Score answers produced elsewhere (raw text per question id); each file stored as a run."""
-    from memegauge.memeqa.runs import score_run
+    from memegauge.memeqa.config import ScoreConfig
+    from memegauge.memeqa.method import SCORE
+    from memegauge.run_path import run_checked
 
     cfg = _settings(ctx)
     data = _named_data(data, None, None, "memegauge qa score --data")[0]
-    for path in predictions:
-        if not path.is_file():
-            raise InputError("predictions file not found", str(path), "check the path")
-    names = [asyncio.run(score_run(cfg.store(), cfg.registry(), data=data, version=version, split=split,
-                                   predictions=path, run_name=_run_name(run, path.stem, len(predictions)),
-                                   limit=limit, types=types, seed=seed))
-             for path in predictions]
+    configs = [ScoreConfig(data=data, version=version, split=split, predictions=path, limit=limit, types=types,
+                           seed=seed) for path in predictions]
+    # the one run path: every file checked before any run is written (no model is called)
+    results = asyncio.run(run_checked(SCORE, [(c, _run_name(run, c.predictions.stem, len(configs)))
+                                              for c in configs], store=cfg.store, registry=cfg.registry(),
+                                      preflight=False))
+    names = [r.name for r in results]
     if len(names) == 1:
         _print_summary(cfg, names[0])
     else:
@@ -357,9 +356,11 @@ def build_command(ctx: typer.Context,
                   budget: float | None = BUDGET,
                   ) -> None:
     """Construct MemeQA from annotations: QO pairs → AF → trivial filter → None+ → split."""
-    from memegauge.clikit import dry_run, finish, notes, overrides, preflight, use_budget
+    from memegauge.clikit import dry_run, finish, notes, overrides, use_budget
     from memegauge.config import load_config
-    from memegauge.memeqa.build import BuildConfig, annotation_memes, run_build
+    from memegauge.memeqa.build import BuildConfig, annotation_memes
+    from memegauge.memeqa.method import BUILD
+    from memegauge.run_path import run_checked
     from memegauge.memeqa.construct import load_annotations
     from memegauge.memeqa.records import BuildInfo
     from memegauge.records import read_record
@@ -376,8 +377,11 @@ def build_command(ctx: typer.Context,
                 plan_build(build, annotations, spacy_tagger()))
         return
     use_budget(budget)
-    preflight(cfg, [build.generator, build.discriminator, build.trivial_model], skip=skip_preflight)
-    name = asyncio.run(run_build(cfg.store(), cfg.registry(), build, progress=cfg.progress))
+    # the one run path (`memegauge.run_path.run_checked`): inputs checked, the three models preflighted,
+    # then the store opened and the build run
+    [done] = asyncio.run(run_checked(BUILD, [(build, build.run)], store=cfg.store, registry=cfg.registry(),
+                                     progress=cfg.progress, preflight=not skip_preflight))
+    name = done.name
     info = read_record(cfg.store(), cfg.store().run_row(name)["id"], BuildInfo)
     for round_ in info.af_rounds:
         notes.print(f"AF round {round_.round}: discriminator accuracy "
@@ -396,9 +400,9 @@ def finetune_command(ctx: typer.Context,
     """LoRA fine-tuning with dev evaluation every 20% of an epoch (extra `train`); resumable."""
     from memegauge.clikit import console, notes, overrides
     from memegauge.config import load_config
-    from memegauge.engine import open_run
     from memegauge.memeqa.finetune import FinetuneConfig, describe_settings, finetune
-    from memegauge.memeqa.records import FinetuneInfo
+    from memegauge.memeqa.method import FINETUNE
+    from memegauge.run_path import run_checked
 
     cfg = _settings(ctx)
     settings = load_config(config, FinetuneConfig, overrides(sets, seed=seed))
@@ -413,19 +417,10 @@ def finetune_command(ctx: typer.Context,
         notes.print(f"step {point['step']} (epoch {point['epoch']:.2f}): train loss "
                       f"{point['train_loss']:.4f}, dev macro {_pct(point['macro'])}")
 
-    async def main_task() -> str:
-        name = run or f"memeqa-finetune-{settings.out.name}"
-        async with open_run(cfg.store(), cfg.registry(), name=name, method="memeqa",
-                            config={"task": "finetune", **settings.model_dump(mode="json")},
-                            seed=settings.seed, progress=False) as (stage_run, _engine):
-            state = await asyncio.to_thread(finetune, settings, progress,
-                                            lambda s: notes.print(f"fine-tuning: {describe_settings(s)}"))
-            stage_run.put(FinetuneInfo(task="finetune", out=str(settings.out), best_step=state["best_step"],
-                                       best_macro=state["best_macro"], dev=state["history"],
-                                       losses=state["curve"], vision=state["vision"],
-                                       settings=state["settings"]))
-        return name
-
-    name = asyncio.run(main_task())
+    # the one run path, as every run: the store opened after the checks, the run's outcome stored
+    [done] = asyncio.run(run_checked(FINETUNE, [(settings, run)], store=cfg.store, registry=cfg.registry(),
+                                     preflight=False, on_eval=progress,
+                                     on_start=lambda s: notes.print(f"fine-tuning: {describe_settings(s)}")))
+    name = done.name
     console.print(f"best adapter in {settings.out / 'best'}; dev scores in "
                   f"{settings.out / 'dev_scores.json'}; run {name!r}")

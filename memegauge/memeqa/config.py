@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from pydantic import Field, ValidationInfo, model_validator
 
 from memegauge.config import MethodConfig
+from memegauge.memeqa.dataset import resolve_types
 
 
 class EvalConfig(MethodConfig):
@@ -45,3 +47,36 @@ class EvalConfig(MethodConfig):
     def roles(self) -> dict[str, list[str]]:
         """The model evaluated."""
         return {"targets": [self.model]}
+
+    def default_name(self) -> str:
+        """The run's name when none is given (`default_run_name` of an evaluation)."""
+        return default_run_name("eval", self.version, self.split, self.model, self.limit,
+                                resolve_types(self.types), self.circular, self.seed)
+
+
+class ScoreConfig(MethodConfig):
+    """`memegauge qa score`: answers made elsewhere, scored against one split (one file per run)."""
+
+    data: Path = Field(description="The MemeQA data folder (the split files).")
+    version: str = Field(description="none-minus or none-plus.")
+    split: str = Field(description="train, dev or test.")
+    predictions: Path = Field(description='JSONL of {"id", "prediction"} lines.')
+    limit: int | None = Field(default=None, ge=1, description="Score the same sample as eval --limit N.")
+    types: list[str] | None = Field(default=None, description="Question types (default: all 11).")
+    seed: int = Field(default=0, description="Seed of the --limit sample.")
+
+
+def default_run_name(task: str, version: str, split: str, who: str, limit: int | None,
+                     types: list[str], circular: bool = False, seed: int = 0) -> str:
+    """`memeqa-<task>-<who>-<version>-<split>`, then what differs from the defaults: the sample size,
+    its seed, the types, circular."""
+    parts = ["memeqa", task, who, version, split]
+    if limit:
+        parts.append(f"n{limit}")
+    if seed:
+        parts.append(f"s{seed}")
+    if len(types) != 11:
+        parts.append("t" + hashlib.sha256("|".join(types).encode()).hexdigest()[:6])
+    if circular:
+        parts.append("circular")
+    return "-".join(parts)

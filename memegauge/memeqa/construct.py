@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from memegauge.config import validation_error
 from memegauge.memeqa.dataset import SENTIMENT_OPTIONS, TYPES_BY_NAME, Question
 from memegauge.extras import install_hint
-from memegauge.files import parse_json, read_user_text
+from memegauge.files import jsonl_rows
 from memegauge.types import InputError
 
 N_OPTIONS = 4
@@ -76,11 +76,7 @@ def load_annotations(path: Path | str) -> list[Annotation]:
     if not path.is_file():
         raise InputError("annotations file not found", str(path), "check the path")
     out, seen = [], set()
-    for number, line in enumerate(read_user_text(path).split("\n"), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        raw = parse_json(line, where, "one JSON object per line")
+    for where, raw in jsonl_rows(path, "one JSON object per line"):
         try:
             annotation = Annotation.model_validate(raw)
         except ValidationError as exc:

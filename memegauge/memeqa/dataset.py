@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memegauge.files import check_meme_text, find_file, parse_json, read_user_text, write_text_atomic
+from memegauge.files import check_meme_text, find_file, jsonl_rows, parse_json, read_user_text, write_text_atomic
 from memegauge.images.check import verify_picture
 from memegauge.memes import picture_folder
 from memegauge.types import InputError, Meme
@@ -186,15 +186,12 @@ def load_meme_texts(path: Path) -> dict[str, str]:
                          "put memes.jsonl ({image, text} per line) in the images folder, "
                          "or pass --texts FILE")
     texts: dict[str, str] = {}
-    for number, line in enumerate(read_user_text(path).split("\n"), start=1):
-        if not line.strip():
-            continue
-        row = parse_json(line, f"{path}:{number}", "write one {image, text} object per line")
+    for where, row in jsonl_rows(path, "write one {image, text} object per line"):
         if not isinstance(row, dict) or not isinstance(row.get("image"), str) \
                 or not isinstance(row.get("text", ""), str):
-            raise InputError('expected {"image": str, "text": str}', f"{path}:{number}",
+            raise InputError('expected {"image": str, "text": str}', where,
                              "write one {image, text} object per line")
-        texts[Path(row["image"]).name] = check_meme_text(row.get("text", ""), f"{path}:{number}")
+        texts[Path(row["image"]).name] = check_meme_text(row.get("text", ""), where)
     return texts
 
 

@@ -220,7 +220,7 @@ async def _answers(local: LocalModel, requests: list[ChatRequest], batch_size: i
                    max_prompt_tokens: int) -> list[tuple[str | None, str | None]]:
     """(answer text, None) or (None, error class) for each request, through an `hf` backend around
     the model being trained."""
-    from memegauge.config import ModelSpec
+    from memegauge.models.spec import ModelSpec
     from memegauge.models.hf import HFBackend
 
     spec = ModelSpec(name="dev", backend="hf", model="(being fine-tuned)", vision=local.vision,

@@ -14,36 +14,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memegauge.config import ModelRegistry
+from memegauge.models.spec import ModelRegistry
 from memegauge.engine import Store, open_run
 from memegauge.images.thumbnail import meme_image_records
 from memegauge.memeqa.config import EvalConfig
 from memegauge.memeqa.plan import plan_eval
+from memegauge.memeqa.config import default_run_name
 from memegauge.memeqa.dataset import (Question, load_memes_for, load_questions, resolve_types,
                                      select_questions, split_path)
 from memegauge.memeqa.evaluate import evaluate_questions, question_record
 from memegauge.memeqa.records import EvalInfo, Execution, QuestionRecord, read_info
 from memegauge.records import read_checked
-from memegauge.files import parse_json, read_user_text
+from memegauge.files import jsonl_rows
 from memegauge.types import InputError, Meme
 
 METHOD = "memeqa"
-
-
-def default_run_name(task: str, version: str, split: str, who: str, limit: int | None,
-                     types: list[str], circular: bool = False, seed: int = 0) -> str:
-    """`memeqa-<task>-<who>-<version>-<split>`, then what differs from the defaults: the sample size,
-    its seed, the types, circular."""
-    parts = ["memeqa", task, who, version, split]
-    if limit:
-        parts.append(f"n{limit}")
-    if seed:
-        parts.append(f"s{seed}")
-    if len(types) != 11:
-        parts.append("t" + hashlib.sha256("|".join(types).encode()).hexdigest()[:6])
-    if circular:
-        parts.append("circular")
-    return "-".join(parts)
 
 
 async def eval_run(store: Store, registry: ModelRegistry, config: EvalConfig, *, run_name: str | None = None,
@@ -54,8 +39,7 @@ async def eval_run(store: Store, registry: ModelRegistry, config: EvalConfig, *,
     registry.get(config.model)  # unknown model: fail before reading anything
     chosen_types = resolve_types(config.types)
     questions, memes = inputs or read_eval_inputs(config)
-    name = run_name or default_run_name("eval", config.version, config.split, config.model, config.limit,
-                                        chosen_types, config.circular, config.seed)
+    name = run_name or config.default_name()
     stored = {"task": "eval", "version": config.version, "split": config.split, "model": config.model,
               "questions": _digest(q.id for q in questions), "limit": config.limit,
               "types": chosen_types, "seed": config.seed, "circular": config.circular}
@@ -103,12 +87,7 @@ def read_predictions(path: Path) -> dict[str, str]:
     if not Path(path).is_file():
         raise InputError("predictions file not found", str(path), "check the path")
     predictions: dict[str, str] = {}
-    text = read_user_text(path)
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        row = parse_json(line, where, 'write one {"id": ..., "prediction": "..."} object per line')
+    for where, row in jsonl_rows(path, 'write one {"id": ..., "prediction": "..."} object per line'):
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) \
                 or not isinstance(row.get("prediction"), str):
             raise InputError('expected {"id": str, "prediction": str}', where,

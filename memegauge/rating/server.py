@@ -31,7 +31,7 @@ import jinja2
 from markupsafe import Markup
 
 from memegauge.engine.store import Store
-from memegauge.rating.items import PAIR_QUESTIONS, Item
+from memegauge.rating.items import Item
 from memegauge.rating.records import HumanRating
 from memegauge.records import read_record, write_records
 from memegauge.localserver import LOCAL_HOSTS, Response, same_origin
@@ -135,10 +135,10 @@ def parse_vote(item: Item, rater: str, body: dict[str, Any]) -> HumanRating:
         return HumanRating(**common, categories=[c for c in (x["name"] for x in item.page["categories"])
                                                   if c in chosen])
     if item.task == "pair":
-        shown = body.get("shown")
-        if not isinstance(shown, dict) or set(shown) != set(PAIR_QUESTIONS) or \
+        shown, questions = body.get("shown"), item.page["questions"]
+        if not isinstance(shown, dict) or set(shown) != set(questions) or \
                 not set(shown.values()) <= {"A", "B", "tie"}:
-            raise VoteError(f"a pair vote gives A, B or tie for each of {', '.join(PAIR_QUESTIONS)}")
+            raise VoteError(f"a pair vote gives A, B or tie for each of {', '.join(questions)}")
         to_battle = SHOWN_TO_BATTLE[item.swapped]
         return HumanRating(**common, shown=shown, swapped=item.swapped,
                            choices={q: to_battle[v] for q, v in shown.items()})

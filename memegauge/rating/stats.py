@@ -4,7 +4,7 @@ Which coefficient answers which paper's question:
 
 * AdamMeme Table 3 — "intra-class agreement" of the Scorer and people on the 1–10 score, and on the
   FR list (score ≥ threshold as 0/1): ICC(2,1), two-way random effects, absolute agreement, single
-  rater (Shrout & Fleiss 1979), `memegauge.adammeme.agreement.icc_2_1`.
+  rater (Shrout & Fleiss 1979), `icc_2_1`.
 * AdamMeme Table 8 — accuracy of each person against the Miners' majority vote (a meme counts when the
   chosen category set equals the vote), and "the average Cohen's Kappa between any two expert
   annotators": `mean_pairwise_kappa` over every (meme, category) yes/no decision.
@@ -25,12 +25,36 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from memegauge.adammeme.agreement import cohen_kappa, icc_2_1
-
 __all__ = ["bootstrap", "cohen_kappa", "fleiss_kappa", "icc_2_1", "krippendorff_alpha", "mean_pairwise_kappa",
            "category_counts", "interval"]
 
 BOOTSTRAP_ROUNDS = 1000
+
+
+def icc_2_1(ratings: np.ndarray) -> float | None:
+    """ICC(2,1) of an n×k matrix (n targets rated by k raters); None when undefined."""
+    x = np.asarray(ratings, dtype=float)
+    n, k = x.shape
+    if n < 2 or k < 2:
+        return None
+    grand = x.mean()
+    ms_rows = k * ((x.mean(axis=1) - grand) ** 2).sum() / (n - 1)
+    ms_cols = n * ((x.mean(axis=0) - grand) ** 2).sum() / (k - 1)
+    resid = x - x.mean(axis=1, keepdims=True) - x.mean(axis=0, keepdims=True) + grand
+    ms_err = (resid ** 2).sum() / ((n - 1) * (k - 1))
+    denom = ms_rows + (k - 1) * ms_err + k * (ms_cols - ms_err) / n
+    return float((ms_rows - ms_err) / denom) if denom > 0 else None
+
+
+def cohen_kappa(a: Sequence[Any], b: Sequence[Any]) -> float | None:
+    """Cohen's κ of two raters' labels; None when chance agreement is total."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.size == 0:
+        return None
+    labels = np.union1d(a, b)
+    observed = float((a == b).mean())
+    expected = float(sum((a == v).mean() * (b == v).mean() for v in labels))
+    return None if expected >= 1 else (observed - expected) / (1 - expected)
 
 
 def fleiss_kappa(counts: np.ndarray) -> float | None:

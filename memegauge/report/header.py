@@ -38,6 +38,12 @@ class RunHeader(BaseModel):
 
     name: str = Field(description="The run's name (unique in its store).")
     method: str = Field(description="The registered method that made it (`memegauge.methods`).")
+    method_version: str | None = Field(
+        default=None, description="The method's version that made it (`Method.version`); None: a run made "
+                                  "before runs stored it (left out of the report).")
+    roles: dict[str, list[str]] | None = Field(
+        default=None, description="Role → the models the run used in it, stored when it was made; None: a "
+                                  "run made before runs stored them (left out; derived from its config).")
     status: str = Field(description="running, done, incomplete (some calls still failed) or failed.")
     created: Number = Field(description="When the run was first opened (Unix time, seconds).")
     updated: Number = Field(description="When the run was last written (Unix time, seconds).")
@@ -69,7 +75,8 @@ class RunHeader(BaseModel):
 
     def as_dict(self) -> dict[str, Any]:
         """The header as the report's `run` section (JSON-ready, in field order)."""
-        return self.model_dump()
+        header = self.model_dump()
+        return {k: v for k, v in header.items() if v is not None or k not in ("method_version", "roles")}
 
 
 def run_header(store: Store, name: str) -> RunHeader:
@@ -80,7 +87,9 @@ def run_header(store: Store, name: str) -> RunHeader:
     prompts = CustomPrompts(folder=config["prompts"], hashes=config.get("prompt_hashes", {})) \
         if config.get("prompts") else None
     return RunHeader(
-        name=r["name"], method=r["method"], status=r["status"], created=r["created"], updated=r["updated"],
+        name=r["name"], method=r["method"], method_version=r.get("method_version"),
+        roles=json.loads(r["roles_json"]) if r.get("roles_json") else None, status=r["status"],
+        created=r["created"], updated=r["updated"],
         config_hash=r["config_hash"], seed=r["seed"], package_version=r["version"], calls=r["calls"],
         calls_made=r["calls_made"], cached_calls=r["cached"], tokens=r["tokens"], cost=r["cost"],
         failed_calls=r["failed_calls"], failed_calls_by_class=store.failed_call_counts(r["id"]),

@@ -32,7 +32,8 @@ from memegauge.engine.store import Store
 from memegauge.files import write_text_atomic
 from memegauge.methods import method, methods
 from memegauge.report import build_report, run_header
-from memegauge.report.blocks import Block, Cell, count, data_blocks, num, pct, table, text
+from memegauge.rating.view import people_blocks
+from memegauge.report.blocks import Block, Cell, count, data_blocks, table, text
 from memegauge.types import MemeGaugeError
 
 HERE = Path(__file__).parent
@@ -47,12 +48,14 @@ _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2
 ROLES = ("agent", "targets", "judges")
 
 
-def run_models(method_name: str, config: dict[str, Any]) -> dict[str, list[str]]:
-    """The models a run used, by role, as its method reads them from the run's config
-    (`memegauge.methods.Method.models`); no role when the method is not installed or names none."""
-    found = method(method_name)
-    named = found.models(config) if found and found.models else {}
-    return {role: list(named.get(role, [])) for role in ROLES}
+def run_models(method_name: str, config: dict[str, Any],
+               stored: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """The models a run used, by role: as the run stored them (`RunHeader.roles`), or for a run made
+    before runs stored them, as its method reads them from the run's config (`Method.models`); no
+    role when the method is not installed or names none."""
+    found = method(method_name) if stored is None else None
+    named = stored if stored is not None else found.models(config) if found and found.models else {}
+    return {role: list(named.get(role, [])) for role in dict.fromkeys([*ROLES, *named])}
 
 
 def uses_embedded(config: Any) -> bool:
@@ -78,14 +81,16 @@ def embedded_warning(store: Store, run: dict[str, Any]) -> str | None:
 
 
 def header_facts(run: dict[str, Any]) -> list[tuple[str, str]]:
-    models = run_models(run["method"], run.get("config") or {})
+    models = run_models(run["method"], run.get("config") or {}, run.get("roles"))
     failed = ", ".join(f"{k}: {v}" for k, v in (run.get("failed_calls_by_class") or {}).items())
     method_name = run["method"] + (" (custom prompts)" if run.get("prompts") else "")
     facts = [("run", run["name"]), ("method", method_name), ("status", run["status"]),
              ("date", _date(run.get("created"))),
-             ("agent", ", ".join(models["agent"]) or "–"), ("targets", ", ".join(models["targets"]) or "–"),
-             ("judges", ", ".join(models["judges"]) or "–"), ("seed", text(run.get("seed")).text),
-             ("package version", str(run.get("package_version"))), ("config hash", str(run.get("config_hash"))),
+             *((role, ", ".join(names) or "–") for role, names in models.items()),
+             ("seed", text(run.get("seed")).text),
+             ("package version", str(run.get("package_version"))),
+             *((("method version", run["method_version"]),) if run.get("method_version") else ()),
+             ("config hash", str(run.get("config_hash"))),
              ("calls", f"{run.get('calls')} ({run.get('calls_made')} made, {run.get('cached_calls')} cached)"),
              ("failed calls", f"{run.get('failed_calls')}" + (f" ({failed})" if failed else "")),
              ("tokens", str(run.get("tokens"))), ("cost", f"${run.get('cost') or 0:.4f}")]
@@ -178,7 +183,7 @@ def render(report: dict[str, Any], store: Store) -> str:
     run = report["run"]
     found = method(run["method"])
     blocks, data = (found.view if found and found.view else generic_view)(report, store)
-    blocks = blocks + people_blocks(report.get("people_vs_judges"))
+    blocks = blocks + people_blocks(report.get("people_vs_judges"), run)
     script = page_script()
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; "
@@ -209,7 +214,7 @@ def render_index(store: Store, entries: list[tuple[str, str]]) -> str:
     runs = [(run_header(store, name), file_name) for name, file_name in entries]
     rows = []
     for run, file_name in runs:
-        models = run_models(run.method, run.config)
+        models = run_models(run.method, run.config, run.roles)
         rows.append([Cell(run.name, run.name, href=file_name), text(run.method), text(run.status),
                      text(_date(run.created)), text(", ".join(models["targets"]) or None),
                      count(run.calls), count(run.failed_calls), count(run.tokens)])
@@ -234,109 +239,3 @@ def write_html_reports(store: Store, run_names: list[str], out_dir: Path, index:
     for file_name, page in pages:
         paths.append(write_text_atomic(out_dir / file_name, page))
     return paths
-
-
-# ---- People vs judges (memegauge rate) -----------------------------------------------------------
-
-PEOPLE_TITLE = "People vs judges"
-
-
-def _ci_cell(figure: dict[str, Any] | None, percent: bool = False, with_n: bool = False) -> Cell:
-    """{value, ci95, n} as "0.62 [0.41, 0.80]" (or percentages), with "n=…" where columns differ in n."""
-    value = (figure or {}).get("value")
-    if value is None:
-        return Cell("–", None)
-    shown = (lambda v: f"{100 * v:.1f}%") if percent else (lambda v: f"{v:.3f}")
-    ci = figure.get("ci95")
-    why = f" ({figure['note']})" if not ci and figure.get("note") else ""
-    return Cell(shown(value) + (f" [{shown(ci[0])}, {shown(ci[1])}]" if ci else why) +
-                (f" n={figure['n']}" if with_n else ""), value)
-
-
-def _n_of(figure: dict[str, Any] | None) -> Cell:
-    return count((figure or {}).get("n"))
-
-
-def people_blocks(section: dict[str, Any] | None) -> list[Block]:
-    """The "People vs judges" section (`memegauge.rating.section`) as blocks: a note on what is
-    compared, then tables whose cells read "value [low, high]" with n beside them."""
-    if not section:
-        return []
-    raters = section["raters"]
-    blocks = [Block("note", PEOPLE_TITLE, text=(
-        f"{len(raters)} rater(s): " + ", ".join(f"{name} ({r['rated']} votes, {r['origin']})"
-                                               for name, r in raters.items()) +
-        ". Each figure is the value on all items with its 95% interval and n, the items behind it: an "
-        "accuracy a Wilson interval (clustered by meme where items share one), a macro accuracy and every "
-        "coefficient a seeded bootstrap over the items. People rate a run with: memegauge rate RUN."))]
-    if "scores" in section:
-        blocks += _people_scores(section["scores"])
-    if "labels" in section:
-        blocks += _people_labels(section["labels"])
-    if "pairs" in section:
-        blocks += _people_pairs(section["pairs"])
-    if "answers" in section:
-        blocks += _people_answers(section["answers"])
-    return blocks
-
-
-def _people_between(title: str, between: dict[str, Any] | None, figures: dict[str, str]) -> list[Block]:
-    if not between:
-        return []
-    rows = [[text(label), _ci_cell(between.get(key)), _n_of(between.get(key))] for key, label in figures.items()]
-    return [Block("table", f"{title}: {', '.join(between['raters'])} among themselves",
-                  table=table(["coefficient", "value [95% CI]", "n items"], rows))]
-
-
-def _people_scores(scores: dict[str, Any]) -> list[Block]:
-    rows = [[text(rater), count(r["n"]), num(r["human_avg_score"]), num(r["agent_avg_score"]),
-             pct(r["human_failure_rate"]), pct(r["agent_failure_rate"]),
-             _ci_cell(r["score_icc"]), _ci_cell(r["fr_icc"])] for rater, r in scores["vs_scorer"].items()]
-    return [Block("table", "AdamMeme scores: each person vs the Scorer (Table 3; ICC(2,1), FR at score < "
-                           f"{scores['threshold']:g})",
-                  table=table(["rater", "n", "human avg", "Scorer avg", "human FR", "Scorer FR",
-                               "ICC score [95% CI]", "ICC FR [95% CI]"], rows)),
-            *_people_between("AdamMeme scores", scores.get("between_raters"),
-                      {"icc": "ICC(2,1) (items every person scored)",
-                       "krippendorff_alpha_interval": "Krippendorff's α, interval"})]
-
-
-def _people_labels(labels: dict[str, Any]) -> list[Block]:
-    rows = [[text(rater), _ci_cell(r["accuracy"], percent=True), _ci_cell(r["kappa"]), _n_of(r["accuracy"])]
-            for rater, r in labels["vs_miners"].items()]
-    return [Block("table", "AdamMeme categories: each person vs the Miners' majority vote (Table 8)",
-                  table=table(["rater", "accuracy (same set) [95% CI]", "Cohen's κ per decision [95% CI]",
-                               "n memes"], rows)),
-            *_people_between("AdamMeme categories", labels.get("between_raters"),
-                      {"mean_pairwise_kappa": "mean pairwise Cohen's κ (the paper's Agreement)",
-                       "krippendorff_alpha_nominal": "Krippendorff's α, nominal"})]
-
-
-def _people_pairs(pairs: dict[str, Any]) -> list[Block]:
-    judges = list(dict.fromkeys(j for r in pairs["vs_judges"].values() for j in r))
-    rows = [[text(rater), *[_ci_cell(r[j], percent=True, with_n=True) for j in judges]]
-            for rater, r in pairs["vs_judges"].items()]
-    dims = list(dict.fromkeys(d for r in pairs["vs_joint_by_dimension"].values() for d in r))
-    dim_rows = [[text(rater), *[_ci_cell(r[d], percent=True) for d in dims]]
-                for rater, r in pairs["vs_joint_by_dimension"].items()]
-    return [Block("table", "MemeArena: accuracy of each judge against each person's overall vote "
-                           "(App. C, Table 5; A / B / tie; a judge does not judge its own battles)",
-                  table=table(["rater", *judges], rows)),
-            Block("table", "MemeArena: agreement with the joint vote per dimension",
-                  table=table(["rater", *dims], dim_rows)),
-            *_people_between("MemeArena votes", pairs.get("between_raters"),
-                      {"fleiss_kappa": "Fleiss' κ (battles every person voted on)",
-                       "mean_pairwise_kappa": "mean pairwise Cohen's κ",
-                       "krippendorff_alpha_nominal": "Krippendorff's α, nominal"})]
-
-
-def _people_answers(answers: dict[str, Any]) -> list[Block]:
-    rows = []
-    for rater, by_type in answers["human_accuracy"].items():
-        model = answers["model_on_same_questions"].get(rater, {})
-        rows += [[text(rater), text(t), _ci_cell(f, percent=True), _n_of(f), _ci_cell(model.get(t), percent=True),
-                  _n_of(model.get(t))] for t, f in by_type.items()]
-    return [Block("table", "MemeQA: human accuracy per question type and macro (the Hum row of Tables 2–3)",
-                  table=table(["rater", "type", "human accuracy [95% CI]", "n", "model, same questions [95% CI]",
-                               "n scored"], rows)),
-            *_people_between("MemeQA answers", answers.get("between_raters"), {"fleiss_kappa": "Fleiss' κ"})]

@@ -137,7 +137,8 @@ def runs_page(store: Store) -> str:
     for run in runs:
         models, figures = key_figures(store, run["name"])
         if not models:
-            roles = run_models(run["method"], json.loads(run["config_json"]))
+            roles = run_models(run["method"], json.loads(run["config_json"]),
+                               json.loads(run["roles_json"]) if run.get("roles_json") else None)
             models = sorted({m for ms in roles.values() for m in ms})
         rows.append([Cell(run["name"], run["name"], href=run_link(run["name"])), text(run["method"]),
                      text(", ".join(models) or None), text(run["status"]), text(iso_date(run.get("created"))),

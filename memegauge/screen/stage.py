@@ -17,7 +17,7 @@ from memegauge.screen.records import ScreenRecord
 from memegauge.types import ChatRequest, ImagePart, Meme, Message, OutputKind, OutputSpec, SamplingParams
 
 if TYPE_CHECKING:
-    from memegauge.config import ModelRegistry
+    from memegauge.models.spec import ModelRegistry
 
 SEED_CATEGORIES = ["race", "gender", "religion", "nationality", "disability", "animal"]
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.engine import Store, open_run
 from memegauge.parse import parse_rating
 from memegauge.records import Record

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memegauge.arena.config import ArenaConfig
 from memegauge.arena.pipeline import run_arena
-from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.engine import Store
 from memegauge.models.scripted import prompt_text, register_script
 from memegauge.types import ChatRequest, ErrorClass, ModelCallError

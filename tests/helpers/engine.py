@@ -6,7 +6,7 @@ test that needs it). `register_engine_scripts()` registers them and returns the 
 from __future__ import annotations
 
 from helpers.models import scripted_registry
-from memegauge.config import ModelRegistry
+from memegauge.models.spec import ModelRegistry
 from memegauge.models.scripted import register_script
 from memegauge.types import ChatRequest, ErrorClass, Message, ModelCallError
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from memegauge.config import ModelRegistry, ModelSpec
+from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.models.scripted import register_script
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memegauge.config import ModelRegistry, ModelSpec, load_registry
+from memegauge.config import load_registry
+
+from memegauge.models.spec import ModelRegistry, ModelSpec
 
 
 def scripted_registry(*names: str, **fields) -> ModelRegistry:

@@ -51,7 +51,7 @@ from memegauge._version import __version__
 from memegauge.engine.store.filesystems import journal_mode
 from memegauge.engine.store.errors import GuardedConnection, RunBusy, StoreError, store_fault
 from memegauge.engine.store.leases import HEARTBEAT_S, HOST, LEASE_TTL_S, lease_alive
-from memegauge.engine.store.schema import CALL_COLUMNS, SCHEMA, SCHEMA_VERSION, migrate
+from memegauge.engine.store.schema import CALL_COLUMNS, SCHEMA, SCHEMA_VERSION, MethodSteps, migrate
 from memegauge.engine.store.stats import CallStats
 from memegauge.files import canonical_json
 from memegauge.types import CallRecord, CallStatus, ErrorClass, InputError, Usage
@@ -72,8 +72,9 @@ def _writable(path: Path) -> bool:
 class Store(CallStats):
     """SQLite run store + response cache. See the module docstring for the crash-safety design."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, migrations: MethodSteps | None = None) -> None:
         self.path = Path(path)
+        self.migrations = migrations  # the methods' steps for an older store (None: those installed)
         if self.path.exists() and not self.path.is_file():
             raise InputError("the store path is not a file", where=str(self.path),
                              fix="pass --store FILE or set MEMEGAUGE_STORE to a file path")
@@ -190,7 +191,7 @@ class Store(CallStats):
         if version == SCHEMA_VERSION:
             return
         with self._tx():
-            migrate(self.db, version)
+            migrate(self.db, version, self.migrations)
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     # ---- runs -----------------------------------------------------------------------------------
@@ -228,6 +229,13 @@ class Store(CallStats):
             self.db.execute("INSERT OR REPLACE INTO leases VALUES (?,?,?,?,?,?)",
                             (run_id, cur.lastrowid, os.getpid(), HOST, now, now))
         return run_id, cur.lastrowid
+
+    def set_run_origin(self, name: str, roles: dict[str, list[str]], method_version: str) -> None:
+        """Record which models the run used by role and which version of its method made it, once (the
+        first execution's: a resumed run keeps what its first execution wrote)."""
+        with self._tx():
+            self.db.execute("UPDATE runs SET roles_json=?, method_version=? WHERE name=? AND roles_json IS NULL",
+                            (canonical_json(roles), method_version, name))
 
     # ---- one writer per run ---------------------------------------------------------------------
 

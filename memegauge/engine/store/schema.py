@@ -1,18 +1,32 @@
 """The store's layout: its tables (`SCHEMA`), its version (`SCHEMA_VERSION`, kept in `PRAGMA user_version`)
-and the steps that bring an older store to it (`migrate`): the layout's own, then each method's."""
+and the steps that bring an older store to it (`migrate`): the layout's own, then each method's, which
+are handed to the store from above (`MethodSteps`): the store imports no method, and opening a store
+loads only the methods whose runs it holds, and only when a step may be due."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
 
-from memegauge.methods import methods
+Step = Callable[[sqlite3.Connection], None]
+MethodSteps = Callable[[list[str]], list[tuple[int, Step]]]
+"""The methods' migration steps: given the method names of a store's runs, their `(version, step)`
+pairs (`memegauge.methods.migration_steps`, installed by `install_method_steps` when the method
+registry is imported; a `Store` may also be handed its own)."""
+
+_installed: list[MethodSteps] = []
+
+
+def install_method_steps(steps: MethodSteps) -> None:
+    """Hand the store the methods' steps (called by `memegauge.methods`, which sits above the store)."""
+    _installed[:] = [steps]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, method TEXT NOT NULL,
   status TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
-  config_json TEXT NOT NULL, config_hash TEXT NOT NULL, seed INTEGER, version TEXT, error TEXT
+  config_json TEXT NOT NULL, config_hash TEXT NOT NULL, seed INTEGER, version TEXT, error TEXT,
+  roles_json TEXT, method_version TEXT
 );
 CREATE TABLE IF NOT EXISTS executions (
   id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, started REAL NOT NULL, ended REAL,
@@ -45,7 +59,7 @@ CREATE INDEX IF NOT EXISTS attempts_key ON attempts(key);
 CREATE INDEX IF NOT EXISTS records_kind ON records(run_id, kind, seq);
 """
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The store layout this MemeGauge writes, kept in `PRAGMA user_version`.
 
 0  a store made before versioning (MemeGauge ≤ 0.1.0 of 2026-11-23): `calls` may lack the columns of
@@ -54,6 +68,9 @@ SCHEMA_VERSION = 2
 2  every record's key is made of its own fields (`memegauge.records`); a method whose records were keyed
    otherwise rewrites their keys in its own step (`Method.migrations`, run by `migrate`). Records that kept
    a key field only in their key are completed from the key when read, so they need no rewrite.
+3  `runs` has `roles_json` (role → model names) and `method_version` (the method's `Method.version`), set
+   when a run is made through the run path (`memegauge.run_path.run_checked`); NULL for older runs,
+   whose reports derive the roles from the config as before.
 
 A store is migrated step by step (`migrate`) when it is opened for writing; a read-only one is read
 as it is. A store with a higher version was written by a newer MemeGauge and is refused, never guessed
@@ -81,15 +98,23 @@ def _to_version_1(db: sqlite3.Connection) -> None:
         db.execute("UPDATE calls SET images_sent=-1")
 
 
-LAYOUT_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1}
+def _to_version_3(db: sqlite3.Connection) -> None:
+    """2 → 3: the run header's roles and method version (NULL: an older run, derived when reported)."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    for name in ("roles_json", "method_version"):
+        if name not in present:
+            db.execute(f"ALTER TABLE runs ADD COLUMN {name} TEXT")
+
+
+LAYOUT_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1, 3: _to_version_3}
 """Step k of the store's own layout (tables and columns): turns a store of version k - 1 into version k."""
 
 
-def migrate(db: sqlite3.Connection, version: int) -> None:
+def migrate(db: sqlite3.Connection, version: int, method_steps: MethodSteps | None = None) -> None:
     """Run every step from `version` + 1 to `SCHEMA_VERSION`: the layout's, then each method's for that
     step (a method's records are its own: a method names its steps in its descriptor, `Method.migrations`,
     and the store runs them without knowing its record kinds)."""
-    steps = _method_steps(db)
+    steps = _method_steps(db, method_steps)
     for target in range(version + 1, SCHEMA_VERSION + 1):
         if target in LAYOUT_MIGRATIONS:
             LAYOUT_MIGRATIONS[target](db)
@@ -98,9 +123,15 @@ def migrate(db: sqlite3.Connection, version: int) -> None:
                 step(db)
 
 
-def _method_steps(db: sqlite3.Connection) -> list[tuple[int, Callable[[sqlite3.Connection], None]]]:
-    """Every method's steps, as (version, step); none for a store without records (a new one), which
-    needs none, so opening a new store loads no method."""
-    if db.execute("SELECT 1 FROM records LIMIT 1").fetchone() is None:
+def _method_steps(db: sqlite3.Connection, given: MethodSteps | None) -> list[tuple[int, Step]]:
+    """The steps of the methods whose runs hold records, as (version, step); none for a store without
+    records (a new one), which needs none, so opening a new store loads no method."""
+    names = [row[0] for row in db.execute(
+        "SELECT DISTINCT method FROM runs WHERE id IN (SELECT DISTINCT run_id FROM records) ORDER BY method")]
+    if not names:
         return []
-    return [step for method in methods() for step in method.migrations]
+    source = given or (_installed[0] if _installed else None)
+    if source is None:
+        raise RuntimeError("the store needs its methods' migration steps and none were handed to it: "
+                           "import memegauge.methods before opening an older store, or pass Store(migrations=...)")
+    return source(names)

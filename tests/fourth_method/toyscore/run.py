@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import Field
 
-from memegauge.config import ModelRegistry, method_config, resolve_from_base
+from memegauge.config import MethodConfig, method_config
+
+from memegauge.models.spec import ModelRegistry
 from memegauge.engine import Store, open_run
 from memegauge.memes import load_memes
 from memegauge.methods import Checked, RunResult, default_run_name
@@ -16,18 +18,15 @@ from memegauge.types import ChatRequest, Message, SamplingParams
 from toyscore.records import FunnyRecord
 
 
-class ToyConfig(BaseModel):
-    """`memegauge toyscore -c CONFIG`: which memes, which model."""
-
-    model_config = ConfigDict(extra="forbid")
+class ToyConfig(MethodConfig):
+    """`memegauge toyscore -c CONFIG`: which memes, which model (unknown keys refused and `memes`
+    resolved from the config file's folder by `MethodConfig`)."""
 
     memes: Path = Field(description="The meme set (JSONL), relative to the config file.")
     model: str = Field(description="The registry name of the model asked.")
 
-    @field_validator("memes", mode="after")
-    @classmethod
-    def _relative_to_file(cls, value: Path, info: ValidationInfo) -> Path:
-        return resolve_from_base(value, info)
+    def roles(self) -> dict[str, list[str]]:
+        return {"targets": [self.model]}
 
 
 def config(source: Path | str | dict[str, Any]) -> ToyConfig:
@@ -43,7 +42,7 @@ def check(config: ToyConfig, registry: ModelRegistry) -> Checked:
 async def run(config: ToyConfig, *, store: Store, registry: ModelRegistry, name: str | None = None,
               progress: bool | None = None, checked: Checked | None = None) -> RunResult:
     memes = (checked or check(config, registry)).inputs
-    stored = config.model_dump(mode="json")
+    stored = config.stored()
     name = name or default_run_name("toyscore", [config.model], config.memes, stored)
     params = SamplingParams(temperature=0, max_tokens=8)
     requests = [ChatRequest(model=config.model, stage="toyscore.ask", params=params,
