@@ -211,7 +211,7 @@ def test_a_closed_connection_is_a_connection_failure_with_its_own_fix(tmp_path, 
     few ms; it is classified `connection`, and the run's summary says raising timeout_s will not help."""
     import asyncio
 
-    from memegauge.config import ModelRegistry, ModelSpec
+    from memegauge.models.spec import ModelRegistry, ModelSpec
     from memegauge.engine import failure_text, open_run
     from memegauge.types import ChatRequest, ErrorClass, Message
 
