@@ -23,7 +23,8 @@ CREATE TABLE IF NOT EXISTS calls (
   status TEXT NOT NULL, text TEXT, error_class TEXT, error TEXT, attempts INTEGER NOT NULL,
   prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, cost REAL NOT NULL,
   latency_s REAL NOT NULL, created REAL NOT NULL, finish_reason TEXT NOT NULL DEFAULT '',
-  reasoning TEXT NOT NULL DEFAULT '', images_sent INTEGER NOT NULL DEFAULT 0
+  reasoning TEXT NOT NULL DEFAULT '', images_sent INTEGER NOT NULL DEFAULT 0,
+  logprobs TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS attempts (
   id INTEGER PRIMARY KEY, key TEXT NOT NULL, model TEXT NOT NULL, run_id INTEGER,
@@ -45,7 +46,7 @@ CREATE INDEX IF NOT EXISTS attempts_key ON attempts(key);
 CREATE INDEX IF NOT EXISTS records_kind ON records(run_id, kind, seq);
 """
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The store layout this MemeGauge writes, kept in `PRAGMA user_version`.
 
 0  a store made before versioning (MemeGauge ≤ 0.1.0 of 2026-11-23): `calls` may lack the columns of
@@ -54,6 +55,7 @@ SCHEMA_VERSION = 2
 2  every record's key is made of its own fields (`memegauge.records`); a method whose records were keyed
    otherwise rewrites their keys in its own step (`Method.migrations`, run by `migrate`). Records that kept
    a key field only in their key are completed from the key when read, so they need no rewrite.
+3  `calls.logprobs`: the first answer token's top log-probabilities (JSON; '' when none were asked for).
 
 A store is migrated step by step (`migrate`) when it is opened for writing; a read-only one is read
 as it is. A store with a higher version was written by a newer MemeGauge and is refused, never guessed
@@ -68,7 +70,7 @@ ADDED_CALL_COLUMNS = {
 }
 CALL_COLUMNS = ("key", "model", "stage", "request_json", "status", "text", "error_class", "error",
                 "attempts", "prompt_tokens", "completion_tokens", "cost", "latency_s", "created",
-                "finish_reason", "reasoning", "images_sent")
+                "finish_reason", "reasoning", "images_sent", "logprobs")
 
 
 def _to_version_1(db: sqlite3.Connection) -> None:
@@ -81,7 +83,13 @@ def _to_version_1(db: sqlite3.Connection) -> None:
         db.execute("UPDATE calls SET images_sent=-1")
 
 
-LAYOUT_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1}
+def _to_version_3(db: sqlite3.Connection) -> None:
+    """2 → 3: `calls.logprobs` (older calls asked for none: '')."""
+    if "logprobs" not in {row[1] for row in db.execute("PRAGMA table_info(calls)")}:
+        db.execute("ALTER TABLE calls ADD COLUMN logprobs TEXT NOT NULL DEFAULT ''")
+
+
+LAYOUT_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1, 3: _to_version_3}
 """Step k of the store's own layout (tables and columns): turns a store of version k - 1 into version k."""
 
 
