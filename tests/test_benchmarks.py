@@ -133,3 +133,88 @@ def test_fhm_runs_end_to_end_and_every_figure_is_the_ground_truth(world):
     assert {line["group"] for line in lines} == {"hateful"}
     assert all(lines[0][k] not in ("", None) for k in ("accuracy", "accuracy_ci95_lo", "accuracy_n", "macro_f1",
                                                         "macro_f1_ci95_hi", "macro_f1_n", "auroc"))
+
+
+def _jsonl(path: Path, records: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def harmeme(root: Path, n: int = 18) -> str:
+    harm = ["not harmful", "somewhat harmful", "very harmful"]
+    targets = ["individual", "organization", "community", "society"]
+    records = []
+    for i in range(n):
+        labels = [harm[i % 3]] + ([targets[i % 4]] if i % 3 else [])
+        records.append({"id": f"covid_memes_{i}", "image": picture(root / "harm-c" / "images" / f"covid_memes_{i}.png", i),
+                        "labels": labels, "text": f"harmeme text {i} on subject {i * 11}"})
+    _jsonl(root / "harm-c" / "annotations" / "test.jsonl", records)
+    return "harm-c/test"
+
+
+def mami(root: Path, n: int = 16) -> str:
+    (root / "test").mkdir(parents=True)
+    lines, labels = ["file_name\tText Transcription"], []
+    for i in range(n):
+        name = picture(root / "test" / f"{15000 + i}.jpg", i)
+        lines.append(f"{name}\tmami text {i} about thing {i * 5}")
+        labels.append("\t".join([name, str(i % 2), *(str(int((i >> k) & 1 and i % 2)) for k in range(4))]))
+    (root / "test" / "Test.csv").write_text("\n".join(lines) + "\n")
+    (root / "test" / "test_labels.txt").write_text("\n".join(labels) + "\n")
+    return "test"
+
+
+def goat(root: Path, n: int = 6) -> str:
+    for t, task in enumerate(("hatefulness", "misogyny", "offensiveness", "sarcasm", "harmfulness")):
+        _jsonl(root / task / "test.jsonl", [
+            {"id": i, "img": f"images/{picture(root / task / 'images' / f'{i}.png', i + t)}", "label": (i + t) % 2,
+             "text": f"goat {task} text {i}"} for i in range(n)])
+    return "test"
+
+
+def ii_bench(root: Path, n: int = 14) -> str:
+    _jsonl(root / "test.jsonl", [
+        {"id": f"ii-{i}", "image": picture(root / "images" / f"ii-{i}.png", i), "question": f"What does picture {i} imply?",
+         "options": [f"meaning {k} of {i}" for k in range(6)], "answer": "ABCDEF"[i % 6],
+         "domain": ["life", "art"][i % 2], "emotion": ["positive", "negative", "neutral"][i % 3]} for i in range(n)])
+    return "test"
+
+
+def memelens(root: Path, n: int = 16) -> str:
+    _jsonl(root / "test.jsonl", [
+        {"id": f"ml-{i}", "image": picture(root / "images" / f"ml-{i}.png", i), "text": f"memelens text {i}",
+         "task": ["hate", "sarcasm"][i % 2], "question": ["Is this meme hateful?", "Is this meme sarcastic?"][i % 2],
+         "language": ["en", "ar", "bn"][i % 3], "source": ["set-a", "set-b"][i % 2],
+         "label": ["yes", "no"][(i // 2) % 2]} for i in range(n)])
+    return "test"
+
+
+@pytest.mark.parametrize(("name", "make"), [("harmeme", harmeme), ("mami", mami), ("goat-bench", goat),
+                                            ("ii-bench", ii_bench), ("memelens", memelens)])
+def test_each_shipped_benchmark_reads_its_release_and_scores_the_servers_answers(world, name, make):
+    tmp, server = world
+    data = tmp / name
+    split = make(data)
+    cli(tmp, "eval", name, "--model", "tsrv", "--split", split, "--data", str(data))
+    [run] = json.loads(cli(tmp, "runs", "--json").stdout)
+    report = json.loads(cli(tmp, "report", run["name"], "--format", "json").stdout)
+    answers = [json.loads(line) for line in
+               cli(tmp, "export", run["name"], "--table", "answers", "--format", "jsonl").stdout.splitlines()]
+    found = truths(server, "tsrv")
+    assert report["tasks"] and set(report["tasks"]) == {a["task"] for a in answers}
+    for task_name, task in report["tasks"].items():
+        mine = [a for a in answers if a["task"] == task_name]
+        classes = task["classes"] if task["answer"] != "letter" else list("ABCDEF")
+        want = expected(mine, found, classes, multi=task["answer"] == "labels")
+        assert (task["answered"], task["unreadable"]) == (want["n"], want["unreadable"]), task_name
+        assert task["accuracy"]["value"] == pytest.approx(want["accuracy"], rel=1e-9), task_name
+        assert task["accuracy"]["n"] == want["n"]
+        if task["answer"] != "letter":
+            assert task["macro_f1"]["value"] == pytest.approx(want["macro_f1"], rel=1e-9), task_name
+        for group in task["groups"]:
+            subset = [a for a in mine if a["groups"].get(group["group"]) == group["value"]]
+            assert group["accuracy"]["value"] == pytest.approx(expected(subset, found, classes)["accuracy"], rel=1e-9)
+    if name == "harmeme":  # the target is asked of harmful memes only
+        assert report["tasks"]["target"]["asked"] == 12 and report["tasks"]["harmfulness"]["asked"] == 18
+    if name == "mami":
+        assert report["tasks"]["misogynous"]["auroc"]["value"] is not None

@@ -28,7 +28,7 @@ class Item:
     id: str  # unique within the split
     image: Path | None  # the picture (absolute), or None for a text-only item
     text: str  # the meme's text, as the release gives it
-    gold: dict[str, str | list[str]]  # task → gold answer (a class, a letter, or a list of classes)
+    gold: dict[str, str | list[str] | None]  # task → gold answer (a class, a letter, a list; None: not asked)
     groups: dict[str, str] = field(default_factory=dict)  # group field → value (language, source, …)
     options: list[str] = field(default_factory=list)  # a letter task's options, in letter order
     extra: dict[str, Any] = field(default_factory=dict)  # other fields a prompt may read
@@ -136,7 +136,9 @@ def _item(spec: Benchmark, tasks: dict[str, Task], source: Path, r: dict[str, An
                 options=[str(o) for o in r.get("options") or []], extra=dict(r.get("extra") or {}))
 
 
-def _gold(task: Task, raw: Any, where: str, name: str) -> str | list[str]:
+def _gold(task: Task, raw: Any, where: str, name: str) -> str | list[str] | None:
+    if (raw is None or raw == "") and task.labelled_only:
+        return None
     if raw is None or raw == "":
         raise InputError(f"task {name!r}: the item has no gold answer ({task.gold!r})", where,
                          "this split carries no labels for it (a test split as first released?); use a labelled split")

@@ -108,7 +108,7 @@ async def run(spec: Benchmark, hooks: ModuleType | None, cfg: BenchmarkConfig, *
     config_dict = stored(spec, cfg, inputs)
     name = name or default_run_name(spec.name, [cfg.model], inputs.split, config_dict)
     asked = [(task_name, task, item, prompt(task, item)) for task_name, task in inputs.tasks.items()
-             for item in inputs.items]
+             for item in inputs.items if item.gold[task_name] is not None]
     requests = [_request(spec, cfg.model, task_name, task, item, text) for task_name, task, item, text in asked]
     async with open_run(store, registry, name=name, method=spec.name, config=config_dict, seed=cfg.seed,
                         progress=progress) as (opened, engine):
