@@ -218,3 +218,79 @@ def test_each_shipped_benchmark_reads_its_release_and_scores_the_servers_answers
         assert report["tasks"]["target"]["asked"] == 12 and report["tasks"]["harmfulness"]["asked"] == 18
     if name == "mami":
         assert report["tasks"]["misogynous"]["auroc"]["value"] is not None
+
+
+FIFTH = """name: fifth
+title: A fifth benchmark
+paper: a test's own
+data: fifth
+splits: {dev: dev.jsonl}
+split: dev
+read: {format: jsonl, id: id, image: img, text: text}
+tasks:
+  funny:
+    answer: label
+    gold: label
+    labels: [funny, dull, odd]
+    prompt_source: plain instruction
+    prompt: |
+      Meme text: "{{ text }}"
+      How does this meme read?
+"""
+
+
+def _installed(tmp: Path, name: str, yaml_text: str) -> dict[str, str]:
+    """A package holding one benchmark folder, installed into a temporary site folder by its entry point."""
+    site = tmp / "site"
+    (site / "fifthbench").mkdir(parents=True)
+    (site / "fifthbench" / "benchmark.yaml").write_text(yaml_text)
+    (site / "fifthbench" / "__init__.py").write_text(
+        "from pathlib import Path\nfrom memegauge.benchmarks.kit.family import benchmark_method\n"
+        "METHOD = benchmark_method(Path(__file__).parent)\n")
+    info = site / "fifthbench-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fifthbench\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[memegauge.methods]\n{name} = fifthbench:METHOD\n")
+    return {**os.environ, "PYTHONPATH": str(site)}
+
+
+def test_a_fifth_benchmark_is_one_folder_and_one_entry_point_touching_no_shared_file(world):
+    tmp, server = world
+    shipped = {p: p.stat().st_mtime_ns for p in Path(__file__).parents[1].joinpath("memegauge").rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts}
+    env = _installed(tmp, "fifth", FIFTH)
+    _jsonl(tmp / "d" / "dev.jsonl", [{"id": i, "img": picture(tmp / "d" / f"{i}.png", i), "text": f"fifth {i}",
+                                      "label": ["funny", "dull", "odd"][i % 3]} for i in range(12)])
+    assert "fifth: A fifth benchmark" in cli(tmp, "eval", "--list", env=env).stdout
+    cli(tmp, "eval", "fifth", "--model", "tsrv", "--data", str(tmp / "d"), env=env)
+    [run] = json.loads(cli(tmp, "runs", "--json", env=env).stdout)
+    report = json.loads(cli(tmp, "report", run["name"], "--format", "json", env=env).stdout)
+    answers = [json.loads(line) for line in
+               cli(tmp, "export", run["name"], "--table", "answers", "--format", "jsonl", env=env).stdout.splitlines()]
+    want = expected(answers, truths(server, "tsrv"), ["funny", "dull", "odd"])
+    assert report["tasks"]["funny"]["macro_f1"]["value"] == pytest.approx(want["macro_f1"], rel=1e-9)
+    assert "A fifth benchmark" in cli(tmp, "report", run["name"], "--format", "html", env=env).stdout
+    assert shipped == {p: p.stat().st_mtime_ns for p in shipped}  # no file of MemeGauge written
+
+
+def test_a_benchmark_named_as_a_shipped_one_is_refused(world):
+    tmp, _ = world
+    env = _installed(tmp, "fhm", FIFTH.replace("name: fifth", "name: fhm"))
+    done = cli(tmp, "eval", "--list", env=env, check=False)
+    assert done.returncode != 0 and "registered twice" in done.stdout + done.stderr
+
+
+def test_unreadable_answers_are_counted_and_never_a_class():
+    from memegauge.benchmarks.kit.answers import read_answer
+    from memegauge.benchmarks.kit.spec import Task
+
+    label = Task(answer="label", gold="g", labels=["not harmful", "harmful"], prompt="p", prompt_source="s")
+    assert read_answer(label, "Not harmful.") == "not harmful" and read_answer(label, "harmful") == "harmful"
+    assert read_answer(label, "It could be harmful or not harmful.") is None
+    yes_no = Task(answer="yes_no", gold="g", prompt="p", prompt_source="s")
+    assert read_answer(yes_no, "**Yes**, it is.") == "yes" and read_answer(yes_no, "I cannot tell.") is None
+    several = Task(answer="labels", gold="g", labels=["a", "b", "c"], prompt="p", prompt_source="s")
+    assert read_answer(several, "c, a") == ["a", "c"] and read_answer(several, "None.") == []
+    assert read_answer(several, "a, z") is None
+    letter = Task(answer="letter", gold="g", prompt="p", prompt_source="s")
+    assert read_answer(letter, "(B) the second", 4) == "B" and read_answer(letter, "F", 4) is None
