@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -146,7 +144,8 @@ def harmeme(root: Path, n: int = 18) -> str:
     records = []
     for i in range(n):
         labels = [harm[i % 3]] + ([targets[i % 4]] if i % 3 else [])
-        records.append({"id": f"covid_memes_{i}", "image": picture(root / "harm-c" / "images" / f"covid_memes_{i}.png", i),
+        image = picture(root / "harm-c" / "images" / f"covid_memes_{i}.png", i)
+        records.append({"id": f"covid_memes_{i}", "image": image,
                         "labels": labels, "text": f"harmeme text {i} on subject {i * 11}"})
     _jsonl(root / "harm-c" / "annotations" / "test.jsonl", records)
     return "harm-c/test"
@@ -174,7 +173,8 @@ def goat(root: Path, n: int = 6) -> str:
 
 def ii_bench(root: Path, n: int = 14) -> str:
     _jsonl(root / "test.jsonl", [
-        {"id": f"ii-{i}", "image": picture(root / "images" / f"ii-{i}.png", i), "question": f"What does picture {i} imply?",
+        {"id": f"ii-{i}", "image": picture(root / "images" / f"ii-{i}.png", i),
+         "question": f"What does picture {i} imply?",
          "options": [f"meaning {k} of {i}" for k in range(6)], "answer": "ABCDEF"[i % 6],
          "domain": ["life", "art"][i % 2], "emotion": ["positive", "negative", "neutral"][i % 3]} for i in range(n)])
     return "test"

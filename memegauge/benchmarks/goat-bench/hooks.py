@@ -16,6 +16,7 @@ def items(source: Path, split: str, spec: Any) -> list[tuple[str, dict[str, Any]
         if not path.is_file():
             raise InputError(f"GOAT-Bench's {task} file not found: {path}", str(source),
                              "give the folder holding the release's five task folders")
-        found += [(where, {"id": f"{task}/{r.get('id')}", "text": r.get("text"), "image": str(path.parent / str(r.get("img"))),
-                           "gold": {task: r.get("label")}}) for where, r in rows(path, "jsonl")]
+        found += [(where, {"id": f"{task}/{r.get('id')}", "text": r.get("text"),
+                           "image": str(path.parent / str(r.get("img"))), "gold": {task: r.get("label")}})
+                  for where, r in rows(path, "jsonl")]
     return found

@@ -40,7 +40,8 @@ def data_folder(spec: Benchmark, data: Path | None) -> Path:
     if data is not None:
         if not data.is_dir():
             raise InputError(f"data folder not found: {data}", "--data",
-                             f"give the folder holding {spec.title}'s files as released ({', '.join(spec.splits.values())})")
+                             f"give the folder holding {spec.title}'s files as released "
+                             f"({', '.join(spec.splits.values())})")
         return data
     try:
         from memegauge.data import installed_dir  # lazy: the data catalogue is optional for --data runs
@@ -103,7 +104,8 @@ def rows(path: Path, fmt: str) -> list[tuple[str, dict[str, Any]]]:
         records = list(data.values()) if isinstance(data, dict) else data
         return [(f"{path}[{n}]", r) for n, r in enumerate(records)]
     reader = csv.DictReader(text.splitlines(), delimiter="\t" if fmt == "tsv" else ",")
-    return [(f"{path}:{n + 2}", {k.strip(): (v or "").strip() for k, v in r.items() if k}) for n, r in enumerate(reader)]
+    return [(f"{path}:{n + 2}", {k.strip(): (v or "").strip() for k, v in r.items() if k})
+            for n, r in enumerate(reader)]
 
 
 def _json(text: str, where: str) -> Any:

@@ -120,8 +120,9 @@ def _correct(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, Any]]:
-    blocks = [Block("facts", report["title"], facts=[("paper", report["paper"]), ("split", report["split"]),
-                                                      ("model", str(report["model"])), ("items", str(report["items"]))])]
+    facts = [("paper", report["paper"]), ("split", report["split"]), ("model", str(report["model"])),
+             ("items", str(report["items"]))]
+    blocks = [Block("facts", report["title"], facts=facts)]
     for name, task in report["tasks"].items():
         blocks.append(Block("table", f"{name}: figures (95% interval, n)", table=_figure_table(task),
                             text=f"{task['asked']} asked, {task['answered']} answered, {task['unreadable']} "
@@ -137,6 +138,6 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
 
 def _figure_table(task: dict[str, Any]) -> Any:
     rows = [[text(name), interval_cell(fig, percent=True), count(fig.get("n"))] for name, fig in _named_figures(task)]
-    rows += [[text(f"{g['group']}={g['value']}: {name}"), interval_cell(g[name], percent=True), count(g[name].get("n"))]
-             for g in task["groups"] for name in ("accuracy", "macro_f1") if g.get(name)]
+    rows += [[text(f"{g['group']}={g['value']}: {name}"), interval_cell(g[name], percent=True),
+              count(g[name].get("n"))] for g in task["groups"] for name in ("accuracy", "macro_f1") if g.get(name)]
     return table(["figure", "value [95% interval]", "n"], rows)
