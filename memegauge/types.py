@@ -37,6 +37,10 @@ class Meme(BaseModel):
         default_factory=list, description="Optional gold labels (e.g. 'harmful', a category name)."
     )
     source: str = Field(default="", description="Where the meme comes from (data set name, URL).")
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="The meme set's other keys, kept as given (FHM's integer `label`, "
+        "a data set's `split` or `target`): a reader never drops a label without a word."
+    )
 
     @property
     def image_sha256(self) -> str | None:
