@@ -106,7 +106,7 @@ async def run(spec: Benchmark, hooks: ModuleType | None, cfg: BenchmarkConfig, *
               checked: Checked | None = None) -> RunResult:
     inputs: Inputs = (checked or check(spec, hooks, cfg, registry)).inputs
     config_dict = stored(spec, cfg, inputs)
-    name = name or default_run_name(spec.name, [cfg.model], inputs.split, config_dict)
+    name = name or default_run_name(spec.name, [cfg.model], inputs.split.replace("/", "_"), config_dict)
     asked = [(task_name, task, item, prompt(task, item)) for task_name, task in inputs.tasks.items()
              for item in inputs.items if item.gold[task_name] is not None]
     requests = [_request(spec, cfg.model, task_name, task, item, text) for task_name, task, item, text in asked]
