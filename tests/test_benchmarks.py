@@ -294,3 +294,24 @@ def test_unreadable_answers_are_counted_and_never_a_class():
     assert read_answer(several, "a, z") is None
     letter = Task(answer="letter", gold="g", prompt="p", prompt_source="s")
     assert read_answer(letter, "(B) the second", 4) == "B" and read_answer(letter, "F", 4) is None
+
+
+@pytest.mark.slow  # six benchmarks in one command: tens of seconds
+def test_the_suite_runs_every_installed_benchmark_into_one_leaderboard(world):
+    tmp, _ = world
+    data = tmp / "data"
+    fhm(data / "fhm", 12)
+    for name, make in (("harmeme", harmeme), ("mami", mami), ("goat-bench", goat), ("ii-bench", ii_bench),
+                       ("memelens", memelens)):
+        make(data / name)
+    split = {"harmeme": "harm-c/test", "mami": "test", "goat-bench": "test", "ii-bench": "test", "memelens": "test"}
+    done = cli(tmp, "eval", "--suite", "memes", "--model", "tsrv", "--data", str(data), "--out", str(tmp / "s.html"),
+               check=False)
+    # fhm's default split is dev_seen; the others' defaults are as in `split`
+    assert done.returncode == 0, done.stderr
+    runs = json.loads(cli(tmp, "runs", "--json").stdout)
+    assert sorted(r["method"] for r in runs) == sorted(["fhm", *split])
+    page = (tmp / "s.html").read_text()
+    for name in ["fhm", *split]:
+        assert f"{name}: " in page
+    assert "macro_f1" in page and "accuracy" in page

@@ -30,7 +30,9 @@ def eval_command(ctx: typer.Context,
                  max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", help="Accept runs with up "
                                                         "to this share of failed calls."),
                  skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Start without checking "
-                                                     "the models first.")) -> None:
+                                                     "the models first."),
+                 out_path: Path | None = typer.Option(None, "--out", help="Also write the leaderboard: .html (a "
+                                                      "page with the table and plots), .csv or .md.")) -> None:
     """Run the field's meme benchmarks (FHM, HarMeme, MAMI, GOAT-Bench, II-Bench, MemeLens, …) on models."""
     from memegauge.benchmarks.kit.family import benchmarks  # lazy: the registry when the command runs
     from memegauge.clikit import finish_all, out, settings  # lazy: as above
@@ -45,7 +47,10 @@ def eval_command(ctx: typer.Context,
     s = settings(ctx)
     runs = asyncio.run(_run_all(s, chosen, model, split, limit, seed, data, not skip_preflight))
     store = s.store()
-    _print_table(out, store, runs)
+    rows = _rows(store, runs)
+    _print_table(out, rows)
+    if out_path is not None:
+        out_path.write_text(leaderboard_page(rows, runs, store, out_path.suffix.lower()), encoding="utf-8")
     finish_all(store, runs, max_failure_rate)
 
 
@@ -92,21 +97,49 @@ async def _run_all(s, chosen, models, split, limit, seed, data, preflight) -> li
     return names
 
 
-def _print_table(out, store, runs: list[str]) -> None:
+def _rows(store, runs: list[str]) -> list:
+    """Every run's headline rows, each group named with its benchmark (``fhm: hateful``)."""
+    from memegauge.report import build_report  # lazy: as in eval_command
+    from memegauge.report.headline import headline_rows  # lazy: as in eval_command
+
+    return [r.model_copy(update={"group": f"{r.method}: {r.group}"})
+            for name in runs for r in headline_rows(build_report(store, name))]
+
+
+def leaderboard_page(rows: list, runs: list[str], store, suffix: str) -> str:
+    """The eval's leaderboard as a page (.html: `memegauge.report.pages.compare_page`), CSV or Markdown."""
+    from memegauge.report import leaderboard  # lazy: as in eval_command
+    from memegauge.report.headline import iso_date  # lazy: as in eval_command
+    from memegauge.report.pages import compare_page  # lazy: as in eval_command
+    from memegauge.types import InputError  # lazy: as in eval_command
+
+    benchmarks = ", ".join(dict.fromkeys(r.method for r in rows))
+    if suffix == ".csv":
+        return leaderboard.to_csv(rows)
+    if suffix == ".md":
+        return leaderboard.to_markdown(rows, f"MemeGauge benchmarks ({benchmarks})")
+    if suffix not in (".html", ".htm"):
+        raise InputError(f"unknown leaderboard format {suffix!r}", "--out", "end the file name in .html, .csv or .md")
+    described = []
+    for name in runs:
+        run = store.run_row(name)
+        described.append({"name": name, "method": run["method"], "status": run["status"],
+                          "date": iso_date(run["created"]), "models": sorted({r.model for r in rows if r.run == name})})
+    return compare_page({"method": f"benchmarks: {benchmarks}", "runs": described, "rows": leaderboard.ordered(rows)})
+
+
+def _print_table(out, rows: list) -> None:
     """One table: a line per (benchmark, task or group, figure), a column per model."""
     from rich.table import Table  # lazy: only when printing
 
     from memegauge.clikit import safe  # lazy: as in eval_command
-    from memegauge.report import build_report  # lazy: as in eval_command
-    from memegauge.report.headline import headline_rows  # lazy: as in eval_command
     from memegauge.report.leaderboard import cell  # lazy: as in eval_command
 
-    rows = [r for name in runs for r in headline_rows(build_report(store, name))]
     models = list(dict.fromkeys(r.model for r in rows))
     lines: dict[tuple[str, str, str], dict[str, str]] = {}
     for r in rows:
         lines.setdefault((r.method, r.group, r.figure), {})[r.model] = f"{cell(r)} n={r.n}"
-    table = Table("benchmark", "task", "figure", *map(safe, models), title="95% intervals, n items")
-    for (bench, group, figure), by_model in lines.items():
-        table.add_row(bench, safe(group), figure, *(by_model.get(m, "–") for m in models))
+    table = Table("task", "figure", *map(safe, models), title="95% intervals, n items")
+    for (_, group, figure), by_model in lines.items():
+        table.add_row(safe(group), figure, *(by_model.get(m, "–") for m in models))
     out.print(table)
