@@ -115,6 +115,7 @@ def test_fhm_runs_end_to_end_and_every_figure_is_the_ground_truth(world):
         assert task["accuracy"]["value"] == pytest.approx(want["accuracy"], rel=1e-9)
         assert task["macro_f1"]["value"] == pytest.approx(want["macro_f1"], rel=1e-9)
         assert task["accuracy"]["ci95"] and task["macro_f1"]["n"] == 40
+        assert task["unreadable_share"]["value"] == pytest.approx(want["unreadable"] / 40, rel=1e-9)
         with_p = [(a["gold"] == "yes", meant(found, a["prompt"])["p_yes"]) for a in answers]
         with_p = [(y, p) for y, p in with_p if p is not None]
         assert task["auroc"]["n"] == len(with_p)
@@ -315,3 +316,14 @@ def test_the_suite_runs_every_installed_benchmark_into_one_leaderboard(world):
     for name in ["fhm", *split]:
         assert f"{name}: " in page
     assert "macro_f1" in page and "accuracy" in page
+
+
+def test_a_benchmark_runs_from_the_python_api(world):
+    import memegauge
+
+    tmp, server = world
+    fhm(tmp / "fhm", 8)
+    result = memegauge.run("fhm", {"model": "tsrv", "data": str(tmp / "fhm")}, store=tmp / "api.db",
+                           models=tmp / "models.yaml")
+    assert result.status == "done" and result.report["tasks"]["hateful"]["answered"] == 8
+    assert {"answers", "figures"} <= set(result.tables())

@@ -17,6 +17,7 @@ from memegauge.export import ExportTable, record_rows
 from memegauge.records import read_checked
 from memegauge.report.blocks import Block, count, interval_cell, table, text
 from memegauge.report.headline import Headline, row
+from memegauge.report.intervals import rate
 
 NO_PROBABILITY = ("no AUROC: the model's answers came without yes/no log-probabilities (a backend that gives "
                   "them: openai with logprobs, on a server that returns them); never made from the hard answers")
@@ -40,7 +41,9 @@ def _task(task: Task, rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
     scored = [r for r in rows if r["ok"]]
     out: dict[str, Any] = {"answer": task.answer, "classes": task.classes, "asked": len(rows),
                            "answered": len(scored), "failed": len(rows) - len(scored),
-                           "unreadable": sum(not r["readable"] for r in scored), **_figures(task, scored, seed)}
+                           "unreadable": sum(not r["readable"] for r in scored),
+                           "unreadable_share": rate([float(not r["readable"]) for r in scored]),
+                           **_figures(task, scored, seed)}
     out["groups"] = [{"group": field, "value": value,
                       **_figures(task, [r for r in scored if r["groups"].get(field) == value], seed, auroc_too=False)}
                      for field in task.groups
@@ -93,14 +96,15 @@ def models(config: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def headline(report: dict[str, Any]) -> list[Headline]:
-    """Per task: accuracy, macro-F1 and AUROC (where there is one); per group value the same, as groups
-    ``task: field=value``."""
+    """Per task: accuracy, macro-F1, AUROC (where there is one) and the share of unreadable answers (lower is
+    better); per group value accuracy and macro-F1, as groups ``task: field=value``."""
     run, model = report["run"], str(report.get("model"))
     rows = []
     for name, task in report["tasks"].items():
         for figure in ("accuracy", "macro_f1", "auroc"):
             if task.get(figure):
                 rows.append(row(run, model, name, figure, task[figure], "rate"))
+        rows.append(row(run, model, name, "unreadable", task["unreadable_share"], "rate", higher_is_better=False))
         for group in task["groups"]:
             for figure in ("accuracy", "macro_f1"):
                 if group.get(figure):
