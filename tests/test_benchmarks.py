@@ -140,27 +140,30 @@ def _jsonl(path: Path, records: list[dict]) -> None:
 
 
 def harmeme(root: Path, n: int = 18) -> str:
+    """HarMeme as installed: annotations/HarMeme_V1/Annotations/Harm-C/test.jsonl, pictures/ (nested)."""
     harm = ["not harmful", "somewhat harmful", "very harmful"]
     targets = ["individual", "organization", "community", "society"]
     records = []
     for i in range(n):
         labels = [harm[i % 3]] + ([targets[i % 4]] if i % 3 else [])
-        image = picture(root / "harm-c" / "images" / f"covid_memes_{i}.png", i)
+        image = picture(root / "pictures" / "HarMeme Images" / "harm-c" / f"covid_memes_{i}.png", i)
         records.append({"id": f"covid_memes_{i}", "image": image,
                         "labels": labels, "text": f"harmeme text {i} on subject {i * 11}"})
-    _jsonl(root / "harm-c" / "annotations" / "test.jsonl", records)
+    _jsonl(root / "annotations" / "HarMeme_V1" / "Annotations" / "Harm-C" / "test.jsonl", records)
     return "harm-c/test"
 
 
 def mami(root: Path, n: int = 16) -> str:
-    (root / "test").mkdir(parents=True)
+    """MAMI as unpacked: a folder of the release's choosing holding Test.csv, its JPGs and test_labels.txt."""
+    folder = root / "MAMI DATASET" / "test"
+    folder.mkdir(parents=True)
     lines, labels = ["file_name\tText Transcription"], []
     for i in range(n):
-        name = picture(root / "test" / f"{15000 + i}.jpg", i)
+        name = picture(folder / f"{15000 + i}.jpg", i)
         lines.append(f"{name}\tmami text {i} about thing {i * 5}")
         labels.append("\t".join([name, str(i % 2), *(str(int((i >> k) & 1 and i % 2)) for k in range(4))]))
-    (root / "test" / "Test.csv").write_text("\n".join(lines) + "\n")
-    (root / "test" / "test_labels.txt").write_text("\n".join(labels) + "\n")
+    (folder / "Test.csv").write_text("\n".join(lines) + "\n")
+    (root / "test_labels.txt").write_text("\n".join(labels) + "\n")
     return "test"
 
 

@@ -1,5 +1,5 @@
 """MAMI's rows: the gold answers come from five 0/1 columns (sub-task A and the four sub-task B types), and the
-test split's labels from the separate test_labels.txt."""
+test split's labels from the separate test_labels.txt; each file is found by name anywhere in the copy."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ TYPES = ("shaming", "stereotype", "objectification", "violence")
 
 
 def items(source: Path, split: str, spec: Any) -> list[tuple[str, dict[str, Any]]]:
-    path = split_file(spec, source, split)
-    labels = _test_labels(path.parent / "test_labels.txt")
+    given = source / spec.splits[split]
+    path = given if given.is_file() else next(iter(sorted(source.rglob(given.name))), None) or split_file(
+        spec, source, split)  # folder names vary by release; none found: split_file says what is missing
+    labels = _test_labels(next(iter(sorted(source.rglob("test_labels.txt"))), source / "test_labels.txt"))
     found = []
     for where, r in rows(path, "tsv"):
         gold = labels.get(r.get("file_name", ""), r)
