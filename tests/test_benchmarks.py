@@ -176,11 +176,16 @@ def goat(root: Path, n: int = 6) -> str:
 
 
 def ii_bench(root: Path, n: int = 14) -> str:
-    _jsonl(root / "test.jsonl", [
-        {"id": f"ii-{i}", "image": picture(root / "images" / f"ii-{i}.png", i),
-         "question": f"What does picture {i} imply?",
-         "options": [f"meaning {k} of {i}" for k in range(6)], "answer": "ABCDEF"[i % 6],
-         "domain": ["life", "art"][i % 2], "emotion": ["positive", "negative", "neutral"][i % 3]} for i in range(n)])
+    """II-Bench's GitHub layout: data/test.json listing pictures with their questions, images/test/."""
+    entries = []
+    for p in range(n // 2):
+        picture(root / "images" / "test" / f"test-{p}.jpg", p)
+        entries.append({"local_path": f"images/test/test-{p}.jpg", "domain": ["life", "art"][p % 2], "questions": [
+            {"id": f"ii-{p}-{q}", "question": f"What does picture {p} imply ({q})?",
+             "options": [f"meaning {k} of {p}" for k in range(6)], "answer": "ABCDEF"[(p + q) % 6],
+             "emotion": ["positive", "negative", "neutral"][(p + q) % 3]} for q in range(2)]})
+    (root / "data").mkdir(parents=True)
+    (root / "data" / "test.json").write_text(json.dumps(entries))
     return "test"
 
 
