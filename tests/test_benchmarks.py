@@ -6,6 +6,7 @@ prompt: the answer it meant, None for an unreadable reply, and the P(yes) its lo
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import subprocess
@@ -335,3 +336,15 @@ def test_a_benchmark_runs_from_the_python_api(world):
                            models=tmp / "models.yaml")
     assert result.status == "done" and result.report["tasks"]["hateful"]["answered"] == 8
     assert {"answers", "figures"} <= set(result.tables())
+
+
+def test_without_data_the_catalogue_is_asked_and_its_absence_says_to_give_data(world):
+    tmp, _ = world
+    done = cli(tmp, "eval", "fhm", "--model", "tsrv", check=False,
+               env={**os.environ, "MEMEGAUGE_DATA_DIR": str(tmp / "no-data")})  # an empty catalogue, if any
+    if importlib.util.find_spec("memegauge.data") is None:  # this branch: no catalogue yet
+        assert done.returncode == 2 and "--data DIR" in done.stdout + done.stderr
+    else:  # the catalogue: fhm is not installed in this test's data folder
+        assert done.returncode == 2
+    bad = cli(tmp, "eval", "fhm", "--model", "tsrv", "--split", "nope", "--data", str(tmp), check=False)
+    assert bad.returncode == 2 and "use one of: train, dev_seen" in bad.stdout + bad.stderr
