@@ -133,7 +133,7 @@ class OpenAIBackend:
             text=message.get("content") or "", reasoning=reasoning if isinstance(reasoning, str) else "",
             usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
                         completion_tokens=usage.get("completion_tokens") or 0),
-            finish_reason=choice.get("finish_reason") or "stop", logprobs=_first_token_logprobs(choice),
+            finish_reason=choice.get("finish_reason") or "stop", logprobs=first_token_logprobs(choice),
             served_model=data.get("model") or "", replica=url, latency_s=latency)
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
@@ -251,7 +251,7 @@ def _data_url(part: ImagePart, max_pixels: int | None = None) -> str:
     return f"data:{image_mime(data, part.path)};base64,{base64.b64encode(data).decode()}"
 
 
-def _first_token_logprobs(choice: dict[str, Any]) -> dict[str, float]:
+def first_token_logprobs(choice: dict[str, Any]) -> dict[str, float]:
     """{token: log-probability} of the first answer token's top alternatives (OpenAI's `logprobs.content[0]
     .top_logprobs`), or {} when the server sent none; a token's surrounding spaces are kept as sent."""
     content = (choice.get("logprobs") or {}).get("content") or []
