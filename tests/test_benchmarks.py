@@ -130,7 +130,7 @@ def test_fhm_runs_end_to_end_and_every_figure_is_the_ground_truth(world):
         assert task["published"] and all(p["source"] for p in task["published"])
     csv_text = cli(tmp, "report", runs[0]["name"], "--format", "csv").stdout
     lines = list(csv.DictReader(csv_text.splitlines()))
-    assert {line["group"] for line in lines} == {"hateful"}
+    assert {line["group"] for line in lines} == {"overall (hateful)"}
     assert all(lines[0][k] not in ("", None) for k in ("accuracy", "accuracy_ci95_lo", "accuracy_n", "macro_f1",
                                                         "macro_f1_ci95_hi", "macro_f1_n", "auroc"))
 

@@ -97,14 +97,16 @@ def models(config: dict[str, Any]) -> dict[str, list[str]]:
 
 def headline(report: dict[str, Any]) -> list[Headline]:
     """Per task: accuracy, macro-F1, AUROC (where there is one) and the share of unreadable answers (lower is
-    better); per group value accuracy and macro-F1, as groups ``task: field=value``."""
+    better), as the group ``overall (task)`` (the index page's key figures are a run's first overall group);
+    per group value accuracy and macro-F1, as groups ``task: field=value``."""
     run, model = report["run"], str(report.get("model"))
     rows = []
     for name, task in report["tasks"].items():
         for figure in ("accuracy", "macro_f1", "auroc"):
             if task.get(figure):
-                rows.append(row(run, model, name, figure, task[figure], "rate"))
-        rows.append(row(run, model, name, "unreadable", task["unreadable_share"], "rate", higher_is_better=False))
+                rows.append(row(run, model, f"overall ({name})", figure, task[figure], "rate"))
+        rows.append(row(run, model, f"overall ({name})", "unreadable", task["unreadable_share"], "rate",
+                        higher_is_better=False))
         for group in task["groups"]:
             for figure in ("accuracy", "macro_f1"):
                 if group.get(figure):
