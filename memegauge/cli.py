@@ -201,12 +201,14 @@ def _register_commands() -> None:
     from memegauge.methods import methods
     from memegauge.data.cli import register as register_data_commands
     from memegauge.report.cli import register as register_report_commands
+    from memegauge.benchmarks.kit.cli import register as register_eval  # `memegauge eval`: the benchmark kit
 
     if getattr(app, "_methods_registered", False):
         return
     app._methods_registered = True  # type: ignore[attr-defined]
     register_report_commands(app)
     register_data_commands(app)
+    register_eval(app)
     for method in methods():
         if method.commands:
             method.commands(app)

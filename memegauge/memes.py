@@ -6,8 +6,8 @@ Three layouts are read:
   (path relative to the file — or to the pictures folder `images`, when one is given — or absolute),
   `text`, and optionally `caption`, `labels` (a list of strings) and `source`. A line without an `id`
   key takes its image's file name without the suffix (MemeQA's `memes.jsonl` is `{image, text}` per
-  line). An absent or null string field reads as "". Blank lines are skipped; unknown
-  keys are allowed and ignored, but known keys must have the right type.
+  line). An absent or null string field reads as "". Blank lines are skipped; other keys (FHM's
+  integer `label`, a `target`) are kept as given in `Meme.extra`; known keys must have the right type.
 * **CSV** (`.csv`): a header row naming the same columns (case and surrounding spaces ignored);
   `labels` holds the labels separated by `|` or `;`. Empty cells count as absent.
 * **A folder of images** (`.png .jpg .jpeg .gif .bmp .webp .tif .tiff`, not recursive, sorted by name):
@@ -47,6 +47,7 @@ from memegauge.types import InputError, Meme
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff")
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 TEXT_FIELDS = ("text", "caption", "source")
+KNOWN_KEYS = frozenset(("id", "image", "labels", *TEXT_FIELDS))  # the rest of a record goes to `Meme.extra`
 _LABEL_SPLIT = re.compile(r"[|;]")
 _FORMATS_FIX = (
     "give a .jsonl file (one JSON object per line), a .csv file with a header row, "
@@ -161,7 +162,8 @@ def _make_meme(ctx: _Context, raw: dict[str, Any], where: str) -> Meme:
         check_meme_text(values[name], where_id, f"meme {name}")
     labels = _check_labels(raw.get("labels"), where_id)
     image = _resolve_image(ctx, raw.get("image"), where_id)
-    return Meme(id=meme_id, image=image, labels=labels, **values)
+    extra = {key: value for key, value in raw.items() if key not in KNOWN_KEYS and value is not None}
+    return Meme(id=meme_id, image=image, labels=labels, extra=extra, **values)
 
 
 def _id_from_image(image: Any) -> Any:

@@ -11,6 +11,10 @@ so a method installed by another package is found the same way as the built-in o
 module stays light: each hook imports its implementation when called, so `memegauge --help` does not
 load torch, the embedded model or a method's statistics. Two descriptors with one name are refused
 (`DuplicateMethod`), and a declared method that fails to import fails loudly rather than vanishing.
+
+An entry point may also name a `MethodFamily`: a callable that yields several methods (the benchmark kit's
+folders, `memegauge.benchmarks.kit`), each registered under its own name with the same refusal of
+duplicates; the entry point's own name then only names the family.
 """
 
 from __future__ import annotations
@@ -215,6 +219,14 @@ def default_run_name(method: str, models: list[str], data: Path | str, config: d
     return "-".join(_UNSAFE_NAME.sub("_", p).strip("_") or "x" for p in parts)
 
 
+@dataclass(frozen=True)
+class MethodFamily:
+    """Several methods behind one entry point: `methods()` yields them (imported when the registry loads).
+    The benchmark kit declares one family for its built-in folders, so a new folder edits no shared file."""
+
+    methods: Callable[[], list[Method]]
+
+
 class DuplicateMethod(MemeGaugeError):
     """Two method descriptors claim one name."""
 
@@ -252,9 +264,14 @@ class _Registry:
             return
         self._points.add(point.name)
         method = point.load()
+        if isinstance(method, MethodFamily):  # several methods behind one entry point (the benchmark kit)
+            for member in method.methods():
+                self.register(member, f"entry point {point.value} ({member.name})")
+            return
         if not isinstance(method, Method) or method.name != point.name:
             raise MemeGaugeError(f"entry point {point.name!r} = {point.value!r} of group "
-                                 f"{ENTRY_POINT_GROUP!r} is not a Method named {point.name!r}")
+                                 f"{ENTRY_POINT_GROUP!r} is not a Method named {point.name!r} "
+                                 "(nor a MethodFamily)")
         self.register(method, f"entry point {point.value}")
 
     def named(self, name: str) -> Method | None:

@@ -37,6 +37,10 @@ class Meme(BaseModel):
         default_factory=list, description="Optional gold labels (e.g. 'harmful', a category name)."
     )
     source: str = Field(default="", description="Where the meme comes from (data set name, URL).")
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="The meme set's other keys, kept as given (FHM's integer `label`, "
+        "a data set's `split` or `target`): a reader never drops a label without a word."
+    )
 
     @property
     def image_sha256(self) -> str | None:
@@ -165,6 +169,10 @@ class OutputSpec(BaseModel):
     sections: tuple[str, ...] = Field(
         default=(), description="For TEXT: bracketed section headers the answer must contain."
     )
+    logprobs: bool = Field(
+        default=False, description="Ask for the first answer token's top log-probabilities (a benchmark's "
+        "P(yes)); kept out of the cache key while False, so earlier calls' keys stay as they were."
+    )
 
 
 class ChatRequest(BaseModel):
@@ -211,6 +219,9 @@ class ChatResult(BaseModel):
         default="", description="A reasoning model's thinking (a `reasoning_content` field or "
         "`<think>` blocks): kept, never parsed as the answer.")
     served_model: str = Field(default="", description="Model id the backend says it served.")
+    logprobs: dict[str, float] = Field(
+        default_factory=dict, description="The first answer token's top alternatives → log-probability, "
+        "when asked for (`OutputSpec.logprobs`) and the backend gives them; {} otherwise.")
     replica: str = Field(default="", description="Which base_url replica answered, if several.")
     latency_s: float = Field(default=0.0, ge=0.0, description="Wall time of the call.")
 
@@ -274,6 +285,9 @@ class CallRecord(BaseModel):
         default="", description="Why the last attempt's output ended: 'stop', 'length' (cut at "
         "max_tokens: the output is incomplete), 'content_filter'; '' when no output came.")
     reasoning: str = Field(default="", description="Reasoning output kept apart from `text`.")
+    logprobs: dict[str, float] = Field(
+        default_factory=dict, description="The first answer token's top log-probabilities, when asked for "
+        "and given ({} otherwise): `ChatResult.logprobs`.")
     images_sent: int = Field(
         default=0, ge=0, description="Images the model received as pictures (0 when it was sent "
         "their alt text instead, being text-only).")

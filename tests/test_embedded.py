@@ -155,3 +155,20 @@ def test_fit_json_schema_shrinks_caller_caps_to_the_token_budget() -> None:
     roomy = fit_json_schema(schema, max_tokens=4000)
     assert roomy["properties"]["new"]["additionalProperties"]["maxLength"] == 200  # caller's cap kept
     assert schema["properties"]["new"]["additionalProperties"]["maxLength"] == 200  # input untouched
+
+
+@pytest.mark.embedded
+def test_embedded_gives_the_first_tokens_log_probabilities_when_asked() -> None:
+    """`OutputSpec(logprobs=True)`: llama.cpp's top alternatives of the first answer token (log-probabilities,
+    the chosen token first under greedy decoding); unasked, none."""
+    spec = load_registry(None).get("embedded")
+    backend = create_backend(spec)
+    question = f"{MEME}\nIs this meme hateful? Answer yes or no."
+    asked = ChatRequest(model="embedded", messages=[Message(role="user", content=[TextPart(text=question)])],
+                        params=SamplingParams(temperature=0.0, max_tokens=2), output=OutputSpec(logprobs=True))
+    result = asyncio.run(backend.complete(asked))
+    values = list(result.logprobs.values())
+    assert 1 < len(values) <= 5 and all(v <= 0 for v in values), result.logprobs
+    assert result.text.startswith(max(result.logprobs, key=result.logprobs.get).strip()), (result.text, result.logprobs)
+    plain = asked.model_copy(update={"output": OutputSpec()})
+    assert asyncio.run(backend.complete(plain)).logprobs == {}

@@ -184,3 +184,27 @@ def test_max_pixels_and_image_size_reach_the_processor(world, tmp_path):
     with pytest.raises(InputError, match="no max_pixels setting"):
         create_backend(ModelSpec(name="l", backend="hf", model=str(llava),
                                  extra={"device": "cpu", "max_pixels": 4096}))
+
+
+def test_the_first_tokens_log_probabilities_are_the_models_own_when_asked_for(world):
+    """`OutputSpec(logprobs=True)`: the answer carries its first token's top 5 alternatives, equal to the
+    log-softmax of the model's own next-token logits after the prompt; unasked, none."""
+    import torch
+
+    from memegauge.types import OutputSpec
+
+    _, folder, _, images = world
+    backend = create_backend(ModelSpec(name="v", backend="hf", model=str(folder), extra={"device": "cpu"}))
+    request = ChatRequest(model="m", messages=[Message.user(ImagePart.of(images / "m1.png", alt_text="alt"),
+                                                            "Is it hateful? Answer yes or no.")],
+                          params=SamplingParams(temperature=0, max_tokens=3), output=OutputSpec(logprobs=True))
+    result = asyncio.run(backend.complete(request))
+    [row] = backend._prepare([request])
+    with torch.no_grad():
+        logits = backend.local.model(**{k: v.to(backend.local.device) for k, v in row.items()}).logits[0, -1]
+    values, ids = torch.log_softmax(logits.float(), dim=-1).topk(5)
+    expected = {backend.local.tokenizer.decode([int(i)]): float(v) for v, i in zip(values, ids, strict=True)}
+    assert list(result.logprobs) == list(expected)
+    assert list(result.logprobs.values()) == pytest.approx(list(expected.values()), rel=1e-4, abs=1e-5)
+    plain = request.model_copy(update={"output": OutputSpec()})
+    assert asyncio.run(backend.complete(plain)).logprobs == {}

@@ -345,3 +345,13 @@ def test_folder_errors(good: Path, tmp_path_factory):
     empty = tmp_path_factory.mktemp("empty")
     (empty / "readme.txt").write_text("no images here")
     _raises(empty, contains=("no memes in", str(empty)))
+
+
+def test_a_meme_sets_other_keys_are_kept_not_dropped(tmp_path):
+    """FHM's integer `label` (and any key MemeGauge does not read) stays with the meme, in `extra`."""
+    (tmp_path / "m.jsonl").write_text('{"id": 42953, "img": "img/42953.png", "label": 1, "text": "hi"}\n')
+    (tmp_path / "m.csv").write_text("id,text,target\n7,hello,community\n")
+    [fhm] = load_memes(tmp_path / "m.jsonl", require_images=False)
+    [csv_meme] = load_memes(tmp_path / "m.csv", require_images=False)
+    assert fhm.extra == {"img": "img/42953.png", "label": 1} and fhm.id == "42953"
+    assert csv_meme.extra == {"target": "community"}

@@ -168,3 +168,25 @@ def test_records_that_kept_a_field_only_in_their_key_read_it_from_there(tmp_path
     assert sampling.category == "race" and sampling.key == "race"
     (vote,) = read_records(store, run_id, HumanVoteRecord)
     assert vote.index == 3 and vote.winner == "tie"
+
+
+def test_version_2_gains_the_logprobs_column_and_a_call_keeps_its_logprobs(tmp_path):
+    """Schema 3 adds `calls.logprobs` (a benchmark's yes/no log-probabilities): a version 2 store gets the column
+    ('' for its calls), and a call stored with log-probabilities reads them back."""
+    from memegauge.types import CallRecord, CallStatus
+
+    path = tmp_path / "v2.db"
+    first = Store(path)
+    first.put_call(CallRecord(key="old", model="m", status=CallStatus.OK, text="No"), None, None, True)
+    first.close()
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE calls DROP COLUMN logprobs")
+    db.execute("PRAGMA user_version = 2")
+    db.commit()
+    db.close()
+    store = Store(path)
+    assert _user_version(path) == SCHEMA_VERSION == 4
+    store.put_call(CallRecord(key="k", model="m", status=CallStatus.OK, text="Yes",
+                              logprobs={"Yes": -0.1, "No": -2.4}), None, None, True)
+    assert store.get_call("k").logprobs == {"Yes": -0.1, "No": -2.4} and store.get_call("old").logprobs == {}
+    store.close()

@@ -105,7 +105,8 @@ def request_for_store(spec: ModelSpec, request: ChatRequest) -> dict[str, Any]:
     return {
         "model": spec.identity,
         "params": request.params.model_dump(mode="json"),
-        "output": request.output.model_dump(mode="json"),
+        # `logprobs` enters the key only when asked for: every key made before it existed stays the same
+        "output": request.output.model_dump(mode="json", exclude=None if request.output.logprobs else {"logprobs"}),
         "messages": messages,
         "sample_index": request.sample_index,
     }
@@ -342,6 +343,7 @@ class Engine:
             state.add_usage(result)
             result = without_reasoning(result)
             state.finish_reason, state.reasoning = result.finish_reason, result.reasoning
+            state.logprobs = result.logprobs
             check_content(result, parse, detect_refusal and self.refusal_detector)
             state.text = result.text
         except TimeoutError:
@@ -383,7 +385,8 @@ class Engine:
             attempts=state.attempts, usage=state.usage,
             cost=spec.cost(state.usage.prompt_tokens, state.usage.completion_tokens),
             latency_s=latency, created=time.time(), finish_reason=state.finish_reason,
-            reasoning=state.reasoning, images_sent=_images_sent(spec, request))
+            reasoning=state.reasoning, images_sent=_images_sent(spec, request),
+            logprobs={} if error else state.logprobs)
 
 
 class BudgetReached(MemeGaugeError):
@@ -418,6 +421,7 @@ class _CallState:
         self.text: str | None = None
         self.finish_reason = ""
         self.reasoning = ""
+        self.logprobs: dict[str, float] = {}
         self.usage = Usage()
 
     def add_usage(self, result: ChatResult) -> None:

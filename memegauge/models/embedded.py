@@ -62,6 +62,7 @@ from typing import Any
 
 import memegauge.models.grammars as grammars
 from memegauge.models.seeds import draw_seed
+from memegauge.models.openai_backend import first_token_logprobs
 from memegauge.models.spec import ModelSpec
 from memegauge.models.weights import QWEN_ID, resolve_model_path
 from memegauge.types import (
@@ -307,6 +308,8 @@ class EmbeddedBackend:
             "stream_options": {"include_usage": True},
         })
         body.update(constraint(request.output, params.max_tokens))
+        if request.output.logprobs:  # llama.cpp's OpenAI-style first-token alternatives (a benchmark's P(yes))
+            body.update({"logprobs": True, "top_logprobs": 5})
         return body
 
     def _result(self, outcome: dict[str, Any], latency: float) -> ChatResult:
@@ -319,6 +322,7 @@ class EmbeddedBackend:
             usage=Usage(prompt_tokens=int(usage.get("prompt_tokens", 0)),
                         completion_tokens=int(usage.get("completion_tokens", 0))),
             finish_reason=outcome.get("finish_reason") or "stop",
+            logprobs=outcome.get("logprobs") or {},
             served_model=self.spec.model,
             latency_s=latency,
         )
@@ -328,7 +332,7 @@ def _stream_call(server: Any, payload: dict[str, Any], cancel: threading.Event) 
     """Run one streaming chat completion; collect text, finish reason, usage, timings or error."""
     pieces: list[str] = []
     outcome: dict[str, Any] = {"finish_reason": None, "usage": None, "timings": None,
-                               "error": None}
+                               "error": None, "logprobs": None}
 
     def on_chunk(chunk: Any) -> bool:
         if isinstance(chunk, (str, bytes)):
@@ -345,6 +349,8 @@ def _stream_call(server: Any, payload: dict[str, Any], cancel: threading.Event) 
             content = (choice.get("delta") or {}).get("content")
             if content:
                 pieces.append(content)
+            if outcome["logprobs"] is None and choice.get("logprobs"):  # the first token's, kept once
+                outcome["logprobs"] = first_token_logprobs(choice)
             if choice.get("finish_reason"):
                 outcome["finish_reason"] = choice["finish_reason"]
         if chunk.get("usage"):

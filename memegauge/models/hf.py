@@ -125,7 +125,8 @@ class HFBackend:
                           # token of its generation config that the tokenizer does not name)
                           finish_reason="stop" if generated.stopped or generated.completion_tokens
                           < params.max_tokens else "length",
-                          served_model=str(self.spec.model), latency_s=time.monotonic() - started)
+                          served_model=str(self.spec.model), latency_s=time.monotonic() - started,
+                          logprobs=generated.logprobs if request.output.logprobs else {})
 
     async def _serve(self) -> None:
         """Generate batches while requests wait, preparing the next batch (its pictures read and
@@ -191,7 +192,8 @@ class HFBackend:
         self.counters["hf.batched_requests"] += len(batch)
         try:
             results = await asyncio.to_thread(generate_rows, self.local, rows, params.max_tokens,
-                                              params.temperature, params.seed)
+                                              params.temperature, params.seed,
+                                              any(w.request.output.logprobs for w in batch))
         except Exception as exc:  # noqa: BLE001 — out of memory, a shape or processor error
             await self._failed(batch, rows, exc)
             return

@@ -15,7 +15,7 @@ torch/transformers are imported inside the functions (the `train` extra), never 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -284,6 +284,7 @@ class Generated:
     prompt_tokens: int
     completion_tokens: int  # up to and including the end-of-sequence token
     stopped: bool  # ended by end-of-sequence (else cut at max_new_tokens)
+    logprobs: dict[str, float] = field(default_factory=dict)  # the first token's top 5, when asked for
 
 
 def generate(local: LocalModel, prompts: list[tuple[str, list[Any]]], max_new_tokens: int,
@@ -310,8 +311,9 @@ def encode_prompts(local: LocalModel, prompts: list[tuple[str, list[Any]]],
 
 
 def generate_rows(local: LocalModel, rows: list[dict[str, Any]], max_new_tokens: int,
-                  temperature: float = 0.0, seed: int | None = None) -> list[Generated]:
-    """The answers to rows of `encode_prompts`, generated as one left-padded batch."""
+                  temperature: float = 0.0, seed: int | None = None, logprobs: bool = False) -> list[Generated]:
+    """The answers to rows of `encode_prompts`, generated as one left-padded batch; with `logprobs`, each
+    answer's first token's top 5 alternatives and their log-probabilities (the first step's scores only)."""
     import torch
 
     batch = pad_batch(torch, rows, local.pad_id, "left")
@@ -323,9 +325,19 @@ def generate_rows(local: LocalModel, rows: list[dict[str, Any]], max_new_tokens:
         sampling = {"do_sample": True, "temperature": temperature}
     with torch.no_grad():
         output = local.model.generate(**batch, max_new_tokens=max_new_tokens, pad_token_id=local.pad_id,
-                                      **sampling)
+                                      output_scores=logprobs, return_dict_in_generate=logprobs, **sampling)
+    sequences = output.sequences if logprobs else output
+    firsts = _first_token_logprobs(local, torch, output.scores[0]) if logprobs else [{} for _ in rows]
     width = batch["input_ids"].shape[1]
-    return [_generated(local, row, out[width:].tolist()) for row, out in zip(rows, output, strict=True)]
+    return [_generated(local, row, out[width:].tolist(), first)
+            for row, out, first in zip(rows, sequences, firsts, strict=True)]
+
+
+def _first_token_logprobs(local: LocalModel, torch: Any, scores: Any, top: int = 5) -> list[dict[str, float]]:
+    """{decoded token: log-probability} of each row's `top` most likely first tokens."""
+    values, ids = torch.log_softmax(scores.float(), dim=-1).topk(top, dim=-1)
+    return [{local.tokenizer.decode([int(i)]): float(v) for v, i in zip(vs, row_ids, strict=True)}
+            for vs, row_ids in zip(values.tolist(), ids.tolist(), strict=True)]
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -346,10 +358,11 @@ def release_cached_memory() -> None:
         torch.cuda.empty_cache()
 
 
-def _generated(local: LocalModel, row: dict[str, Any], new: list[int]) -> Generated:
+def _generated(local: LocalModel, row: dict[str, Any], new: list[int],
+               logprobs: dict[str, float] | None = None) -> Generated:
     """A row's new tokens up to its end: the first end-of-sequence, or the padding that follows it."""
     ends = {local.tokenizer.eos_token_id, local.pad_id} - {None}
     cut = next((i for i, token in enumerate(new) if token in ends), None)
     kept = new if cut is None else new[:cut + 1]
     text = local.tokenizer.decode(kept, skip_special_tokens=True).strip()
-    return Generated(text, int(row["input_ids"].shape[1]), len(kept), cut is not None)
+    return Generated(text, int(row["input_ids"].shape[1]), len(kept), cut is not None, logprobs or {})

@@ -135,7 +135,7 @@ class OpenAIBackend:
             reasoning=self._redact(reasoning) if isinstance(reasoning, str) else "",
             usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
                         completion_tokens=usage.get("completion_tokens") or 0),
-            finish_reason=choice.get("finish_reason") or "stop",
+            finish_reason=choice.get("finish_reason") or "stop", logprobs=first_token_logprobs(choice),
             served_model=data.get("model") or "", replica=url, latency_s=latency)
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
@@ -152,6 +152,8 @@ class OpenAIBackend:
         if out.kind is OutputKind.JSON and out.json_schema and self.spec.structured_output:
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": out.schema_name, "schema": out.json_schema}}
+        if out.logprobs:  # the first token's alternatives: a benchmark's P(yes) against P(no)
+            body["logprobs"], body["top_logprobs"] = True, 5
         body.update(self.spec.extra.get("extra_body") or {})
         return body
 
@@ -271,3 +273,12 @@ def _data_url(part: ImagePart, max_pixels: int | None = None) -> str:
     except Exception as exc:  # unreadable, or Pillow cannot decode it to downscale (many types)
         raise ModelCallError(ErrorClass.BAD_REQUEST, f"cannot read image {part.path}: {exc}") from None
     return f"data:{image_mime(data, part.path)};base64,{base64.b64encode(data).decode()}"
+
+
+def first_token_logprobs(choice: dict[str, Any]) -> dict[str, float]:
+    """{token: log-probability} of the first answer token's top alternatives (OpenAI's `logprobs.content[0]
+    .top_logprobs`), or {} when the server sent none; a token's surrounding spaces are kept as sent."""
+    content = (choice.get("logprobs") or {}).get("content") or []
+    first = content[0] if content and isinstance(content[0], dict) else {}
+    return {str(alt["token"]): float(alt["logprob"]) for alt in first.get("top_logprobs") or []
+            if isinstance(alt, dict) and "token" in alt and isinstance(alt.get("logprob"), (int, float))}

@@ -1,4 +1,4 @@
-"""The run store and response cache: one SQLite file (WAL), store schema version `SCHEMA_VERSION` (2).
+"""The run store and response cache: one SQLite file (WAL), store schema version `SCHEMA_VERSION` (4).
 
 `Store` (here) is the one façade: runs and leases, calls (the cache) and records. Its other concerns are
 modules beside it: `schema` (tables, version, migrations: the layout's, then each method's own),
@@ -340,7 +340,7 @@ class Store(CallStats):
             usage=Usage(prompt_tokens=d["prompt_tokens"], completion_tokens=d["completion_tokens"]),
             cost=d["cost"], latency_s=d["latency_s"], created=d["created"],
             finish_reason=d.get("finish_reason") or "", reasoning=d.get("reasoning") or "",
-            images_sent=d.get("images_sent") or 0)
+            images_sent=d.get("images_sent") or 0, logprobs=json.loads(d.get("logprobs") or "{}"))
 
     def put_call(self, record: CallRecord, run_id: int | None, execution_id: int | None,
                  fresh: bool) -> None:
@@ -355,7 +355,8 @@ class Store(CallStats):
                      record.error_class.value if record.error_class else None, record.error,
                      record.attempts, record.usage.prompt_tokens, record.usage.completion_tokens,
                      record.cost, record.latency_s, record.created or time.time(),
-                     record.finish_reason, record.reasoning, record.images_sent))
+                     record.finish_reason, record.reasoning, record.images_sent,
+                     canonical_json(record.logprobs) if record.logprobs else ""))
             if run_id is not None:
                 self._link(run_id, record.key, record.stage, execution_id, fresh)
 

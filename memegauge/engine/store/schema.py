@@ -37,7 +37,8 @@ CREATE TABLE IF NOT EXISTS calls (
   status TEXT NOT NULL, text TEXT, error_class TEXT, error TEXT, attempts INTEGER NOT NULL,
   prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, cost REAL NOT NULL,
   latency_s REAL NOT NULL, created REAL NOT NULL, finish_reason TEXT NOT NULL DEFAULT '',
-  reasoning TEXT NOT NULL DEFAULT '', images_sent INTEGER NOT NULL DEFAULT 0
+  reasoning TEXT NOT NULL DEFAULT '', images_sent INTEGER NOT NULL DEFAULT 0,
+  logprobs TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS attempts (
   id INTEGER PRIMARY KEY, key TEXT NOT NULL, model TEXT NOT NULL, run_id INTEGER,
@@ -59,7 +60,7 @@ CREATE INDEX IF NOT EXISTS attempts_key ON attempts(key);
 CREATE INDEX IF NOT EXISTS records_kind ON records(run_id, kind, seq);
 """
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The store layout this MemeGauge writes, kept in `PRAGMA user_version`.
 
 0  a store made before versioning (MemeGauge ≤ 0.1.0 of 2026-11-23): `calls` may lack the columns of
@@ -71,6 +72,7 @@ SCHEMA_VERSION = 3
 3  `runs` has `roles_json` (role → model names) and `method_version` (the method's `Method.version`), set
    when a run is made through the run path (`memegauge.run_path.run_checked`); NULL for older runs,
    whose reports derive the roles from the config as before.
+4  `calls.logprobs`: the first answer token's top log-probabilities (JSON; '' when none were asked for).
 
 A store is migrated step by step (`migrate`) when it is opened for writing; a read-only one is read
 as it is. A store with a higher version was written by a newer MemeGauge and is refused, never guessed
@@ -85,7 +87,7 @@ ADDED_CALL_COLUMNS = {
 }
 CALL_COLUMNS = ("key", "model", "stage", "request_json", "status", "text", "error_class", "error",
                 "attempts", "prompt_tokens", "completion_tokens", "cost", "latency_s", "created",
-                "finish_reason", "reasoning", "images_sent")
+                "finish_reason", "reasoning", "images_sent", "logprobs")
 
 
 def _to_version_1(db: sqlite3.Connection) -> None:
@@ -106,7 +108,13 @@ def _to_version_3(db: sqlite3.Connection) -> None:
             db.execute(f"ALTER TABLE runs ADD COLUMN {name} TEXT")
 
 
-LAYOUT_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1, 3: _to_version_3}
+def _to_version_4(db: sqlite3.Connection) -> None:
+    """3 → 4: `calls.logprobs` (older calls asked for none: '')."""
+    if "logprobs" not in {row[1] for row in db.execute("PRAGMA table_info(calls)")}:
+        db.execute("ALTER TABLE calls ADD COLUMN logprobs TEXT NOT NULL DEFAULT ''")
+
+
+LAYOUT_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1, 3: _to_version_3, 4: _to_version_4}
 """Step k of the store's own layout (tables and columns): turns a store of version k - 1 into version k."""
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import re
 import socket
@@ -154,6 +155,10 @@ class _App:
                 content, finish = content[: len(content) // 2], "length"
             elif fault == "garbage":
                 content = _garbage(key, index)
+            p_yes = None
+            if truth is not None and truth.get("kind") == "benchmark":
+                self.stats.record_truth(truth["key"], truth)
+                truth, p_yes = None, truth.get("p_yes")
             if truth is not None:
                 if finish == "length" or fault == "garbage":
                     truth = {"kind": truth["kind"], "readable": False, "truncated": finish == "length"}
@@ -164,7 +169,7 @@ class _App:
                 {
                     "index": index,
                     "message": {"role": "assistant", "content": content, "refusal": None},
-                    "logprobs": None,
+                    "logprobs": _logprobs(content, p_yes) if req.logprobs else None,
                     "finish_reason": finish,
                 }
             )
@@ -396,6 +401,19 @@ class AsyncTestServer(_ServerBase):
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.stop()
+
+
+def _logprobs(content: str, p_yes: float | None) -> dict[str, Any]:
+    """OpenAI's `logprobs` of a choice, first token only: for a yes/no answer its two alternatives at the
+    probabilities the server meant (`p_yes`, recorded in the benchmark truth), else the first word alone."""
+    word = (content.split() or [""])[0].rstrip(".,!")
+    if p_yes is None:
+        top = [{"token": word, "logprob": 0.0, "bytes": None}]
+    else:
+        top = [{"token": token, "logprob": math.log(max(p, 1e-12)), "bytes": None}
+               for token, p in (("Yes", p_yes), ("No", 1.0 - p_yes))]
+        top.sort(key=lambda alt: -alt["logprob"])
+    return {"content": [{"token": top[0]["token"], "logprob": top[0]["logprob"], "bytes": None, "top_logprobs": top}]}
 
 
 def start_server(latency_ms: float = 0.0, fault_rate: float = 0.0, seed: int = 0, **kwargs: Any) -> TestServer:

@@ -41,6 +41,7 @@ class _Parsed:
     include_usage: bool = False
     response_format: dict[str, Any] | None = None
     hints: str = ""
+    logprobs: bool = False  # the client asked for the first token's top log-probabilities
 
 
 def _number(body: dict[str, Any], key: str, lo: float, hi: float, default: float) -> float:
@@ -108,6 +109,7 @@ def _parse_request(body: Any) -> _Parsed:
             raise BadRequest(f"{where}.content must be a string or an array of parts", f"{where}.content")
     parsed = _Parsed(model=model, texts=texts, image_urls=images)
     parsed.temperature = _number(body, "temperature", 0.0, 2.0, 1.0)
+    parsed.logprobs = body.get("logprobs") is True
     _number(body, "top_p", 0.0, 1.0, 1.0)
     parsed.n = _int(body, "n", 1, 128) or 1
     parsed.max_tokens = _int(body, "max_completion_tokens", 1, None) or _int(body, "max_tokens", 1, None)
@@ -197,6 +199,8 @@ def _answer(config: ServerConfig, req: _Parsed, key: int, index: int) -> tuple[s
             return _gen_json_text(ctx), "json_object", None
         return json.dumps({"answer": _prose(ctx, 2)}, ensure_ascii=False), "json_object", None
     text, rule = _generate_text(ctx)
+    if ctx.truth is not None:  # a benchmark answer: its meaning, keyed by the prompt (the client knows it)
+        return text, rule, ctx.truth
     if config.style != "realistic":
         return text, rule, None
     text, truth = _realistic(ctx, rule, text, config, req.max_tokens)

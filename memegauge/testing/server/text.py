@@ -62,7 +62,7 @@ _GARBAGE_CHARS = "~!@#$%^&*_+=|;:,.?/<>-fghjklmpqrstvwxz "
 class _Ctx:
     """Everything a generator needs: a request-seeded RNG, the prompt text and its content words."""
 
-    __slots__ = ("rng", "model", "quality", "text", "low", "last_user", "_words")
+    __slots__ = ("rng", "model", "quality", "text", "low", "last_user", "_words", "truth")
 
     def __init__(self, rng: random.Random, model: str, text: str, last_user: str) -> None:
         self.rng = rng
@@ -72,6 +72,7 @@ class _Ctx:
         self.low = text.lower()  # for cheap case-insensitive literal checks
         self.last_user = last_user
         self._words: list[str] | None = None
+        self.truth: dict[str, Any] | None = None  # what a benchmark answer means (`_gen_benchmark`)
 
     @property
     def words(self) -> list[str]:
@@ -341,6 +342,42 @@ def _gen_yes_no(ctx: _Ctx) -> str:
     return f"{word}. {_prose(ctx, ctx.rng.randint(1, 2), markers=False)}"
 
 
+BENCHMARK_CUE = "Answer format:"
+"""The benchmark kit's last prompt line (`memegauge.benchmarks.kit.run.ANSWER_FORMATS`): yes or no; one of:
+L1, L2, …; the letter of one option; every label that applies, separated by commas, from: L1, L2, …; or none."""
+UNREADABLE_SHARE = 0.1  # of benchmark answers written so that no reader can take a class from them
+_FORMAT_LINE = re.compile(r"Answer format: ([^\n]*)")
+
+
+def _gen_benchmark(ctx: _Ctx) -> str:
+    """A benchmark answer in the asked format, and its meaning as the truth of the prompt: `answer` (a class,
+    a letter or a list of classes; None for an unreadable reply), `p_yes` for yes/no (what the logprobs say)."""
+    line = _FORMAT_LINE.findall(ctx.text)[-1]
+    answer: Any
+    p_yes = None
+    if ctx.rng.random() < UNREADABLE_SHARE:
+        answer, text = None, "I cannot tell from this picture alone."
+    elif line.startswith("yes or no"):
+        p_yes = round(ctx.rng.random(), 4)
+        answer = "yes" if p_yes >= 0.5 else "no"
+        text = f"{answer.capitalize()}."
+    elif line.startswith("the letter"):
+        answer = ctx.rng.choice(_options(ctx.text) or ["A"])
+        text = f"{answer}"
+    else:
+        listed = line.split("from:" if "from:" in line else "one of:", 1)[1].split(";")[0]
+        labels = [label.strip().rstrip(".") for label in listed.split(",") if label.strip()]
+        if line.startswith("every"):
+            answer = [label for label in labels if ctx.rng.random() < 0.4]
+            text = ", ".join(answer) or "none"
+        else:
+            answer = ctx.rng.choice(labels)
+            text = f"{answer}."
+    ctx.truth = {"kind": "benchmark", "key": realistic.truth_key(f"{ctx.model}\x1f{ctx.last_user}"), "answer": answer,
+                 "p_yes": p_yes}
+    return text
+
+
 @dataclass(frozen=True)
 class Rule:
     """One output-format rule: when `cue(ctx)` holds (ctx.text is the system + user text, ctx.low
@@ -366,6 +403,7 @@ def _is_yes_no(ctx: _Ctx) -> bool:
 #: "terminal" formats (verdict, rating) come first. ``## Final Response:`` wraps the body (see
 #: `_FINAL_RESPONSE`). Extend by inserting a Rule.
 RULES: list[Rule] = [
+    Rule("benchmark", _contains(BENCHMARK_CUE), lambda ctx: _gen_benchmark(ctx)),
     Rule("verdict", _contains("[Overall Judge]"), _gen_verdict),
     Rule("rating", _contains("Rating: [["), _gen_rating),
     Rule("users", _contains("[USER 1]"), _gen_users),

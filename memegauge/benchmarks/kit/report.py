@@ -1,0 +1,149 @@
+"""A benchmark run's report, read from the store only (`Method.report`, `tables`, `models`, `headline`,
+`exports`, `view`), the same for every benchmark: per task, how many items were asked, answered, unreadable and
+failed; accuracy, macro-F1, per-class precision/recall/F1 and AUROC (where the model gave probabilities), each
+with its 95% interval and n; the same per group value; and the papers' published figures beside ours."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from memegauge.benchmarks.kit.metrics import auroc, indicators, task_figures
+from memegauge.benchmarks.kit.records import BenchAnswer
+from memegauge.benchmarks.kit.spec import Benchmark, Task
+from memegauge.engine.store import Store
+from memegauge.export import ExportTable, record_rows
+from memegauge.records import read_checked
+from memegauge.report.blocks import Block, count, interval_cell, table, text
+from memegauge.report.headline import Headline, row
+from memegauge.report.intervals import rate
+
+NO_PROBABILITY = ("no AUROC: the model's answers came without yes/no log-probabilities (a backend that gives "
+                  "them: openai with logprobs, on a server that returns them); never made from the hard answers")
+
+
+def build(spec: Benchmark, store: Store, run: dict[str, Any]) -> dict[str, Any]:
+    config = run.get("config") or {}
+    rows = read_checked(store, run["id"], BenchAnswer)
+    seed = int(config.get("seed") or 0)
+    tasks = {name: _task(spec.tasks[name], [r for r in rows if r["task"] == name], seed)
+             for name in dict.fromkeys(r["task"] for r in rows) if name in spec.tasks}
+    split = config.get("split") or spec.split
+    for name, found in tasks.items():
+        found["published"] = [p.model_dump() for p in spec.published if p.task == name and p.split == split]
+    return {"benchmark": spec.name, "title": spec.title, "paper": spec.paper, "split": split,
+            "model": config.get("model"), "items": len({r["item"] for r in rows}), "tasks": tasks,
+            "prompts": config.get("benchmark_prompts") or {}, "details": rows}
+
+
+def _task(task: Task, rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+    scored = [r for r in rows if r["ok"]]
+    out: dict[str, Any] = {"answer": task.answer, "classes": task.classes, "asked": len(rows),
+                           "answered": len(scored), "failed": len(rows) - len(scored),
+                           "unreadable": sum(not r["readable"] for r in scored),
+                           "unreadable_share": rate([float(not r["readable"]) for r in scored]),
+                           **_figures(task, scored, seed)}
+    out["groups"] = [{"group": field, "value": value,
+                      **_figures(task, [r for r in scored if r["groups"].get(field) == value], seed, auroc_too=False)}
+                     for field in task.groups
+                     for value in sorted({r["groups"][field] for r in scored if field in r["groups"]})]
+    return out
+
+
+def _figures(task: Task, scored: list[dict[str, Any]], seed: int, auroc_too: bool = True) -> dict[str, Any]:
+    """The task's figures over `scored` (answered items; unreadable ones score as wrong)."""
+    classes = task.classes if task.answer != "letter" else [chr(ord("A") + i) for i in range(26)]
+    gold = indicators([r["gold"] for r in scored], classes)
+    pred = indicators([r["read"] for r in scored], classes)
+    correct = np.array([r["readable"] and _same(r["gold"], r["read"]) for r in scored], dtype=bool)
+    metrics = [m for m in task.metrics if task.answer != "letter" or m == "accuracy"]
+    out = task_figures(gold, pred, correct, task.classes, metrics, seed)
+    if auroc_too and "auroc" in task.metrics:
+        out["auroc"], out["auroc_note"] = _auroc(task, scored, seed)
+    return out
+
+
+def _same(gold: Any, read: Any) -> bool:
+    return sorted(gold) == sorted(read) if isinstance(gold, list) else gold == read
+
+
+def _auroc(task: Task, scored: list[dict[str, Any]], seed: int) -> tuple[dict[str, Any] | None, str | None]:
+    with_p = [r for r in scored if r["p_positive"] is not None]
+    if not with_p:
+        return None, NO_PROBABILITY
+    positive = np.array([r["gold"] == task.positive for r in with_p], dtype=bool)
+    figure = auroc(positive, np.array([r["p_positive"] for r in with_p], dtype=float), seed)
+    missing = len(scored) - len(with_p)
+    return figure, (f"{missing} answer(s) without yes/no log-probabilities left out" if missing else None)
+
+
+def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    return {"answers": report["details"],
+            "figures": [{"task": name, "figure": figure, **fig} for name, task in report["tasks"].items()
+                        for figure, fig in _named_figures(task)]}
+
+
+def _named_figures(task: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    found = [(name, task[name]) for name in ("accuracy", "macro_f1", "auroc") if task.get(name)]
+    for per in task.get("per_class", []):
+        found += [(f"{part}[{per['class']}]", per[part]) for part in ("precision", "recall", "f1")]
+    return found
+
+
+def models(config: dict[str, Any]) -> dict[str, list[str]]:
+    return {"targets": [config["model"]]} if config.get("model") else {}
+
+
+def headline(report: dict[str, Any]) -> list[Headline]:
+    """Per task: accuracy, macro-F1, AUROC (where there is one) and the share of unreadable answers (lower is
+    better), as the group ``overall (task)`` (the index page's key figures are a run's first overall group);
+    per group value accuracy and macro-F1, as groups ``task: field=value``."""
+    run, model = report["run"], str(report.get("model"))
+    rows = []
+    for name, task in report["tasks"].items():
+        for figure in ("accuracy", "macro_f1", "auroc"):
+            if task.get(figure):
+                rows.append(row(run, model, f"overall ({name})", figure, task[figure], "rate"))
+        rows.append(row(run, model, f"overall ({name})", "unreadable", task["unreadable_share"], "rate",
+                        higher_is_better=False))
+        for group in task["groups"]:
+            for figure in ("accuracy", "macro_f1"):
+                if group.get(figure):
+                    rows.append(row(run, model, f"{name}: {group['group']}={group['value']}", figure,
+                                    group[figure], "rate"))
+    return rows
+
+
+def exports() -> dict[str, ExportTable]:
+    return {"answers": ExportTable("every (task, item): gold, the answer, how it was read (None: unreadable or "
+                                   "failed), `correct`, and P(positive) where the model gave log-probabilities",
+                                   record_rows(BenchAnswer, _correct))}
+
+
+def _correct(item: dict[str, Any]) -> dict[str, Any]:
+    return {"correct": bool(item["readable"] and _same(item["gold"], item["read"])) if item["ok"] else None}
+
+
+def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, Any]]:
+    facts = [("paper", report["paper"]), ("split", report["split"]), ("model", str(report["model"])),
+             ("items", str(report["items"]))]
+    blocks = [Block("facts", report["title"], facts=facts)]
+    for name, task in report["tasks"].items():
+        blocks.append(Block("table", f"{name}: figures (95% interval, n)", table=_figure_table(task),
+                            text=f"{task['asked']} asked, {task['answered']} answered, {task['unreadable']} "
+                                 f"unreadable (scored as wrong), {task['failed']} failed (not scored)."
+                                 + (f" {task['auroc_note']}" if task.get("auroc_note") else "")))
+        if task["published"]:
+            blocks.append(Block("table", f"{name}: published figures ({report['split']})", table=table(
+                ["system", "metric", "value", "source"],
+                [[text(p["system"]), text(p["metric"]), text(f"{100 * p['value']:.1f}%"), text(p["source"])]
+                 for p in task["published"]])))
+    return blocks, {}
+
+
+def _figure_table(task: dict[str, Any]) -> Any:
+    rows = [[text(name), interval_cell(fig, percent=True), count(fig.get("n"))] for name, fig in _named_figures(task)]
+    rows += [[text(f"{g['group']}={g['value']}: {name}"), interval_cell(g[name], percent=True),
+              count(g[name].get("n"))] for g in task["groups"] for name in ("accuracy", "macro_f1") if g.get(name)]
+    return table(["figure", "value [95% interval]", "n"], rows)

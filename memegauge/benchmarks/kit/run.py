@@ -1,0 +1,147 @@
+"""A benchmark run: its config, its input check and the run itself (`Method.config`, `check`, `run`).
+
+Each (task, item) is one call: the task's prompt (the benchmark's wording, rendered with StrictUndefined) and
+the kit's answer-format line (`ANSWER_FORMATS`), with the meme's picture. A yes/no task whose metrics include
+AUROC asks for the first token's log-probabilities; P(positive) is read from the yes and no tokens when the
+backend returns both, and is otherwise absent (the report says so; it is never made from the hard answer).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from pydantic import Field
+
+from memegauge.benchmarks.kit.answers import read_answer
+from memegauge.benchmarks.kit.items import Item, data_folder, read_items
+from memegauge.benchmarks.kit.records import BenchAnswer
+from memegauge.benchmarks.kit.spec import PROMPTS, Benchmark, Task
+from memegauge.config import MethodConfig, ModelRegistry, method_config
+from memegauge.engine import Store, open_run
+from memegauge.methods import Checked, RunResult, default_run_name
+from memegauge.types import ChatRequest, ImagePart, InputError, Message, OutputSpec, SamplingParams
+
+ANSWER_FORMATS = {
+    "yes_no": "Answer format: yes or no.",
+    "label": "Answer format: one of: {labels}.",
+    "letter": "Answer format: the letter of one option.",
+    "labels": "Answer format: every label that applies, separated by commas, from: {labels}; or none.",
+}
+"""The last line of every prompt: how the answer is read (`answers.read_answer`); the same for every benchmark."""
+
+
+class BenchmarkConfig(MethodConfig):
+    """One benchmark run: which benchmark, model, split and items."""
+
+    benchmark: str = Field(description="The benchmark's name (its folder's `name:`).")
+    model: str = Field(description="The registry name of the model evaluated.")
+    split: str | None = Field(default=None, description="The split (None: the benchmark's default split).")
+    data: Path | None = Field(default=None, description="The release's folder (None: the data catalogue's copy).")
+    limit: int | None = Field(default=None, ge=1, description="Only the first N items of the split.")
+    seed: int = Field(default=0, description="Seeds the bootstrap intervals (the calls are greedy).")
+    tasks: list[str] | None = Field(default=None, description="Only these tasks (None: every task of the split).")
+
+    def roles(self) -> dict[str, list[str]]:
+        return {"targets": [self.model]}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What `check` read: the benchmark, its split and its items."""
+
+    spec: Benchmark
+    split: str
+    tasks: dict[str, Task]
+    items: list[Item]
+
+
+def config(spec: Benchmark, source: Path | str | dict[str, Any]) -> BenchmarkConfig:
+    """The run's config; the benchmark is the method's own (a config naming another is refused)."""
+    if isinstance(source, dict):
+        source = {"benchmark": spec.name, **source}
+    found = method_config(source, BenchmarkConfig)
+    if found.benchmark != spec.name:
+        raise InputError(f"the config names benchmark {found.benchmark!r}, not {spec.name!r}", "benchmark",
+                         f"run it with `memegauge eval {found.benchmark}`")
+    return found
+
+
+def check(spec: Benchmark, hooks: ModuleType | None, cfg: BenchmarkConfig, registry: ModelRegistry) -> Checked:
+    registry.get(cfg.model)
+    split = cfg.split or spec.split
+    if split not in spec.splits:
+        raise InputError(f"{spec.name} has no split {split!r}", "--split", f"use one of: {', '.join(spec.splits)}")
+    tasks = spec.tasks_of(split)
+    unknown = sorted(set(cfg.tasks or []) - set(tasks))
+    if unknown:
+        raise InputError(f"{spec.name} ({split}) has no task {', '.join(unknown)}", "tasks",
+                         f"use some of: {', '.join(tasks)}")
+    tasks = {n: t for n, t in tasks.items() if cfg.tasks is None or n in cfg.tasks}
+    items = read_items(spec, data_folder(spec, cfg.data), split, hooks, cfg.limit)
+    pictures = [cfg.model] if any(i.image for i in items) else []
+    return Checked(inputs=Inputs(spec, split, tasks, items), models=[cfg.model], pictures=pictures)
+
+
+def prompt(task: Task, item: Item) -> str:
+    """The exact text asked: the task's template rendered for the item, then the answer-format line."""
+    options = "\n".join(f"({chr(ord('A') + i)}) {o}" for i, o in enumerate(item.options))
+    body = PROMPTS.from_string(task.prompt).render(**{**item.extra, "text": item.text, "options": options,
+                                                      "labels": ", ".join(task.classes)}).strip()
+    return f"{body}\n{ANSWER_FORMATS[task.answer].format(labels=', '.join(task.classes))}"
+
+
+def stored(spec: Benchmark, cfg: BenchmarkConfig, inputs: Inputs) -> dict[str, Any]:
+    """The config as stored (and hashed), with the split run and each task's template and wording's source."""
+    return {**cfg.stored(), "split": inputs.split,
+            "benchmark_prompts": {name: {"template": t.prompt, "answer_format": ANSWER_FORMATS[t.answer],
+                               "source": t.prompt_source} for name, t in inputs.tasks.items()}}
+
+
+async def run(spec: Benchmark, hooks: ModuleType | None, cfg: BenchmarkConfig, *, store: Store,
+              registry: ModelRegistry, name: str | None = None, progress: bool | None = None,
+              checked: Checked | None = None) -> RunResult:
+    inputs: Inputs = (checked or check(spec, hooks, cfg, registry)).inputs
+    config_dict = stored(spec, cfg, inputs)
+    name = name or default_run_name(spec.name, [cfg.model], inputs.split.replace("/", "_"), config_dict)
+    asked = [(task_name, task, item, prompt(task, item)) for task_name, task in inputs.tasks.items()
+             for item in inputs.items if item.gold[task_name] is not None]
+    requests = [_request(spec, cfg.model, task_name, task, item, text) for task_name, task, item, text in asked]
+    async with open_run(store, registry, name=name, method=spec.name, config=config_dict, seed=cfg.seed,
+                        progress=progress) as (opened, engine):
+        outcomes = await engine.chat_many(requests)
+        opened.put_many([_record(task_name, task, item, text, outcome)
+                         for (task_name, task, item, text), outcome in zip(asked, outcomes, strict=True)])
+    return RunResult.of(store, name)
+
+
+def _request(spec: Benchmark, model: str, task_name: str, task: Task, item: Item, text: str) -> ChatRequest:
+    parts: list[Any] = [ImagePart.of(item.image, alt_text=f'Meme text: "{item.text}"')] if item.image else []
+    return ChatRequest(model=model, messages=[Message.user(*parts, text)],
+                       params=SamplingParams(temperature=0, max_tokens=task.max_tokens),
+                       output=OutputSpec(logprobs="auroc" in task.metrics), stage=f"{spec.name}.{task_name}")
+
+
+def _record(task_name: str, task: Task, item: Item, text: str, outcome: Any) -> BenchAnswer:
+    answer = outcome.text if outcome.ok else ""
+    read = read_answer(task, answer, len(item.options)) if outcome.ok else None
+    p = p_positive(outcome.record.logprobs, task.positive) if outcome.ok and task.positive else None
+    return BenchAnswer(task=task_name, item=item.id, gold=item.gold[task_name], ok=outcome.ok, answer=answer,
+                       read=read, readable=outcome.ok and read is not None, p_positive=p, groups=item.groups,
+                       options=len(item.options), error=outcome.record.error if not outcome.ok else "", prompt=text)
+
+
+def p_positive(logprobs: dict[str, float], positive: str) -> float | None:
+    """P(positive) of a yes/no answer from the first token's alternatives: exp(yes) / (exp(yes) + exp(no)),
+    summing the spellings of each ("Yes", " yes", "YES"); None unless both words are among them."""
+    mass = {"yes": 0.0, "no": 0.0}
+    for token, logprob in logprobs.items():
+        word = token.strip().lower()
+        if word in mass:
+            mass[word] += math.exp(logprob)
+    if not (mass["yes"] and mass["no"]):
+        return None
+    return mass[positive] / (mass["yes"] + mass["no"])

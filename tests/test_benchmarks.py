@@ -1,0 +1,350 @@
+"""The benchmark kit end to end: each shipped benchmark runs through `memegauge eval` against the test server on a
+fixture in its release's own layout (made here), and every figure of its report equals the figure computed
+here, with scikit-learn, from the gold labels and what the server says it answered (its truths, keyed by
+prompt: the answer it meant, None for an unreadable reply, and the P(yes) its log-probabilities carry)."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from memegauge.testing.realistic import truth_key
+from memegauge.testing.server import start_server
+
+sklearn_metrics = pytest.importorskip("sklearn.metrics")
+
+CLI = [sys.executable, "-c", "import sys; from memegauge.cli import main; sys.exit(main(sys.argv[1:]))"]
+
+
+def picture(path: Path, n: int) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", (24, 24), ((n * 37) % 256, (n * 91) % 256, (n * 53) % 256)).save(path)
+    return path.name
+
+
+@pytest.fixture
+def world(tmp_path):
+    with start_server() as server:
+        (tmp_path / "models.yaml").write_text(
+            f"tsrv: {{backend: openai, model: tsrv, base_url: {server.base_url}, max_concurrency: 8, "
+            "backoff_s: 0.01, backoff_max_s: 0.05}\n"
+            f"tsrv2: {{backend: openai, model: tsrv2, base_url: {server.base_url}, max_concurrency: 8, "
+            "backoff_s: 0.01, backoff_max_s: 0.05}\n")
+        yield tmp_path, server
+
+
+def cli(tmp: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    done = subprocess.run([*CLI, "--store", str(tmp / "s.db"), "--models", str(tmp / "models.yaml"), "--quiet",
+                           *args], capture_output=True, text=True, timeout=300, env=env)
+    assert not check or done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+# ---- fixtures in each release's own layout ---------------------------------------------------------------
+
+
+def fhm(root: Path, n: int = 40) -> dict[str, str]:
+    """FHM: img/<id>.png, <split>.jsonl with {id, img, label, text}."""
+    gold = {}
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / "dev_seen.jsonl").open("w") as handle:
+        for i in range(n):
+            meme_id = 10000 + i
+            picture(root / "img" / f"{meme_id}.png", i)
+            label = i % 3 == 0
+            handle.write(json.dumps({"id": meme_id, "img": f"img/{meme_id}.png", "label": int(label),
+                                     "text": f"fhm meme number {i} about topic {i * 7}"}) + "\n")
+            gold[str(meme_id)] = "yes" if label else "no"
+    return gold
+
+
+# ---- the ground truth -----------------------------------------------------------------------------------
+
+
+def truths(server, model: str) -> dict[str, dict]:
+    """The server's benchmark truths of one model, by prompt."""
+    return {key: truth for key, truth in server.stats["truths"].items()} | {"model": model}
+
+
+def meant(found: dict, prompt: str) -> dict:
+    return found[truth_key(f"{found['model']}\x1f{prompt}")]
+
+
+def expected(answers: list[dict], server_truths: dict[str, dict], classes: list[str], multi: bool = False) -> dict:
+    """Accuracy and macro-F1 from gold and the server's meant answers (unreadable: wrong, credited to no class)."""
+    said = [meant(server_truths, a["prompt"])["answer"] for a in answers]
+    gold = [a["gold"] for a in answers]
+    if multi:
+        y = np.array([[c in g for c in classes] for g in gold])
+        p = np.array([[m is not None and c in m for c in classes] for m in said])
+        correct = [m is not None and sorted(m) == sorted(g) for m, g in zip(said, gold, strict=True)]
+        f1 = sklearn_metrics.f1_score(y, p, average="macro", zero_division=0)
+    else:
+        pred = ["<unreadable>" if m is None else m for m in said]
+        correct = [m == g for m, g in zip(pred, gold, strict=True)]
+        f1 = sklearn_metrics.f1_score(gold, pred, labels=classes, average="macro", zero_division=0)
+    return {"accuracy": float(np.mean(correct)), "macro_f1": float(f1),
+            "unreadable": sum(m is None for m in said), "n": len(answers)}
+
+
+def test_fhm_runs_end_to_end_and_every_figure_is_the_ground_truth(world):
+    tmp, server = world
+    data = tmp / "fhm"
+    gold = fhm(data)
+    done = cli(tmp, "eval", "fhm", "--model", "tsrv", "--model", "tsrv2", "--split", "dev_seen", "--data", str(data))
+    assert "tsrv2" in done.stdout and "accuracy" in done.stdout and "macro_f1" in done.stdout
+    runs = json.loads(cli(tmp, "runs", "--json").stdout)
+    assert len(runs) == 2
+    for run in runs:
+        report = json.loads(cli(tmp, "report", run["name"], "--format", "json").stdout)
+        answers = [json.loads(line) for line in
+                   cli(tmp, "export", run["name"], "--table", "answers", "--format", "jsonl").stdout.splitlines()]
+        assert {a["item"]: a["gold"] for a in answers} == gold
+        task = report["tasks"]["hateful"]
+        found = truths(server, report["model"])
+        want = expected(answers, found, ["yes", "no"])
+        assert task["answered"] == want["n"] == 40 and task["unreadable"] == want["unreadable"]
+        assert task["accuracy"]["value"] == pytest.approx(want["accuracy"], rel=1e-9)
+        assert task["macro_f1"]["value"] == pytest.approx(want["macro_f1"], rel=1e-9)
+        assert task["accuracy"]["ci95"] and task["macro_f1"]["n"] == 40
+        assert task["unreadable_share"]["value"] == pytest.approx(want["unreadable"] / 40, rel=1e-9)
+        with_p = [(a["gold"] == "yes", meant(found, a["prompt"])["p_yes"]) for a in answers]
+        with_p = [(y, p) for y, p in with_p if p is not None]
+        assert task["auroc"]["n"] == len(with_p)
+        assert task["auroc"]["value"] == pytest.approx(
+            sklearn_metrics.roc_auc_score([y for y, _ in with_p], [p for _, p in with_p]), rel=1e-6)
+        for per in task["per_class"]:
+            assert per["f1"]["value"] == pytest.approx(sklearn_metrics.f1_score(
+                [a["gold"] for a in answers],
+                [meant(found, a["prompt"])["answer"] or "<u>" for a in answers],
+                labels=[per["class"]], average="macro", zero_division=0), rel=1e-9)
+        assert task["published"] and all(p["source"] for p in task["published"])
+    csv_text = cli(tmp, "report", runs[0]["name"], "--format", "csv").stdout
+    lines = list(csv.DictReader(csv_text.splitlines()))
+    assert {line["group"] for line in lines} == {"overall (hateful)"}
+    assert all(lines[0][k] not in ("", None) for k in ("accuracy", "accuracy_ci95_lo", "accuracy_n", "macro_f1",
+                                                        "macro_f1_ci95_hi", "macro_f1_n", "auroc"))
+
+
+def _jsonl(path: Path, records: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def harmeme(root: Path, n: int = 18) -> str:
+    """HarMeme as installed: annotations/HarMeme_V1/Annotations/Harm-C/test.jsonl, pictures/ (nested)."""
+    harm = ["not harmful", "somewhat harmful", "very harmful"]
+    targets = ["individual", "organization", "community", "society"]
+    records = []
+    for i in range(n):
+        labels = [harm[i % 3]] + ([targets[i % 4]] if i % 3 else [])
+        image = picture(root / "pictures" / "HarMeme Images" / "harm-c" / f"covid_memes_{i}.png", i)
+        records.append({"id": f"covid_memes_{i}", "image": image,
+                        "labels": labels, "text": f"harmeme text {i} on subject {i * 11}"})
+    _jsonl(root / "annotations" / "HarMeme_V1" / "Annotations" / "Harm-C" / "test.jsonl", records)
+    return "harm-c/test"
+
+
+def mami(root: Path, n: int = 16) -> str:
+    """MAMI as unpacked: a folder of the release's choosing holding Test.csv, its JPGs and test_labels.txt."""
+    folder = root / "MAMI DATASET" / "test"
+    folder.mkdir(parents=True)
+    lines, labels = ["file_name\tText Transcription"], []
+    for i in range(n):
+        name = picture(folder / f"{15000 + i}.jpg", i)
+        lines.append(f"{name}\tmami text {i} about thing {i * 5}")
+        labels.append("\t".join([name, str(i % 2), *(str(int((i >> k) & 1 and i % 2)) for k in range(4))]))
+    (folder / "Test.csv").write_text("\n".join(lines) + "\n")
+    (root / "test_labels.txt").write_text("\n".join(labels) + "\n")
+    return "test"
+
+
+def goat(root: Path, n: int = 6) -> str:
+    for t, task in enumerate(("hatefulness", "misogyny", "offensiveness", "sarcasm", "harmfulness")):
+        _jsonl(root / task / "test.jsonl", [
+            {"id": i, "img": f"images/{picture(root / task / 'images' / f'{i}.png', i + t)}", "label": (i + t) % 2,
+             "text": f"goat {task} text {i}"} for i in range(n)])
+    return "test"
+
+
+def ii_bench(root: Path, n: int = 14) -> str:
+    """II-Bench's GitHub layout: data/test.json listing pictures with their questions, images/test/."""
+    entries = []
+    for p in range(n // 2):
+        picture(root / "images" / "test" / f"test-{p}.jpg", p)
+        entries.append({"local_path": f"images/test/test-{p}.jpg", "domain": ["life", "art"][p % 2], "questions": [
+            {"id": f"ii-{p}-{q}", "question": f"What does picture {p} imply ({q})?",
+             "options": [f"meaning {k} of {p}" for k in range(6)], "answer": "ABCDEF"[(p + q) % 6],
+             "emotion": ["positive", "negative", "neutral"][(p + q) % 3]} for q in range(2)]})
+    (root / "data").mkdir(parents=True)
+    (root / "data" / "test.json").write_text(json.dumps(entries))
+    return "test"
+
+
+def memelens(root: Path, n: int = 16) -> str:
+    _jsonl(root / "test.jsonl", [
+        {"id": f"ml-{i}", "image": picture(root / "images" / f"ml-{i}.png", i), "text": f"memelens text {i}",
+         "task": ["hate", "sarcasm"][i % 2], "question": ["Is this meme hateful?", "Is this meme sarcastic?"][i % 2],
+         "language": ["en", "ar", "bn"][i % 3], "source": ["set-a", "set-b"][i % 2],
+         "label": ["yes", "no"][(i // 2) % 2]} for i in range(n)])
+    return "test"
+
+
+@pytest.mark.parametrize(("name", "make"), [("harmeme", harmeme), ("mami", mami), ("goat-bench", goat),
+                                            ("ii-bench", ii_bench), ("memelens", memelens)])
+def test_each_shipped_benchmark_reads_its_release_and_scores_the_servers_answers(world, name, make):
+    tmp, server = world
+    data = tmp / name
+    split = make(data)
+    cli(tmp, "eval", name, "--model", "tsrv", "--split", split, "--data", str(data))
+    [run] = json.loads(cli(tmp, "runs", "--json").stdout)
+    report = json.loads(cli(tmp, "report", run["name"], "--format", "json").stdout)
+    answers = [json.loads(line) for line in
+               cli(tmp, "export", run["name"], "--table", "answers", "--format", "jsonl").stdout.splitlines()]
+    found = truths(server, "tsrv")
+    assert report["tasks"] and set(report["tasks"]) == {a["task"] for a in answers}
+    for task_name, task in report["tasks"].items():
+        mine = [a for a in answers if a["task"] == task_name]
+        classes = task["classes"] if task["answer"] != "letter" else list("ABCDEF")
+        want = expected(mine, found, classes, multi=task["answer"] == "labels")
+        assert (task["answered"], task["unreadable"]) == (want["n"], want["unreadable"]), task_name
+        assert task["accuracy"]["value"] == pytest.approx(want["accuracy"], rel=1e-9), task_name
+        assert task["accuracy"]["n"] == want["n"]
+        if task["answer"] != "letter":
+            assert task["macro_f1"]["value"] == pytest.approx(want["macro_f1"], rel=1e-9), task_name
+        for group in task["groups"]:
+            subset = [a for a in mine if a["groups"].get(group["group"]) == group["value"]]
+            assert group["accuracy"]["value"] == pytest.approx(expected(subset, found, classes)["accuracy"], rel=1e-9)
+    if name == "harmeme":  # the target is asked of harmful memes only
+        assert report["tasks"]["target"]["asked"] == 12 and report["tasks"]["harmfulness"]["asked"] == 18
+    if name == "mami":
+        assert report["tasks"]["misogynous"]["auroc"]["value"] is not None
+
+
+FIFTH = """name: fifth
+title: A fifth benchmark
+paper: a test's own
+data: fifth
+splits: {dev: dev.jsonl}
+split: dev
+read: {format: jsonl, id: id, image: img, text: text}
+tasks:
+  funny:
+    answer: label
+    gold: label
+    labels: [funny, dull, odd]
+    prompt_source: plain instruction
+    prompt: |
+      Meme text: "{{ text }}"
+      How does this meme read?
+"""
+
+
+def _installed(tmp: Path, name: str, yaml_text: str) -> dict[str, str]:
+    """A package holding one benchmark folder, installed into a temporary site folder by its entry point."""
+    site = tmp / "site"
+    (site / "fifthbench").mkdir(parents=True)
+    (site / "fifthbench" / "benchmark.yaml").write_text(yaml_text)
+    (site / "fifthbench" / "__init__.py").write_text(
+        "from pathlib import Path\nfrom memegauge.benchmarks.kit.family import benchmark_method\n"
+        "METHOD = benchmark_method(Path(__file__).parent)\n")
+    info = site / "fifthbench-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fifthbench\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[memegauge.methods]\n{name} = fifthbench:METHOD\n")
+    return {**os.environ, "PYTHONPATH": str(site)}
+
+
+def test_a_fifth_benchmark_is_one_folder_and_one_entry_point_touching_no_shared_file(world):
+    tmp, server = world
+    shipped = {p: p.stat().st_mtime_ns for p in Path(__file__).parents[1].joinpath("memegauge").rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts}
+    env = _installed(tmp, "fifth", FIFTH)
+    _jsonl(tmp / "d" / "dev.jsonl", [{"id": i, "img": picture(tmp / "d" / f"{i}.png", i), "text": f"fifth {i}",
+                                      "label": ["funny", "dull", "odd"][i % 3]} for i in range(12)])
+    assert "fifth: A fifth benchmark" in cli(tmp, "eval", "--list", env=env).stdout
+    cli(tmp, "eval", "fifth", "--model", "tsrv", "--data", str(tmp / "d"), env=env)
+    [run] = json.loads(cli(tmp, "runs", "--json", env=env).stdout)
+    report = json.loads(cli(tmp, "report", run["name"], "--format", "json", env=env).stdout)
+    answers = [json.loads(line) for line in
+               cli(tmp, "export", run["name"], "--table", "answers", "--format", "jsonl", env=env).stdout.splitlines()]
+    want = expected(answers, truths(server, "tsrv"), ["funny", "dull", "odd"])
+    assert report["tasks"]["funny"]["macro_f1"]["value"] == pytest.approx(want["macro_f1"], rel=1e-9)
+    assert "A fifth benchmark" in cli(tmp, "report", run["name"], "--format", "html", env=env).stdout
+    assert shipped == {p: p.stat().st_mtime_ns for p in shipped}  # no file of MemeGauge written
+
+
+def test_a_benchmark_named_as_a_shipped_one_is_refused(world):
+    tmp, _ = world
+    env = _installed(tmp, "fhm", FIFTH.replace("name: fifth", "name: fhm"))
+    done = cli(tmp, "eval", "--list", env=env, check=False)
+    assert done.returncode != 0 and "registered twice" in done.stdout + done.stderr
+
+
+def test_unreadable_answers_are_counted_and_never_a_class():
+    from memegauge.benchmarks.kit.answers import read_answer
+    from memegauge.benchmarks.kit.spec import Task
+
+    label = Task(answer="label", gold="g", labels=["not harmful", "harmful"], prompt="p", prompt_source="s")
+    assert read_answer(label, "Not harmful.") == "not harmful" and read_answer(label, "harmful") == "harmful"
+    assert read_answer(label, "It could be harmful or not harmful.") is None
+    yes_no = Task(answer="yes_no", gold="g", prompt="p", prompt_source="s")
+    assert read_answer(yes_no, "**Yes**, it is.") == "yes" and read_answer(yes_no, "I cannot tell.") is None
+    several = Task(answer="labels", gold="g", labels=["a", "b", "c"], prompt="p", prompt_source="s")
+    assert read_answer(several, "c, a") == ["a", "c"] and read_answer(several, "None.") == []
+    assert read_answer(several, "a, z") is None
+    letter = Task(answer="letter", gold="g", prompt="p", prompt_source="s")
+    assert read_answer(letter, "(B) the second", 4) == "B" and read_answer(letter, "F", 4) is None
+
+
+@pytest.mark.slow  # six benchmarks in one command: tens of seconds
+def test_the_suite_runs_every_installed_benchmark_into_one_leaderboard(world):
+    tmp, _ = world
+    data = tmp / "data"
+    fhm(data / "fhm", 12)
+    for name, make in (("harmeme", harmeme), ("mami", mami), ("goat-bench", goat), ("ii-bench", ii_bench),
+                       ("memelens", memelens)):
+        make(data / name)
+    split = {"harmeme": "harm-c/test", "mami": "test", "goat-bench": "test", "ii-bench": "test", "memelens": "test"}
+    done = cli(tmp, "eval", "--suite", "memes", "--model", "tsrv", "--data", str(data), "--out", str(tmp / "s.html"),
+               check=False)
+    # fhm's default split is dev_seen; the others' defaults are as in `split`
+    assert done.returncode == 0, done.stderr
+    runs = json.loads(cli(tmp, "runs", "--json").stdout)
+    assert sorted(r["method"] for r in runs) == sorted(["fhm", *split])
+    page = (tmp / "s.html").read_text()
+    for name in ["fhm", *split]:
+        assert f"{name}: " in page
+    assert "macro_f1" in page and "accuracy" in page
+
+
+def test_a_benchmark_runs_from_the_python_api(world):
+    import memegauge
+
+    tmp, server = world
+    fhm(tmp / "fhm", 8)
+    result = memegauge.run("fhm", {"model": "tsrv", "data": str(tmp / "fhm")}, store=tmp / "api.db",
+                           models=tmp / "models.yaml")
+    assert result.status == "done" and result.report["tasks"]["hateful"]["answered"] == 8
+    assert {"answers", "figures"} <= set(result.tables())
+
+
+def test_without_data_the_catalogue_is_asked_and_its_absence_says_to_give_data(world):
+    tmp, _ = world
+    done = cli(tmp, "eval", "fhm", "--model", "tsrv", check=False,
+               env={**os.environ, "MEMEGAUGE_DATA_DIR": str(tmp / "no-data")})  # an empty catalogue, if any
+    if importlib.util.find_spec("memegauge.data") is None:  # this branch: no catalogue yet
+        assert done.returncode == 2 and "--data DIR" in done.stdout + done.stderr
+    else:  # the catalogue: fhm is not installed in this test's data folder
+        assert done.returncode == 2
+    bad = cli(tmp, "eval", "fhm", "--model", "tsrv", "--split", "nope", "--data", str(tmp), check=False)
+    assert bad.returncode == 2 and "use one of: train, dev_seen" in bad.stdout + bad.stderr
