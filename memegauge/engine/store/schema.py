@@ -114,7 +114,8 @@ def _to_version_4(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE calls ADD COLUMN logprobs TEXT NOT NULL DEFAULT ''")
 
 
-LAYOUT_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _to_version_1, 3: _to_version_3, 4: _to_version_4}
+LAYOUT_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _to_version_1, 3: _to_version_3, 4: _to_version_4}
 """Step k of the store's own layout (tables and columns): turns a store of version k - 1 into version k."""
 
 
