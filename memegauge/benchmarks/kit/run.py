@@ -20,7 +20,8 @@ from memegauge.benchmarks.kit.answers import read_answer
 from memegauge.benchmarks.kit.items import Item, data_folder, read_items
 from memegauge.benchmarks.kit.records import BenchAnswer
 from memegauge.benchmarks.kit.spec import PROMPTS, Benchmark, Task
-from memegauge.config import MethodConfig, ModelRegistry, method_config
+from memegauge.config import MethodConfig, method_config
+from memegauge.models.spec import ModelRegistry
 from memegauge.engine import Store, open_run
 from memegauge.methods import Checked, RunResult, default_run_name
 from memegauge.types import ChatRequest, ImagePart, InputError, Message, OutputSpec, SamplingParams
