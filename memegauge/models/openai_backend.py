@@ -81,6 +81,7 @@ class OpenAIBackend:
             try:
                 return await self._send(replica, body)
             except ModelCallError as error:
+                error.replica = replica.url  # type: ignore[attr-defined]  # whose limit learns from it
                 if error.error_class not in FAILOVER_CLASSES:
                     raise
                 replica.benched_until = time.monotonic() + COOL_DOWN_S

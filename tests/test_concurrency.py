@@ -1,0 +1,161 @@
+"""`max_concurrency: auto`: the pure controller, the gate it moves, and the engine against the test
+server's batching and hard-cap modes (issue 38)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from memegauge.engine import Store
+from memegauge.engine.concurrency import ConcurrencyController, ControllerSettings
+from memegauge.engine.limits import ModelGate
+from memegauge.models.spec import ModelSpec
+from memegauge.testing.server import start_server
+from memegauge.testing.workload import probe_registry, run_workload
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def controller(**settings) -> tuple[ConcurrencyController, Clock]:
+    clock = Clock()
+    return ConcurrencyController(ControllerSettings(**settings), clock=clock), clock
+
+
+def test_the_limit_grows_while_latency_holds_and_the_limit_is_used():
+    c, _ = controller()
+    assert c.limit == 8
+    for _ in range(200):
+        c.on_success(0.3, in_flight=c.limit)
+    assert c.limit > 100
+
+
+def test_an_unused_limit_does_not_grow():
+    c, _ = controller()
+    for _ in range(500):
+        c.on_success(0.3, in_flight=2)
+    assert c.limit == 8
+
+
+def test_rising_latency_shrinks_the_limit_and_it_settles_where_the_queue_is_short():
+    """A server of 48 slots at 0.3 s: in steady state latency is in_flight / 160 per second
+    (Little's law) once more than 48 are in flight. The limit settles above 48 (full throughput) and
+    well below twice it (a short queue)."""
+    c, _ = controller()
+    limits = []
+    for _ in range(3000):
+        in_flight = c.limit
+        c.on_success(0.3 * max(1.0, in_flight / 48), in_flight)
+        limits.append(c.limit)
+    assert 48 <= min(limits[-500:]) and max(limits[-500:]) <= 80
+
+
+def test_overload_cuts_once_per_round_trip_and_caps_below_what_was_in_flight():
+    c, clock = controller()
+    for _ in range(50):
+        c.on_success(0.1, in_flight=c.limit)
+    before = c.limit
+    assert before > 12
+    for _ in range(5):  # one overshoot's burst of 429s
+        c.on_error("rate_limit", 0.5, in_flight=12)
+    assert c.decreases == 1 and c.overloads == 5
+    assert c.limit == int(12 * 0.7) and c.cap == 11
+    assert c.pause_left() == pytest.approx(0.5)
+    for _ in range(1000):  # latency holds: growth stops one above the cap (the limit reads the cap)
+        c.on_success(0.1, in_flight=c.limit)
+    assert c.limit == 11
+    clock.now += 31  # no overload for cap_hold_s: the cap is probed one higher
+    c.on_success(0.1, in_flight=c.limit)
+    assert c.limit == 12
+
+
+def test_errors_that_are_not_overload_leave_the_limit_alone():
+    c, _ = controller()
+    for kind in ("bad_request", "unparseable", "refusal"):
+        c.on_error(kind, None, in_flight=8)
+    assert c.limit == 8 and c.overloads == 0
+
+
+def test_the_servers_queue_holds_the_limit_and_the_ceiling_bounds_it():
+    c, _ = controller(ceiling=40)
+    for _ in range(500):
+        c.on_success(0.3, in_flight=c.limit)
+    assert c.limit == 40
+    c.on_load(running=16, waiting=5)
+    assert c.limit == 20  # 16 running + √16
+    c.on_load(running=16, waiting=0)
+    for _ in range(200):
+        c.on_success(0.3, in_flight=c.limit)
+    assert c.limit == 40
+
+
+def test_a_gate_hands_slots_out_as_an_auto_limit_grows():
+    async def main() -> list[int]:
+        controllers = {"u": ConcurrencyController(ControllerSettings(initial=2))}
+        gate = ModelGate(8, None, controllers)
+        in_flight, peaks = 0, []
+
+        async def call() -> None:
+            nonlocal in_flight
+            async with gate.slot():
+                in_flight += 1
+                peaks.append(in_flight)
+                await asyncio.sleep(0.01)
+                gate.succeeded("u", 0.01)
+                in_flight -= 1
+
+        await asyncio.gather(*(call() for _ in range(200)))
+        return peaks
+
+    peaks = asyncio.run(main())
+    assert peaks[0] == 1 and max(peaks[:2]) <= 2 and max(peaks) > 8
+
+
+def test_auto_is_the_default_and_a_number_keeps_a_fixed_limit():
+    auto = ModelSpec(name="m", backend="openai", model="m", base_url="http://127.0.0.1:9/v1")
+    assert auto.max_concurrency == "auto" and auto.auto_concurrency and auto.max_concurrency_ceiling == 256
+    assert not ModelSpec(name="m", backend="scripted").auto_concurrency  # served here: fixed 8
+    assert ModelSpec(name="m", backend="scripted").fixed_concurrency == 8
+    fixed = auto.model_copy(update={"max_concurrency": 4})
+    assert not fixed.auto_concurrency and fixed.fixed_concurrency == 4
+    with pytest.raises(ValueError):
+        ModelSpec(name="m", backend="scripted", max_concurrency=0)
+    with pytest.raises(ValueError):
+        ModelSpec(name="m", backend="scripted", max_concurrency="lots")
+
+
+def _workload(tmp_path, server, concurrency, calls, name):
+    registry = probe_registry(server.base_url, concurrency, backoff_s=0.02, backoff_max_s=0.2)
+    return asyncio.run(run_workload(Store(tmp_path / f"{name}.db"), registry, calls, name))
+
+
+def test_auto_finds_a_batching_servers_pace_and_figures_do_not_depend_on_it(tmp_path):
+    """Capacity 12 at 100 ms a step, 429 beyond 24 in flight: auto goes past today's 8 without a
+    failed call, and every answer is the same at limit 1, 8 and auto."""
+    with start_server(latency_ms=100, capacity=12, hard_cap=24) as server:
+        auto = _workload(tmp_path, server, "auto", 300, "auto")
+        assert server.stats["max_in_flight"] > 8  # it grew past the old default
+        server.reset()
+        one = _workload(tmp_path, server, 1, 20, "one")
+        eight = _workload(tmp_path, server, 8, 300, "eight")
+    assert not any(auto["error_classes"]) and not any(eight["error_classes"])
+    assert auto["values"] == eight["values"] and auto["values"][:20] == one["values"]
+    limit = auto["concurrency"]["probe"]
+    assert limit.startswith("auto:") and int(limit.removeprefix("auto:")) > 8
+    assert eight["concurrency"] == {"probe": 8}
+
+
+def test_auto_settles_under_an_apis_limit_without_failing_a_call(tmp_path):
+    """A server answering 429 to a request arriving with 10 in flight: auto learns the cap from the
+    429s it provokes and stays at or under 10; every call succeeds (retried within bounds)."""
+    with start_server(latency_ms=50, hard_cap=10) as server:
+        result = _workload(tmp_path, server, "auto", 300, "capped")
+        overloaded = server.stats["overloaded"]
+    assert not any(result["error_classes"]) and overloaded > 0
+    assert int(result["concurrency"]["probe"].removeprefix("auto:")) <= 10
