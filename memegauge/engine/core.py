@@ -137,6 +137,7 @@ class Engine:
         self.run_id = run_id
         self.execution_id = execution_id
         self.progress = progress or CallProgress(enabled=False)
+        self.progress.limits = self.concurrency  # progress lines show the `auto` limits in force
         self.retry_failed = retry_failed  # kept for callers; failed calls are always retried now
         self.failed_here: set[str] = set()  # failed in this engine: not retried again in it
         self.asked: set[str] = set()  # every call key this engine was asked for
@@ -438,6 +439,7 @@ def _images_downscaled(spec: ModelSpec, request: ChatRequest) -> list[dict[str, 
 
 
 _GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, ModelGate]] = weakref.WeakKeyDictionary()
+_GATES_OUTSIDE_A_LOOP: dict[str, ModelGate] = {}
 _CONTROLLERS: dict[str, ConcurrencyController] = {}
 
 
@@ -451,7 +453,10 @@ def shared_gate(spec: ModelSpec) -> ModelGate:
     gate, or more calls are in flight than slots and time out while queued. An `auto` model's
     controllers (one per replica URL) live as long as the process: a second run starts at the pace
     the first one found."""
-    gates = _GATES.setdefault(asyncio.get_running_loop(), {})
+    try:
+        gates = _GATES.setdefault(asyncio.get_running_loop(), {})
+    except RuntimeError:  # asked outside a loop (a gate binds to none until a call waits in it)
+        gates = _GATES_OUTSIDE_A_LOOP
     key = (f"{spec.backend}|{spec.model}|{'|'.join(spec.base_url)}|{spec.max_concurrency}|"
            f"{spec.max_concurrency_ceiling}|{spec.rpm}")
     if key not in gates:

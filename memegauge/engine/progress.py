@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, UTC
 from typing import IO, Any
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -77,6 +77,7 @@ class CallProgress:
         self.last_fresh: float | None = None  # when the latest fresh call was answered
         self.every_s = _EVERY_S[0] if every_s is None else every_s
         self.progress: Progress | None = None
+        self.limits: Callable[[], dict[str, int | str]] | None = None  # the engine's limits in force
         self._ticker: threading.Thread | None = None
         self._closed = threading.Event()
         if self.enabled and _is_terminal(self.stream):
@@ -167,7 +168,12 @@ class CallProgress:
         if stage is not None:
             bound = "" if stage.bound == "exact" or stage.submitted >= (stage.planned or 0) else "≤"
             current = f" · {self.stage} {stage.done}/{bound}{stage.total}"
-        return f"{now} progress: {self.done}/{total_text} calls{share}{current} · {self.status()}"
+        return f"{now} progress: {self.done}/{total_text} calls{share}{current} · {self.status()}{self.pace()}"
+
+    def pace(self) -> str:
+        """` · in flight ≤ m auto:48`: the `auto` concurrency limits in force (none when all are fixed)."""
+        auto = {m: v for m, v in (self.limits() if self.limits else {}).items() if isinstance(v, str)}
+        return f" · in flight ≤ {', '.join(f'{m} {v}' for m, v in auto.items())}" if auto else ""
 
     # ---- display ---------------------------------------------------------------------------------
 
@@ -208,7 +214,7 @@ class CallProgress:
             stage = self.stages.get(self.stage)
             label = f"{self.stage} {stage.done}/{stage.total}" if stage else "calls"
             self.progress.update(self.task, total=self.total or None, completed=self.done,
-                                 status=self.status(), description=label)
+                                 status=self.status() + self.pace(), description=label)
 
 
 def _is_terminal(stream: IO[str]) -> bool:
