@@ -159,3 +159,13 @@ def test_auto_settles_under_an_apis_limit_without_failing_a_call(tmp_path):
         overloaded = server.stats["overloaded"]
     assert not any(result["error_classes"]) and overloaded > 0
     assert int(result["concurrency"]["probe"].removeprefix("auto:")) <= 10
+
+
+def test_progress_lines_show_the_auto_limits_in_force():
+    from memegauge.engine.progress import CallProgress
+
+    progress = CallProgress(enabled=False)
+    progress.limits = lambda: {"qwen-vl": "auto:64", "fixed": 8}
+    assert progress.line().endswith(" · in flight ≤ qwen-vl auto:64")
+    progress.limits = lambda: {"fixed": 8}
+    assert "in flight" not in progress.line()
