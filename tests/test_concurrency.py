@@ -169,3 +169,41 @@ def test_progress_lines_show_the_auto_limits_in_force():
     assert progress.line().endswith(" · in flight ≤ qwen-vl auto:64")
     progress.limits = lambda: {"fixed": 8}
     assert "in flight" not in progress.line()
+
+
+VLLM_METRICS = """# HELP vllm:num_requests_running Number of requests currently running on GPU.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{model_name="qwen"} 48.0
+vllm:num_requests_waiting{model_name="qwen"} 7.0
+vllm:num_requests_running{model_name="llava"} 2.0
+vllm:gpu_cache_usage_perc{model_name="qwen"} 0.91
+"""
+
+
+def test_a_servers_published_load_is_read_from_vllm_sglang_and_llama_cpp():
+    from memegauge.models.server_load import parse_metrics, parse_slots
+
+    assert parse_metrics(VLLM_METRICS) == (50, 7)
+    assert parse_metrics("sglang:num_running_reqs{a=\"b\"} 12\nsglang:num_queue_reqs{a=\"b\"} 3\n") == (12, 3)
+    assert parse_metrics("# nothing of the kind\nprocess_cpu_seconds_total 3.5\n") is None
+    assert parse_slots([{"id": 0, "is_processing": True}, {"id": 1, "is_processing": False}]) == (1, 0)
+    assert parse_slots([{"id": 0, "is_processing": True}]) == (1, 1)
+    assert parse_slots({"error": "slots endpoint disabled"}) is None
+
+
+def test_the_test_servers_metrics_hold_auto_at_its_batch_while_requests_wait(tmp_path):
+    """The batching server publishes vLLM's gauges at /metrics; the engine's watcher reads them
+    while calls are under way (`on_load`'s effect on the limit is tested above, without a clock)."""
+    import urllib.request
+
+    from memegauge.engine.core import _CONTROLLERS
+    from memegauge.models.server_load import parse_metrics
+
+    with start_server(latency_ms=100, capacity=12, hard_cap=60) as server:
+        with urllib.request.urlopen(server.url + "/metrics") as response:
+            assert parse_metrics(response.read().decode()) == (0, 0)
+        result = _workload(tmp_path, server, "auto", 400, "metrics")
+        overloaded = server.stats["overloaded"]
+    assert not any(result["error_classes"]) and overloaded == 0
+    controller = next(c for k, c in _CONTROLLERS.items() if str(server.port) in k)
+    assert controller.load_reports >= 1

@@ -72,6 +72,7 @@ class ConcurrencyController:
     overloads: int = 0  # overload errors seen
     decreases: int = 0  # times the limit was cut
     peak: int = 0  # the highest limit reached
+    load_reports: int = 0  # times the server's own load was read (`on_load`)
     _window_min: float = math.inf
     _previous_min: float = math.inf
     _window_n: int = 0
@@ -120,6 +121,7 @@ class ConcurrencyController:
 
     def on_load(self, running: int, waiting: int) -> int:
         """The server's own count of requests running and waiting (all its clients')."""
+        self.load_reports += 1
         if waiting > 0:
             self.load_cap = max(self.settings.floor, running + math.sqrt(max(running, 1)))
             self.value = self._bounded(min(self.value, self.load_cap))

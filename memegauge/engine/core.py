@@ -30,6 +30,7 @@ from memegauge.engine.progress import CallProgress
 from memegauge.engine.store import Store, canonical_json
 from memegauge.images.check import downscale_plan
 from memegauge.models import create_backend
+from memegauge.models.server_load import watch_load
 from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.types import (
     CallRecord,
@@ -323,6 +324,7 @@ class Engine:
         state.attempts += 1
         t0 = time.monotonic()
         gate = self._gate(spec)
+        _watch_load(gate, backend)
         try:
             async with gate.slot(CALL_PRIORITY.get()):
                 await self.stop.send(key)  # after a Ctrl-C: parked here, never sent
@@ -468,6 +470,17 @@ def shared_gate(spec: ModelSpec) -> ModelGate:
                 for url in spec.base_url}
         gates[key] = ModelGate(spec.fixed_concurrency, spec.rpm, controllers)
     return gates[key]
+
+
+def _watch_load(gate: ModelGate, backend: ModelBackend) -> None:
+    """An `auto` gate reads its servers' own load where they publish it (vLLM's `/metrics` …),
+    watched while calls come; a server that publishes none is paced by latency and errors alone."""
+    if not gate.controllers or not getattr(backend, "publishes_load", False):
+        return
+    if gate.watcher is None or (gate.watcher.done() and not gate.watcher.cancelled()
+                                and gate.watcher.exception() is None and gate.watcher.result() == "idle"):
+        gate.watcher = asyncio.create_task(watch_load(list(gate.controllers), gate.loaded,
+                                                      lambda: gate.in_use > 0))
 
 
 async def _paced(gate: ModelGate, call: Awaitable[ChatResult], timeout_s: float) -> ChatResult:

@@ -54,6 +54,7 @@ class ModelGate:
         self.fixed = max_concurrency
         self.controllers = controllers or {}  # `auto`: one per replica (URL); their limits add up
         self.in_use = 0
+        self.watcher: asyncio.Task[str] | None = None  # reads the server's published load (auto)
         self.waiters: list[tuple[int, int, asyncio.Future[None]]] = []  # (-priority, arrival, future)
         self.arrivals = itertools.count()
         self.pacer = RequestPacer(rpm)

@@ -56,6 +56,8 @@ class Replica:
 class OpenAIBackend:
     """`backend: openai` models of the registry."""
 
+    publishes_load = True  # vLLM/SGLang/llama.cpp servers may: `memegauge.models.server_load`
+
     def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
         self.vision = spec.vision
