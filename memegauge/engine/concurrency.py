@@ -5,14 +5,16 @@ each attempt found (`on_success(latency, in_flight)`, `on_error(kind, retry_afte
 where the server publishes it, `on_load(running, waiting)`) and reads back the limit. It is modelled on
 Netflix's concurrency-limits (Gradient2, Vegas) with TCP's AIMD on overload:
 
-* **latency**: the limit follows the ratio of the shortest latency seen lately (`min_rtt`, the
-  server's pace with no queue) to the current one (an average over about the last limit's worth of
-  answers): ``new = limit × gradient + √limit`` with ``gradient = clamp(tolerance × min_rtt / rtt,
-  ½, 1)``, smoothed. While latency holds, the √limit term grows the limit (by about √limit × limit ×
-  smoothing per round trip: fast from 8 to a batching server's hundreds); once requests queue at the
-  server, latency rises with the queue and the gradient holds the limit where the queue stays short.
-  The limit grows only while it is used (at least half of it in flight), so a stage that sends few
-  calls does not inflate it.
+* **latency** (Gradient2): the limit follows the ratio of the usual latency (`long_rtt`, an average
+  over the last ~600 answers) to the current one (`rtt`, over about the last limit's worth):
+  ``new = limit × gradient + √limit`` with ``gradient = clamp(tolerance × long_rtt / rtt, ½, 1)``,
+  smoothed. While latency holds, the √limit term grows the limit (by about √limit × limit × smoothing
+  per round trip: from 8 past 48 in about four); when requests start to queue at the server, the
+  current latency outruns the usual one and the gradient holds or cuts the limit. The usual latency,
+  not the shortest ever seen (Vegas), is the reference: a client slowed by a busy machine adds the
+  same lag to every answer, which the shortest one misses and would read as a queue. The limit grows
+  only while it is used (at least half of it in flight), so a stage that sends few calls does not
+  inflate it.
 * **overload** (429, 503 and other server errors, timeouts): multiplicative decrease (× `backoff`), at
   most once per round trip (the burst of errors one overshoot causes counts once), and a *cap* just
   below the number in flight when it happened, so the limit settles under a hard limit instead of
@@ -20,7 +22,7 @@ Netflix's concurrency-limits (Gradient2, Vegas) with TCP's AIMD on overload:
   overload error (a server's limit may have been raised). `Retry-After` pauses new sends that long.
 * **load published by the server** (vLLM's/SGLang's `/metrics`: requests running and waiting):
   requests waiting means the server's batch is full; the limit is held at what it runs plus a short
-  queue (√running) until none wait.
+  queue (√running), and raised by its square root at each reading that finds none waiting.
 
 Answers never depend on the limit (the engine's cache keys and records do not read it), so figures
 are the same at any pace; only wall time changes.
@@ -48,13 +50,11 @@ class ControllerSettings:
     initial: float = 8.0  # the limit before anything is known (today's fixed default)
     ceiling: int = DEFAULT_CEILING  # never above (the registry's `max_concurrency_ceiling`)
     floor: int = 1  # never below
-    tolerance: float = 1.1  # latency up to this × min_rtt counts as no queue (client jitter)
+    tolerance: float = 1.5  # current latency up to this × the usual one counts as no queue
     smoothing: float = 0.2  # the weight of each answer's new limit
     backoff: float = 0.7  # × the limit on an overload error
     cap_hold_s: float = 30.0  # an overload cap is raised by one after this long without overload
-    min_rtt_window: int = 10_000  # answers per window of min_rtt (the shorter of two windows is used):
-    # long, because under a steady queue no answer shows the unloaded pace, and a short window would
-    # let the queue become the new "no queue" and the limit creep up
+    long_window: int = 600  # answers the usual latency is averaged over
 
 
 @dataclass
@@ -64,7 +64,7 @@ class ConcurrencyController:
     settings: ControllerSettings = field(default_factory=ControllerSettings)
     clock: Callable[[], float] = time.monotonic
     value: float = 0.0  # the limit as a float (grows in fractions); `limit` rounds it
-    min_rtt: float = math.inf  # shortest latency of the current and the previous window
+    long_rtt: float = 0.0  # the usual latency, averaged over about `long_window` answers
     rtt: float = 0.0  # recent latency, averaged over about `limit` answers
     cap: float = math.inf  # the overload cap (just below what was in flight at the last 429/503)
     paused_until: float = 0.0  # no new sends before this (`Retry-After`)
@@ -73,9 +73,7 @@ class ConcurrencyController:
     decreases: int = 0  # times the limit was cut
     peak: int = 0  # the highest limit reached
     load_reports: int = 0  # times the server's own load was read (`on_load`)
-    _window_min: float = math.inf
-    _previous_min: float = math.inf
-    _window_n: int = 0
+    load_holds: int = 0  # of those, times requests were waiting at the server
     _last_cut: float = -math.inf
     _last_overload: float = -math.inf
 
@@ -95,7 +93,7 @@ class ConcurrencyController:
         self._raise_cap()
         if in_flight * 2 < self.limit:  # not using the limit: its latency says nothing about more
             return self.limit
-        gradient = min(1.0, max(0.5, self.settings.tolerance * self.min_rtt / self.rtt))
+        gradient = min(1.0, max(0.5, self.settings.tolerance * self.long_rtt / self.rtt))
         target = self.value * gradient + math.sqrt(self.value)
         self.value = self._bounded(self.value * (1 - self.settings.smoothing) + target * self.settings.smoothing)
         self.peak = max(self.peak, self.limit)
@@ -123,10 +121,13 @@ class ConcurrencyController:
         """The server's own count of requests running and waiting (all its clients')."""
         self.load_reports += 1
         if waiting > 0:
+            self.load_holds += 1
             self.load_cap = max(self.settings.floor, running + math.sqrt(max(running, 1)))
             self.value = self._bounded(min(self.value, self.load_cap))
-        else:
-            self.load_cap = math.inf
+        elif self.load_cap < math.inf:  # none waits: probe higher, as the latency rule does
+            self.load_cap += math.sqrt(self.load_cap)
+            if self.load_cap >= self.settings.ceiling:
+                self.load_cap = math.inf
         return self.limit
 
     def pause_left(self) -> float:
@@ -137,13 +138,12 @@ class ConcurrencyController:
 
     def _observe(self, latency: float) -> None:
         latency = max(latency, 1e-6)
-        self._window_min = min(self._window_min, latency)
-        self._window_n += 1
-        if self._window_n >= self.settings.min_rtt_window:  # forget old minima: the server may slow
-            self._previous_min, self._window_min, self._window_n = self._window_min, math.inf, 0
-        self.min_rtt = min(self._window_min, self._previous_min)
         weight = 2.0 / (self.limit + 1)  # about the last limit's answers: one round trip
         self.rtt = latency if not self.rtt else self.rtt * (1 - weight) + latency * weight
+        long_weight = 2.0 / (self.settings.long_window + 1)
+        self.long_rtt = latency if not self.long_rtt else self.long_rtt * (1 - long_weight) + latency * long_weight
+        if self.long_rtt > 2 * self.rtt:  # a queue has drained: the usual latency is back to this
+            self.long_rtt = 0.95 * self.long_rtt
 
     def _raise_cap(self) -> None:
         now = self.clock()
