@@ -28,21 +28,6 @@ def controller(**settings) -> tuple[ConcurrencyController, Clock]:
     return ConcurrencyController(ControllerSettings(**settings), clock=clock), clock
 
 
-def test_the_limit_grows_while_latency_holds_and_the_limit_is_used():
-    c, _ = controller()
-    assert c.limit == 8
-    for _ in range(200):
-        c.on_success(0.3, in_flight=c.limit)
-    assert c.limit > 100
-
-
-def test_an_unused_limit_does_not_grow():
-    c, _ = controller()
-    for _ in range(500):
-        c.on_success(0.3, in_flight=2)
-    assert c.limit == 8
-
-
 def simulate(answers: int, capacity: int, hard_cap: int, lag: float = 0.0, step: float = 0.3
              ) -> tuple[list[int], int, float]:
     """A batching server without a network: `capacity` requests at once for `step` s each (latency in
@@ -64,9 +49,38 @@ def simulate(answers: int, capacity: int, hard_cap: int, lag: float = 0.0, step:
     return limits, refused, clock.now
 
 
+def test_the_limit_grows_while_latency_holds_throughput_grows_and_the_limit_is_used():
+    limits, _, _ = simulate(300, capacity=10_000, hard_cap=0)
+    assert limits[0] == 8 and limits[-1] > 100
+
+
+def test_the_limit_stops_growing_when_throughput_does():
+    """Latency holds but answers a second do not grow (a client that cannot go faster): the limit
+    stays within 1.5 × the limit that last raised throughput."""
+    c, clock = controller()
+    for _ in range(2000):
+        c.on_success(0.3, in_flight=c.limit)
+        clock.now += 1 / 50  # 50 answers a second, whatever the limit
+    assert c.limit <= 30  # (over 100 where throughput grows, above)
+
+
+def serve(c: ConcurrencyController, clock: Clock, answers: int, latency: float) -> None:
+    """`answers` answers at `latency` with the limit in flight (the clock moves as they come)."""
+    for _ in range(answers):
+        c.on_success(latency, in_flight=c.limit)
+        clock.now += latency / c.limit
+
+
+def test_an_unused_limit_does_not_grow():
+    c, _ = controller()
+    for _ in range(500):
+        c.on_success(0.3, in_flight=2)
+    assert c.limit == 8
+
+
 def test_on_a_batching_server_the_limit_passes_its_capacity_and_settles_under_its_hard_cap():
     limits, refused, elapsed = simulate(3000, capacity=48, hard_cap=96)
-    assert limits[0] == 8 and max(limits[:100]) > 48  # past the server's batch within 100 answers
+    assert limits[0] == 8 and max(limits[:200]) > 48  # past the server's batch within 200 answers
     assert 48 <= min(limits[-1000:]) and max(limits[-1000:]) <= 96 and refused <= 3
     assert elapsed <= 1.1 * 3000 * 0.3 / 48  # within 10% of the server-bound ideal
 
@@ -83,23 +97,23 @@ def test_against_an_apis_limit_the_limit_settles_at_or_under_it_after_a_few_429s
     assert max(limits[-1500:]) <= 10 and refused <= 3 and min(limits[-1500:]) >= 7
 
 
-def test_overload_cuts_once_per_round_trip_and_caps_below_what_was_in_flight():
+def test_overload_cuts_once_per_round_trip_and_a_429_caps_the_limit_there():
     c, clock = controller()
-    for _ in range(50):
-        c.on_success(0.1, in_flight=c.limit)
-    before = c.limit
-    assert before > 12
-    for _ in range(5):  # one overshoot's burst of 429s
+    serve(c, clock, 100, 0.1)
+    assert c.limit > 12
+    for _ in range(5):  # one overshoot's burst of 429s, 12 in flight
         c.on_error("rate_limit", 0.5, in_flight=12)
     assert c.decreases == 1 and c.overloads == 5
-    assert c.limit == int(12 * 0.7) and c.cap == 11
+    assert c.limit == 8 and c.cap == pytest.approx(12 * 0.7)  # the cut: 70% of what was in flight
     assert c.pause_left() == pytest.approx(0.5)
-    for _ in range(1000):  # latency holds: growth stops one above the cap (the limit reads the cap)
-        c.on_success(0.1, in_flight=c.limit)
-    assert c.limit == 11
+    serve(c, clock, 1000, 0.1)  # latency holds, but the cap holds the limit
+    assert c.limit == 8
     clock.now += 31  # no overload for cap_hold_s: the cap is probed one higher
-    c.on_success(0.1, in_flight=c.limit)
-    assert c.limit == 12
+    serve(c, clock, 1, 0.1)
+    assert c.limit == 9
+    clock.now += 0.2  # a round trip later: a new 429 cuts again
+    c.on_error("server", None, in_flight=9)  # a server error cuts, and sets no cap
+    assert c.decreases == 2 and c.limit == 6 and c.cap == pytest.approx(12 * 0.7 + 1)
 
 
 def test_errors_that_are_not_overload_leave_the_limit_alone():
@@ -110,21 +124,18 @@ def test_errors_that_are_not_overload_leave_the_limit_alone():
 
 
 def test_the_servers_queue_holds_the_limit_and_the_ceiling_bounds_it():
-    c, _ = controller(ceiling=40)
-    for _ in range(500):
-        c.on_success(0.3, in_flight=c.limit)
+    c, clock = controller(ceiling=40)
+    serve(c, clock, 500, 0.3)
     assert c.limit == 40
     c.on_load(running=16, waiting=5)
     assert c.limit == 20  # 16 running + √16
     c.on_load(running=16, waiting=0)  # none waits: the hold is raised by its square root
-    for _ in range(200):
-        c.on_success(0.3, in_flight=c.limit)
+    serve(c, clock, 200, 0.3)
     assert c.limit == 24
     for _ in range(3):
         c.on_load(running=24, waiting=0)
     assert c.load_cap == float("inf")  # past the ceiling: no hold left
-    for _ in range(200):
-        c.on_success(0.3, in_flight=c.limit)
+    serve(c, clock, 200, 0.3)
     assert c.limit == 40
 
 

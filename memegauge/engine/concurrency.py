@@ -15,11 +15,11 @@ Netflix's concurrency-limits (Gradient2, Vegas) with TCP's AIMD on overload:
   same lag to every answer, which the shortest one misses and would read as a queue. The limit grows
   only while it is used (at least half of it in flight), so a stage that sends few calls does not
   inflate it.
-* **overload** (429, 503 and other server errors, timeouts): multiplicative decrease (× `backoff`), at
-  most once per round trip (the burst of errors one overshoot causes counts once), and a *cap* just
-  below the number in flight when it happened, so the limit settles under a hard limit instead of
-  probing it again at every round trip; the cap is raised by one after `cap_hold_s` without an
-  overload error (a server's limit may have been raised). `Retry-After` pauses new sends that long.
+* **overload** (429, 503 and other server errors, timeouts): multiplicative decrease (× `backoff` of
+  what was in flight), at most once per round trip (the burst of errors one overshoot causes counts
+  once); a 429 also makes that the *cap*, so the limit settles under a hard limit instead of probing
+  it again at every round trip; the cap is raised by one after `cap_hold_s` without an overload
+  error (a server's limit may have been raised). `Retry-After` pauses new sends that long.
 * **load published by the server** (vLLM's/SGLang's `/metrics`: requests running and waiting):
   requests waiting means the server's batch is full; the limit is held at what it runs plus a short
   queue (√running), and raised by its square root at each reading that finds none waiting.
@@ -55,6 +55,7 @@ class ControllerSettings:
     backoff: float = 0.7  # × the limit on an overload error
     cap_hold_s: float = 30.0  # an overload cap is raised by one after this long without overload
     long_window: int = 600  # answers the usual latency is averaged over
+    explore: float = 1.5  # the limit grows to at most this × the limit that last raised throughput
 
 
 @dataclass
@@ -74,12 +75,17 @@ class ConcurrencyController:
     peak: int = 0  # the highest limit reached
     load_reports: int = 0  # times the server's own load was read (`on_load`)
     load_holds: int = 0  # of those, times requests were waiting at the server
+    best_rate: float = 0.0  # the most answers a second over a round trip (slowly forgotten)
+    best_limit: int = 0  # the smallest limit that brought it
+    _epoch_start: float = 0.0
+    _epoch_n: int = 0
     _last_cut: float = -math.inf
     _last_overload: float = -math.inf
 
     def __post_init__(self) -> None:
         self.value = self.value or self.settings.initial
         self.peak = self.limit
+        self._epoch_start = self.clock()
 
     @property
     def limit(self) -> int:
@@ -94,7 +100,8 @@ class ConcurrencyController:
         if in_flight * 2 < self.limit:  # not using the limit: its latency says nothing about more
             return self.limit
         gradient = min(1.0, max(0.5, self.settings.tolerance * self.long_rtt / self.rtt))
-        target = self.value * gradient + math.sqrt(self.value)
+        growth = math.sqrt(self.value) if self._throughput_grows() else 0.0
+        target = self.value * gradient + growth
         self.value = self._bounded(self.value * (1 - self.settings.smoothing) + target * self.settings.smoothing)
         self.peak = max(self.peak, self.limit)
         return self.limit
@@ -109,12 +116,13 @@ class ConcurrencyController:
         self._last_overload = now
         if retry_after:
             self.paused_until = max(self.paused_until, now + retry_after)
-        if kind == "rate_limit":  # the server refused: it takes fewer than this many at once
-            self.cap = max(self.settings.floor, min(self.cap, in_flight - 1))
-        if now - self._last_cut >= (self.rtt or 0.0):  # one cut per round trip
+        if now - self._last_cut >= (self.rtt or 0.0):  # one cut per round trip: one overshoot's burst counts once
             self._last_cut = now
             self.decreases += 1
-            self.value = self._bounded(min(self.value, in_flight) * self.settings.backoff)
+            cut = max(float(self.settings.floor), min(self.value, in_flight) * self.settings.backoff)
+            if kind == "rate_limit":  # the server refused: it takes fewer than were in flight
+                self.cap = min(self.cap, cut)
+            self.value = self._bounded(cut)
         return self.limit
 
     def on_load(self, running: int, waiting: int) -> int:
@@ -144,6 +152,22 @@ class ConcurrencyController:
         self.long_rtt = latency if not self.long_rtt else self.long_rtt * (1 - long_weight) + latency * long_weight
         if self.long_rtt > 2 * self.rtt:  # a queue has drained: the usual latency is back to this
             self.long_rtt = 0.95 * self.long_rtt
+
+    def _throughput_grows(self) -> bool:
+        """Whether more calls in flight still bring more answers a second: throughput is measured
+        over each round trip (`limit` answers); the limit may grow to `explore` × the smallest limit
+        that brought the best throughput, and no further until a higher one brings more. A client
+        that cannot go faster (a busy machine) or a server past its batch then stops the growth even
+        where latency hides it."""
+        now = self.clock()
+        self._epoch_n += 1
+        if self._epoch_n >= max(self.limit, 8) and now > self._epoch_start:
+            rate = self._epoch_n / (now - self._epoch_start)
+            self._epoch_start, self._epoch_n = now, 0
+            if rate >= 1.05 * self.best_rate:
+                self.best_limit = self.limit
+            self.best_rate = max(rate, self.best_rate * 0.999)  # slowly forgotten: the server may change
+        return self.limit < self.settings.explore * max(self.best_limit, self.settings.initial)
 
     def _raise_cap(self) -> None:
         now = self.clock()

@@ -169,10 +169,9 @@ class _App:
         snap = self.stats.snapshot()
         running = snap["in_flight"] - snap["waiting"]
         lines = []
-        for model in dict.fromkeys([*self.config.models, *self.seen_models]):
-            label = f'{{model_name="{model}"}}'
-            lines += [f"vllm:num_requests_running{label} {float(running)}",
-                      f"vllm:num_requests_waiting{label} {float(snap['waiting'])}"]
+        label = f'{{model_name="{self.config.models[0] if self.config.models else "memegauge-test"}"}}'
+        lines += [f"vllm:num_requests_running{label} {float(running)}",  # one server: one batch
+                  f"vllm:num_requests_waiting{label} {float(snap['waiting'])}"]
         text = ("# HELP vllm:num_requests_running Number of requests currently running on GPU.\n"
                 "# TYPE vllm:num_requests_running gauge\n" + "\n".join(lines) + "\n")
         return web.Response(text=text, content_type="text/plain")
