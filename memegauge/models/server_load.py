@@ -12,10 +12,8 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import aiohttp
+import aiohttp
 
 RUNNING = ("vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing")
 WAITING = ("vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred")
@@ -51,8 +49,6 @@ def parse_slots(slots: object) -> tuple[int, int] | None:
 
 async def server_load(base_url: str, session: aiohttp.ClientSession) -> tuple[int, int] | None:
     """(running, waiting) at the server of `base_url` (`…/v1`), or None where it publishes neither."""
-    import aiohttp
-
     root = base_url.rstrip("/").removesuffix("/v1")
     timeout = aiohttp.ClientTimeout(total=TIMEOUT_S)
     try:
@@ -74,8 +70,6 @@ async def watch_load(urls: list[str], report: Callable[[str, int, int], None], b
     """Read each replica's load every `every_s` seconds and `report(url, running, waiting)`, until
     the calls stop for `idle_s` ("idle": watch again at the next call) or no replica publishes its
     load ("unpublished": never again)."""
-    import aiohttp  # imported with the openai backend only: the engine imports this module without it
-
     async with aiohttp.ClientSession() as session:
         quiet = 0.0
         while quiet < idle_s:
