@@ -1,6 +1,6 @@
 """AdamMeme's call schedule: MemeGauge vs a re-creation of the original code's, side by side.
 
-    python bench/adammeme_schedule.py [--memes 200] [--latency-ms 300] [--concurrency 64] [--seed 0]
+    python bench/adammeme_schedule.py [--memes 200] [--latency-ms 300] [--concurrency 64|auto] [--seed 0]
 
 One protocol — the same synthetic meme set, the same two targets, the same sizes (paper defaults: 3
 Miners, 3 reference candidates, cap 200, 10 seeds, N = 10), the same prompts, parsers and decisions
@@ -8,7 +8,8 @@ Miners, 3 reference candidates, cap 200, 10 seeds, N = 10), the same prompts, pa
 is run against one local test server of fixed latency (its own process), twice:
 
 * **MemeGauge**: `run_adammeme`, both targets in one run (fresh store, per-model concurrency
-  `--concurrency`). Run once more with the first target alone (fresh store) to count what the
+  `--concurrency`; `auto`: the registry's default, the bounds then use its ceiling, 256, as C). Run
+  once more with the first target alone (fresh store) to count what the
   second target adds.
 * **original**: the schedule of the original scripts (Lbotirx/AdamMeme `scripts/`), threads making
   one blocking OpenAI-client call at a time:
@@ -97,9 +98,10 @@ from memegauge.types import ChatRequest, ErrorClass, Meme, ParseFailure
 TARGETS = ("target-a", "target-b")
 
 
-def registry(url: str, concurrency: int) -> ModelRegistry:
+def registry(url: str, concurrency: int | str) -> ModelRegistry:
+    fields = {} if concurrency == "auto" else {"max_concurrency": concurrency}  # auto: the key left out
     return ModelRegistry({name: ModelSpec(name=name, backend="openai", model=name, base_url=url,
-                                          max_concurrency=concurrency, timeout_s=120)
+                                          timeout_s=120, **fields)
                           for name in ("agent", *TARGETS)})
 
 
@@ -325,11 +327,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--memes", type=int, default=200)
     parser.add_argument("--latency-ms", type=float, default=300.0)
-    parser.add_argument("--concurrency", type=int, default=64, help="MemeGauge' per-model limit")
+    parser.add_argument("--concurrency", type=lambda v: v if v == "auto" else int(v), default=64,
+                        help="MemeGauge' per-model limit, or auto (the registry's default)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-original", action="store_true", help="measure MemeGauge alone (no original "
                         "schedule, which takes minutes)")
     args = parser.parse_args()
+    limit = 256 if args.concurrency == "auto" else args.concurrency  # the bounds' C: auto's ceiling
     original_wall = None
     server, url = spawn_server(args.latency_ms)
     try:
@@ -362,14 +366,14 @@ def main() -> None:
     floor = floor_calls * args.latency_ms / 1000
     print(f"Algorithm 1 floor: {floor_calls} calls in sequence ({floor_where}) = {floor:.1f} s")
     latency = args.latency_ms / 1000
-    rounds = mining_rounds(both_store, cfg, args.concurrency)
+    rounds = mining_rounds(both_store, cfg, limit)
     path = (rounds + 4 + floor_calls) * latency
     print(f"path bound: mining's {rounds} rounds + 4 calls to score + the floor's {floor_calls} = {path:.1f} s")
     busiest = max(by_model, key=by_model.get)
-    throughput = by_model[busiest] * latency / args.concurrency
-    print(f"throughput bound: {by_model[busiest]} calls to {busiest} at {args.concurrency} in flight "
+    throughput = by_model[busiest] * latency / limit
+    print(f"throughput bound: {by_model[busiest]} calls to {busiest} at {limit} in flight "
           f"= {throughput:.1f} s; calls by model: {by_model}")
-    inputs, how = inputs_bound(both_store, cfg, latency, args.concurrency)
+    inputs, how = inputs_bound(both_store, cfg, latency, limit)
     print(f"inputs bound: {how} = {inputs:.1f} s")
     bound = max(floor, path, throughput, inputs)
     print(f"bound_ratio: {both_wall / bound:.2f} (wall / the largest bound, {bound:.1f} s)")

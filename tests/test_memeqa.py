@@ -239,6 +239,7 @@ def test_eval_run_scores_resumes_and_reports(dataset, store):
     assert report["details"][0]["gold"] in ("A", "B", "C", "D", "BC")
     made = calls["n"]
     assert report["timing"]["new_calls"] == made == 33
+    assert report["timing"]["concurrency"] == {"qa-always-a": 8}  # the limit in force (auto: 8 in-process)
     assert report["timing"]["s_per_question"] == pytest.approx(report["timing"]["wall_s"] / 33)
     asyncio.run(eval_run(store, reg, EvalConfig(data=data, images=images, version="none-minus", split="dev",
                                                 model="qa-always-a")))

@@ -13,7 +13,8 @@ import contextvars
 import hashlib
 import logging
 import time
-from collections.abc import Sized
+import weakref
+from collections.abc import Awaitable, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -22,12 +23,14 @@ from collections.abc import Callable, Iterable, Iterator
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
 from memegauge.engine.content import Parser, check_content, looks_like_refusal, without_reasoning
+from memegauge.engine.concurrency import ConcurrencyController, ControllerSettings
 from memegauge.engine.interrupt import StopSignal
 from memegauge.engine.limits import ModelGate
 from memegauge.engine.progress import CallProgress
 from memegauge.engine.store import Store, canonical_json
 from memegauge.images.check import downscale_plan
 from memegauge.models import create_backend
+from memegauge.models.server_load import watch_load
 from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.types import (
     CallRecord,
@@ -136,6 +139,7 @@ class Engine:
         self.run_id = run_id
         self.execution_id = execution_id
         self.progress = progress or CallProgress(enabled=False)
+        self.progress.limits = self.concurrency  # progress lines show the `auto` limits in force
         self.failed_here: set[str] = set()  # failed in this engine: not retried again in it
         self.asked: set[str] = set()  # every call key this engine was asked for
         self.failures: dict[str, tuple[str, str]] = {}  # key → (stage, error class) still failed
@@ -300,13 +304,15 @@ class Engine:
                 "by_stage": {s: dict(sorted(c.items())) for s, c in sorted(by_stage.items())}}
 
     def _gate(self, spec: ModelSpec) -> ModelGate:
-        # Keyed by what serves the calls, not the registry name: personas of one model (entries
-        # differing only in system prompt) share its server's slots and its provider's rpm, so they
-        # must share one gate, or more calls are in flight than slots and time out while queued.
-        key = f"{spec.backend}|{spec.model}|{'|'.join(spec.base_url)}"
-        if key not in self.gates:
-            self.gates[key] = ModelGate(spec.max_concurrency, spec.rpm)
-        return self.gates[key]
+        if spec.name not in self.gates:
+            self.gates[spec.name] = shared_gate(spec)
+        return self.gates[spec.name]
+
+    def concurrency(self) -> dict[str, int | str]:
+        """The limit in force per model this engine called: a number, or `auto` ones as
+        `"auto:48"` (summed over replicas), for progress lines and the run's timing."""
+        return {name: (f"auto:{gate.capacity}" if gate.controllers else gate.capacity)
+                for name, gate in sorted(self.gates.items())}
 
     async def _call(self, spec: ModelSpec, request: ChatRequest, key: str, parse: Parser | None,
                     detect_refusal: bool) -> CallRecord:
@@ -334,12 +340,16 @@ class Engine:
             self.progress.retry_ended()
         state.attempts += 1
         t0 = time.monotonic()
+        gate = self._gate(spec)
+        _watch_load(gate, backend)
         try:
-            async with self._gate(spec).slot(CALL_PRIORITY.get()):
+            async with gate.slot(CALL_PRIORITY.get()):
                 await self.stop.send(key)  # after a Ctrl-C: parked here, never sent
                 self._check_budget()  # at the send, not the submit: calls queued for a slot wait here
                 self.progress.sent()
-                result = await asyncio.wait_for(backend.complete(request), timeout=spec.timeout_s)
+                sent = time.monotonic()
+                result = await _paced(gate, backend.complete(request), spec.timeout_s)
+                gate.succeeded(result.replica, time.monotonic() - sent)  # in its slot: counted in flight
             state.add_usage(result)
             result = without_reasoning(result)
             state.finish_reason, state.reasoning = result.finish_reason, result.reasoning
@@ -448,6 +458,62 @@ def _images_downscaled(spec: ModelSpec, request: ChatRequest) -> list[dict[str, 
             if plan:
                 plans.append({"sha256": part.sha256, **plan})
     return plans
+
+
+_GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, ModelGate]] = weakref.WeakKeyDictionary()
+_GATES_OUTSIDE_A_LOOP: dict[str, ModelGate] = {}
+_CONTROLLERS: dict[str, ConcurrencyController] = {}
+
+
+def shared_gate(spec: ModelSpec) -> ModelGate:
+    """The gate of what serves `spec`'s calls, one per event loop: every engine (every stage, every
+    concurrent run of this process) shares it, so AdamMeme's agent and its targets, or two runs, do
+    not each assume the server's whole capacity.
+
+    Keyed by what serves the calls, not the registry name: personas of one model (entries differing
+    only in system prompt) share its server's slots and its provider's rpm, so they must share one
+    gate, or more calls are in flight than slots and time out while queued. An `auto` model's
+    controllers (one per replica URL) live as long as the process: a second run starts at the pace
+    the first one found."""
+    try:
+        gates = _GATES.setdefault(asyncio.get_running_loop(), {})
+    except RuntimeError:  # asked outside a loop (a gate binds to none until a call waits in it)
+        gates = _GATES_OUTSIDE_A_LOOP
+    key = (f"{spec.backend}|{spec.model}|{'|'.join(spec.base_url)}|{spec.max_concurrency}|"
+           f"{spec.max_concurrency_ceiling}|{spec.rpm}")
+    if key not in gates:
+        controllers = None
+        if spec.auto_concurrency:
+            controllers = {url: _CONTROLLERS.setdefault(
+                f"{spec.backend}|{spec.model}|{url}|{spec.max_concurrency_ceiling}",
+                ConcurrencyController(ControllerSettings(ceiling=spec.max_concurrency_ceiling)))
+                for url in spec.base_url}
+        gates[key] = ModelGate(spec.fixed_concurrency, spec.rpm, controllers)
+    return gates[key]
+
+
+def _watch_load(gate: ModelGate, backend: ModelBackend) -> None:
+    """An `auto` gate reads its servers' own load where they publish it (vLLM's `/metrics` …),
+    watched while calls come; a server that publishes none is paced by latency and errors alone."""
+    if not gate.controllers or not getattr(backend, "publishes_load", False):
+        return
+    if gate.watcher is None or (gate.watcher.done() and not gate.watcher.cancelled()
+                                and gate.watcher.exception() is None and gate.watcher.result() == "idle"):
+        gate.watcher = asyncio.create_task(watch_load(list(gate.controllers), gate.loaded,
+                                                      lambda: gate.in_use > 0))
+
+
+async def _paced(gate: ModelGate, call: Awaitable[ChatResult], timeout_s: float) -> ChatResult:
+    """The backend's answer within the timeout; a failure is told to the gate (an `auto` limit
+    shrinks on overload) before it is raised."""
+    try:
+        return await asyncio.wait_for(call, timeout=timeout_s)
+    except TimeoutError:
+        gate.failed("", ErrorClass.TIMEOUT.value, None)
+        raise
+    except ModelCallError as error:
+        gate.failed(getattr(error, "replica", ""), error.error_class.value, error.retry_after)
+        raise
 
 
 def _is_retryable(exc: BaseException) -> bool:

@@ -1,4 +1,5 @@
-"""Per-model admission control: a concurrency cap and a requests-per-minute pacer."""
+"""Per-model admission control: a concurrency cap (fixed, or `auto`: moved by a controller per
+replica, `memegauge.engine.concurrency`) and a requests-per-minute pacer."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import itertools
 import time
 from contextlib import asynccontextmanager
 from collections.abc import AsyncIterator
+
+from memegauge.engine.concurrency import ConcurrencyController
 
 
 class RequestPacer:
@@ -46,21 +49,69 @@ class ModelGate:
     priority p. (Keeping slots free for urgent calls was measured and
     did not shorten AdamMeme's wall time: a waiting urgent call gets the next slot freed.)"""
 
-    def __init__(self, max_concurrency: int, rpm: float | None) -> None:
-        self.capacity = max_concurrency
+    def __init__(self, max_concurrency: int, rpm: float | None,
+                 controllers: dict[str, ConcurrencyController] | None = None) -> None:
+        self.fixed = max_concurrency
+        self.controllers = controllers or {}  # `auto`: one per replica (URL); their limits add up
         self.in_use = 0
+        self.watcher: asyncio.Task[str] | None = None  # reads the server's published load (auto)
         self.waiters: list[tuple[int, int, asyncio.Future[None]]] = []  # (-priority, arrival, future)
         self.arrivals = itertools.count()
         self.pacer = RequestPacer(rpm)
+
+    @property
+    def capacity(self) -> int:
+        """The calls that may be in flight now: the fixed limit, or the replicas' auto limits."""
+        if not self.controllers:
+            return self.fixed
+        return sum(c.limit for c in self.controllers.values())
+
+    def limits(self) -> dict[str, int]:
+        """The auto limit in force per replica URL ({} for a fixed limit)."""
+        return {url: c.limit for url, c in self.controllers.items()}
 
     @asynccontextmanager
     async def slot(self, priority: int = 0) -> AsyncIterator[ModelGate]:
         await self._acquire(priority)
         try:
+            pause = min((c.pause_left() for c in self.controllers.values()), default=0.0)
+            if pause:  # a Retry-After in force: the server asked for a pause
+                await asyncio.sleep(pause)
             await self.pacer.wait()
             yield self
         finally:
             self._release()
+
+    def succeeded(self, replica: str, latency: float) -> None:
+        """An attempt was answered: the replica's auto limit learns from its latency."""
+        controller = self._controller(replica)
+        if controller is not None:
+            controller.on_success(latency, self._in_flight(controller))
+            self._wake()
+
+    def failed(self, replica: str, kind: str, retry_after: float | None) -> None:
+        """An attempt failed with error class `kind`: an overload lowers the replica's auto limit."""
+        controller = self._controller(replica)
+        if controller is not None:
+            controller.on_error(kind, retry_after, self._in_flight(controller))
+
+    def loaded(self, replica: str, running: int, waiting: int) -> None:
+        """A replica's own count of requests running and waiting (its `/metrics`)."""
+        controller = self._controller(replica)
+        if controller is not None:
+            controller.on_load(running, waiting)
+            self._wake()
+
+    def _controller(self, replica: str) -> ConcurrencyController | None:
+        if not self.controllers:
+            return None
+        return self.controllers.get(replica) or next(iter(self.controllers.values()))
+
+    def _in_flight(self, controller: ConcurrencyController) -> int:
+        """Calls in flight at this replica: its share of the gate's (replicas are picked by load)."""
+        if len(self.controllers) == 1:
+            return self.in_use
+        return max(1, round(self.in_use * controller.limit / max(self.capacity, 1)))
 
     async def _acquire(self, priority: int) -> None:
         if self.in_use < self.capacity:  # a free slot means no live waiter: slots pass on at release
@@ -78,10 +129,14 @@ class ModelGate:
             raise
 
     def _release(self) -> None:
-        """Hand the slot to the first live waiter by priority, or free it."""
-        while self.waiters:
+        """Free the slot and hand free slots to the first live waiters by priority."""
+        self.in_use -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        """Hand slots to live waiters, by priority, while the capacity (which `auto` moves) allows."""
+        while self.waiters and self.in_use < self.capacity:
             _, _, waiter = heapq.heappop(self.waiters)
             if not waiter.done():
-                waiter.set_result(None)  # the slot passes on: `in_use` is unchanged
-                return
-        self.in_use -= 1
+                waiter.set_result(None)
+                self.in_use += 1

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, UTC
 from typing import IO, Any
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -105,6 +105,7 @@ class CallProgress:
         self.last_fresh: float | None = None  # when the latest fresh call was answered
         self.every_s = _EVERY_S[0] if every_s is None else every_s
         self.progress: Progress | None = None
+        self.limits: Callable[[], dict[str, int | str]] | None = None  # the engine's limits in force
         self._ticker: threading.Thread | None = None
         self._closed = threading.Event()
         if self.enabled and _is_terminal(self.stream):
@@ -239,7 +240,12 @@ class CallProgress:
             current = f" · {self.stage} {stage.done}/{bound}{stage.total}"
         if self.working is not None:
             current += f" · {self.working.name} {self.working.done}/{self.working.total}"
-        return f"{now} progress: {self.done}/{total_text} calls{share}{current} · {self.status()}"
+        return f"{now} progress: {self.done}/{total_text} calls{share}{current} · {self.status()}{self.pace()}"
+
+    def pace(self) -> str:
+        """` · in flight ≤ m auto:48`: the `auto` concurrency limits in force (none when all are fixed)."""
+        auto = {m: v for m, v in (self.limits() if self.limits else {}).items() if isinstance(v, str)}
+        return f" · in flight ≤ {', '.join(f'{m} {v}' for m, v in auto.items())}" if auto else ""
 
     # ---- display ---------------------------------------------------------------------------------
 
@@ -282,7 +288,7 @@ class CallProgress:
             if self.working is not None:
                 label = f"{self.working.name} {self.working.done}/{self.working.total}"
             self.progress.update(self.task, total=self.total or None, completed=self.done,
-                                 status=self.status(), description=label)
+                                 status=self.status() + self.pace(), description=label)
 
 
 def _is_terminal(stream: IO[str]) -> bool:

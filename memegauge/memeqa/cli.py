@@ -335,6 +335,10 @@ def _print_summary(cfg, name: str) -> None:
         timing = report["timing"]
         notes.print(f"{timing['wall_s']:.1f} s wall, {timing['s_per_question']:.2f} s per "
                     f"question ({_calls_made(timing['new_calls'], report['n_questions'])})")
+        auto = {m: v for m, v in (timing.get("concurrency") or {}).items() if isinstance(v, str)}
+        if auto:  # `max_concurrency: auto`: the pace it found
+            notes.print("calls in flight at the end (max_concurrency auto): "
+                        + ", ".join(f"{m} {v.removeprefix('auto:')}" for m, v in auto.items()))
         backend = timing.get("backend") or {}
         if backend.get("hf.batches_split"):  # the run was slower than its batch size promised
             notes.print(f"{backend['hf.batches_split']} batch(es) ran out of memory and were split in "

@@ -55,6 +55,9 @@ class Execution(BaseModel):
     backend: dict[str, int] = Field(default_factory=dict, description="What the model's backend counted "
                                     "of its own work in this execution, e.g. `hf.batches_split`: batches "
                                     "split in halves because they ran out of memory.")
+    concurrency: dict[str, int | str] = Field(default_factory=dict, description="The concurrency limit "
+                                              "in force per model at the end: a fixed number, or "
+                                              "`auto:N` for `max_concurrency: auto` (N in flight).")
 
 
 class EvalInfo(QARecord):

@@ -77,7 +77,7 @@ async def ask_questions(store: Store, registry: ModelRegistry, questions: list[Q
             run.put_many(await pictures)
         # Wall time of this execution only: a resumed or replayed run reports its own, shorter one.
         timing = Execution(wall_s=time.monotonic() - started, new_calls=engine.calls_made,
-                           backend=engine.backend_counters())
+                           backend=engine.backend_counters(), concurrency=engine.concurrency())
         store_results(run, records, info.model_copy(update={"last_execution": timing}))
     return records
 

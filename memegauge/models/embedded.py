@@ -13,7 +13,7 @@ Serving
     One ``xllamacpp.Server`` per weights file per process, started lazily on the first call and
     shared by every backend on that file (a registry may use one model as several personas via
     ``system_prompt``). Serving knobs (``spec.serving``, also written inside ``extra``): ``n_parallel``
-    (decoding slots, default ``spec.max_concurrency``), ``n_threads`` (default ``os.cpu_count()``).
+    (decoding slots, default ``spec.max_concurrency``, 8 for ``auto``), ``n_threads`` (default ``os.cpu_count()``).
     Options from ``spec.extra``: ``n_ctx`` (context per request, default 4096), ``cache_ram_mib`` (host
     prompt cache, default 1024) and ``sampling``
     (extra llama.cpp request fields such as ``top_k``, ``min_p``, ``repeat_penalty``). The first
@@ -259,7 +259,7 @@ class EmbeddedBackend:
         self.spec = spec
         extra = dict(spec.extra or {})
         self.n_ctx = int(extra.get("n_ctx", DEFAULT_N_CTX))
-        self.n_parallel = spec.serving.n_parallel or spec.max_concurrency
+        self.n_parallel = spec.serving.n_parallel or spec.fixed_concurrency
         self.n_threads = spec.serving.n_threads or os.cpu_count() or 1
         self.cache_ram_mib = int(extra.get("cache_ram_mib", DEFAULT_CACHE_RAM_MIB))
         self.sampling = dict(extra.get("sampling", {}) or {})

@@ -57,6 +57,8 @@ class Replica:
 class OpenAIBackend:
     """`backend: openai` models of the registry."""
 
+    publishes_load = True  # vLLM/SGLang/llama.cpp servers may: `memegauge.models.server_load`
+
     def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
         self.vision = spec.vision
@@ -82,6 +84,7 @@ class OpenAIBackend:
             try:
                 return await self._send(replica, body)
             except ModelCallError as error:
+                error.replica = replica.url  # type: ignore[attr-defined]  # whose limit learns from it
                 if error.error_class not in FAILOVER_CLASSES:
                     raise
                 replica.benched_until = time.monotonic() + COOL_DOWN_S

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -86,12 +86,34 @@ class ModelServing(BaseModel):
     api_key_env: str | None = Field(
         default=None, description="Name of the environment variable holding the key; never the key."
     )
-    max_concurrency: int = Field(default=8, ge=1, description="Calls in flight at once.")
+    max_concurrency: int | Literal["auto"] = Field(
+        default="auto", description="Calls in flight at once: a number, or `auto` (the default): a limit "
+        "per replica that follows the server's pace (latency, 429/503, its /metrics queue), between 1 "
+        "and `max_concurrency_ceiling`; a model served in this process (no `base_url`) gets 8.")
+    max_concurrency_ceiling: int = Field(default=256, ge=1, description="`auto` never allows more calls "
+                                         "in flight per replica than this.")
     rpm: float | None = Field(default=None, gt=0, description="Requests per minute cap.")
     timeout_s: float = Field(default=120.0, gt=0, description="Per-attempt timeout.")
     serving: ServingOptions = Field(
         default_factory=ServingOptions, description="Speed and memory knobs of the backend (n_parallel, "
         "n_threads, batch_size); also accepted inside `extra`.")
+
+    @field_validator("max_concurrency", mode="before")
+    @classmethod
+    def _positive(cls, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+            raise ValueError("max_concurrency must be at least 1, or auto")
+        return value
+
+    @property
+    def auto_concurrency(self) -> bool:
+        """Whether the engine paces this model (`auto` and a server to pace)."""
+        return self.max_concurrency == "auto" and bool(self.base_url)
+
+    @property
+    def fixed_concurrency(self) -> int:
+        """The fixed limit: the number given, or 8 for `auto` (a backend's slots, a model served here)."""
+        return self.max_concurrency if isinstance(self.max_concurrency, int) else 8
 
     @field_validator("base_url", mode="before")
     @classmethod

@@ -4,7 +4,7 @@ Used by the crash-resume and fault-injection tests and by `bench/engine_throughp
 exercise exactly the path the methods use (engine → openai backend → store), nothing mocked.
 
     python -m memegauge.testing.workload --store S.db --base-url URL --calls 500 --run probe \
-        [--concurrency 64] [--out results.json]
+        [--concurrency 64|auto] [--out results.json]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from memegauge.records import Record
 from memegauge.types import ChatRequest, Message, OutputKind, OutputSpec, SamplingParams
 
 
-def probe_registry(base_url: str | list[str], concurrency: int, **overrides: Any) -> ModelRegistry:
+def probe_registry(base_url: str | list[str], concurrency: int | str, **overrides: Any) -> ModelRegistry:
     fields = {"backend": "openai", "model": "probe-model", "base_url": base_url,
               "max_concurrency": concurrency, "timeout_s": 5.0, "max_retries": 6,
               "backoff_s": 0.05, "backoff_max_s": 1.0, "api_key_env": "MEMEGAUGE_PROBE_KEY",
@@ -62,8 +62,8 @@ async def run_workload(store: Store, registry: ModelRegistry, calls: int, run_na
             run.put_many([ProbeRecord(item=i, value=o.value,
                                       error_class=o.error_class.value if o.error_class else None)
                           for i, o in enumerate(outcomes[start:start + 10_000], start=start)])
-        made = engine.calls_made
-    return {"values": [o.value for o in outcomes],
+        made, concurrency = engine.calls_made, engine.concurrency()
+    return {"values": [o.value for o in outcomes], "concurrency": concurrency,
             "error_classes": [o.error_class.value if o.error_class else None for o in outcomes],
             "calls_made": made, "wall_s": time.perf_counter() - started,
             "cpu_s": time.process_time() - cpu0}
@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-url", required=True, action="append")
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--run", default="probe")
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--concurrency", type=lambda v: v if v == "auto" else int(v), default=32,
+                        help="calls in flight, or auto")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     store = Store(args.store)

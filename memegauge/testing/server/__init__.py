@@ -5,7 +5,7 @@ Command line (binds 127.0.0.1 only; port 0 picks a free port)::
 
     python -m memegauge.testing.server --port 0 --latency-ms 200 --fault-rate 0.1 --seed 7 \
         [--hang-s 30] [--retry-after 0.1] [--faults 429,500,timeout,truncated,garbage] [--models a,b] \
-        [--style strict|realistic] [--text-only a,b] [--refusers a,b]
+        [--style strict|realistic] [--text-only a,b] [--refusers a,b] [--capacity 48] [--hard-cap 96]
 
 It prints exactly one line, ``listening on http://127.0.0.1:PORT/v1``, flushes stdout, and serves until
 SIGINT/SIGTERM. From Python::
@@ -31,6 +31,16 @@ Endpoints
 ``GET /v1/models``
     The configured model ids plus every model name requested so far (any name is accepted).
 ``GET /health``  → ``{"status": "ok"}``;  ``GET /stats`` → the stats snapshot (see `Stats`).
+``GET /metrics``  → requests running and waiting, in vLLM's Prometheus format
+(``vllm:num_requests_running{model_name="m"} 48.0``, ``vllm:num_requests_waiting{…}``).
+
+Load
+----
+``capacity`` (``--capacity``) makes the server batch as a GPU server does: at most that many requests
+are served at once, each for ``latency_ms`` (one step); the rest wait for a slot, so latency grows with
+load beyond it. ``hard_cap`` (``--hard-cap``) answers 429 (``Retry-After``) to a request arriving with
+that many already in flight, as an overloaded server or an API's concurrency limit does; these are
+counted as ``overloaded``, not as faults.
 
 Tokens are counted as whitespace-separated words (images count 0).
 

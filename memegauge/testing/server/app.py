@@ -40,6 +40,7 @@ class _App:
         self.seen_models: dict[str, None] = {}
         self.runner: web.AppRunner | None = None
         self.port: int | None = None
+        self.slots: asyncio.Semaphore | None = None  # batching (`capacity`), made on the server's loop
 
     def draw_fault(self) -> str | None:
         """One draw per request, in arrival order: a fault kind with probability fault_rate."""
@@ -76,7 +77,11 @@ class _App:
         arrived = loop.time()
         fault = self.draw_fault()  # before any await: arrival order
         stats.add("requests")
+        if config.hard_cap and stats.in_flight >= config.hard_cap:  # an API's concurrency limit
+            stats.add("overloaded")
+            return self._too_many()
         stats.enter()
+        holding = False  # a batching slot, released when answered
         try:
             await asyncio.sleep(0)  # let the rest of a burst register its arrival time first
             try:
@@ -120,6 +125,9 @@ class _App:
                 payload = self._completion(req, fault)
                 if not req.stream:
                     response = web.json_response(payload)
+            if config.capacity:  # batching: served once a slot is free, latency_ms from then
+                await self._batch_slot()
+                holding, arrived = True, loop.time()
             delay = arrived + config.latency_ms / 1000 - loop.time()
             if fault == "timeout":
                 delay += config.hang_s
@@ -134,7 +142,40 @@ class _App:
             stats.add("cancelled")
             raise
         finally:
+            if holding:
+                self._slots().release()
             stats.leave()
+
+    def _slots(self) -> asyncio.Semaphore:
+        if self.slots is None:
+            self.slots = asyncio.Semaphore(self.config.capacity)
+        return self.slots
+
+    async def _batch_slot(self) -> None:
+        """Wait for one of `capacity` slots (the caller releases it)."""
+        self.stats.add("waiting")
+        try:
+            await self._slots().acquire()
+        finally:
+            self.stats.add("waiting", -1)
+
+    def _too_many(self) -> web.Response:
+        wait = self.config.retry_after
+        return _error(429, f"Too many requests in flight (at most {self.config.hard_cap}); retry shortly.",
+                      "requests", code="rate_limit_exceeded",
+                      headers={"Retry-After": f"{wait:g}", "retry-after-ms": str(int(round(wait * 1000)))})
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        """Load in vLLM's Prometheus format: requests running (in a slot) and waiting for one."""
+        snap = self.stats.snapshot()
+        running = snap["in_flight"] - snap["waiting"]
+        lines = []
+        label = f'{{model_name="{self.config.models[0] if self.config.models else "memegauge-test"}"}}'
+        lines += [f"vllm:num_requests_running{label} {float(running)}",  # one server: one batch
+                  f"vllm:num_requests_waiting{label} {float(snap['waiting'])}"]
+        text = ("# HELP vllm:num_requests_running Number of requests currently running on GPU.\n"
+                "# TYPE vllm:num_requests_running gauge\n" + "\n".join(lines) + "\n")
+        return web.Response(text=text, content_type="text/plain")
 
     def _completion(self, req: _Parsed, fault: str | None) -> dict[str, Any]:
         """The chat.completion object for `req`, with a 'truncated'/'garbage' fault applied."""
@@ -229,6 +270,7 @@ class _App:
         app.router.add_get("/health", self.health)
         app.router.add_get("/v1/health", self.health)
         app.router.add_get("/stats", self.stats_handler)
+        app.router.add_get("/metrics", self.metrics)
         return app
 
     async def start(self, port: int = 0) -> int:
@@ -421,11 +463,12 @@ def start_server(latency_ms: float = 0.0, fault_rate: float = 0.0, seed: int = 0
     return TestServer(latency_ms=latency_ms, fault_rate=fault_rate, seed=seed, **kwargs).start()
 
 
-def spawn_server(latency_ms: float = 0.0) -> tuple[subprocess.Popen[str], str]:
+def spawn_server(latency_ms: float = 0.0, *options: str) -> tuple[subprocess.Popen[str], str]:
     """Start the server in its own process (so its CPU is not the caller's, as benchmarks need);
-    return the process and its base URL. The caller terminates it."""
+    return the process and its base URL. The caller terminates it. `options`: more command-line
+    arguments (e.g. "--capacity", "48")."""
     server = subprocess.Popen([sys.executable, "-m", "memegauge.testing.server", "--port", "0",
-                               "--latency-ms", str(latency_ms)], stdout=subprocess.PIPE, text=True)
+                               "--latency-ms", str(latency_ms), *options], stdout=subprocess.PIPE, text=True)
     line = (server.stdout.readline() if server.stdout else "").strip()
     if not line.startswith("listening on "):
         server.kill()

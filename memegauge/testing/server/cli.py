@@ -35,6 +35,10 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="strict: always the requested format; realistic: shaped like real models' "
                         "replies, with ground truth at /stats (memegauge.testing.realistic)")
     parser.add_argument("--text-only", default="", help="models that answer an image with HTTP 500")
+    parser.add_argument("--capacity", type=int, default=0, help="batching: requests served at once, each "
+                        "for --latency-ms; the rest wait (0: no limit)")
+    parser.add_argument("--hard-cap", type=int, default=0, help="429 for a request arriving with this many "
+                        "in flight (0: never)")
     parser.add_argument("--refusers", default="", help="realistic: models that refuse 30%% of analyses")
     return parser.parse_args(argv)
 
@@ -70,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
             style=args.style,
             text_only=tuple(m.strip() for m in args.text_only.split(",") if m.strip()),
             refusers=tuple(m.strip() for m in args.refusers.split(",") if m.strip()),
+            capacity=args.capacity,
+            hard_cap=args.hard_cap,
         )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

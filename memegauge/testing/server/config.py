@@ -30,6 +30,9 @@ class ServerConfig:
     style: str = "strict"  # "realistic": replies shaped like real models' (memegauge.testing.realistic)
     text_only: tuple[str, ...] = ()  # models that answer an image with HTTP 500, as llama.cpp does
     refusers: tuple[str, ...] = ()  # realistic style: models that refuse 30% of analysis prompts
+    capacity: int = 0  # batching: at most this many requests served at once, each for latency_ms (a
+    # step); the rest wait their turn, so latency grows beyond it (0: no limit, every request latency_ms)
+    hard_cap: int = 0  # a request arriving with this many already in flight gets 429 (0: never)
 
     def __post_init__(self) -> None:
         if isinstance(self.faults, str):
@@ -44,6 +47,8 @@ class ServerConfig:
             raise ValueError(f"unknown fault kind(s) {unknown}; choose from {','.join(FAULT_KINDS)}")
         if not 0.0 <= self.fault_rate <= 1.0:
             raise ValueError(f"fault_rate must be in [0, 1], got {self.fault_rate}")
+        if self.capacity < 0 or self.hard_cap < 0:
+            raise ValueError("capacity and hard_cap must be >= 0")
         if self.latency_ms < 0 or self.hang_s < 0 or self.retry_after < 0:
             raise ValueError("latency_ms, hang_s and retry_after must be >= 0")
 
@@ -55,7 +60,8 @@ class Stats:
     including truncated/garbage/late ones), ``bad_requests``, ``faults`` ({kind: n} for all five
     kinds), ``models`` ({model: n}), ``images``, ``formats`` ({answer generator: n}),
     ``prompt_tokens``, ``completion_tokens``, ``in_flight``, ``max_in_flight``, ``cancelled``
-    (handlers ended because the client went away), ``streamed``.
+    (handlers ended because the client went away), ``streamed``, ``overloaded`` (429s for ``hard_cap``,
+    not counted in ``faults``), ``waiting`` (requests queued for a batching slot right now).
     """
 
     _INTS = (
@@ -70,6 +76,8 @@ class Stats:
         "cancelled",
         "streamed",
         "image_mime_mismatch",
+        "overloaded",
+        "waiting",
     )
 
     def __init__(self) -> None:
