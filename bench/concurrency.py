@@ -44,7 +44,7 @@ from adammeme_schedule import TARGETS, algorithm1_floor  # noqa: E402
 
 from memegauge.adammeme.config import AdamConfig  # noqa: E402
 from memegauge.adammeme.pipeline import run_adammeme  # noqa: E402
-from memegauge.config import ModelRegistry, ModelSpec  # noqa: E402
+from memegauge.models.spec import ModelRegistry, ModelSpec  # noqa: E402
 from memegauge.engine import Store  # noqa: E402
 from memegauge.testing.server import spawn_server  # noqa: E402
 from memegauge.testing.synthetic_memes import write_meme_set  # noqa: E402

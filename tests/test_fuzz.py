@@ -340,7 +340,14 @@ def _method_configs() -> list[tuple[str, Callable[[Any], Any], str]]:
     example fails `test_every_method_config_has_a_fuzz_example`)."""
     from memegauge.methods import methods
 
-    return [(m.name, m.config, CONFIG_EXAMPLES.get(m.name, "")) for m in methods() if m.config]
+    return [(m.name, m.config, CONFIG_EXAMPLES.get(m.name) or _benchmark_example(m)) for m in methods() if m.config]
+
+
+def _benchmark_example(method: Any) -> str:
+    """A benchmark kit's method (a folder holding benchmark.yaml) shares one config shape: its example."""
+    if method.folder is not None and (method.folder / "benchmark.yaml").is_file():
+        return f"benchmark: {method.name}\nmodel: vlm\ndata: data\nlimit: 2\nseed: 1\n"
+    return ""
 
 
 CONFIG_EXAMPLES = {

@@ -101,7 +101,8 @@ def test_memeqa_text_only_model_gets_no_picture(tmp_path):
                                                                 split="dev", model="qa-text")))
         stats = server.stats
     assert stats["images"] == 0 and stats["models"]["qa-text"] == 22
-    assert build_report(store, name)["run"]["images_by_model"]["qa-text"] == {"calls": 22, "with_image": 0}
+    assert build_report(store, name)["run"]["images_by_model"]["qa-text"] == {"calls": 22, "with_image": 0,
+                                                                            "as_text": 22}
 
 
 def test_server_refusing_images_stops_before_the_first_stage(tmp_path):
