@@ -348,3 +348,38 @@ def test_without_data_the_catalogue_is_asked_and_its_absence_says_to_give_data(w
         assert done.returncode == 2
     bad = cli(tmp, "eval", "fhm", "--model", "tsrv", "--split", "nope", "--data", str(tmp), check=False)
     assert bad.returncode == 2 and "use one of: train, dev_seen" in bad.stdout + bad.stderr
+
+
+# ---- the installed copy: `memegauge data import`, then `eval` by name ------------------------------------
+
+
+def fhm_release(root: Path, n: int = 30) -> dict[str, str]:
+    """A copy in FHM's release layout (docs/data.md): img/*.png and the five split files of phase 2."""
+    gold = fhm(root, n)  # dev_seen.jsonl and img/
+    for split, first in (("train", 20000), ("dev_unseen", 30000), ("test_seen", 40000), ("test_unseen", 50000)):
+        _jsonl(root / f"{split}.jsonl", [{"id": first + i, "img": f"img/{first + i}.png", "label": i % 2,
+                                          "text": f"{split} meme {i}"} for i in range(4)])
+        for i in range(4):
+            picture(root / "img" / f"{first + i}.png", i)
+    return gold
+
+
+def test_fhm_imported_by_memegauge_data_is_read_by_name_and_its_leaderboard_is_the_ground_truth(world):
+    tmp, server = world
+    env = {**os.environ, "MEMEGAUGE_DATA_DIR": str(tmp / "data-dir")}
+    gold = fhm_release(tmp / "hateful_memes")
+    cli(tmp, "data", "import", "fhm", str(tmp / "hateful_memes"), env=env)
+    cli(tmp, "eval", "fhm", "--split", "dev_seen", "--model", "tsrv", env=env)  # no --data: the installed copy
+    [run] = json.loads(cli(tmp, "runs", "--json", env=env).stdout)
+    answers = [json.loads(line) for line in cli(tmp, "export", run["name"], "--table", "answers", "--format",
+                                                "jsonl", env=env).stdout.splitlines()]
+    assert {a["item"]: a["gold"] for a in answers} == gold
+    want = expected(answers, truths(server, "tsrv"), ["yes", "no"])
+    [line] = list(csv.DictReader(cli(tmp, "report", run["name"], "--format", "csv", env=env).stdout.splitlines()))
+    assert line["group"] == "overall (hateful)" and line["model"] == "tsrv"
+    assert float(line["accuracy"]) == pytest.approx(want["accuracy"], abs=5e-5)  # the CSV rounds to 4 digits
+    assert float(line["macro_f1"]) == pytest.approx(want["macro_f1"], abs=5e-5)
+    assert int(line["accuracy_n"]) == int(line["macro_f1_n"]) == want["n"] == 30
+    for figure in ("accuracy", "macro_f1"):
+        assert float(line[f"{figure}_ci95_lo"]) <= float(line[figure]) <= float(line[f"{figure}_ci95_hi"])
+    assert float(line["unreadable"]) == pytest.approx(want["unreadable"] / 30, abs=5e-5)
