@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import io
 import json
 import os
 import subprocess
@@ -21,6 +22,8 @@ from memegauge.testing.realistic import truth_key
 from memegauge.testing.server import start_server
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
+pyarrow = pytest.importorskip("pyarrow")
+pyarrow_parquet = pytest.importorskip("pyarrow.parquet")
 
 CLI = [sys.executable, "-c", "import sys; from memegauge.cli import main; sys.exit(main(sys.argv[1:]))"]
 
@@ -32,7 +35,8 @@ def picture(path: Path, n: int) -> str:
 
 
 @pytest.fixture
-def world(tmp_path):
+def world(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMEGAUGE_CACHE_DIR", str(tmp_path / "cache"))  # pictures out of a Parquet release
     with start_server() as server:
         (tmp_path / "models.yaml").write_text(
             f"tsrv: {{backend: openai, model: tsrv, base_url: {server.base_url}, max_concurrency: 8, "
@@ -176,18 +180,25 @@ def goat(root: Path, n: int = 6) -> str:
     return "test"
 
 
+def png_bytes(n: int) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (24, 24), ((n * 37) % 256, (n * 91) % 256, (n * 53) % 256)).save(out, format="PNG")
+    return out.getvalue()
+
+
 def ii_bench(root: Path, n: int = 14) -> str:
-    """II-Bench's GitHub layout: data/test.json listing pictures with their questions, images/test/."""
-    entries = []
-    for p in range(n // 2):
-        picture(root / "images" / "test" / f"test-{p}.jpg", p)
-        entries.append({"local_path": f"images/test/test-{p}.jpg", "domain": ["life", "art"][p % 2], "questions": [
-            {"id": f"ii-{p}-{q}", "question": f"What does picture {p} imply ({q})?",
-             "options": [f"meaning {k} of {p}" for k in range(6)], "answer": "ABCDEF"[(p + q) % 6],
-             "emotion": ["positive", "negative", "neutral"][(p + q) % 3]} for q in range(2)]})
+    """II-Bench as the data catalogue installs it (the Hub release): data/dev-00000-of-00001.parquet, one row per
+    question with the picture's bytes inside (the `image` struct {bytes, path}) and the card's columns."""
+    rows = [{"id": f"ii-{i}", "image": {"bytes": png_bytes(i // 2), "path": f"dev-{i // 2}.jpg"},
+             "question": f"What does picture {i // 2} imply ({i % 2})?",
+             **{f"option{k + 1}": f"meaning {k} of {i}" for k in range(6)},
+             "correct_option": f"meaning {i % 6} of {i}", "answer": "ABCDEF"[i % 6], "image_type": "Illustration",
+             "difficulty": ["easy", "hard"][i % 2], "domain": ["Life", "Art"][(i // 2) % 2],
+             "emotion": ["Positive", "Negative", "Neutral"][i % 3], "rhetoric": "Metaphor", "explanation": "",
+             "local_path": f"images/dev/dev-{i // 2}.jpg"} for i in range(n)]
     (root / "data").mkdir(parents=True)
-    (root / "data" / "test.json").write_text(json.dumps(entries))
-    return "test"
+    pyarrow_parquet.write_table(pyarrow.Table.from_pylist(rows), root / "data" / "dev-00000-of-00001.parquet")
+    return "dev"
 
 
 def memelens(root: Path, n: int = 16) -> str:
@@ -228,6 +239,9 @@ def test_each_shipped_benchmark_reads_its_release_and_scores_the_servers_answers
         assert report["tasks"]["target"]["asked"] == 12 and report["tasks"]["harmfulness"]["asked"] == 18
     if name == "mami":
         assert report["tasks"]["misogynous"]["auroc"]["value"] is not None
+    if name == "ii-bench":  # the pictures inside the Parquet rows, written out once each, byte for byte
+        written = sorted((tmp / "cache" / "benchmark-pictures").iterdir())
+        assert sorted(p.read_bytes() for p in written) == sorted({png_bytes(i) for i in range(7)})
 
 
 FIFTH = """name: fifth
