@@ -202,11 +202,16 @@ def ii_bench(root: Path, n: int = 14) -> str:
 
 
 def memelens(root: Path, n: int = 16) -> str:
-    _jsonl(root / "test.jsonl", [
-        {"id": f"ml-{i}", "image": picture(root / "images" / f"ml-{i}.png", i), "text": f"memelens text {i}",
-         "task": ["hate", "sarcasm"][i % 2], "question": ["Is this meme hateful?", "Is this meme sarcastic?"][i % 2],
-         "language": ["en", "ar", "bn"][i % 3], "source": ["set-a", "set-b"][i % 2],
-         "label": ["yes", "no"][(i // 2) % 2]} for i in range(n)])
+    """MemeLens as the data catalogue installs it (the Hub release): one folder per config TASK_LANG__SOURCE with
+    test-*.parquet; columns besides `id` as the reader assumes them (image bytes, text, label, question). One
+    multi-class config, whose rows are not asked."""
+    configs = ["hate_en__FHM", "sarcasm_ar__ArSarcasm_Meme", "propoganda_ar_ArMeme"]
+    for c, config in enumerate(configs):
+        rows = [{"id": i, "image": {"bytes": png_bytes(i + 20 * c), "path": None}, "text": f"memelens {config} {i}",
+                 "question": f"Is this meme {config.split('_')[0]}?",
+                 "label": ["yes", "no"][(i // 2) % 2] if c < 2 else "propaganda"} for i in range(n // 2)]
+        (root / config).mkdir(parents=True)
+        pyarrow_parquet.write_table(pyarrow.Table.from_pylist(rows), root / config / "test-00000-of-00001.parquet")
     return "test"
 
 
@@ -239,6 +244,10 @@ def test_each_shipped_benchmark_reads_its_release_and_scores_the_servers_answers
         assert report["tasks"]["target"]["asked"] == 12 and report["tasks"]["harmfulness"]["asked"] == 18
     if name == "mami":
         assert report["tasks"]["misogynous"]["auroc"]["value"] is not None
+    if name == "memelens":  # the multi-class config's rows are read and not asked; groups from the folder names
+        assert report["tasks"]["binary"]["asked"] == 16 and report["tasks"]["binary"]["answered"] == 16
+        assert {(a["groups"]["task"], a["groups"]["language"], a["groups"]["source"]) for a in answers} == {
+            ("hate", "en", "FHM"), ("sarcasm", "ar", "ArSarcasm_Meme")}
     if name == "ii-bench":  # the pictures inside the Parquet rows, written out once each, byte for byte
         written = sorted((tmp / "cache" / "benchmark-pictures").iterdir())
         assert sorted(p.read_bytes() for p in written) == sorted({png_bytes(i) for i in range(7)})
