@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,7 @@ def picture(path: Path, n: int) -> str:
 @pytest.fixture
 def world(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMEGAUGE_CACHE_DIR", str(tmp_path / "cache"))  # pictures out of a Parquet release
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "data-dir"))  # this test's own catalogue
     with start_server() as server:
         (tmp_path / "models.yaml").write_text(
             f"tsrv: {{backend: openai, model: tsrv, base_url: {server.base_url}, max_concurrency: 8, "
@@ -173,10 +175,22 @@ def mami(root: Path, n: int = 16) -> str:
 
 
 def goat(root: Path, n: int = 6) -> str:
+    """GOAT-Bench as the data catalogue installs it: test/TASK.zip per task (inner layout as the reader assumes
+    it: TASK/test.jsonl listing {id, img, text, label}, pictures in the zip); hatefulness ships no pictures,
+    they come from the installed FHM (imported here)."""
+    fhm_release(root.parent / "fhm-for-goat", n)
+    subprocess.run([*CLI, "data", "import", "fhm", str(root.parent / "fhm-for-goat")], check=True,
+                   capture_output=True, timeout=120)
+    (root / "test").mkdir(parents=True)
     for t, task in enumerate(("hatefulness", "misogyny", "offensiveness", "sarcasm", "harmfulness")):
-        _jsonl(root / task / "test.jsonl", [
-            {"id": i, "img": f"images/{picture(root / task / 'images' / f'{i}.png', i + t)}", "label": (i + t) % 2,
-             "text": f"goat {task} text {i}"} for i in range(n)])
+        with zipfile.ZipFile(root / "test" / f"{task}.zip", "w") as z:
+            records = []
+            for i in range(n):
+                img = f"img/{10000 + i}.png" if task == "hatefulness" else f"{task}/images/{i}.png"
+                if task != "hatefulness":
+                    z.writestr(img, png_bytes(i + 10 * t))
+                records.append({"id": i, "img": img, "label": (i + t) % 2, "text": f"goat {task} text {i}"})
+            z.writestr(f"{task}/test.jsonl", "".join(json.dumps(r) + "\n" for r in records))
     return "test"
 
 
@@ -248,6 +262,8 @@ def test_each_shipped_benchmark_reads_its_release_and_scores_the_servers_answers
         assert report["tasks"]["binary"]["asked"] == 16 and report["tasks"]["binary"]["answered"] == 16
         assert {(a["groups"]["task"], a["groups"]["language"], a["groups"]["source"]) for a in answers} == {
             ("hate", "en", "FHM"), ("sarcasm", "ar", "ArSarcasm_Meme")}
+    if name == "goat-bench":  # every task asked of its own memes; hatefulness' pictures are the installed FHM's
+        assert {t: task["asked"] for t, task in report["tasks"].items()} == dict.fromkeys(report["tasks"], 6)
     if name == "ii-bench":  # the pictures inside the Parquet rows, written out once each, byte for byte
         written = sorted((tmp / "cache" / "benchmark-pictures").iterdir())
         assert sorted(p.read_bytes() for p in written) == sorted({png_bytes(i) for i in range(7)})
