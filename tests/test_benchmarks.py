@@ -416,9 +416,24 @@ def test_fhm_imported_by_memegauge_data_is_read_by_name_and_its_leaderboard_is_t
     want = expected(answers, truths(server, "tsrv"), ["yes", "no"])
     [line] = list(csv.DictReader(cli(tmp, "report", run["name"], "--format", "csv", env=env).stdout.splitlines()))
     assert line["group"] == "overall (hateful)" and line["model"] == "tsrv"
-    assert float(line["accuracy"]) == pytest.approx(want["accuracy"], abs=5e-5)  # the CSV rounds to 4 digits
-    assert float(line["macro_f1"]) == pytest.approx(want["macro_f1"], abs=5e-5)
+    assert float(line["accuracy"]) == pytest.approx(want["accuracy"], rel=1e-9)  # the CSV keeps full precision
+    assert float(line["macro_f1"]) == pytest.approx(want["macro_f1"], rel=1e-9)
     assert int(line["accuracy_n"]) == int(line["macro_f1_n"]) == want["n"] == 30
     for figure in ("accuracy", "macro_f1"):
         assert float(line[f"{figure}_ci95_lo"]) <= float(line[figure]) <= float(line[f"{figure}_ci95_hi"])
-    assert float(line["unreadable"]) == pytest.approx(want["unreadable"] / 30, abs=5e-5)
+    assert float(line["unreadable"]) == pytest.approx(want["unreadable"] / 30, rel=1e-9)
+
+
+def test_mami_imported_by_memegauge_data_is_read_by_name(world):
+    tmp, server = world
+    split = mami(tmp / "mami-release")
+    cli(tmp, "data", "import", "mami", str(tmp / "mami-release"))
+    cli(tmp, "eval", "mami", "--split", split, "--model", "tsrv")  # no --data: the installed copy
+    [run] = json.loads(cli(tmp, "runs", "--json").stdout)
+    report = json.loads(cli(tmp, "report", run["name"], "--format", "json").stdout)
+    answers = [json.loads(line) for line in
+               cli(tmp, "export", run["name"], "--table", "answers", "--format", "jsonl").stdout.splitlines()]
+    mine = [a for a in answers if a["task"] == "misogynous"]
+    want = expected(mine, truths(server, "tsrv"), ["yes", "no"])
+    assert report["tasks"]["misogynous"]["answered"] == want["n"] == 16
+    assert report["tasks"]["misogynous"]["accuracy"]["value"] == pytest.approx(want["accuracy"], rel=1e-9)
