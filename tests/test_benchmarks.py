@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import io
 import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,8 @@ from memegauge.testing.realistic import truth_key
 from memegauge.testing.server import start_server
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
+pyarrow = pytest.importorskip("pyarrow")
+pyarrow_parquet = pytest.importorskip("pyarrow.parquet")
 
 CLI = [sys.executable, "-c", "import sys; from memegauge.cli import main; sys.exit(main(sys.argv[1:]))"]
 
@@ -32,7 +36,9 @@ def picture(path: Path, n: int) -> str:
 
 
 @pytest.fixture
-def world(tmp_path):
+def world(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMEGAUGE_CACHE_DIR", str(tmp_path / "cache"))  # pictures out of a Parquet release
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "data-dir"))  # this test's own catalogue
     with start_server() as server:
         (tmp_path / "models.yaml").write_text(
             f"tsrv: {{backend: openai, model: tsrv, base_url: {server.base_url}, max_concurrency: 8, "
@@ -169,33 +175,57 @@ def mami(root: Path, n: int = 16) -> str:
 
 
 def goat(root: Path, n: int = 6) -> str:
+    """GOAT-Bench as the data catalogue installs it: test/TASK.zip per task (inner layout as the reader assumes
+    it: TASK/test.jsonl listing {id, img, text, label}, pictures in the zip); hatefulness ships no pictures,
+    they come from the installed FHM (imported here)."""
+    fhm_release(root.parent / "fhm-for-goat", n)
+    subprocess.run([*CLI, "data", "import", "fhm", str(root.parent / "fhm-for-goat")], check=True,
+                   capture_output=True, timeout=120)
+    (root / "test").mkdir(parents=True)
     for t, task in enumerate(("hatefulness", "misogyny", "offensiveness", "sarcasm", "harmfulness")):
-        _jsonl(root / task / "test.jsonl", [
-            {"id": i, "img": f"images/{picture(root / task / 'images' / f'{i}.png', i + t)}", "label": (i + t) % 2,
-             "text": f"goat {task} text {i}"} for i in range(n)])
+        with zipfile.ZipFile(root / "test" / f"{task}.zip", "w") as z:
+            records = []
+            for i in range(n):
+                img = f"img/{10000 + i}.png" if task == "hatefulness" else f"{task}/images/{i}.png"
+                if task != "hatefulness":
+                    z.writestr(img, png_bytes(i + 10 * t))
+                records.append({"id": i, "img": img, "label": (i + t) % 2, "text": f"goat {task} text {i}"})
+            z.writestr(f"{task}/test.jsonl", "".join(json.dumps(r) + "\n" for r in records))
     return "test"
+
+
+def png_bytes(n: int) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (24, 24), ((n * 37) % 256, (n * 91) % 256, (n * 53) % 256)).save(out, format="PNG")
+    return out.getvalue()
 
 
 def ii_bench(root: Path, n: int = 14) -> str:
-    """II-Bench's GitHub layout: data/test.json listing pictures with their questions, images/test/."""
-    entries = []
-    for p in range(n // 2):
-        picture(root / "images" / "test" / f"test-{p}.jpg", p)
-        entries.append({"local_path": f"images/test/test-{p}.jpg", "domain": ["life", "art"][p % 2], "questions": [
-            {"id": f"ii-{p}-{q}", "question": f"What does picture {p} imply ({q})?",
-             "options": [f"meaning {k} of {p}" for k in range(6)], "answer": "ABCDEF"[(p + q) % 6],
-             "emotion": ["positive", "negative", "neutral"][(p + q) % 3]} for q in range(2)]})
+    """II-Bench as the data catalogue installs it (the Hub release): data/dev-00000-of-00001.parquet, one row per
+    question with the picture's bytes inside (the `image` struct {bytes, path}) and the card's columns."""
+    rows = [{"id": f"ii-{i}", "image": {"bytes": png_bytes(i // 2), "path": f"dev-{i // 2}.jpg"},
+             "question": f"What does picture {i // 2} imply ({i % 2})?",
+             **{f"option{k + 1}": f"meaning {k} of {i}" for k in range(6)},
+             "correct_option": f"meaning {i % 6} of {i}", "answer": "ABCDEF"[i % 6], "image_type": "Illustration",
+             "difficulty": ["easy", "hard"][i % 2], "domain": ["Life", "Art"][(i // 2) % 2],
+             "emotion": ["Positive", "Negative", "Neutral"][i % 3], "rhetoric": "Metaphor", "explanation": "",
+             "local_path": f"images/dev/dev-{i // 2}.jpg"} for i in range(n)]
     (root / "data").mkdir(parents=True)
-    (root / "data" / "test.json").write_text(json.dumps(entries))
-    return "test"
+    pyarrow_parquet.write_table(pyarrow.Table.from_pylist(rows), root / "data" / "dev-00000-of-00001.parquet")
+    return "dev"
 
 
 def memelens(root: Path, n: int = 16) -> str:
-    _jsonl(root / "test.jsonl", [
-        {"id": f"ml-{i}", "image": picture(root / "images" / f"ml-{i}.png", i), "text": f"memelens text {i}",
-         "task": ["hate", "sarcasm"][i % 2], "question": ["Is this meme hateful?", "Is this meme sarcastic?"][i % 2],
-         "language": ["en", "ar", "bn"][i % 3], "source": ["set-a", "set-b"][i % 2],
-         "label": ["yes", "no"][(i // 2) % 2]} for i in range(n)])
+    """MemeLens as the data catalogue installs it (the Hub release): one folder per config TASK_LANG__SOURCE with
+    test-*.parquet; columns besides `id` as the reader assumes them (image bytes, text, label, question). One
+    multi-class config, whose rows are not asked."""
+    configs = ["hate_en__FHM", "sarcasm_ar__ArSarcasm_Meme", "propoganda_ar_ArMeme"]
+    for c, config in enumerate(configs):
+        rows = [{"id": i, "image": {"bytes": png_bytes(i + 20 * c), "path": None}, "text": f"memelens {config} {i}",
+                 "question": f"Is this meme {config.split('_')[0]}?",
+                 "label": ["yes", "no"][(i // 2) % 2] if c < 2 else "propaganda"} for i in range(n // 2)]
+        (root / config).mkdir(parents=True)
+        pyarrow_parquet.write_table(pyarrow.Table.from_pylist(rows), root / config / "test-00000-of-00001.parquet")
     return "test"
 
 
@@ -228,6 +258,15 @@ def test_each_shipped_benchmark_reads_its_release_and_scores_the_servers_answers
         assert report["tasks"]["target"]["asked"] == 12 and report["tasks"]["harmfulness"]["asked"] == 18
     if name == "mami":
         assert report["tasks"]["misogynous"]["auroc"]["value"] is not None
+    if name == "memelens":  # the multi-class config's rows are read and not asked; groups from the folder names
+        assert report["tasks"]["binary"]["asked"] == 16 and report["tasks"]["binary"]["answered"] == 16
+        assert {(a["groups"]["task"], a["groups"]["language"], a["groups"]["source"]) for a in answers} == {
+            ("hate", "en", "FHM"), ("sarcasm", "ar", "ArSarcasm_Meme")}
+    if name == "goat-bench":  # every task asked of its own memes; hatefulness' pictures are the installed FHM's
+        assert {t: task["asked"] for t, task in report["tasks"].items()} == dict.fromkeys(report["tasks"], 6)
+    if name == "ii-bench":  # the pictures inside the Parquet rows, written out once each, byte for byte
+        written = sorted((tmp / "cache" / "benchmark-pictures").iterdir())
+        assert sorted(p.read_bytes() for p in written) == sorted({png_bytes(i) for i in range(7)})
 
 
 FIFTH = """name: fifth
@@ -348,3 +387,53 @@ def test_without_data_the_catalogue_is_asked_and_its_absence_says_to_give_data(w
         assert done.returncode == 2
     bad = cli(tmp, "eval", "fhm", "--model", "tsrv", "--split", "nope", "--data", str(tmp), check=False)
     assert bad.returncode == 2 and "use one of: train, dev_seen" in bad.stdout + bad.stderr
+
+
+# ---- the installed copy: `memegauge data import`, then `eval` by name ------------------------------------
+
+
+def fhm_release(root: Path, n: int = 30) -> dict[str, str]:
+    """A copy in FHM's release layout (docs/data.md): img/*.png and the five split files of phase 2."""
+    gold = fhm(root, n)  # dev_seen.jsonl and img/
+    for split, first in (("train", 20000), ("dev_unseen", 30000), ("test_seen", 40000), ("test_unseen", 50000)):
+        _jsonl(root / f"{split}.jsonl", [{"id": first + i, "img": f"img/{first + i}.png", "label": i % 2,
+                                          "text": f"{split} meme {i}"} for i in range(4)])
+        for i in range(4):
+            picture(root / "img" / f"{first + i}.png", i)
+    return gold
+
+
+def test_fhm_imported_by_memegauge_data_is_read_by_name_and_its_leaderboard_is_the_ground_truth(world):
+    tmp, server = world
+    env = {**os.environ, "MEMEGAUGE_DATA_DIR": str(tmp / "data-dir")}
+    gold = fhm_release(tmp / "hateful_memes")
+    cli(tmp, "data", "import", "fhm", str(tmp / "hateful_memes"), env=env)
+    cli(tmp, "eval", "fhm", "--split", "dev_seen", "--model", "tsrv", env=env)  # no --data: the installed copy
+    [run] = json.loads(cli(tmp, "runs", "--json", env=env).stdout)
+    answers = [json.loads(line) for line in cli(tmp, "export", run["name"], "--table", "answers", "--format",
+                                                "jsonl", env=env).stdout.splitlines()]
+    assert {a["item"]: a["gold"] for a in answers} == gold
+    want = expected(answers, truths(server, "tsrv"), ["yes", "no"])
+    [line] = list(csv.DictReader(cli(tmp, "report", run["name"], "--format", "csv", env=env).stdout.splitlines()))
+    assert line["group"] == "overall (hateful)" and line["model"] == "tsrv"
+    assert float(line["accuracy"]) == pytest.approx(want["accuracy"], rel=1e-9)  # the CSV keeps full precision
+    assert float(line["macro_f1"]) == pytest.approx(want["macro_f1"], rel=1e-9)
+    assert int(line["accuracy_n"]) == int(line["macro_f1_n"]) == want["n"] == 30
+    for figure in ("accuracy", "macro_f1"):
+        assert float(line[f"{figure}_ci95_lo"]) <= float(line[figure]) <= float(line[f"{figure}_ci95_hi"])
+    assert float(line["unreadable"]) == pytest.approx(want["unreadable"] / 30, rel=1e-9)
+
+
+def test_mami_imported_by_memegauge_data_is_read_by_name(world):
+    tmp, server = world
+    split = mami(tmp / "mami-release")
+    cli(tmp, "data", "import", "mami", str(tmp / "mami-release"))
+    cli(tmp, "eval", "mami", "--split", split, "--model", "tsrv")  # no --data: the installed copy
+    [run] = json.loads(cli(tmp, "runs", "--json").stdout)
+    report = json.loads(cli(tmp, "report", run["name"], "--format", "json").stdout)
+    answers = [json.loads(line) for line in
+               cli(tmp, "export", run["name"], "--table", "answers", "--format", "jsonl").stdout.splitlines()]
+    mine = [a for a in answers if a["task"] == "misogynous"]
+    want = expected(mine, truths(server, "tsrv"), ["yes", "no"])
+    assert report["tasks"]["misogynous"]["answered"] == want["n"] == 16
+    assert report["tasks"]["misogynous"]["accuracy"]["value"] == pytest.approx(want["accuracy"], rel=1e-9)

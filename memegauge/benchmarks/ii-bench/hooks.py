@@ -1,24 +1,30 @@
-"""II-Bench's JSON lists one picture per entry with its questions: one item per question, the picture shared;
-its domain, emotion and difficulty (where the entry or the question gives them) become groups."""
+"""II-Bench as `memegauge data get ii-bench` installs it: the Hub release m-a-p/II-Bench, one Parquet file per
+split (data/dev-*.parquet, data/test-*.parquet), one row per question with its picture inside (the `image`
+struct {bytes, path}), its six options in option1..option6, the answer letter, and domain, emotion and
+difficulty, which become groups. The columns are the dataset card's `dataset_info.features`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from memegauge.benchmarks.kit.items import rows, split_file
+from memegauge.benchmarks.kit.items import parquet_rows, picture_file
+from memegauge.types import InputError
 
 GROUPS = ("domain", "emotion", "difficulty")
+OPTIONS = tuple(f"option{n}" for n in range(1, 7))
 
 
 def items(source: Path, split: str, spec: Any) -> list[tuple[str, dict[str, Any]]]:
-    path = split_file(spec, source, split)
+    files = sorted(source.glob(spec.splits[split]))
+    if not files:
+        raise InputError(f"II-Bench's {split} files not found: {source / spec.splits[split]}", str(source),
+                         "run `memegauge data get ii-bench`, or give --data the folder holding the release's data/")
     found = []
-    for where, entry in rows(path, "json"):
-        for n, q in enumerate(entry.get("questions") or []):
-            merged = {**entry, **q}
-            found.append((f"{where}.questions[{n}]", {
-                "id": q.get("id"), "image": str(source / str(entry.get("local_path"))), "text": "",
-                "options": q.get("options") or [], "gold": {"answer": q.get("answer")},
-                "groups": {g: merged.get(g) for g in GROUPS}, "extra": {"question": q.get("question", "")}}))
+    for path in files:
+        for where, r in parquet_rows(path):
+            found.append((where, {
+                "id": r.get("id"), "image": picture_file(r.get("image"), where), "text": "",
+                "options": [r[o] for o in OPTIONS if r.get(o) not in (None, "")], "gold": {"answer": r.get("answer")},
+                "groups": {g: r.get(g) for g in GROUPS}, "extra": {"question": r.get("question") or ""}}))
     return found

@@ -9,6 +9,7 @@ reader's: ``{"id", "image" (path relative to source, or absolute, or None), "tex
 from __future__ import annotations
 
 import csv
+import hashlib
 import importlib.util
 import json
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from memegauge.benchmarks.kit.spec import HOOKS_FILE, Benchmark, Task
-from memegauge.files import find_file, read_user_text
+from memegauge.files import find_file, read_user_text, user_cache_root, write_bytes_atomic
 from memegauge.types import InputError
 
 
@@ -106,6 +107,41 @@ def rows(path: Path, fmt: str) -> list[tuple[str, dict[str, Any]]]:
     reader = csv.DictReader(text.splitlines(), delimiter="\t" if fmt == "tsv" else ",")
     return [(f"{path}:{n + 2}", {k.strip(): (v or "").strip() for k, v in r.items() if k})
             for n, r in enumerate(reader)]
+
+
+def parquet_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(FILE[ROW], record) of a Parquet file, as a Hugging Face release stores it (a picture column is a
+    struct {bytes, path}: `picture_file` writes it out)."""
+    try:
+        import pyarrow.parquet as pq  # lazy: only the Hub releases (ii-bench, memelens) are Parquet
+    except ImportError:
+        raise InputError("reading Parquet needs pyarrow", str(path), "pip install 'memegauge[pandas]'") from None
+    try:
+        records = pq.read_table(path).to_pylist()
+    except Exception as exc:  # pyarrow raises its own classes for a damaged or foreign file
+        raise InputError(f"not a readable Parquet file: {exc}", str(path), "give the release's file unchanged "
+                         "(`memegauge data verify NAME` re-checks an installed copy)") from None
+    return [(f"{path}[{n}]", r) for n, r in enumerate(records)]
+
+
+_MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF8", ".gif"), (b"RIFF", ".webp"), (b"BM", ".bmp"))
+
+
+def picture_file(value: Any, where: str) -> str | None:
+    """A picture stored inside a release's Parquet row (a struct {bytes, path}, or raw bytes), written once to
+    the user cache under its sha256 (the installed copy stays as released, so `data verify` still holds), as
+    the absolute path the kit reads; None when the row has no picture."""
+    data = value.get("bytes") if isinstance(value, dict) else value
+    if data in (None, b""):
+        return None
+    if not isinstance(data, bytes):
+        raise InputError(f"picture is not bytes but {type(data).__name__}", where, "give the release's file unchanged")
+    suffix = next((ext for magic, ext in _MAGIC if data.startswith(magic)), ".img")
+    path = user_cache_root() / "benchmark-pictures" / f"{hashlib.sha256(data).hexdigest()}{suffix}"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, data)
+    return str(path)
 
 
 def _json(text: str, where: str) -> Any:
