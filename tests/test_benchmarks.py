@@ -424,6 +424,38 @@ def test_fhm_imported_by_memegauge_data_is_read_by_name_and_its_leaderboard_is_t
     assert float(line["unreadable"]) == pytest.approx(want["unreadable"] / 30, rel=1e-9)
 
 
+def test_the_suite_skips_a_benchmark_whose_data_is_not_installed_and_shows_the_others(world):
+    """With only fhm and mami installed, `eval --suite memes` runs those two, names each skipped benchmark with the
+    line that installs it, shows the leaderboard and exits 4 (docs/benchmarks.md)."""
+    tmp, _ = world
+    fhm_release(tmp / "hateful_memes", 6)
+    mami(tmp / "mami-release", 6)
+    cli(tmp, "data", "import", "fhm", str(tmp / "hateful_memes"))
+    cli(tmp, "data", "import", "mami", str(tmp / "mami-release"))
+    done = cli(tmp, "eval", "--suite", "memes", "--model", "tsrv", check=False)
+    said = done.stdout + done.stderr
+    assert done.returncode == 4, said
+    for name in ("goat-bench", "ii-bench", "memelens"):
+        assert f"skipped: {name}: data set '{name}' is not installed: run `memegauge data get {name}`" in said
+    assert "skipped: harmeme: data set 'harmeme' is not installed" in said
+    assert "fhm: overall (hateful)" in done.stdout and "mami: overall (misogynous)" in done.stdout  # the table
+    assert sorted(r["method"] for r in json.loads(cli(tmp, "runs", "--json").stdout)) == ["fhm", "mami"]
+
+
+def test_benchmarks_named_without_their_data_are_refused_before_any_run(world):
+    tmp, _ = world
+    fhm_release(tmp / "hateful_memes", 6)
+    cli(tmp, "data", "import", "fhm", str(tmp / "hateful_memes"))
+    done = cli(tmp, "eval", "fhm", "goat-bench", "ii-bench", "--model", "tsrv", check=False)
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert "not installed: goat-bench: data set 'goat-bench' is not installed: run `memegauge data get goat-bench`" \
+        in said
+    assert "not installed: ii-bench: data set 'ii-bench' is not installed: run `memegauge data get ii-bench`" in said
+    assert "fhm:" not in said.split("error:")[0].replace("not installed: fhm", "")  # fhm is installed: no line
+    assert not (tmp / "s.db").exists()  # no run started
+
+
 def test_mami_imported_by_memegauge_data_is_read_by_name(world):
     tmp, server = world
     split = mami(tmp / "mami-release")
