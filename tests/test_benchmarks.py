@@ -133,7 +133,7 @@ def test_fhm_runs_end_to_end_and_every_figure_is_the_ground_truth(world):
                 [a["gold"] for a in answers],
                 [meant(found, a["prompt"])["answer"] or "<u>" for a in answers],
                 labels=[per["class"]], average="macro", zero_division=0), rel=1e-9)
-        assert task["published"] and all(p["source"] for p in task["published"])
+        assert task["published"] == []  # no figure on dev_seen could be confirmed (docs/benchmarks.md)
     csv_text = cli(tmp, "report", runs[0]["name"], "--format", "csv").stdout
     lines = list(csv.DictReader(csv_text.splitlines()))
     assert {line["group"] for line in lines} == {"overall (hateful)"}
@@ -327,6 +327,22 @@ def test_a_benchmark_named_as_a_shipped_one_is_refused(world):
     env = _installed(tmp, "fhm", FIFTH.replace("name: fifth", "name: fhm"))
     done = cli(tmp, "eval", "--list", env=env, check=False)
     assert done.returncode != 0 and "registered twice" in done.stdout + done.stderr
+
+
+def test_every_published_figure_quotes_its_source_with_its_address():
+    """A figure set beside ours is one read in a source at hand: its `source` gives the address and quotes the
+    passage holding the value (as a percentage), so a reader can check it; figures typed from memory are gone."""
+    import re
+
+    from memegauge.benchmarks.kit.family import benchmarks
+
+    shown = [(spec.name, p) for spec in benchmarks() for p in spec.published]
+    assert shown  # FHM's abstract figures
+    for name, figure in shown:
+        assert re.search(r"https://\S+", figure.source), (name, figure)
+        quoted = re.findall(r'"([^"]+)"', figure.source)
+        assert any(f"{figure.value * 100:g}%" in q for q in quoted), (name, figure)
+    assert not {round(p.value, 4) for _, p in shown} & {0.8265, 0.7141, 0.6506, 0.7397, 0.834}
 
 
 def test_unreadable_answers_are_counted_and_never_a_class():
