@@ -246,6 +246,39 @@ def test_the_commands_list_get_path_verify_and_report_a_gated_set(env, capsys):
     assert "(0 requests)" in capsys.readouterr().out
 
 
+def test_a_failed_verify_gives_the_fix_is_kept_with_the_copy_and_list_shows_it_not_checked(env, tmp_path, capsys):
+    assert main(["data", "get", "toy", "--mirror", env.url]) == 0
+    picture = installed_dir("toy") / "questions" / "img" / "1.png"
+    picture.write_bytes(picture.read_bytes() + b"x")  # damaged after install
+    capsys.readouterr()
+    assert main(["data", "verify", "toy"]) == 1
+    said = capsys.readouterr()
+    assert "img/1.png: expected sha256" in said.err
+    assert "fix: memegauge data remove toy && memegauge data get toy" in said.err
+    assert main(["data", "list"]) == 0
+    listed = " ".join(capsys.readouterr().out.split())
+    assert "NOT checked" in listed and "yes, checked" not in listed
+    before = len(env.requests)
+    assert main(["data", "get", "toy", "--mirror", env.url]) == 1  # still 0 requests, but says it is damaged
+    said = capsys.readouterr()
+    assert len(env.requests) == before and "memegauge data remove toy && memegauge data get toy" in said.err
+    # a user's copy is replaced by importing it again
+    _quiet_get("gated", env)
+    release = tmp_path / "release"
+    (release / "img").mkdir(parents=True)
+    (release / "img" / "1.png").write_bytes(_png())
+    (release / "train.jsonl").write_text(json.dumps({"id": "1", "img": "img/1.png", "text": "hello"}) + "\n")
+    import_copy("gated", release, say=lambda text: None)
+    (installed_dir("gated") / "copy" / "train.jsonl").write_text("changed\n")
+    capsys.readouterr()
+    assert main(["data", "verify", "gated"]) == 1
+    assert "fix: memegauge data remove gated && memegauge data get gated, then memegauge data import gated PATH" \
+        in capsys.readouterr().err
+    picture.write_bytes(FILES["img/1.png"])  # repaired: the next verify records the check again
+    assert main(["data", "verify", "toy"]) == 0 and main(["data", "list"]) == 0
+    assert "yes, checked" in " ".join(capsys.readouterr().out.split())
+
+
 def test_qa_eval_with_a_data_set_name_that_is_not_installed_says_how_to_get_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "empty"))
     monkeypatch.chdir(tmp_path)

@@ -375,8 +375,10 @@ def verify(name: str) -> list[str]:
                 problems.append(f"{name}/{source_id}/{path}: missing")
             elif (got := _sha256(file)) != sha:
                 problems.append(f"{name}/{source_id}/{path}: expected sha256 {sha}, got {got}")
-    if not problems:
-        write_state(name, {**state, "checked": _now()})
+    # the outcome is kept with the copy: `data list` shows a copy whose last verify failed as not checked
+    kept = {k: v for k, v in state.items() if k not in ("checked", "verify_failed")}
+    write_state(name, {**kept, "verify_failed": {"at": _now(), "problems": len(problems)}} if problems
+                else {**kept, "checked": _now()})
     return problems
 
 
