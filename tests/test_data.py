@@ -279,6 +279,18 @@ def test_a_failed_verify_gives_the_fix_is_kept_with_the_copy_and_list_shows_it_n
     assert "yes, checked" in " ".join(capsys.readouterr().out.split())
 
 
+def test_get_of_a_users_copy_says_so_first_then_where_to_request_it_and_the_import_line_then_the_licence(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "empty"))
+    assert main(["data", "get", "fhm"]) == 2
+    said = " ".join((lambda c: c.out + c.err)(capsys.readouterr()).split())
+    assert said.startswith("your copy: fhm (")
+    first = said.index("is your own copy to bring")
+    assert first < said.index("Request it: accept the licence at https://hatefulmemeschallenge.com") \
+        < said.index("Then run: memegauge data import fhm PATH") < said.index("Licence: Hateful Memes dataset licence")
+    assert "cite:" not in said and "@" not in said[:first]  # no citation ahead of what to do
+
+
 def test_qa_eval_with_a_data_set_name_that_is_not_installed_says_how_to_get_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "empty"))
     monkeypatch.chdir(tmp_path)

@@ -101,11 +101,11 @@ def get_command(ctx: typer.Context, names: list[str] = typer.Argument(..., help=
         elif outcome.installed:
             out.print(f"{name}: installed {', '.join(outcome.installed)} in {safe(where)} — {outcome.requests} "
                       f"requests, {outcome.received / 1e6:.1f} MB received, {outcome.seconds:.1f} s", soft_wrap=True)
-        gated += outcome.gated
-        gated += [f"{name} reads {need} at use time, which is not installed: run `{get_line(need)}`"
-                  for need in entry(name).needs if missing_sources(need)]
-    for line in gated:
-        console.print(f"[yellow]not downloadable:[/] {safe(line)}", highlight=False, soft_wrap=True)
+        gated += [("your copy", line) for line in outcome.gated]
+        gated += [("also needed", f"{name} reads {need} at use time, which is not installed: run "
+                                  f"`{get_line(need)}`") for need in entry(name).needs if missing_sources(need)]
+    for label, line in gated:
+        console.print(f"[yellow]{label}:[/] {safe(line)}", highlight=False, soft_wrap=True)
     for line in damaged:
         console.print(f"[red]damaged:[/] {safe(line)}", highlight=False, soft_wrap=True)
     if gated:

@@ -118,8 +118,10 @@ def _get(name: str, *, mirror: str | None, offline: bool, quiet: bool, say: Say)
 
 
 def gated_message(name: str, source: UserCopy) -> str:
-    return (f"{name}: {source.what} cannot be downloaded by MemeGauge ({source.licence}). "
-            f"Request it: {source.request}. Then run: memegauge data import {name} PATH")
+    # what to do first (it is the user's own copy: where to request it, the import line), the licence after
+    return (f"{name} ({source.what}) is your own copy to bring: MemeGauge cannot download it. "
+            f"Request it: {source.request}. Then run: memegauge data import {name} PATH. "
+            f"Licence: {source.licence}")
 
 
 def _staging(name: str, source_id: str) -> Path:
