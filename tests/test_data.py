@@ -291,6 +291,32 @@ def test_get_of_a_users_copy_says_so_first_then_where_to_request_it_and_the_impo
     assert "cite:" not in said and "@" not in said[:first]  # no citation ahead of what to do
 
 
+def test_python_dash_m_memegauge_is_the_command_line():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "memegauge", "--version"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("memegauge ")
+    bad = subprocess.run([sys.executable, "-m", "memegauge", "data", "get", "no-such-set"], capture_output=True,
+                         text=True, timeout=120)
+    assert bad.returncode == 2 and "no data set named 'no-such-set'" in bad.stdout + bad.stderr
+
+
+def test_the_mirror_command_in_the_docs_names_the_entrys_github_sources_and_the_port_the_get_uses():
+    import re
+
+    from memegauge.data.catalogue import entry
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "data.md").read_text()
+    [serve] = re.findall(r"^python scripts/data_mirror\.py (.+)$", text, re.M)
+    name, *pairs, port_flag, port = serve.split()
+    assert port_flag == "--port" and f"memegauge data get {name} --mirror http://127.0.0.1:{port}" in text
+    given = dict(pair.split("=", 1) for pair in pairs)
+    assert set(given) == {s.id for s in entry(name).sources if s.kind == "github"}
+    assert all(path.endswith("/.git") for path in given.values())  # the script runs `git --git-dir`
+
+
 def test_qa_eval_with_a_data_set_name_that_is_not_installed_says_how_to_get_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "empty"))
     monkeypatch.chdir(tmp_path)
