@@ -86,7 +86,12 @@ def _missing(spec, data: Path | None, several: bool) -> str | None:
         from memegauge.data.store import get_line, missing_sources
     except ImportError:
         return None
-    absent = [name for name in (spec.data, *entry(spec.data).needs) if missing_sources(name)]
+    from memegauge.types import InputError  # lazy: as in eval_command
+
+    try:
+        absent = [name for name in (spec.data, *entry(spec.data).needs) if missing_sources(name)]
+    except InputError:  # not a catalogue name: the run's own check says what to give
+        return None
     return "; ".join(f"data set {name!r} is not installed: run `{get_line(name)}`" for name in absent) or None
 
 
