@@ -1,6 +1,7 @@
 """`memegauge` command line (typer). Thin on purpose: parse options, load config, call the Python API.
 
-Exit codes: 0 success, 2 bad input or config, 1 failure, 130 Ctrl-C, 143 SIGTERM.
+Exit codes: 0 success, 2 bad input or config, 1 failure, 4 `eval --suite` skipped benchmarks without data,
+130 Ctrl-C, 143 SIGTERM.
 """
 
 from __future__ import annotations

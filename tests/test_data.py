@@ -246,6 +246,77 @@ def test_the_commands_list_get_path_verify_and_report_a_gated_set(env, capsys):
     assert "(0 requests)" in capsys.readouterr().out
 
 
+def test_a_failed_verify_gives_the_fix_is_kept_with_the_copy_and_list_shows_it_not_checked(env, tmp_path, capsys):
+    assert main(["data", "get", "toy", "--mirror", env.url]) == 0
+    picture = installed_dir("toy") / "questions" / "img" / "1.png"
+    picture.write_bytes(picture.read_bytes() + b"x")  # damaged after install
+    capsys.readouterr()
+    assert main(["data", "verify", "toy"]) == 1
+    said = capsys.readouterr()
+    assert "img/1.png: expected sha256" in said.err
+    assert "fix: memegauge data remove toy && memegauge data get toy" in said.err
+    assert main(["data", "list"]) == 0
+    listed = " ".join(capsys.readouterr().out.split())
+    assert "NOT checked" in listed and "yes, checked" not in listed
+    before = len(env.requests)
+    assert main(["data", "get", "toy", "--mirror", env.url]) == 1  # still 0 requests, but says it is damaged
+    said = capsys.readouterr()
+    assert len(env.requests) == before and "memegauge data remove toy && memegauge data get toy" in said.err
+    # a user's copy is replaced by importing it again
+    _quiet_get("gated", env)
+    release = tmp_path / "release"
+    (release / "img").mkdir(parents=True)
+    (release / "img" / "1.png").write_bytes(_png())
+    (release / "train.jsonl").write_text(json.dumps({"id": "1", "img": "img/1.png", "text": "hello"}) + "\n")
+    import_copy("gated", release, say=lambda text: None)
+    (installed_dir("gated") / "copy" / "train.jsonl").write_text("changed\n")
+    capsys.readouterr()
+    assert main(["data", "verify", "gated"]) == 1
+    assert "fix: memegauge data remove gated && memegauge data get gated, then memegauge data import gated PATH" \
+        in capsys.readouterr().err
+    picture.write_bytes(FILES["img/1.png"])  # repaired: the next verify records the check again
+    assert main(["data", "verify", "toy"]) == 0 and main(["data", "list"]) == 0
+    assert "yes, checked" in " ".join(capsys.readouterr().out.split())
+
+
+def test_get_of_a_users_copy_says_so_first_then_where_to_request_it_and_the_import_line_then_the_licence(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "empty"))
+    assert main(["data", "get", "fhm"]) == 2
+    said = " ".join((lambda c: c.out + c.err)(capsys.readouterr()).split())
+    assert said.startswith("your copy: fhm (")
+    first = said.index("is your own copy to bring")
+    assert first < said.index("Request it: accept the licence at https://hatefulmemeschallenge.com") \
+        < said.index("Then run: memegauge data import fhm PATH") < said.index("Licence: Hateful Memes dataset licence")
+    assert "cite:" not in said and "@" not in said[:first]  # no citation ahead of what to do
+
+
+def test_python_dash_m_memegauge_is_the_command_line():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "memegauge", "--version"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("memegauge ")
+    bad = subprocess.run([sys.executable, "-m", "memegauge", "data", "get", "no-such-set"], capture_output=True,
+                         text=True, timeout=120)
+    assert bad.returncode == 2 and "no data set named 'no-such-set'" in bad.stdout + bad.stderr
+
+
+def test_the_mirror_command_in_the_docs_names_the_entrys_github_sources_and_the_port_the_get_uses():
+    import re
+
+    from memegauge.data.catalogue import entry
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "data.md").read_text()
+    [serve] = re.findall(r"^python scripts/data_mirror\.py (.+)$", text, re.M)
+    name, *pairs, port_flag, port = serve.split()
+    assert port_flag == "--port" and f"memegauge data get {name} --mirror http://127.0.0.1:{port}" in text
+    given = dict(pair.split("=", 1) for pair in pairs)
+    assert set(given) == {s.id for s in entry(name).sources if s.kind == "github"}
+    assert all(path.endswith("/.git") for path in given.values())  # the script runs `git --git-dir`
+
+
 def test_qa_eval_with_a_data_set_name_that_is_not_installed_says_how_to_get_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "empty"))
     monkeypatch.chdir(tmp_path)

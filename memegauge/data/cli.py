@@ -44,6 +44,9 @@ def _status(name: str) -> str:
     missing = missing_sources(name)
     if missing:
         return f"partly (missing {', '.join(missing)})"
+    if state.get("verify_failed"):
+        return f"yes, NOT checked: `data verify` found {state['verify_failed']['problems']} bad files " \
+               f"({state['verify_failed']['at']})"
     return f"yes, checked {state['checked']}" if state.get("checked") else "yes, checked at install"
 
 
@@ -81,26 +84,34 @@ def get_command(ctx: typer.Context, names: list[str] = typer.Argument(..., help=
     from memegauge.clikit import console, out, safe
     from memegauge.data.catalogue import entry
     from memegauge.data.install import get
-    from memegauge.data.store import entry_dir, get_line, missing_sources
+    from memegauge.data.store import entry_dir, get_line, missing_sources, read_state, reinstall_line
 
     quiet = _quiet(ctx)
-    gated = []
+    gated, damaged = [], []
     for name in names:
         outcome = get(name, mirror=mirror, offline=offline, quiet=quiet,
                       say=lambda text: console.print(safe(text), highlight=False, soft_wrap=True))
         where = entry_dir(name)
-        if outcome.already:
-            out.print(f"{name}: already installed and checked in {safe(where)} (0 requests)", soft_wrap=True)
+        if outcome.already and read_state(name).get("verify_failed"):
+            damaged.append(f"{name}: installed in {safe(where)} (0 requests), but its last `memegauge data "
+                           f"verify` found bad files; fix: {reinstall_line(name)}")
+        elif outcome.already:
+            out.print(f"{name}: already installed in {safe(where)} (0 requests); not re-hashed: "
+                      f"`memegauge data verify {name}` does", soft_wrap=True)
         elif outcome.installed:
             out.print(f"{name}: installed {', '.join(outcome.installed)} in {safe(where)} — {outcome.requests} "
                       f"requests, {outcome.received / 1e6:.1f} MB received, {outcome.seconds:.1f} s", soft_wrap=True)
-        gated += outcome.gated
-        gated += [f"{name} reads {need} at use time, which is not installed: run `{get_line(need)}`"
-                  for need in entry(name).needs if missing_sources(need)]
-    for line in gated:
-        console.print(f"[yellow]not downloadable:[/] {safe(line)}", highlight=False, soft_wrap=True)
+        gated += [("your copy", line) for line in outcome.gated]
+        gated += [("also needed", f"{name} reads {need} at use time, which is not installed: run "
+                                  f"`{get_line(need)}`") for need in entry(name).needs if missing_sources(need)]
+    for label, line in gated:
+        console.print(f"[yellow]{label}:[/] {safe(line)}", highlight=False, soft_wrap=True)
+    for line in damaged:
+        console.print(f"[red]damaged:[/] {safe(line)}", highlight=False, soft_wrap=True)
     if gated:
         raise typer.Exit(2)
+    if damaged:
+        raise typer.Exit(1)
 
 
 @data_app.command("import")
@@ -133,7 +144,7 @@ def verify_command(names: list[str] = typer.Argument(..., help="Data set names."
     """Re-hash every installed file against the manifest or the install record (exit 1 on a difference)."""
     from memegauge.clikit import console, out, safe
     from memegauge.data.install import verify
-    from memegauge.data.store import read_state
+    from memegauge.data.store import read_state, reinstall_line
 
     failed = False
     for name in names:
@@ -143,6 +154,8 @@ def verify_command(names: list[str] = typer.Argument(..., help="Data set names."
             failed = True
             for line in problems:
                 console.print(f"[red]{safe(line)}[/]", highlight=False, soft_wrap=True)
+            console.print(f"{name}: {len(problems)} of {files} files differ from what was installed\n  fix: "
+                          f"{safe(reinstall_line(name))}", highlight=False, soft_wrap=True)
         else:
             out.print(f"{name}: {files} files match", soft_wrap=True)
     if failed:

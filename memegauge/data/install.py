@@ -118,8 +118,10 @@ def _get(name: str, *, mirror: str | None, offline: bool, quiet: bool, say: Say)
 
 
 def gated_message(name: str, source: UserCopy) -> str:
-    return (f"{name}: {source.what} cannot be downloaded by MemeGauge ({source.licence}). "
-            f"Request it: {source.request}. Then run: memegauge data import {name} PATH")
+    # what to do first (it is the user's own copy: where to request it, the import line), the licence after
+    return (f"{name} ({source.what}) is your own copy to bring: MemeGauge cannot download it. "
+            f"Request it: {source.request}. Then run: memegauge data import {name} PATH. "
+            f"Licence: {source.licence}")
 
 
 def _staging(name: str, source_id: str) -> Path:
@@ -375,8 +377,10 @@ def verify(name: str) -> list[str]:
                 problems.append(f"{name}/{source_id}/{path}: missing")
             elif (got := _sha256(file)) != sha:
                 problems.append(f"{name}/{source_id}/{path}: expected sha256 {sha}, got {got}")
-    if not problems:
-        write_state(name, {**state, "checked": _now()})
+    # the outcome is kept with the copy: `data list` shows a copy whose last verify failed as not checked
+    kept = {k: v for k, v in state.items() if k not in ("checked", "verify_failed")}
+    write_state(name, {**kept, "verify_failed": {"at": _now(), "problems": len(problems)}} if problems
+                else {**kept, "checked": _now()})
     return problems
 
 

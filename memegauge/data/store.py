@@ -58,11 +58,12 @@ def missing_sources(name: str) -> list[str]:
     return [s.id for s in entry(name).sources if s.id not in installed]
 
 
-def get_line(name: str) -> str:
-    """The command that installs `name` (or its missing user copy)."""
+def get_line(name: str, *, fresh: bool = False) -> str:
+    """The command that installs `name` (or its missing user copy); `fresh`: every source, as after a remove."""
     from memegauge.data.catalogue import entry  # the catalogue imports every entry: only when asked
 
-    missing = [s for s in entry(name).sources if s.id in missing_sources(name)]
+    absent = set(_sources(name)) if fresh else set(missing_sources(name))
+    missing = [s for s in entry(name).sources if s.id in absent]
     user = [s for s in missing if s.kind == "user"]
     if user and len(user) == len(missing):
         return f"memegauge data import {name} PATH (PATH: your copy; {user[0].request})"
@@ -70,6 +71,11 @@ def get_line(name: str) -> str:
     if user:
         line += f", then memegauge data import {name} PATH (PATH: your copy; {user[0].request})"
     return line
+
+
+def reinstall_line(name: str) -> str:
+    """The commands that replace a damaged installed copy of `name`: remove it, then get (or import) it again."""
+    return f"memegauge data remove {name} && {get_line(name, fresh=True)}"
 
 
 def installed_dir(name: str) -> Path:

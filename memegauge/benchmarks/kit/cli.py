@@ -1,6 +1,11 @@
 """`memegauge eval NAME... --model M...` (or `--suite memes`): one run per benchmark and model on the one run
 path (`run_checked`), then one table with a column per model: each task's accuracy, macro-F1 and AUROC (and per
-group), each with its 95% interval and n. `--list` lists the installed benchmarks."""
+group), each with its 95% interval and n. `--list` lists the installed benchmarks.
+
+Every benchmark's data is looked for, and every run's inputs checked, before the first run starts. With
+`--suite`, a benchmark whose data set is not installed is skipped (one line with the command that installs it),
+the others run, and the command exits `SKIPPED_EXIT` after the leaderboard; benchmarks named one by one are
+refused (exit 2) when any of their data sets is missing, one line for each."""
 
 from __future__ import annotations
 
@@ -8,6 +13,10 @@ import asyncio
 from pathlib import Path
 
 import typer
+
+SKIPPED_EXIT = 4
+"""`eval --suite`'s exit status when it ran and showed the leaderboard but skipped benchmarks whose data set is not
+installed (a run that failed calls still exits 1; docs/benchmarks.md)."""
 
 
 def register(app: typer.Typer) -> None:
@@ -35,7 +44,7 @@ def eval_command(ctx: typer.Context,
                                                       "page with the table and plots), .csv or .md.")) -> None:
     """Run the field's meme benchmarks (FHM, HarMeme, MAMI, GOAT-Bench, II-Bench, MemeLens, …) on models."""
     from memegauge.benchmarks.kit.family import benchmarks  # lazy: the registry when the command runs
-    from memegauge.clikit import finish_all, out, settings  # lazy: as above
+    from memegauge.clikit import console, finish_all, out, safe, settings  # lazy: as above
     from memegauge.types import InputError  # lazy: as above
 
     if list_:
@@ -44,6 +53,14 @@ def eval_command(ctx: typer.Context,
     chosen = _chosen(benchmarks(), names or [], suite)
     if not model:
         raise InputError("no model named", "--model", "name a model of the registry: --model M (repeatable)")
+    missing = {spec.name: why for spec in chosen if (why := _missing(spec, data, len(chosen) > 1))}
+    for name, why in missing.items():
+        label = "skipped" if suite is not None else "not installed"
+        console.print(f"[yellow]{label}:[/] {name}: {safe(why)}", highlight=False, soft_wrap=True)
+    chosen = [spec for spec in chosen if spec.name not in missing]
+    if missing and (suite is None or not chosen):
+        raise InputError(f"the data of {', '.join(missing)} is not installed", "eval",
+                         "install it with the line(s) above" + (", or leave those benchmarks out" if chosen else ""))
     s = settings(ctx)
     runs = asyncio.run(_run_all(s, chosen, model, split, limit, seed, data, not skip_preflight))
     store = s.store()
@@ -52,6 +69,30 @@ def eval_command(ctx: typer.Context,
     if out_path is not None:
         out_path.write_text(leaderboard_page(rows, runs, store, out_path.suffix.lower()), encoding="utf-8")
     finish_all(store, runs, max_failure_rate)
+    if missing:
+        console.print(f"[yellow]skipped[/] (data not installed): {', '.join(missing)}", highlight=False)
+        raise typer.Exit(SKIPPED_EXIT)
+
+
+def _missing(spec, data: Path | None, several: bool) -> str | None:
+    """Why `spec`'s data is not at hand, with the command that installs it; None when it is (or when only its
+    run's own input check can tell: a `--data` folder for one benchmark, a MemeGauge without the catalogue)."""
+    if data is not None:
+        folder = data / spec.name
+        return None if not several or folder.is_dir() else (
+            f"no folder {folder}: put its release there, or leave out --data to read `memegauge data`'s copy")
+    try:
+        from memegauge.data.catalogue import entry  # lazy: the data catalogue is optional for --data runs
+        from memegauge.data.store import get_line, missing_sources
+    except ImportError:
+        return None
+    from memegauge.types import InputError  # lazy: as in eval_command
+
+    try:
+        absent = [name for name in (spec.data, *entry(spec.data).needs) if missing_sources(name)]
+    except InputError:  # not a catalogue name: the run's own check says what to give
+        return None
+    return "; ".join(f"data set {name!r} is not installed: run `{get_line(name)}`" for name in absent) or None
 
 
 def _list(out, found) -> None:
@@ -84,13 +125,19 @@ async def _run_all(s, chosen, models, split, limit, seed, data, preflight) -> li
     from memegauge.methods import method  # lazy: as in eval_command
     from memegauge.run_path import run_checked  # lazy: the engine when a run is made
 
-    names = []
+    planned = []
     for spec in chosen:
         described = method(spec.name)
         folder = data if data is None or len(chosen) == 1 else data / spec.name
         configs = [(described.config({"model": m, "split": split if split in spec.splits or len(chosen) == 1
                                       else None, "limit": limit, "seed": seed, "data": folder}), None)
                    for m in models]
+        planned.append((described, configs))
+    for described, configs in planned:  # every benchmark's inputs checked before the first run (read again there)
+        for config, _ in configs:
+            described.check(config, s.registry())
+    names = []
+    for described, configs in planned:
         results = await run_checked(described, configs, store=s.store, registry=s.registry(),
                                     progress=s.progress, preflight=preflight)
         names += [r.name for r in results]
