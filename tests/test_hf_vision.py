@@ -188,7 +188,7 @@ def test_qa_eval_of_the_adapter_named_in_models_yaml(trained, tmp_path):
     db = tmp_path / "s.db"
     code = main(["--store", str(db), "--models", str(models), "qa", "eval", "--data", str(data),
                  "--images", str(images), "--split", "dev", "--model", "base", "--model", "tuned"])
-    assert code == 0
+    assert code in (0, 3)  # 3: a tiny random model's answers mostly unreadable (stored, complete, said so)
     store = Store(db)
     runs = {r["name"]: build_report(store, r["name"]) for r in store.list_runs()}
     calls = store.db.execute("SELECT COUNT(*), SUM(images_sent) FROM calls").fetchone()
@@ -216,7 +216,7 @@ def test_the_adapter_scores_in_qa_eval_what_its_dev_point_scored_in_training(tra
     db = tmp_path / "s.db"
     assert main(["--store", str(db), "--models", str(models), "qa", "eval", "--data", str(data),
                  "--images", str(images), "--split", "dev", "--limit", "4", "--model", "tuned",
-                 "--run", "dev4"]) == 0
+                 "--run", "dev4"]) in (0, 3)  # 3: mostly unreadable answers of a tiny model
     store = Store(db)
     report = build_report(store, "dev4")
     store.close()

@@ -80,7 +80,10 @@ def store_server(store: Any, run: str | None = None, port: int = 0,
                 return HTTPStatus.OK, HTML, compare_page(comparison(store, _runs_asked(query, known), allowed),
                                                          links=True).encode("utf-8")
             except InputError as exc:
-                return HTTPStatus.BAD_REQUEST, TEXT, f"cannot compare: {exc}\n".encode()
+                again = "" if "allow_different" in query else (
+                    "\nto compare them anyway, with the differences listed: add &allow_different=1 to the address "
+                    "(or tick 'also runs that asked different questions' on the run list)\n")
+                return HTTPStatus.BAD_REQUEST, TEXT, f"cannot compare: {exc}\n{again}".encode()
         return HTTPStatus.NOT_FOUND, TEXT, b"not found: this server has /, /run/<name> and /compare?runs=...\n"
 
     def respond(method: str, path: str, headers: Mapping[str, str], _: bytes) -> Response:
