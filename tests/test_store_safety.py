@@ -465,3 +465,19 @@ def test_a_store_on_a_network_filesystem_uses_the_rollback_journal_with_one_warn
     (tmp_path / "local").mkdir()
     Store(tmp_path / "local" / "s.db").list_runs()
     assert _header_journal(tmp_path / "local" / "s.db") == "wal"  # local disk: WAL, as before
+
+
+def test_an_automounted_home_is_read_as_the_filesystem_mounted_last_on_its_point(tmp_path, monkeypatch):
+    """autofs lists its trigger first and the nfs4 it mounts on the same point after it (the usual
+    cluster home): the last entry is the mounted one, so the store there uses the rollback journal."""
+    from memegauge.engine.store import filesystems
+
+    home = tmp_path / "nfshome"
+    home.mkdir()
+    mounts = tmp_path / "mounts"
+    mounts.write_text(f"/dev/sda1 / ext4 rw 0 0\nauto.home {home} autofs rw 0 0\n"
+                      f"server:/export/home {home} nfs4 rw,vers=4.2 0 0\n")
+    monkeypatch.setattr(filesystems, "MOUNTS", mounts)
+    monkeypatch.setattr(filesystems, "_WARNED", set())
+    assert filesystems.filesystem_type(home / "s.db") == "nfs4"
+    assert filesystems.journal_mode(home / "s.db") == "DELETE"
