@@ -65,6 +65,31 @@ def test_another_applications_sqlite_file_is_refused_and_left_byte_for_byte(tmp_
     assert not list(tmp_path.glob("notes.db?*"))  # no -wal, -shm or -journal left beside it
 
 
+def test_a_foreign_file_with_a_runs_table_is_refused_by_its_layout_and_left_byte_for_byte(tmp_path, capsys):
+    """MLflow's tracking database has a `runs` table too: the store is recognised by its whole layout
+    (every table and its columns), so this file is refused before anything is written."""
+    foreign = tmp_path / "mlflow.db"
+    with sqlite3.connect(foreign) as con:
+        con.execute("CREATE TABLE experiments (experiment_id INTEGER PRIMARY KEY, name TEXT)")
+        con.execute("CREATE TABLE runs (run_uuid TEXT PRIMARY KEY, name TEXT, status TEXT, experiment_id INT)")
+        con.execute("INSERT INTO runs VALUES ('abc', 'r1', 'FINISHED', 0)")
+    con.close()
+    before, mtime = foreign.read_bytes(), foreign.stat().st_mtime_ns
+    time.sleep(0.01)
+    for argv in (["--store", str(foreign), "runs"], ["--store", str(foreign), "report", "r1"]):
+        code = main(argv)
+        text = _out(capsys)
+        assert code == 2, text
+        assert "not a MemeGauge store" in text and "another application" in text and "lacks runs.config_hash" in text
+        assert "storage error" not in text and "Traceback" not in text
+    assert foreign.read_bytes() == before and foreign.stat().st_mtime_ns == mtime
+    assert not list(tmp_path.glob("mlflow.db?*"))
+    with sqlite3.connect(foreign) as con:
+        assert {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")} == {
+            "experiments", "runs"}
+    con.close()
+
+
 def test_an_empty_file_or_a_new_path_becomes_a_store(tmp_path, capsys):
     (tmp_path / "empty.db").write_bytes(b"")
     for name in ("empty.db", "new.db"):
