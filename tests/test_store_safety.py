@@ -172,15 +172,28 @@ def _ok_calls(db: Path) -> int:
     return count
 
 
+KEEP_SIGINT = ("import runpy, sys; sys.argv = ['memegauge', *sys.argv[1:]]; "
+               "runpy.run_module('memegauge.cli', run_name='__main__')")
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as bash does for a job started with `&` from a script
+
+
 @pytest.mark.slow
-def test_sigterm_stores_the_answers_in_flight_marks_the_run_interrupted_and_none_is_asked_again(tmp_path):
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
+def test_sigterm_stores_the_answers_in_flight_marks_the_run_interrupted_and_none_is_asked_again(tmp_path,
+                                                                                               sigint):
     """A real SIGTERM (what SLURM, `timeout` and Docker send) with 32 calls in flight at 300 ms: every
-    answer sent for is stored, the run is `interrupted`, one message, exit 143; the rerun asks none again."""
+    answer sent for is stored, the run is `interrupted`, one message, exit 143; the rerun asks none again.
+    The same when the process ignores SIGINT (`memegauge … &` from a script, `nohup`)."""
     data, images = make_dataset(tmp_path, memes=tuple(f"m{i}" for i in range(10)))
     with start_server(latency_ms=300, seed=1) as server:
         _registry(tmp_path, server.base_url, max_concurrency=32)
-        child = subprocess.Popen([sys.executable, "-c", START, *_eval_args(tmp_path, data, images)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        start = START if sigint == "default" else KEEP_SIGINT  # the child keeps SIG_IGN from its parent
+        child = subprocess.Popen([sys.executable, "-c", start, *_eval_args(tmp_path, data, images)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 preexec_fn=_ignore_sigint if sigint == "ignored" else None)
         deadline = time.monotonic() + 120
         while server.stats["in_flight"] < 32:
             assert child.poll() is None and time.monotonic() < deadline, child.stdout.read()
@@ -194,6 +207,7 @@ def test_sigterm_stores_the_answers_in_flight_marks_the_run_interrupted_and_none
         sent = server.stats["models"]["vlm"] - 1  # less the image probe
         stored = _ok_calls(tmp_path / "s.db")
         assert stored == sent < 10 * QUESTIONS_PER_MEME
+        assert server.stats.get("cancelled", 0) == 0
         assert Store(tmp_path / "s.db").run_summary("r")["status"] == "interrupted"
         before = server.stats["models"]["vlm"]
         assert main(_eval_args(tmp_path, data, images)) == 0
