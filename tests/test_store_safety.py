@@ -383,6 +383,59 @@ def echoing_server():
     server.server_close()
 
 
+def _leave_mid_request(port: int, head: bytes, body: bytes) -> None:
+    """Send a request's head and part of its body, then leave (close, or reset when data is unread)."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        try:
+            sock.sendall(head + body)
+        except OSError:
+            pass  # the server answered 413 and closed while we were still sending: we leave anyway
+        time.sleep(0.3)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+
+
+def test_a_client_leaving_mid_request_prints_no_traceback_and_the_server_goes_on(rating_server, capfd):
+    """A short body then close, and a 5 MB body then close (reset), ten times each: no traceback on the
+    rater's terminal, and the next request is served."""
+    import urllib.request
+
+    port, _, _ = rating_server
+    head = f"POST /api/vote/0 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 100\r\n\r\n".encode()
+    big = f"POST /api/vote/0 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {5 << 20}\r\n\r\n".encode()
+    for _ in range(10):
+        _leave_mid_request(port, head, b"{}")
+        _leave_mid_request(port, big, b"x" * (5 << 20))
+    time.sleep(0.5)
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as page:
+        assert page.status == 200
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception occurred" not in err and "BrokenPipe" not in err, err
+
+
+def test_a_silent_client_is_dropped_after_the_socket_timeout(monkeypatch):
+    """A client that sends half a request and then nothing holds its thread only `CLIENT_TIMEOUT_S`."""
+    import socket
+    import threading
+
+    from memegauge import localserver
+
+    monkeypatch.setattr(localserver, "CLIENT_TIMEOUT_S", 0.5)
+    server = localserver.local_server(lambda *_: (200, "text/plain", b"ok"))
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=10) as sock:
+            sock.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{}")
+            started = time.monotonic()
+            assert sock.recv(100) == b""  # the server closed the connection
+            assert time.monotonic() - started < 5
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+
 def test_an_answer_echoing_the_api_key_is_stored_and_shown_redacted(tmp_path, echoing_server, capfd,
                                                                       monkeypatch):
     data, images = make_dataset(tmp_path, memes=("m1",))
