@@ -165,8 +165,10 @@ def _label_then_ruled_out(rng, letters, options):
     others = [c for c in options if c != letters]
     if len(letters) != 1 or letters not in options or not others:
         return None
-    return (f"I think the correct option is {letters}) {options[letters]}. "
-            f"Option {rng.choice(others)}) is {rng.choice(('wrong', 'not right', 'incorrect'))}.")
+    ruled_out = f"Option {rng.choice(others)}) is {rng.choice(('wrong', 'not right', 'incorrect'))}."
+    if rng.random() < 0.5:  # short enough for a small max_tokens
+        return f"The correct option is {letters}). {ruled_out}"
+    return f"I think the correct option is {letters}) {options[letters]}. {ruled_out}"
 
 
 # shapes whose reply is cut at the word budget (max_tokens) rather than left out: the label survives the cut
