@@ -244,7 +244,7 @@ def _main(argv: list[str] | None) -> int:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if code == 130:  # typer turns Ctrl-C into a silent exit 130
             return _interrupted()
-        return code
+        return _stopped_by_sigterm() if code == 0 else code
     except InputError as exc:
         console.print(f"[red]error:[/] {safe(exc)}", highlight=False, soft_wrap=True)
         return 2
@@ -255,7 +255,18 @@ def _main(argv: list[str] | None) -> int:
         return exc.exit_code  # 1; 3: a run whose answers mostly could not be read (memeqa/cli.py)
     except KeyboardInterrupt:
         return _interrupted()
-    return 0
+    return _stopped_by_sigterm()
+
+
+def _stopped_by_sigterm() -> int:
+    """0, or 143 for a command that stopped cleanly on SIGTERM (`rate`, `view`: their server shuts down
+    as on Ctrl-C), so a scheduler or script sees that it was terminated."""
+    from memegauge.engine.interrupt import terminated
+
+    if not terminated():
+        return 0
+    console.print("terminated (SIGTERM)")
+    return 143
 
 
 if __name__ == "__main__":

@@ -74,6 +74,8 @@ def local_server(respond: Responder, port: int = 0, hosts: tuple[str, ...] = LOC
     `view` (one page) and `rate` (a page and its JSON API)."""
 
     class Handler(BaseHTTPRequestHandler):
+        timeout = CLIENT_TIMEOUT_S  # a client that stops sending mid-request frees its thread
+
         def _answer(self, method: str) -> None:
             if not host_allowed(self.headers.get("Host"), hosts):
                 self.send_error(HTTPStatus.MISDIRECTED_REQUEST, "unknown host")
@@ -85,8 +87,9 @@ def local_server(respond: Responder, port: int = 0, hosts: tuple[str, ...] = LOC
             if length > MAX_BODY:
                 self.send_error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
                 return
+            request = self.rfile.read(length)  # a client silent past `timeout`: TimeoutError, the request dropped
             try:
-                status, content_type, body = respond(method, self.path, self.headers, self.rfile.read(length))
+                status, content_type, body = respond(method, self.path, self.headers, request)
             except Exception as exc:  # a bug answered as one, never a traceback on the rater's terminal
                 log.error("%s %s: %s: %s", method, self.path[:200], type(exc).__name__, exc)
                 self.send_error(HTTPStatus.INTERNAL_SERVER_ERROR)
@@ -112,10 +115,28 @@ def local_server(respond: Responder, port: int = 0, hosts: tuple[str, ...] = LOC
             pass
 
     try:
-        return ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        return _QuietServer(("127.0.0.1", port), Handler)
     except OSError as exc:
         raise InputError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror})", "--port",
                          "choose another port, or leave --port out for a free one") from None
+
+
+CLIENT_TIMEOUT_S = 30.0  # a local page sends its small requests at once; a client silent this long is gone
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:  # noqa: ANN001 (socketserver's signature)
+        """A client that left mid-request (closed, reset, timed out) is one debug line, never
+        socketserver's traceback on the rater's terminal; anything else is one error line."""
+        import sys
+
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            log.debug("client %s left mid-request: %s", client_address[0], type(exc).__name__)
+        else:
+            log.error("request from %s failed: %s: %s", client_address[0], type(exc).__name__, exc)
 
 
 def serve(server: ThreadingHTTPServer, announce=print, stop: threading.Event | None = None) -> None:

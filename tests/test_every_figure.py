@@ -56,6 +56,28 @@ def test_qa_eval_of_several_models_shows_each_accuracy_with_its_interval_and_n(t
         assert _shown(fig) + f" (n={report['n'][kind]})" in printed
 
 
+def test_a_model_wrong_everywhere_gets_a_macro_interval_and_parse_failures_their_n(tmp_path, dataset, capsys):
+    """An all-unreadable model (0% macro, 100% parse failures) beside a readable one: its macro has the
+    Wilson interval on its memes, not "no spread", and every parse-failures cell carries its (n=…)."""
+    data, images = dataset
+    models = _scripted_models(tmp_path, {"qa-zero": "I cannot tell.", "qa-some": "A"})
+    db = tmp_path / "s.db"
+    capsys.readouterr()
+    main(["--store", str(db), "--models", models, "qa", "eval", "--data", str(data), "--images",
+          str(images), "--version", "none-minus", "--split", "dev", "--model", "qa-zero,qa-some"])
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "no spread" not in printed
+    store = Store(db)
+    for run in store.list_runs():
+        found = build_report(store, run["name"])["intervals"]
+        for name in ("macro", "parse_failure_rate"):
+            assert found[name]["ci95"] is not None, name
+            assert _shown(found[name]) + f" (n={found[name]['n']})" in printed, name
+    zero = next(r for r in (build_report(store, run["name"]) for run in store.list_runs())
+                if r["model"] == "qa-zero")
+    assert zero["intervals"]["macro"]["value"] == 0 and zero["intervals"]["macro"]["method"] == "wilson-clustered"
+
+
 def test_qa_score_of_several_files_shows_each_accuracy_with_its_interval_and_n(tmp_path, dataset, capsys):
     data, _ = dataset
     items = json.loads((data / "none-minus" / "dev.json").read_text())

@@ -103,13 +103,28 @@ def test_macro_rate_is_the_mean_of_group_rates_with_an_interval():
     assert ci.macro_rate([1], ["a"])["note"] == ci.TOO_FEW
 
 
-def test_a_bootstrap_whose_resamples_cannot_differ_says_too_few_items():
+def test_a_macro_whose_resamples_cannot_differ_takes_wilson_on_its_memes():
     # two memes with one right answer each, in different types: every resample of the 2 memes gives
-    # the same macro accuracy, so the percentile range would be zero-width
+    # the same macro accuracy, so the percentile range would be zero-width: Wilson(1/3 · 2, 2) instead
     outcomes = [1, 0, 0, 0, 1, 0]
     groups = ["a", "b", "c", "a", "b", "c"]
     figure = ci.macro_rate(outcomes, groups, clusters=["m1"] * 3 + ["m2"] * 3)
-    assert figure["value"] == pytest.approx(1 / 3) and figure["ci95"] is None and figure["note"] == ci.TOO_FEW
+    assert figure["value"] == pytest.approx(1 / 3) and figure["method"] == "wilson-clustered"
+    lo, hi = ci.wilson(2 / 3, 2)
+    assert figure["ci95"] == pytest.approx([float(lo), float(hi)], rel=1e-9) and lo < 1 / 3 < hi
+
+
+def test_a_macro_at_0_of_n_has_the_micro_rates_interval_computed_by_hand():
+    """0 of 22 on 2 memes (every type wrong): Wilson with the 2 memes as sample size, upper bound
+    z²/(2 + z²) = 3.8415/5.8415 = 0.6576, as the micro rate of the same items; 22 of 22: [0.3424, 1]."""
+    groups = [f"t{i % 11}" for i in range(22)]
+    memes = ["m1"] * 11 + ["m2"] * 11
+    zero = ci.macro_rate([0] * 22, groups, memes)
+    assert zero["value"] == 0 and zero["n"] == 22 and zero["clusters"] == 2 and zero["note"] is None
+    assert zero["ci95"] == pytest.approx([0.0, 0.657620], abs=1e-6)
+    assert zero["ci95"] == pytest.approx(ci.rate([0] * 22, memes)["ci95"], rel=1e-9)
+    assert ci.macro_rate([1] * 22, groups, memes)["ci95"] == pytest.approx([0.342380, 1.0], abs=1e-6)
+    assert ci.shown(zero, percent=True) == "0.0% [0.0, 65.8]"
 
 
 def test_a_one_battle_arena_ranking_shows_too_few_items_not_a_zero_width_range():

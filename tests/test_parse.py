@@ -605,3 +605,29 @@ def test_parsers_never_raise(parser, text) -> None:
 def test_explicit_decision_label_beats_the_opening_mention() -> None:
     text = "[Correctness]\nModel A is thorough, but Model B ties it to the meme better.\nDecision: B\n[Overall Judge] B"
     assert parse_dimension_verdicts(text, ["Correctness"]) == {"Correctness": "B"}
+
+
+@pytest.mark.parametrize("reply", ["A) Biden, C) Trump", "The correct options are A) Biden and C) Trump.",
+                                   "(A) Biden, (C) Trump", "A) Biden and C) Trump"])
+def test_several_options_labelled_with_their_texts_are_all_read(reply):
+    """Each label's words are its option's text, and a separator then another label adds that option:
+    A and C on a multi-answer question, and the failure "several options" on a single-answer one."""
+    options = ["Biden", "Obama", "Trump", "None of the above"]
+    assert parse_choice(reply, multi=True, n_options=4, options=options) == (0, 2)
+    assert parse_choice(reply, multi=True, n_options=4) == (0, 2)
+    single = parse_choice(reply, multi=False, n_options=4, options=options)
+    assert isinstance(single, ParseFailure) and "several options" in single.reason
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("I think the correct option is B) Obama. Option A) is wrong.", (1,)),
+    ("The answer is B) Obama. Option A) is not right.", (1,)),
+    ("Option C) is incorrect. The correct option is B) Obama.", (1,)),
+    ("B) Obama, not A)", (1,)),
+    ("Answer: A person... no wait, Answer: C", (2,)),
+])
+def test_a_later_sentence_discussing_another_option_does_not_answer(reply, expected):
+    """An asserted answer ("correct option is", "Answer:") wins over a bare mention ("Option A)"), and a
+    mention framed as wrong names no answer; of several asserted answers the last still wins."""
+    options = ["Biden", "Obama", "Trump", "None of the above"]
+    assert parse_choice(reply, multi=False, n_options=4, options=options) == expected

@@ -395,6 +395,26 @@ def test_rate_command_serves_the_page_and_stops_on_ctrl_c(store, tmp_path):
     assert "5 items for 'ana', 0 rated" in process.stderr.read()
 
 
+def test_rate_command_stopped_by_sigterm_exits_143(store, tmp_path):
+    """SIGTERM stops the server as Ctrl-C does, but the exit status says it was terminated (143)."""
+    import signal
+    import subprocess
+    import sys
+
+    arena_run(store, "arena")
+    store.close()
+    process = subprocess.Popen([sys.executable, "-m", "memegauge.cli", "--store", str(store.path), "rate", "arena",
+                                "--rater", "ana", "--sample", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        assert process.stdout.readline().strip().startswith("http://127.0.0.1:")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) == 143
+    err = process.stderr.read()
+    assert "terminated (SIGTERM)" in err and "Traceback" not in err
+
+
 @pytest.mark.slow
 def test_every_report_format_carries_the_section(store):
     from memegauge.report.formats import render_report

@@ -65,6 +65,31 @@ def test_another_applications_sqlite_file_is_refused_and_left_byte_for_byte(tmp_
     assert not list(tmp_path.glob("notes.db?*"))  # no -wal, -shm or -journal left beside it
 
 
+def test_a_foreign_file_with_a_runs_table_is_refused_by_its_layout_and_left_byte_for_byte(tmp_path, capsys):
+    """MLflow's tracking database has a `runs` table too: the store is recognised by its whole layout
+    (every table and its columns), so this file is refused before anything is written."""
+    foreign = tmp_path / "mlflow.db"
+    with sqlite3.connect(foreign) as con:
+        con.execute("CREATE TABLE experiments (experiment_id INTEGER PRIMARY KEY, name TEXT)")
+        con.execute("CREATE TABLE runs (run_uuid TEXT PRIMARY KEY, name TEXT, status TEXT, experiment_id INT)")
+        con.execute("INSERT INTO runs VALUES ('abc', 'r1', 'FINISHED', 0)")
+    con.close()
+    before, mtime = foreign.read_bytes(), foreign.stat().st_mtime_ns
+    time.sleep(0.01)
+    for argv in (["--store", str(foreign), "runs"], ["--store", str(foreign), "report", "r1"]):
+        code = main(argv)
+        text = _out(capsys)
+        assert code == 2, text
+        assert "not a MemeGauge store" in text and "another application" in text and "lacks runs.config_hash" in text
+        assert "storage error" not in text and "Traceback" not in text
+    assert foreign.read_bytes() == before and foreign.stat().st_mtime_ns == mtime
+    assert not list(tmp_path.glob("mlflow.db?*"))
+    with sqlite3.connect(foreign) as con:
+        assert {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")} == {
+            "experiments", "runs"}
+    con.close()
+
+
 def test_an_empty_file_or_a_new_path_becomes_a_store(tmp_path, capsys):
     (tmp_path / "empty.db").write_bytes(b"")
     for name in ("empty.db", "new.db"):
@@ -147,15 +172,28 @@ def _ok_calls(db: Path) -> int:
     return count
 
 
+KEEP_SIGINT = ("import runpy, sys; sys.argv = ['memegauge', *sys.argv[1:]]; "
+               "runpy.run_module('memegauge.cli', run_name='__main__')")
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as bash does for a job started with `&` from a script
+
+
 @pytest.mark.slow
-def test_sigterm_stores_the_answers_in_flight_marks_the_run_interrupted_and_none_is_asked_again(tmp_path):
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
+def test_sigterm_stores_the_answers_in_flight_marks_the_run_interrupted_and_none_is_asked_again(tmp_path,
+                                                                                               sigint):
     """A real SIGTERM (what SLURM, `timeout` and Docker send) with 32 calls in flight at 300 ms: every
-    answer sent for is stored, the run is `interrupted`, one message, exit 143; the rerun asks none again."""
+    answer sent for is stored, the run is `interrupted`, one message, exit 143; the rerun asks none again.
+    The same when the process ignores SIGINT (`memegauge … &` from a script, `nohup`)."""
     data, images = make_dataset(tmp_path, memes=tuple(f"m{i}" for i in range(10)))
     with start_server(latency_ms=300, seed=1) as server:
         _registry(tmp_path, server.base_url, max_concurrency=32)
-        child = subprocess.Popen([sys.executable, "-c", START, *_eval_args(tmp_path, data, images)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        start = START if sigint == "default" else KEEP_SIGINT  # the child keeps SIG_IGN from its parent
+        child = subprocess.Popen([sys.executable, "-c", start, *_eval_args(tmp_path, data, images)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 preexec_fn=_ignore_sigint if sigint == "ignored" else None)
         deadline = time.monotonic() + 120
         while server.stats["in_flight"] < 32:
             assert child.poll() is None and time.monotonic() < deadline, child.stdout.read()
@@ -169,6 +207,7 @@ def test_sigterm_stores_the_answers_in_flight_marks_the_run_interrupted_and_none
         sent = server.stats["models"]["vlm"] - 1  # less the image probe
         stored = _ok_calls(tmp_path / "s.db")
         assert stored == sent < 10 * QUESTIONS_PER_MEME
+        assert server.stats.get("cancelled", 0) == 0
         assert Store(tmp_path / "s.db").run_summary("r")["status"] == "interrupted"
         before = server.stats["models"]["vlm"]
         assert main(_eval_args(tmp_path, data, images)) == 0
@@ -344,6 +383,59 @@ def echoing_server():
     server.server_close()
 
 
+def _leave_mid_request(port: int, head: bytes, body: bytes) -> None:
+    """Send a request's head and part of its body, then leave (close, or reset when data is unread)."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        try:
+            sock.sendall(head + body)
+        except OSError:
+            pass  # the server answered 413 and closed while we were still sending: we leave anyway
+        time.sleep(0.3)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+
+
+def test_a_client_leaving_mid_request_prints_no_traceback_and_the_server_goes_on(rating_server, capfd):
+    """A short body then close, and a 5 MB body then close (reset), ten times each: no traceback on the
+    rater's terminal, and the next request is served."""
+    import urllib.request
+
+    port, _, _ = rating_server
+    head = f"POST /api/vote/0 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 100\r\n\r\n".encode()
+    big = f"POST /api/vote/0 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {5 << 20}\r\n\r\n".encode()
+    for _ in range(10):
+        _leave_mid_request(port, head, b"{}")
+        _leave_mid_request(port, big, b"x" * (5 << 20))
+    time.sleep(0.5)
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as page:
+        assert page.status == 200
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception occurred" not in err and "BrokenPipe" not in err, err
+
+
+def test_a_silent_client_is_dropped_after_the_socket_timeout(monkeypatch):
+    """A client that sends half a request and then nothing holds its thread only `CLIENT_TIMEOUT_S`."""
+    import socket
+    import threading
+
+    from memegauge import localserver
+
+    monkeypatch.setattr(localserver, "CLIENT_TIMEOUT_S", 0.5)
+    server = localserver.local_server(lambda *_: (200, "text/plain", b"ok"))
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.server_address[1]), timeout=10) as sock:
+            sock.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{}")
+            started = time.monotonic()
+            assert sock.recv(100) == b""  # the server closed the connection
+            assert time.monotonic() - started < 5
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+
 def test_an_answer_echoing_the_api_key_is_stored_and_shown_redacted(tmp_path, echoing_server, capfd,
                                                                       monkeypatch):
     data, images = make_dataset(tmp_path, memes=("m1",))
@@ -465,3 +557,19 @@ def test_a_store_on_a_network_filesystem_uses_the_rollback_journal_with_one_warn
     (tmp_path / "local").mkdir()
     Store(tmp_path / "local" / "s.db").list_runs()
     assert _header_journal(tmp_path / "local" / "s.db") == "wal"  # local disk: WAL, as before
+
+
+def test_an_automounted_home_is_read_as_the_filesystem_mounted_last_on_its_point(tmp_path, monkeypatch):
+    """autofs lists its trigger first and the nfs4 it mounts on the same point after it (the usual
+    cluster home): the last entry is the mounted one, so the store there uses the rollback journal."""
+    from memegauge.engine.store import filesystems
+
+    home = tmp_path / "nfshome"
+    home.mkdir()
+    mounts = tmp_path / "mounts"
+    mounts.write_text(f"/dev/sda1 / ext4 rw 0 0\nauto.home {home} autofs rw 0 0\n"
+                      f"server:/export/home {home} nfs4 rw,vers=4.2 0 0\n")
+    monkeypatch.setattr(filesystems, "MOUNTS", mounts)
+    monkeypatch.setattr(filesystems, "_WARNED", set())
+    assert filesystems.filesystem_type(home / "s.db") == "nfs4"
+    assert filesystems.journal_mode(home / "s.db") == "DELETE"

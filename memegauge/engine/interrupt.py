@@ -9,12 +9,14 @@ open (`memegauge.engine.open_run`) the first Ctrl-C instead:
   answer as it arrives;
 * then leaves the way Python's Ctrl-C does (the run is marked `interrupted`, exit 130).
 
-A second Ctrl-C leaves at once. Outside the main thread, or when SIGINT is ignored (a background job),
-nothing is installed and Ctrl-C behaves as before.
+A second Ctrl-C leaves at once. Outside the main thread nothing is installed and Ctrl-C behaves as
+before; when SIGINT is ignored (a job started with `&` from a script, `nohup`) Ctrl-C stays ignored.
 
-SIGTERM (what SLURM, `timeout` and Docker send) is treated as Ctrl-C (`sigterm_as_ctrl_c`): it is handed
-to whatever handles SIGINT at that moment, so a run drains, is marked `interrupted` and says how to
-resume; the command then exits 143 (128 + SIGTERM) rather than 130, as such schedulers expect.
+SIGTERM (what SLURM, `timeout` and Docker send) is treated as Ctrl-C (`sigterm_as_ctrl_c`): while a run is
+open it drains as the first Ctrl-C does, whatever SIGINT's disposition (an ignored SIGINT included), so
+the answers in flight are stored, the run is marked `interrupted` and the message says how to resume;
+outside a run it is handed to whatever handles SIGINT; the command then exits 143 (128 + SIGTERM)
+rather than 130, as such schedulers expect.
 """
 
 from __future__ import annotations
@@ -83,10 +85,13 @@ def graceful_ctrl_c(stop: StopSignal) -> Iterator[None]:
     """While inside, the first SIGINT drains `stop` and then leaves as Python's own SIGINT handling
     would (the handler installed before, e.g. `asyncio.run`'s, which cancels the main task); a
     second leaves at once. Must be entered inside a running event loop."""
-    previous = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or not callable(previous):
-        yield  # SIG_IGN / SIG_DFL or a worker thread: leave Ctrl-C as it is
+    if threading.current_thread() is not threading.main_thread():
+        yield  # a worker thread: leave Ctrl-C as it is
         return
+    previous = signal.getsignal(signal.SIGINT)
+    ignored = not callable(previous)  # SIG_IGN (a job started with `&`) or SIG_DFL: Ctrl-C stays so,
+    if ignored:                        # but SIGTERM still drains, then leaves as Python's Ctrl-C does
+        previous = signal.default_int_handler
     loop = asyncio.get_running_loop()
     state: dict[str, Any] = {"count": 0, "draining": None, "left": False}
 
@@ -106,11 +111,15 @@ def graceful_ctrl_c(stop: StopSignal) -> Iterator[None]:
         loop.call_soon_threadsafe(lambda: state.__setitem__("draining", loop.create_task(
             _drain_then(stop, leave))))
 
-    signal.signal(signal.SIGINT, on_sigint)
+    if not ignored:
+        signal.signal(signal.SIGINT, on_sigint)
+    _DRAINER.append(on_sigint)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        _DRAINER.remove(on_sigint)
+        if not ignored:
+            signal.signal(signal.SIGINT, previous)
         if state["draining"] is not None:
             state["draining"].cancel()
 
@@ -127,6 +136,7 @@ async def _drain_then(stop: StopSignal, leave: Callable[[], None]) -> None:
 
 
 _TERMINATED = [False]
+_DRAINER: list[Callable[[int, Any], None]] = []  # the open run's first-Ctrl-C handler, for SIGTERM
 
 
 def terminated() -> bool:
@@ -147,8 +157,8 @@ def sigterm_as_ctrl_c() -> Iterator[None]:
 
     def on_sigterm(signum: int, frame: Any) -> None:
         _TERMINATED[0] = True
-        handler = signal.getsignal(signal.SIGINT)
-        if not callable(handler):  # SIGINT ignored (a background job): Python's own Ctrl-C
+        handler = _DRAINER[-1] if _DRAINER else signal.getsignal(signal.SIGINT)
+        if not callable(handler):  # no run open and SIGINT ignored (a background job): Python's own Ctrl-C
             handler = signal.default_int_handler
         handler(signal.SIGINT, frame)
 

@@ -264,7 +264,7 @@ def _print_comparison(cfg, names: list[str]) -> None:
     table.add_row("macro", *[_with_n(_found(r, "macro")) for r in reports], _pct(first["random_baseline"]["macro"]))
     table.add_row("micro", *[_with_n(_found(r, "micro")) for r in reports], _pct(first["random_baseline"]["micro"]))
     table.add_row("scored", *[str(r["n_scored"]) for r in reports], "")
-    table.add_row("parse failures %", *[_with_ci(_found(r, "parse_failure_rate")) for r in reports], "")
+    table.add_row("parse failures %", *[_with_n(_found(r, "parse_failure_rate")) for r in reports], "")
     table.add_row("failed calls", *[str(r["n_failed_calls"]) for r in reports], "")
     unreadable = [(name, r) for name, r in zip(names, reports, strict=True) if r.get("format_warning")]
     if unreadable:

@@ -45,7 +45,10 @@ def parse_choice(
     lowercase letter ("b") counts when it is the whole answer or opens it as a label ("(b) bad", "b) bad").
     A letter written as a label ("B)", "(B)") is the answer and the words after it are that option's text,
     whatever they look like: "I think the correct option is C) BLM." is C, "D) a Biden." is D; more
-    letters follow only as labels too ("A) and C)"). Duplicates collapse. Letters
+    letters follow only as labels too ("A) and C)"), or as labels after an option's text and a separator
+    within the sentence ("A) Biden, C) Trump", "(A) Biden and (C) Trump" are A and C). An asserting
+    "answer is X" / "Answer: X" / "correct option is X" wins over a bare "Option X", and a mention framed
+    as wrong ("Option A) is wrong.") is no answer. Duplicates collapse. Letters
     past ``n_options``, several letters when ``multi`` is False, and "N" mixed with letters are
     failures. With 14 or more options "N" is the 14th letter and only the word "None" means none.
 
@@ -94,6 +97,8 @@ def _option_text_letters(cleaned: str, options: Sequence[str], n_options: int) -
         if not m:
             return ""
         index = ord(m.group(1).upper()) - 65
+        if _TEXT_THEN_LABEL.match(m.group(2)):
+            return ""  # "A) Biden, C) Trump": several labels on one line, read as letters
         quoted = _normal_option(m.group(2))
         if not 0 <= index < len(normal) or not quoted:
             return ""
@@ -125,13 +130,30 @@ def _choice_letters(cleaned: str, n_options: int) -> str:
     lowers = _lower_letters(cleaned, n_options)
     if lowers:
         return lowers
-    for m in reversed(list(_EXPLICIT.finditer(cleaned))):
-        letters, _ = _letter_group(cleaned, m.end(), lowercase_ok=True, n_options=n_options)
-        if letters:
-            return letters
+    letters = _explicit_letters(cleaned, n_options)
+    if letters:
+        return letters
     if _LOWER_LABEL.match(cleaned):  # "(b) bad news", "b) bad": a lowercase option label opening the reply
         return _letter_group(cleaned, 0, lowercase_ok=True, n_options=n_options)[0]
     return _letter_group(cleaned, 0)[0] or _unique_group(cleaned, n_options)
+
+
+def _explicit_letters(cleaned: str, n_options: int) -> str:
+    """The letters an explicit mention gives: the last one that asserts ("answer is", "Answer:",
+    "correct option is") wins over bare mentions ("Option A)"), and a mention framed as wrong
+    ("Option A) is wrong", "answer is not B") gives nothing: it discusses an option, it does not answer."""
+    found: list[tuple[bool, str]] = []
+    for m in _EXPLICIT.finditer(cleaned):
+        letters, end = _letter_group(cleaned, m.end(), lowercase_ok=True, n_options=n_options)
+        if letters and not _NEGATED.match(cleaned, end):
+            found.append((bool(_ASSERTS.search(m.group(0))), letters))
+    asserted = [letters for asserts, letters in found if asserts]
+    return (asserted or [letters for _, letters in found] or [""])[-1]
+
+
+# an explicit mention asserts when it has a verb, a colon or "final"/"correct" ("Option B" alone only names)
+_ASSERTS = re.compile(r"(?i)\b(?:is|are|be|final|correct)\b|[:：=]|答案")
+_NEGATED = re.compile(r"(?i)\W*(?:is|are|was|seems)\s+(?:not\b|wrong\b|incorrect\b|false\b)")
 
 
 _LOWER_LABEL = re.compile(r"[(\[][a-z][)\]]|[a-z][)\]](?!\S)")
@@ -159,6 +181,8 @@ def _letter_group(s: str, pos: int, lowercase_ok: bool = False, n_options: int =
                       or (len(m.group(2)) == 1 and m.group(2) in "ai" and not (m.group(1) or m.group(3))
                           and re.match(r"\s+[a-z]", s[m.end():]))):
                 m = None
+        if previous is not None and _bracketed(previous) and (m is None or not _bracketed(m)):
+            m = _next_label(s, end)  # "A) Biden, C) Trump": past the option's text to the next label
         if m is None or _reads_as_word(m, s):
             break
         if previous is not None and not _continues(previous, m, s[end:m.start()]):
@@ -166,6 +190,21 @@ def _letter_group(s: str, pos: int, lowercase_ok: bool = False, n_options: int =
         letters, end, previous = letters + m.group(2).upper(), m.end(), m
         pos = _SEPARATOR.match(s, m.end()).end()
     return letters, end
+
+
+# a label's option text (within its sentence: no . ! ? ; or newline), a separator, then the next label
+_TEXT_THEN_LABEL = re.compile(r"[^.!?;\n,]*?\s*(?:,\s*(?:and\s+|&\s*)?|\s(?:and|&|\+)\s+)(?=[(\[]?[A-Z][)\]])")
+
+
+def _next_label(s: str, end: int) -> re.Match | None:
+    """The label that follows the option text after the label ending at `end`, or None: "A) Biden and
+    C) Trump" and "(A) Biden, (C) Trump" name A and C; the text must stay in its sentence and end at a
+    separator, so "B) Obama. Option A) is wrong." names only B."""
+    gap = _TEXT_THEN_LABEL.match(s, end)
+    if gap is None:
+        return None
+    m = _TOKEN.match(s, gap.end())
+    return m if m and _bracketed(m) and len(m.group(2)) == 1 else None
 
 
 def _bracketed(m: re.Match) -> bool:

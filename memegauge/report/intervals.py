@@ -19,7 +19,9 @@ Every figure with an interval has one shape, `Figure` (a dict, so it is stored i
     per-meme totals (ratio-estimator variance). When every item agrees (p = 0 or 1) deff cannot be
     estimated and the number of memes is used as the effective size (its most conservative value).
   - ``bootstrap`` — a mean (a score, a macro average): a seeded percentile bootstrap that resamples
-    memes, not items (a cluster bootstrap; with one item per meme it is the ordinary bootstrap).
+    memes, not items (a cluster bootstrap; with one item per meme it is the ordinary bootstrap). A macro
+    rate the bootstrap cannot bound (0 of n, or resamples that cannot differ) takes ``wilson-clustered``
+    with the number of memes as its effective size (`macro_rate`).
 """
 
 from __future__ import annotations
@@ -140,7 +142,9 @@ def mean(values: Sequence[float], clusters: Sequence[Any] | None = None, seed: i
 def macro_rate(outcomes: Sequence[float], groups: Sequence[Any], clusters: Sequence[Any] | None = None,
                seed: int = 0, rounds: int = BOOTSTRAP_ROUNDS) -> Figure:
     """The unweighted mean over groups of each group's rate (MemeQA's macro accuracy over question
-    types) with its cluster-bootstrap interval; a resample that lacks a group averages the others."""
+    types) with its cluster-bootstrap interval; a resample that lacks a group averages the others.
+    Where the bootstrap is degenerate (every item alike, e.g. 0 of n; or memes whose resamples all give
+    one value) the interval is Wilson's on the memes (`_macro_on_memes`), never none."""
     x = np.asarray(outcomes, dtype=float)
     index, k = _cluster_index(x.size, clusters)
     names, group = np.unique(np.asarray([str(g) for g in groups], dtype=object), return_inverse=True)
@@ -153,11 +157,21 @@ def macro_rate(outcomes: Sequence[float], groups: Sequence[Any], clusters: Seque
     value = float(np.mean(sums.sum(axis=0) / counts.sum(axis=0)))
     if x.size < 2 or k < 2:
         return figure(value, None, x.size, k, "bootstrap", TOO_FEW)
-    if np.ptp(x) == 0:
-        return figure(value, None, x.size, k, "bootstrap", NO_SPREAD)
     with np.errstate(invalid="ignore"):
         draws = np.nanmean(resampled_ratios(sums, counts, seed, rounds), axis=1)
-    return _bootstrapped(value, draws, x.size, k)
+    found = _percentiles(draws) if np.ptp(x) > 0 else None
+    if found is None:  # every item alike (0 of n), or memes whose resamples cannot differ
+        return _macro_on_memes(value, x.size, k)
+    return figure(value, found, x.size, k, "bootstrap")
+
+
+def _macro_on_memes(value: float, n: int, k: int) -> Figure:
+    """A macro rate the bootstrap cannot bound: the Wilson interval with the number of memes as the
+    effective sample size, as `rate` gives a clustered rate whose design effect cannot be estimated
+    (its most conservative value). At 0 of n (every item 0) the macro is the micro rate of the same items
+    and gets the same interval: 0 of 22 on 2 memes is [0, 65.8%], Wilson(0, 2)."""
+    lo, hi = wilson(value * k, k)
+    return figure(value, (float(lo), float(hi)), n, k, "wilson-clustered")
 
 
 def shown(fig: Figure | None, percent: bool = False, digits: int = 2) -> str:

@@ -61,7 +61,7 @@ def choice_reply(rng, letters: str, options: dict[str, str], budget: int | None)
     if rng.random() < 0.05:
         return "I can't tell which option is right from this meme.", {"kind": "choice", "readable": False}
     shapes = [_plain, _sentence, _because, _lower, _option_lines, _think, _bold, _none_text, _label_sentence,
-              _label_first, _lower_label, _lower_labels]
+              _label_first, _lower_label, _lower_labels, _labels_with_texts, _label_then_ruled_out]
     rng.shuffle(shapes)
     for shape in shapes:
         text = shape(rng, letters, options)
@@ -141,6 +141,34 @@ def _lower_labels(rng, letters, options):
     if len(letters) < 2:
         return None
     return "The correct options are " + " and ".join(f"({c.lower()})" for c in letters) + "."
+
+
+def _plain_text(text: str) -> bool:
+    """An option text the parser reads past to the next label: one clause (no sentence or list mark)."""
+    return bool(text) and not re.search(r"[.!?;,\n]|\b(?:and)\b|&|\+|[(\[][A-Z][)\]]|\b[A-Z][)\]]", text)
+
+
+def _labels_with_texts(rng, letters, options):
+    """"The correct options are A) Biden and C) Trump.", "(A) Biden, (C) Trump": several labels, each
+    followed by its option's text."""
+    if len(letters) < 2 or any(c not in options or not _plain_text(options[c]) for c in letters):
+        return None
+    bracket = rng.choice(("{c}) {t}", "({c}) {t}"))
+    labelled = [bracket.format(c=c, t=options[c]) for c in letters]
+    return rng.choice(("{}", "The correct options are {}.")).format(
+        rng.choice((", ", " and ")).join(labelled))
+
+
+def _label_then_ruled_out(rng, letters, options):
+    """"I think the correct option is B) Obama. Option A) is wrong.": a later sentence discussing
+    another option does not answer."""
+    others = [c for c in options if c != letters]
+    if len(letters) != 1 or letters not in options or not others:
+        return None
+    ruled_out = f"Option {rng.choice(others)}) is {rng.choice(('wrong', 'not right', 'incorrect'))}."
+    if rng.random() < 0.5:  # short enough for a small max_tokens
+        return f"The correct option is {letters}). {ruled_out}"
+    return f"I think the correct option is {letters}) {options[letters]}. {ruled_out}"
 
 
 # shapes whose reply is cut at the word budget (max_tokens) rather than left out: the label survives the cut

@@ -51,7 +51,8 @@ from memegauge._version import __version__
 from memegauge.engine.store.filesystems import journal_mode
 from memegauge.engine.store.errors import GuardedConnection, RunBusy, StoreError, store_fault
 from memegauge.engine.store.leases import HEARTBEAT_S, HOST, LEASE_TTL_S, lease_alive
-from memegauge.engine.store.schema import CALL_COLUMNS, SCHEMA, SCHEMA_VERSION, MethodSteps, migrate
+from memegauge.engine.store.schema import (CALL_COLUMNS, SCHEMA, SCHEMA_VERSION, MethodSteps, layout_mismatch,
+                                           migrate)
 from memegauge.engine.store.stats import CallStats
 from memegauge.files import canonical_json
 from memegauge.types import CallRecord, CallStatus, ErrorClass, InputError, Usage
@@ -123,15 +124,14 @@ class Store(CallStats):
             raise
 
     def _refuse_foreign(self) -> None:
-        """Refuse an SQLite file that holds tables but not MemeGauge's (another application's database):
-        adding seven tables and a `user_version` to it would change a file that is not ours. An empty
-        file, or a new one, has no table and becomes a store."""
-        tables = {row[0] for row in self.db.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")}
-        if tables and "runs" not in tables:
-            shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+        """Refuse an SQLite file that holds tables but not MemeGauge's layout (another application's
+        database, even one with a table named `runs`, as MLflow's): adding tables and a `user_version`
+        to it would change a file that is not ours. An empty file, or a new one, has no table and
+        becomes a store. The layout is checked by tables and columns (`layout_mismatch`)."""
+        mismatch = layout_mismatch(self.db)
+        if mismatch:
             raise InputError(f"not a MemeGauge store: an SQLite database of another application "
-                             f"(tables {shown}); it was left untouched", where=str(self.path),
+                             f"({mismatch}); it was left untouched", where=str(self.path),
                              fix="point --store at a MemeGauge .db file or at a new path")
 
     def _connect(self) -> sqlite3.Connection:

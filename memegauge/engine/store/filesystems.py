@@ -6,7 +6,8 @@ nodes, a login node reading while a job writes) each map their own copy, and the
 Cluster home and scratch directories are such filesystems (NFS, Lustre, GPFS, BeeGFS, CephFS, SMB).
 There the store uses the rollback journal (`journal_mode=DELETE`, `synchronous=FULL`), which needs only
 file locks, with one warning; everywhere else it uses WAL. Linux reads the type from /proc/mounts
-(`MOUNTS`: the longest mount point holding the store); where that cannot be read (macOS, Windows) the
+(`MOUNTS`: the longest mount point holding the store, the last entry among equal ones: mounts stacked
+on one point, as autofs then nfs4, list the mounted one last); where that cannot be read (macOS, Windows) the
 store keeps WAL.
 """
 
@@ -28,7 +29,8 @@ _WARNED: set[str] = set()
 
 def filesystem_type(path: Path) -> str:
     """The type of the filesystem holding `path` ('' when unknown): the entry of `MOUNTS` whose mount
-    point is the longest prefix of the path's real location."""
+    point is the longest prefix of the path's real location; of entries on the same point the last
+    (the one mounted over the others: autofs then the nfs4 it mounted)."""
     try:
         lines = MOUNTS.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
@@ -40,7 +42,7 @@ def filesystem_type(path: Path) -> str:
         if len(fields) < 3:
             continue
         point = Path(_unescape(fields[1]))
-        if (target == point or point in target.parents) and len(point.parts) > best:
+        if (target == point or point in target.parents) and len(point.parts) >= best:
             best, kind = len(point.parts), fields[2]
     return kind
 

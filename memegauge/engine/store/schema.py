@@ -114,6 +114,40 @@ def _to_version_4(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE calls ADD COLUMN logprobs TEXT NOT NULL DEFAULT ''")
 
 
+# what later versions added, so a store of version 0 may lack them
+_ADDED_LATER = {"calls": set(ADDED_CALL_COLUMNS) | {"logprobs"}, "runs": {"roles_json", "method_version"}}
+_OPTIONAL_TABLES = {"leases"}
+
+
+def layout_mismatch(db: sqlite3.Connection) -> str:
+    """Why the tables of `db` are not a MemeGauge store's ('' when they are, or when there is none):
+    every table of `SCHEMA` (but `leases`, added later) with every column it has had since version 0.
+    Another application's database that merely has a table named `runs` (MLflow's) is told apart here,
+    before anything is written."""
+    tables = {row[0] for row in db.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")}
+    if not tables:
+        return ""
+    expected = sqlite3.connect(":memory:")
+    expected.executescript(SCHEMA)
+    missing, absent = [], []
+    for (table,) in expected.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+        needed = {row[1] for row in expected.execute(f"PRAGMA table_info({table})")} - _ADDED_LATER.get(table, set())
+        if table not in tables:
+            if table not in _OPTIONAL_TABLES:
+                absent.append(f"table {table}")
+            continue
+        have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        missing += [f"{table}.{column}" for column in sorted(needed - have)]
+    expected.close()
+    missing += absent  # the columns of a table it has tell most: named first
+    if not missing:
+        return ""
+    shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+    lacking = ", ".join(missing[:4]) + (", …" if len(missing) > 4 else "")
+    return f"tables {shown}; lacks {lacking}"
+
+
 LAYOUT_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _to_version_1, 3: _to_version_3, 4: _to_version_4}
 """Step k of the store's own layout (tables and columns): turns a store of version k - 1 into version k."""
