@@ -221,6 +221,29 @@ def test_the_demo_screen_shows_its_agreement_with_a_wilson_interval_and_n(store,
     assert line in to_html(store, build_report(store, name))
 
 
+def test_the_demo_memeqa_line_shows_its_accuracy_with_its_interval_and_n(store, tmp_path, capsys):
+    """The demo's MemeQA summary line was "accuracy 0.25, random guessing 0.18": now the accuracy's
+    Wilson interval (clustered by picture) and n, as every figure a user sees."""
+    import asyncio
+
+    from helpers.models import scripted_registry
+    from memegauge.memes import load_memes
+    from memegauge.methods import DemoInputs
+    from memegauge.memeqa.demo import demo
+    from memegauge.samples import sample_memes_path
+
+    register_script("demo-qa-a", lambda request: "A")
+    inputs = DemoInputs(store=store, registry=scripted_registry("demo-qa-a"), memes=load_memes(sample_memes_path()),
+                        model="demo-qa-a", out_dir=tmp_path, progress=False)
+    name = asyncio.run(demo(inputs))
+    questions = [q for q in store.records(store.run_row(name)["id"], "question") if q.get("correct") is not None]
+    fig = ci.rate([float(bool(q["correct"])) for q in questions], [q.get("img") or q["question"] for q in questions])
+    captured = capsys.readouterr()
+    out = " ".join((captured.out + captured.err).split())
+    assert f"MemeQA demo: accuracy {ci.shown(fig, percent=True)} (n={len(questions)})" in out
+    assert fig["ci95"] is not None or fig["note"] in out  # the interval, or why there is none
+
+
 # ---- MemeArena: `arena rank` and the per-dimension tables ------------------------------------------
 
 def test_arena_rank_gives_each_win_rate_its_wilson_interval_and_n(tmp_path, capsys):

@@ -76,11 +76,17 @@ async def demo(inputs: DemoInputs) -> str:
 
 def _print(report: dict) -> None:
     table = Table(title="MemeArena ranking (embedded model as three personas; functional demo only)")
-    for column in ("model", "BT", "Elo", "win rate", "battles"):
+    from memegauge.report.intervals import shown
+
+    for column in ("model", "BT (95% CI)", "Elo", "win rate (95% CI)", "battles"):
         table.add_column(column)
-    for row in report["ranking"]:
-        table.add_row(row["model"], f"{row['bt']:.0f}", f"{row['elo']:.0f}", f"{row['win_rate']:.2f}",
-                      str(row["battles"]))
+    for row in report["ranking"]:  # every figure with its interval, or the reason it has none
+        ci = row.get("bt_ci")
+        why = row.get("bt_note") or "no interval"
+        bt = f"{row['bt']:.0f} [{ci[0]:.0f}, {ci[1]:.0f}]" if ci else f"{row['bt']:.0f} ({why})"
+        win = row.get("win_rate_ci95")
+        table.add_row(row["model"], bt, f"{row['elo']:.0f}",
+                      shown(win, percent=True) if win else f"{row['win_rate']:.2f}", str(row["battles"]))
     stdout_console().print(table)
     ndcg = ", ".join(f"{j}: {v['ndcg']:.2f}" if v["ndcg"] is not None else f"{j}: -"
                      for j, v in report["judges"].items())

@@ -62,5 +62,9 @@ def _print(records: list[dict], model: str) -> None:
     summary = summarize(records)
     stdout_console().print(table)
     if summary["micro"] is not None:
-        notes.print(f"MemeQA demo: accuracy {summary['micro']:.2f}, random guessing "
-                                   f"{summary['random_baseline']['micro']:.2f}")
+        from memegauge.report.intervals import rate, shown
+
+        scored = [r for r in records if r["correct"] is not None]  # each question's picture is its cluster
+        accuracy = rate([float(r["correct"]) for r in scored], [r.get("img") or r["question"] for r in scored])
+        notes.print(f"MemeQA demo: accuracy {shown(accuracy, percent=True)} (n={accuracy['n']}), random guessing "
+                    f"{100 * summary['random_baseline']['micro']:.1f}%")
