@@ -139,7 +139,10 @@ class Engine:
         self.run_id = run_id
         self.execution_id = execution_id
         self.progress = progress or CallProgress(enabled=False)
-        self.progress.limits = self.concurrency  # progress lines show the `auto` limits in force
+        # progress lines show the `auto` limits in force; through a weak reference, as a bound method would
+        # make engine ↔ progress a reference cycle that only the collector frees (tests/test_scale.py)
+        engine = weakref.ref(self)
+        self.progress.limits = lambda: found.concurrency() if (found := engine()) is not None else {}
         self.failed_here: set[str] = set()  # failed in this engine: not retried again in it
         self.asked: set[str] = set()  # every call key this engine was asked for
         self.failures: dict[str, tuple[str, str]] = {}  # key → (stage, error class) still failed
