@@ -42,7 +42,7 @@ def eval_command(ctx: typer.Context,
                                                      "the models first."),
                  out_path: Path | None = typer.Option(None, "--out", help="Also write the leaderboard: .html (a "
                                                       "page with the table and plots), .csv or .md.")) -> None:
-    """Run the field's meme benchmarks (FHM, HarMeme, MAMI, GOAT-Bench, II-Bench, MemeLens, …) on models."""
+    """Run the installed meme benchmarks (`memegauge eval --list` names them) on models."""
     from memegauge.benchmarks.kit.family import benchmarks  # lazy: the registry when the command runs
     from memegauge.clikit import console, finish_all, out, safe, settings  # lazy: as above
     from memegauge.types import InputError  # lazy: as above

@@ -113,7 +113,7 @@ def parquet_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """(FILE[ROW], record) of a Parquet file, as a Hugging Face release stores it (a picture column is a
     struct {bytes, path}: `picture_file` writes it out)."""
     try:
-        import pyarrow.parquet as pq  # lazy: only the Hub releases (ii-bench, memelens) are Parquet
+        import pyarrow.parquet as pq  # lazy: only releases stored as Parquet need it
     except ImportError:
         raise InputError("reading Parquet needs pyarrow", str(path), "pip install 'memegauge[pandas]'") from None
     try:

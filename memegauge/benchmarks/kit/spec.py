@@ -62,7 +62,7 @@ class Task(_Strict):
     metrics: list[Metric] = Field(default_factory=lambda: ["accuracy", "macro_f1", "per_class"],
                                   description="The figures the report shows.")
     groups: list[str] = Field(default_factory=list, description="Item fields whose values split the figures "
-                                                                "(MemeLens' language and source).")
+                                                                "(e.g. a language or a source data set).")
     splits: list[str] | None = Field(default=None, description="The splits that carry this task (None: all).")
     labelled_only: bool = Field(default=False, description="Ask only the items that carry a gold answer for "
                                                            "this task (HarMeme's target: harmful memes only).")
