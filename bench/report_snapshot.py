@@ -11,7 +11,8 @@ layout changed no report (issue 23: "no behaviour change").
 
 `make` runs what tests/test_determinism.py runs (AdamMeme, MemeArena and MemeQA against the local test
 server, seed 7, realistic style), plus `memegauge demo` against the test server (the demo's screen run
-and every method's demo part), and copies the v0 store fixture (tests/data/store-v0). `render` opens a
+and every method's demo part), each shipped benchmark's fixture of tests/test_benchmarks.py through `memegauge
+eval` (one store per benchmark), and copies the v0 store fixture (tests/data/store-v0). `render` opens a
 copy of each saved store with the code of the checkout it runs in and writes json, md, csv and html of
 every run: the same stores rendered by two versions of the code, so even the clock's fields are equal.
 `make` also renders, so DIR/reports are the "before" reports when `make` runs on the old code.
@@ -90,6 +91,33 @@ def _demo_run(work: Path, stores: Path) -> None:
         raise SystemExit(f"memegauge demo exited {code}")
 
 
+def _benchmark_runs(work: Path, stores: Path) -> None:
+    """Each shipped benchmark's fixture of tests/test_benchmarks.py (its release's own layout), run by `memegauge
+    eval` against the test server into its own store (`bench-NAME.db`)."""
+    import os
+    import subprocess
+
+    import test_benchmarks as fixtures
+
+    from memegauge.testing.server import start_server
+
+    os.environ["MEMEGAUGE_CACHE_DIR"] = str(work / "bench-cache")
+    os.environ["MEMEGAUGE_DATA_DIR"] = str(work / "bench-data-dir")  # goat-bench reads the imported FHM
+    makers = {"fhm": lambda root: (fixtures.fhm(root), "dev_seen")[1], "harmeme": fixtures.harmeme,
+              "mami": fixtures.mami, "goat-bench": fixtures.goat, "ii-bench": fixtures.ii_bench,
+              "memelens": fixtures.memelens}
+    with start_server() as srv:
+        models = work / "bench-models.yaml"
+        models.write_text(f"tsrv: {{backend: openai, model: tsrv, base_url: {srv.base_url}, "
+                          "max_concurrency: 8, backoff_s: 0.01, backoff_max_s: 0.05}\n")
+        for name, maker in makers.items():
+            data = work / "bench" / name
+            split = maker(data)
+            subprocess.run([*fixtures.CLI, "--store", str(stores / f"bench-{name}.db"), "--models", str(models),
+                            "--quiet", "eval", name, "--model", "tsrv", "--split", split, "--data", str(data)],
+                           check=True, timeout=600)
+
+
 def make(folder: Path) -> None:
     stores = folder / "stores"
     stores.mkdir(parents=True, exist_ok=False)
@@ -97,6 +125,7 @@ def make(folder: Path) -> None:
     work.mkdir()
     _determinism_runs(work, stores)
     _demo_run(work, stores)
+    _benchmark_runs(work, stores)
     with gzip.open(ROOT / "tests" / "data" / "store-v0" / "store.db.gz", "rb") as src, \
             open(stores / "v0.db", "wb") as out:
         shutil.copyfileobj(src, out)
