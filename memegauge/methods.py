@@ -7,14 +7,14 @@ declares it as an entry point of the group ``memegauge.methods`` in its distribu
     [project.entry-points."memegauge.methods"]
     toxicity = "memegauge_toxicity.method:METHOD"
 
-so a method installed by another package is found the same way as the built-in ones. A descriptor
+so a method installed by another package is found the same way as the built-in ones (`memegauge.registry`:
+an entry point is named after its method and loaded when that name is first asked for). A descriptor
 module stays light: each hook imports its implementation when called, so `memegauge --help` does not
 load torch, the embedded model or a method's statistics. Two descriptors with one name are refused
 (`DuplicateMethod`), and a declared method that fails to import fails loudly rather than vanishing.
 
-An entry point may also name a `MethodFamily`: a callable that yields several methods (the benchmark kit's
-folders, `memegauge.benchmarks.kit`), each registered under its own name with the same refusal of
-duplicates; the entry point's own name then only names the family.
+A benchmark of the kit is a method declared in the group ``memegauge.benchmarks`` (one entry point per
+benchmark, `memegauge.benchmarks.kit.family`); `method(name)` and `methods()` see both groups.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ import hashlib
 import re
 from dataclasses import dataclass
 from importlib import import_module
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from collections.abc import Awaitable, Callable
 
 from memegauge.engine.store.schema import install_method_steps
 from memegauge.files import canonical_json
+from memegauge.registry import DuplicatePlugin, Registry
 from memegauge.types import MemeGaugeError
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from memegauge.types import Meme
 
 ENTRY_POINT_GROUP = "memegauge.methods"
+BENCHMARK_GROUP = "memegauge.benchmarks"
 
 
 # ---- the hooks' shapes (checked by mypy on this module: tests/test_methods.py) ---------------------
@@ -219,106 +220,53 @@ def default_run_name(method: str, models: list[str], data: Path | str, config: d
     return "-".join(_UNSAFE_NAME.sub("_", p).strip("_") or "x" for p in parts)
 
 
-@dataclass(frozen=True)
-class MethodFamily:
-    """Several methods behind one entry point: `methods()` yields them (imported when the registry loads).
-    The benchmark kit declares one family for its built-in folders, so a new folder edits no shared file."""
-
-    methods: Callable[[], list[Method]]
+class DuplicateMethod(DuplicatePlugin):
+    """Two method (or benchmark) descriptors claim one name."""
 
 
-class DuplicateMethod(MemeGaugeError):
-    """Two method descriptors claim one name."""
-
-
-class _Registry:
-    def __init__(self) -> None:
-        self._methods: dict[str, tuple[Method, str]] = {}
-        self._loaded = False
-        self._points: set[str] = set()  # entry point names loaded so far
-
-    def register(self, method: Method, source: str = "code") -> Method:
-        """Add a method; a second descriptor under a registered name is refused, naming both."""
-        if method.name in self._methods:
-            _, first = self._methods[method.name]
-            raise DuplicateMethod(f"method {method.name!r} is registered twice: by {first} and by {source}; "
-                                  "rename one of them (a run's method name must say which code reads it)")
-        self._methods[method.name] = (method, source)
-        return method
-
-    def load(self) -> None:
-        """Register every method declared as an entry point (once)."""
-        if self._loaded:
-            return
-        self._loaded = True
-        points = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name)
-        if not points:  # the built-in methods are declared in MemeGauge's own metadata
-            raise MemeGaugeError("no MemeGauge method is registered: the package's metadata is missing (run "
-                                "from a source tree that was never installed?); install it with "
-                                "`bash scripts/setup.sh` or `pip install -e .`")
-        for point in points:
-            self._load_point(point)
-
-    def _load_point(self, point: Any) -> None:
-        if point.name in self._points:
-            return
-        self._points.add(point.name)
-        method = point.load()
-        if isinstance(method, MethodFamily):  # several methods behind one entry point (the benchmark kit)
-            for member in method.methods():
-                self.register(member, f"entry point {point.value} ({member.name})")
-            return
-        if not isinstance(method, Method) or method.name != point.name:
-            raise MemeGaugeError(f"entry point {point.name!r} = {point.value!r} of group "
-                                 f"{ENTRY_POINT_GROUP!r} is not a Method named {point.name!r} "
-                                 "(nor a MethodFamily)")
-        self.register(method, f"entry point {point.value}")
-
-    def named(self, name: str) -> Method | None:
-        """The method `name`, loading its entry point alone (no other method's code is imported)."""
-        if name not in self._methods and not self._loaded:
-            for point in entry_points(group=ENTRY_POINT_GROUP, name=name):
-                self._load_point(point)
-        found = self._methods.get(name)
-        return found[0] if found else None
-
-    def all(self) -> list[Method]:
-        self.load()
-        return [method for method, _ in self._methods.values()]
-
-    def get(self, name: str) -> Method | None:
-        """The method `name`: its entry point alone is loaded (reporting a run imports no other method,
-        so a broken third-party method stops only its own runs); all of them when none is so named."""
-        found = self.named(name)
-        if found is None:
-            self.load()
-            found = self._methods.get(name, (None, ""))[0]
-        return found
-
-
-REGISTRY = _Registry()
+METHODS: Registry[Method] = Registry("method", ENTRY_POINT_GROUP, Method, duplicate=DuplicateMethod)
+BENCHMARKS: Registry[Method] = Registry("benchmark", BENCHMARK_GROUP, Method, duplicate=DuplicateMethod)
+"""A benchmark of the kit (`memegauge.benchmarks.kit.family`) is a method too, declared in its own group so that
+listing the methods' commands reads no benchmark YAML; a method and a benchmark never share a name."""
 
 
 def register_method(method: Method, source: str = "code") -> Method:
     """Register a method from code (tests, notebooks); see the module docstring for packages."""
-    return REGISTRY.register(method, source)
+    if BENCHMARKS.get(method.name) is not None:
+        raise DuplicateMethod(f"method {method.name!r} is registered twice: by {BENCHMARKS.source(method.name)} "
+                              f"and by {source}; uninstall or rename one of them")
+    return METHODS.register(method, source)
+
+
+def _one_of(name: str, as_method: Method | None, as_benchmark: Method | None) -> Method | None:
+    if as_method is not None and as_benchmark is not None and as_method is not as_benchmark:
+        raise DuplicateMethod(f"method {name!r} is registered twice: by {METHODS.source(name)} and by "
+                              f"{BENCHMARKS.source(name)}; uninstall or rename one of them")
+    return as_method or as_benchmark
 
 
 def methods() -> list[Method]:
-    """Every registered method, in name order."""
-    return sorted(REGISTRY.all(), key=lambda m: m.name)
+    """Every registered method and benchmark, in name order (each declared one is loaded)."""
+    own, benchmarks = METHODS.all(), BENCHMARKS.all()
+    if not own:  # the built-in methods are declared in MemeGauge's own metadata
+        raise MemeGaugeError("no MemeGauge method is registered: the package's metadata is missing (run "
+                             "from a source tree that was never installed?); install it with "
+                             "`bash scripts/setup.sh` or `pip install -e .`")
+    every = {name: _one_of(name, own.get(name), benchmarks.get(name)) for name in sorted({*own, *benchmarks})}
+    return [found for found in every.values() if found is not None]
 
 
 def method(name: str) -> Method | None:
-    """The method registered as `name`, or None."""
-    return REGISTRY.get(name)
+    """The method (or benchmark) registered as `name`, or None: its entry point alone is loaded, so reporting a
+    run imports no other method and a broken third-party method stops only its own runs."""
+    return _one_of(name, METHODS.get(name), BENCHMARKS.get(name))
 
 
 def migration_steps(names: list[str]) -> list[tuple[int, MigrationStep]]:
     """The store migration steps of the methods named (those whose runs a store holds): only their
     entry points are loaded, so another installed method that fails to import does not stop a store
     from opening. A method not installed has no steps here (its runs cannot be read anyway)."""
-    return [step for name in names if (found := REGISTRY.named(name)) for step in found.migrations]
+    return [step for name in names if (found := method(name)) for step in found.migrations]
 
 
 install_method_steps(migration_steps)

@@ -26,8 +26,9 @@ def test_the_built_in_backends_are_registered_and_import_nothing_until_used():
 
 
 def test_a_second_backend_with_a_built_in_name_is_refused_naming_both(monkeypatch):
-    monkeypatch.setattr(descriptors, "_REGISTRY", dict(descriptors._REGISTRY))
-    with pytest.raises(DuplicateBackend, match="'openai' is registered twice \\(memegauge and my-plugin\\)"):
+    state = descriptors.BACKENDS.snapshot()
+    monkeypatch.setattr(descriptors.BACKENDS, "_plugins", state[0])  # restored after the test
+    with pytest.raises(DuplicateBackend, match="'openai' is registered twice: by memegauge and by my-plugin"):
         register_backend(Backend("openai", lambda: object, source="my-plugin"))
 
 
@@ -43,7 +44,7 @@ class _Echo:
 
 
 def test_a_backend_registered_from_code_serves_a_model_from_models_yaml(tmp_path, monkeypatch):
-    monkeypatch.setattr(descriptors, "_REGISTRY", dict(descriptors._REGISTRY))
+    monkeypatch.setattr(descriptors.BACKENDS, "_plugins", descriptors.BACKENDS.snapshot()[0])  # restored after
 
     @models.backend("echo", vision_by_default=True, source="tests")
     def load():

@@ -13,6 +13,7 @@ from memegauge import methods as registry
 from memegauge.cli import main
 from memegauge.engine import Store, open_run
 from memegauge.methods import DuplicateMethod, Method, method, methods
+from memegauge.registry import Registry
 from memegauge.report import build_report
 from memegauge.records import Record, read_records
 
@@ -26,7 +27,7 @@ def test_the_built_in_methods_are_registered_through_entry_points():
 
 
 def test_a_second_method_with_a_registered_name_is_refused_naming_both():
-    fresh = registry._Registry()
+    fresh = Registry("method", "memegauge.tests-none", Method, duplicate=DuplicateMethod)
     fresh.register(Method(name="x", title="X", report=lambda s, r: {}), "package a")
     with pytest.raises(DuplicateMethod) as info:
         fresh.register(Method(name="x", title="X again", report=lambda s, r: {}), "package b")
@@ -47,7 +48,16 @@ class _Item(Record):
     name: str
 
 
-def test_a_method_registered_from_code_is_reported_and_its_commands_appear(tmp_path, monkeypatch, capsys):
+@pytest.fixture
+def restored_methods():
+    """The method registry as it was, after a test that registers a method from code."""
+    state = registry.METHODS.snapshot()
+    yield
+    registry.METHODS.restore(state)
+
+
+def test_a_method_registered_from_code_is_reported_and_its_commands_appear(tmp_path, monkeypatch, capsys,
+                                                                          restored_methods):
     def report(store, run):
         return {"items": len(read_records(store, run["id"], _Item))}
 
@@ -56,7 +66,6 @@ def test_a_method_registered_from_code_is_reported_and_its_commands_appear(tmp_p
         def toy() -> None:
             print("toy command ran")
 
-    monkeypatch.setattr(registry.REGISTRY, "_methods", dict(registry.REGISTRY._methods))
     registry.register_method(Method(name="toy", title="Toy", report=report, commands=commands))
     assert method("toy") is not None
     store = Store(tmp_path / "s.db")
@@ -188,10 +197,11 @@ with gzip.open({str(old)!r}, "rb") as src, open({str(tmp_path / "old.db")!r}, "w
 store = Store({str(tmp_path / "old.db")!r})
 print("version", sqlite3.connect({str(tmp_path / "old.db")!r}).execute("PRAGMA user_version").fetchone()[0])
 print("ranking", len(build_report(store, "arena")["ranking"]))
+from memegauge.registry import PluginError
 try:
     registry.methods()
-except ModuleNotFoundError as exc:
-    print("listing fails:", exc.name)
+except PluginError as exc:
+    print("listing fails:", exc.__cause__.name, "|", exc)
 """
     env = {**os.environ, "PYTHONPATH": str(site)}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
@@ -200,6 +210,7 @@ except ModuleNotFoundError as exc:
 
     assert f"version {SCHEMA_VERSION}" in done.stdout and "ranking " in done.stdout
     assert "listing fails: no_such_module_35" in done.stdout  # the broken method really is installed
+    assert "entry point no_such_module_35.method:METHOD of broken-method" in done.stdout  # named, with its package
 
 
 @pytest.mark.slow  # mypy: about ten seconds

@@ -8,22 +8,21 @@ Entries are declared like methods (`memegauge.methods`): a data set is one folde
     [project.entry-points."memegauge.data"]
     memeqa = "memegauge.data.sets.memeqa.entry:ENTRY"
 
-No shared file names a data set. Two entries with one name are refused (`DuplicateEntry`); a declared
-entry that fails to import fails loudly.
+No shared file names a data set. The entry point is named after its data set and loaded when that name is
+first asked for (`memegauge.registry`); two entries with one name are refused (`DuplicateEntry`); a declared
+entry that fails to import, or is no `Entry`, fails loudly.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import import_module
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
-from memegauge.types import InputError, MemeGaugeError
+from memegauge.registry import DuplicatePlugin, Registry
+from memegauge.types import InputError
 
 ENTRY_POINT_GROUP = "memegauge.data"
 GITHUB = "https://github.com"
@@ -50,6 +49,11 @@ class GitHubSource:
     include: tuple[str, ...] = ()
 
     kind = "github"
+    fetched = True  # MemeGauge downloads it (`memegauge data get`)
+
+    def checked_by(self, manifest: dict[str, dict[str, list[Any]]]) -> str:
+        """How an installed copy of this source is checked (`data list`)."""
+        return f"sha256 manifest ({len(manifest.get(self.id, {}))} files)"
 
     def url(self, mirror: str | None = None) -> str:
         """The archive's URL; `mirror` replaces GitHub's scheme and host, keeping the path."""
@@ -83,6 +87,11 @@ class HubSource:
     pinned: bool = True
 
     kind = "hub"
+    fetched = True  # MemeGauge downloads it (`memegauge data get`)
+
+    def checked_by(self, manifest: dict[str, dict[str, list[Any]]]) -> str:
+        """How an installed copy of this source is checked (`data list`)."""
+        return "the Hub's sha256 / git blob id" + ("" if self.pinned else " (revision not pinned)")
 
     def where(self) -> str:
         return f"huggingface.co/datasets/{self.repo_id}@{self.revision[:12]}"
@@ -109,6 +118,11 @@ class UserCopy:
     known: dict[str, str] = field(default_factory=dict)
 
     kind = "user"
+    fetched = False  # the user brings it (`memegauge data import`)
+
+    def checked_by(self, manifest: dict[str, dict[str, list[Any]]]) -> str:
+        """How an installed copy of this source is checked (`data list`)."""
+        return "known release sha256; " * bool(self.known) + "sha256 recorded at import"
 
     def where(self) -> str:
         return "your copy (`data list --details` says where to request it)"
@@ -161,21 +175,16 @@ class Entry:
         return next(s for s in self.sources if s.id == source_id)
 
 
-class DuplicateEntry(MemeGaugeError):
+class DuplicateEntry(DuplicatePlugin):
     """Two catalogue entries declare one name."""
 
 
-@cache
+ENTRIES: Registry[Entry] = Registry("data set", ENTRY_POINT_GROUP, Entry, duplicate=DuplicateEntry)
+
+
 def entries() -> dict[str, Entry]:
-    """Every registered entry by name, sorted (entry points of ``memegauge.data``)."""
-    found: dict[str, Entry] = {}
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        module, _, attribute = point.value.partition(":")
-        entry = getattr(import_module(module), attribute)
-        if entry.name in found:
-            raise DuplicateEntry(f"two data sets are named {entry.name!r} ({point.value} and another)")
-        found[entry.name] = entry
-    return dict(sorted(found.items()))
+    """Every registered entry by name, sorted (entry points of ``memegauge.data``, each loaded once)."""
+    return ENTRIES.all()
 
 
 def register(entry: Entry, into: dict[str, Entry]) -> dict[str, Entry]:
@@ -186,9 +195,10 @@ def register(entry: Entry, into: dict[str, Entry]) -> dict[str, Entry]:
 
 
 def entry(name: str) -> Entry:
-    """The entry called `name`; an unknown name is one `InputError` listing the known ones."""
-    known = entries()
-    if name not in known:
+    """The entry called `name` (its entry point alone loaded); an unknown name is one `InputError` listing the
+    known ones."""
+    found = ENTRIES.get(name)
+    if found is None:
         raise InputError(f"no data set named {name!r}", "memegauge data",
-                         f"use one of: {', '.join(known)} (`memegauge data list`)")
-    return known[name]
+                         f"use one of: {', '.join(ENTRIES.names())} (`memegauge data list`)")
+    return found

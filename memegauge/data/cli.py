@@ -27,14 +27,6 @@ def _quiet(ctx: typer.Context) -> bool:
     return bool(cfg and cfg.quiet)
 
 
-def _checked_by(source, manifest: dict) -> str:
-    if source.kind == "github":
-        return f"sha256 manifest ({len(manifest.get(source.id, {}))} files)"
-    if source.kind == "hub":
-        return "the Hub's sha256 / git blob id" + ("" if source.pinned else " (revision not pinned)")
-    return "known release sha256; " * bool(source.known) + "sha256 recorded at import"
-
-
 def _status(name: str) -> str:
     from memegauge.data.store import missing_sources, read_state
 
@@ -65,13 +57,13 @@ def list_command(details: bool = typer.Option(False, "--details", help="Also eac
         manifest = described.manifest()
         table.add_row(name, safe(described.title), described.size, safe(described.licence),
                       "\n".join(f"{s.id}: {safe(s.where())}" for s in described.sources),
-                      "\n".join(f"{s.id}: {_checked_by(s, manifest)}" for s in described.sources), _status(name))
+                      "\n".join(f"{s.id}: {s.checked_by(manifest)}" for s in described.sources), _status(name))
     out.print(table)
     if details:
         for name, described in entries().items():
             out.print(f"\n[bold]{name}[/]: {safe(described.notes) or 'no caveats'}", soft_wrap=True)
             for source in described.sources:
-                if source.kind == "user":
+                if not source.fetched:
                     out.print(f"{source.id}: request it: {safe(source.request)}; then `memegauge data import "
                               f"{name} PATH`", soft_wrap=True, highlight=False)
             out.print(safe(described.citation), soft_wrap=True, highlight=False)

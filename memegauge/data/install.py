@@ -97,8 +97,8 @@ def _get(name: str, *, mirror: str | None, offline: bool, quiet: bool, say: Say)
     outcome = Outcome(name)
     state = read_state(name)
     missing = [s for s in described.sources if s.id not in state.get("sources", {})]
-    fetchable = [s for s in missing if s.kind != "user"]
-    outcome.gated = [gated_message(name, s) for s in missing if s.kind == "user"]
+    fetchable = [s for s in missing if s.fetched]
+    outcome.gated = [gated_message(name, s) for s in missing if isinstance(s, UserCopy)]
     outcome.already = not missing
     if fetchable and offline_wanted(offline):
         raise InputError(f"data set {name!r} is not installed and the network is off (--offline or "
@@ -109,7 +109,7 @@ def _get(name: str, *, mirror: str | None, offline: bool, quiet: bool, say: Say)
         say(about_text(described))
     mirror = mirror or os.environ.get(ENV_MIRROR) or None
     for source in fetchable:
-        record = _get_github(described, source, mirror, quiet, outcome) if source.kind == "github" \
+        record = _get_github(described, source, mirror, quiet, outcome) if isinstance(source, GitHubSource) \
             else _get_hub(described, source, quiet)
         _installed(described, source, record)
         outcome.installed.append(source.id)
@@ -255,7 +255,7 @@ def import_copy(name: str, path: Path, *, say: Say = print) -> Outcome:
 def _import(name: str, path: Path, say: Say) -> Outcome:
     described = entry(name)
     started = time.monotonic()
-    users = [s for s in described.sources if s.kind == "user"]
+    users = [s for s in described.sources if isinstance(s, UserCopy)]
     if not users:
         raise InputError(f"data set {name!r} is fetched, not imported", str(path), f"run `memegauge data get {name}`")
     state = read_state(name)

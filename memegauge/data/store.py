@@ -64,7 +64,7 @@ def get_line(name: str, *, fresh: bool = False) -> str:
 
     absent = set(_sources(name)) if fresh else set(missing_sources(name))
     missing = [s for s in entry(name).sources if s.id in absent]
-    user = [s for s in missing if s.kind == "user"]
+    user = [s for s in missing if not s.fetched]
     if user and len(user) == len(missing):
         return f"memegauge data import {name} PATH (PATH: your copy; {user[0].request})"
     line = f"memegauge data get {name}"

@@ -1,21 +1,20 @@
 """Backend descriptors: one `Backend` per backend name, registered here, their classes imported lazily.
 
-The bottom of the models layer: it imports only `memegauge.types`, so the model spec (`models/spec.py`,
+The bottom of the models layer: it imports only `memegauge.types` and the registry (`memegauge.registry`), so the model spec (`models/spec.py`,
 which asks a descriptor for its vision default) and the backends above it depend on it, never the other
 way round. The built-in backends register themselves in `memegauge.models`; a package adds one with
-`@backend(...)` or declares a `Backend` as an entry point of the group ``memegauge.backends``; two backends
-with one name are refused (`DuplicateBackend`).
+`@backend(...)` or declares a `Backend` as an entry point of the group ``memegauge.backends`` named after the
+backend (loaded when that name is first used); two backends with one name are refused (`DuplicateBackend`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any, Protocol
 from collections.abc import Callable
 
 from memegauge.extras import require_extra
-from memegauge.types import MemeGaugeError
+from memegauge.registry import DuplicatePlugin, Registry
 
 ENTRY_POINT_GROUP = "memegauge.backends"
 
@@ -54,21 +53,16 @@ class Backend:
             require_extra(self.extra, *self.modules, needed_for=f"backend {self.name!r}", where=where)
 
 
-class DuplicateBackend(MemeGaugeError):
+class DuplicateBackend(DuplicatePlugin):
     """Two backends registered under one name."""
 
 
-_REGISTRY: dict[str, Backend] = {}
-_plugins_loaded = False
+BACKENDS: Registry[Backend] = Registry("backend", ENTRY_POINT_GROUP, Backend, duplicate=DuplicateBackend)
 
 
 def register_backend(descriptor: Backend) -> None:
     """Add a backend; a second one with the same name is refused, naming both sources."""
-    known = _REGISTRY.get(descriptor.name)
-    if known is not None and known is not descriptor:
-        raise DuplicateBackend(f"backend {descriptor.name!r} is registered twice ({known.source} and "
-                               f"{descriptor.source}); uninstall one of them")
-    _REGISTRY[descriptor.name] = descriptor
+    BACKENDS.register(descriptor, descriptor.source)
 
 
 def backend(name: str, *, vision_by_default: bool | Callable[[ModelEntry], bool] = False,
@@ -84,16 +78,9 @@ def backend(name: str, *, vision_by_default: bool | Callable[[ModelEntry], bool]
 
 def backends() -> dict[str, Backend]:
     """Every registered backend by name: the built-ins and those declared by installed packages."""
-    global _plugins_loaded
-    if not _plugins_loaded:
-        _plugins_loaded = True
-        for point in entry_points(group=ENTRY_POINT_GROUP):
-            descriptor = point.load()
-            if not isinstance(descriptor, Backend):
-                raise TypeError(f"entry point {point.value} ({ENTRY_POINT_GROUP}) is not a Backend")
-            register_backend(descriptor)
-    return dict(_REGISTRY)
+    return BACKENDS.all()
 
 
 def find_backend(name: str) -> Backend | None:
-    return _REGISTRY.get(name) or backends().get(name)
+    """The backend `name`: a built-in, or its entry point alone loaded."""
+    return BACKENDS.get(name)

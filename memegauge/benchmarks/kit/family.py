@@ -1,11 +1,12 @@
-"""A benchmark folder → a registered `Method` (`benchmark_method`), and the built-in folders' one entry point.
+"""A benchmark folder → a registered `Method` (`benchmark_method`), and the built-in folders' entry points.
 
-MemeGauge declares one entry point for all of its benchmarks, ``benchmarks = "memegauge.benchmarks.kit.family:
-BUILTIN"``, a `MethodFamily` yielding a method per folder of `memegauge/benchmarks/` that holds a
-``benchmark.yaml``: adding a folder edits no shared file. Another package ships a benchmark the way it ships a
-method, with an entry point naming one method:
+A benchmark is registered as every plug-in is (`memegauge.registry`): one entry point of the group
+``memegauge.benchmarks``, named after the benchmark, loaded when that name is first asked for, so its
+``benchmark.yaml`` is read on first use. MemeGauge's own folders are attributes of this module (a folder
+``goat-bench`` is ``family:goat_bench``), built on first access:
 
-    [project.entry-points."memegauge.methods"]
+    [project.entry-points."memegauge.benchmarks"]
+    fhm = "memegauge.benchmarks.kit.family:fhm"
     fifth = "fifthbench:METHOD"          # fifthbench/__init__.py: METHOD = benchmark_method(Path(__file__).parent)
 
 Two benchmarks (or a benchmark and a method) with one name are refused by the registry (`DuplicateMethod`).
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memegauge.benchmarks.kit.spec import SPEC_FILE, Benchmark, load_spec
-from memegauge.methods import Method, MethodFamily
+from memegauge.methods import Method
 
 BENCHMARKS_DIR = Path(__file__).resolve().parents[1]
 _SPECS: dict[str, Benchmark] = {}  # every benchmark method built in this process, by name
@@ -82,18 +83,29 @@ class _Hooks:
         return await run(self.spec, self.hooks_module(), cfg, **options)
 
 
-def builtin_methods() -> list[Method]:
-    """A method per folder of `memegauge/benchmarks/` holding a `benchmark.yaml`, in name order."""
-    return [benchmark_method(folder) for folder in sorted(BENCHMARKS_DIR.iterdir())
-            if (folder / SPEC_FILE).is_file()]
+def builtin_folders() -> dict[str, Path]:
+    """{attribute: folder} of every folder of `memegauge/benchmarks/` holding a `benchmark.yaml` (each is declared
+    as an entry point ``NAME = "memegauge.benchmarks.kit.family:ATTRIBUTE"``; tests/test_structure.py checks)."""
+    return {folder.name.replace("-", "_"): folder for folder in sorted(BENCHMARKS_DIR.iterdir())
+            if (folder / SPEC_FILE).is_file()}
 
 
-BUILTIN = MethodFamily(builtin_methods)
+_BUILT: dict[str, Method] = {}
+
+
+def __getattr__(attribute: str) -> Method:
+    """A built-in benchmark's method, built (its YAML read) when its entry point is first loaded."""
+    if attribute not in _BUILT:
+        folder = builtin_folders().get(attribute) if not attribute.startswith("__") else None
+        if folder is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+        _BUILT[attribute] = benchmark_method(folder)
+    return _BUILT[attribute]
 
 
 def benchmark_spec(name: str) -> Benchmark | None:
     """The benchmark behind the registered method `name`, or None when it is no benchmark."""
-    from memegauge.methods import method  # the registry builds every benchmark's method (and spec) first
+    from memegauge.methods import method  # the registry builds the benchmark's method (and spec) first
 
     found = method(name)
     return _SPECS.get(name) if found is not None else None
@@ -106,4 +118,4 @@ def benchmarks() -> list[Benchmark]:
     return [_SPECS[m.name] for m in methods() if m.name in _SPECS]
 
 
-__all__ = ["BUILTIN", "benchmark_method", "benchmark_spec", "benchmarks"]
+__all__ = ["benchmark_method", "benchmark_spec", "benchmarks", "builtin_folders"]

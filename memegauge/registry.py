@@ -1,0 +1,147 @@
+"""The one registry of plug-ins: methods, benchmarks, model backends, data sets, report sections and commands.
+
+Every kind of plug-in is a `Registry` of one descriptor type, filled one way: an installed distribution declares
+each plug-in as an entry point of the kind's group, *named after the plug-in*, and the registry loads that entry
+point when the name is first asked for (Inspect's `ensure_entry_points`):
+
+    [project.entry-points."memegauge.methods"]
+    toxicity = "memegauge_toxicity.method:METHOD"
+
+so asking for one plug-in imports no other (reporting a run loads its method alone; a broken third-party plug-in
+stops only what uses it), and `names()` lists every declared plug-in without importing any. Whatever is loaded is
+type-checked (the entry point's object must be the kind's descriptor type, named as its entry point), and two
+plug-ins under one name are refused, naming both sources (`DuplicatePlugin`). Code may register a descriptor too
+(`Registry.register`: tests, notebooks, the built-in backends), under the same checks.
+
+This module is the only one that loads entry points (tests/test_structure.py keeps it so); it imports nothing
+of MemeGauge but `memegauge.types`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any, Generic, TypeVar
+
+from memegauge.types import MemeGaugeError
+
+T = TypeVar("T")
+
+
+class DuplicatePlugin(MemeGaugeError):
+    """Two plug-ins of one kind claim one name."""
+
+
+class PluginError(MemeGaugeError):
+    """A declared plug-in that cannot be loaded, or is not what its group holds."""
+
+
+def _origin(point: EntryPoint) -> str:
+    dist = getattr(point, "dist", None)
+    return f"entry point {point.value}" + (f" of {dist.name}" if dist is not None else "")
+
+
+class Registry(Generic[T]):
+    """The plug-ins of one kind, by name.
+
+    kind      What they are, in words ("method", "data set"): messages name it.
+    group     The entry point group that declares them.
+    expected  Their descriptor type: a loaded object of another type is refused.
+    name_of   A descriptor's name (default: its `name` attribute).
+    duplicate The error a second plug-in under a registered name raises (a `DuplicatePlugin`).
+    """
+
+    def __init__(self, kind: str, group: str, expected: type | tuple[type, ...],
+                 name_of: Callable[[Any], str] = lambda plugin: plugin.name,
+                 duplicate: type[DuplicatePlugin] = DuplicatePlugin) -> None:
+        self.kind, self.group, self.expected, self.name_of = kind, group, expected, name_of
+        self.duplicate = duplicate
+        self._plugins: dict[str, tuple[T, str]] = {}
+        self._loaded_points: set[tuple[str, str, str]] = set()
+        self._all_loaded = False
+
+    # ---- registering ----------------------------------------------------------------------------------
+
+    def register(self, plugin: T, source: str = "code") -> T:
+        """Add a descriptor; one of another type, or a second one under a registered name, is refused."""
+        if not isinstance(plugin, self.expected):
+            raise PluginError(f"{source} is not a {self.kind} ({_type_names(self.expected)}): it is "
+                              f"{type(plugin).__name__}")
+        name = self.name_of(plugin)
+        known = self._plugins.get(name)
+        if known is not None and known[0] is not plugin:
+            raise self.duplicate(f"{self.kind} {name!r} is registered twice: by {known[1]} and by {source}; "
+                                  "uninstall or rename one of them")
+        self._plugins[name] = (plugin, source)
+        return plugin
+
+    def unregister(self, name: str) -> None:
+        """Forget a descriptor registered from code (tests)."""
+        self._plugins.pop(name, None)
+
+    # ---- loading --------------------------------------------------------------------------------------
+
+    def _points(self, name: str | None = None) -> Iterable[EntryPoint]:
+        found = entry_points(group=self.group) if name is None else entry_points(group=self.group, name=name)
+        return sorted(found, key=lambda p: (p.name, p.value))
+
+    def _load(self, point: EntryPoint) -> None:
+        key = (point.name, point.value, getattr(getattr(point, "dist", None), "name", ""))
+        if key in self._loaded_points:
+            return
+        self._loaded_points.add(key)
+        try:
+            plugin = point.load()
+        except MemeGaugeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any import error of a plug-in becomes one clear message
+            raise PluginError(f"{self.kind} {point.name!r} ({_origin(point)}, group {self.group!r}) failed to "
+                              f"load: {type(exc).__name__}: {exc}") from exc
+        if isinstance(plugin, self.expected) and self.name_of(plugin) != point.name:
+            raise PluginError(f"{_origin(point)} (group {self.group!r}) is named {point.name!r} but holds the "
+                              f"{self.kind} {self.name_of(plugin)!r}: an entry point is named after its plug-in")
+        self.register(plugin, _origin(point))
+
+    def get(self, name: str) -> T | None:
+        """The plug-in `name`: registered, or loaded now from its entry point alone; None when none is declared."""
+        if name not in self._plugins:
+            for point in self._points(name):
+                self._load(point)
+        found = self._plugins.get(name)
+        return found[0] if found else None
+
+    def all(self) -> dict[str, T]:
+        """Every plug-in, by name in name order: each declared one loaded (once)."""
+        if not self._all_loaded:
+            for point in self._points():
+                self._load(point)
+            self._all_loaded = True
+        return {name: self._plugins[name][0] for name in sorted(self._plugins)}
+
+    def names(self) -> list[str]:
+        """Every plug-in's name, declared or registered, without loading any."""
+        return sorted({*self._plugins, *(p.name for p in self._points())})
+
+    def declared(self, name: str) -> bool:
+        """Whether `name` is registered or declared (nothing is loaded)."""
+        return name in self._plugins or any(True for _ in self._points(name))
+
+    def source(self, name: str) -> str | None:
+        """Where the registered plug-in `name` came from (an entry point, or "code")."""
+        found = self._plugins.get(name)
+        return found[1] if found else None
+
+    def snapshot(self) -> tuple[dict[str, tuple[T, str]], set[tuple[str, str, str]], bool]:
+        """The registry's state, for `restore` (tests that register from code)."""
+        return dict(self._plugins), set(self._loaded_points), self._all_loaded
+
+    def restore(self, state: tuple[dict[str, tuple[T, str]], set[tuple[str, str, str]], bool]) -> None:
+        self._plugins, self._loaded_points, self._all_loaded = dict(state[0]), set(state[1]), state[2]
+
+
+def _type_names(expected: type | tuple[type, ...]) -> str:
+    types = expected if isinstance(expected, tuple) else (expected,)
+    return " or ".join(t.__name__ for t in types)
+
+
+__all__ = ["DuplicatePlugin", "PluginError", "Registry"]
