@@ -6,27 +6,121 @@ Exit codes: 0 success, 2 bad input or config, 1 failure, 4 `eval --suite` skippe
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
 from rich.table import Table
 
 from memegauge._version import __version__
 from memegauge.clikit import SKIP_PREFLIGHT, Settings, console, finish, notes, out, safe, settings  # noqa: F401 (the API)
-from memegauge.config import ENV_STORE, registry_path
-from memegauge.files import write_text_atomic
-from memegauge.types import InputError, MemeGaugeError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+# Start-up (bench/startup.py): this module imports typer, rich and `memegauge.clikit` only. Every command's
+# module is imported when that command is dispatched (`LazyGroup`), the engine (and aiohttp) when a command uses
+# it, so `memegauge --version` imports no method, no benchmark and no engine (tests/test_cli.py).
+
+COMMAND_GROUP = "memegauge.commands"
+"""Entry points of the top-level commands, each named after its command, naming `register(app)`: the function
+that adds it (with any others of its module) to a Typer app (pyproject.toml lists MemeGauge's own)."""
+
+
+def _commands() -> Any:
+    from memegauge.registry import Registry  # lazy: the registry when a command is looked up
+
+    global _COMMANDS
+    if _COMMANDS is None:
+        _COMMANDS = Registry("command", COMMAND_GROUP, object, name_of=None)
+    return _COMMANDS
+
+
+_COMMANDS: Any = None
+
+
+class LazyGroup(TyperGroup):
+    """The `memegauge` group: its own commands (below), then each command named by an entry point of
+    `COMMAND_GROUP`, imported only when it is dispatched (or listed by `--help`), then the commands a method's
+    descriptor adds (`Method.commands`), found when a name is neither."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = [*self.commands, *(n for n in _commands().names() if n not in self.commands)]
+        self._add_method_commands()
+        return [*names, *(n for n in self.commands if n not in names)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands:
+            register = _commands().get(cmd_name)
+            if register is not None:
+                self._add_from(register, only=cmd_name, source=_commands().source(cmd_name))
+            else:
+                self._add_method_commands()
+        return self.commands.get(cmd_name)
+
+    def _add_from(self, register: Any, only: str | None, source: str | None = None) -> None:
+        """The commands `register(app)` adds to a Typer app, added here (`only`: that one)."""
+        from memegauge.registry import PluginError  # lazy: as `_commands`
+
+        staging = typer.Typer()
+        register(staging)
+        group = typer.main.get_group(staging)
+        if only is not None and only not in group.commands:
+            raise PluginError(f"command {only!r} ({source}, group {COMMAND_GROUP!r}) is not among the commands "
+                              f"its function adds ({', '.join(group.commands) or 'none'})")
+        for name, command in group.commands.items():
+            if only is None or name == only:
+                self.commands.setdefault(name, command)
+
+    def _add_method_commands(self) -> None:
+        """The commands of every method whose descriptor adds some (once; a method that fails to load is named
+        on stderr and its commands left out, so the others still work)."""
+        if getattr(self, "_methods_added", False):
+            return
+        self._methods_added = True
+        from memegauge.methods import METHODS  # lazy: the methods only when a name is no command entry point
+        from memegauge.types import MemeGaugeError  # lazy: as above
+
+        try:
+            found = METHODS.all()
+        except MemeGaugeError as exc:
+            console.print(f"[yellow]warning:[/] {safe(exc)}", highlight=False, soft_wrap=True)
+            return
+        for method in found.values():
+            if method.commands:
+                self._add_from(method.commands, only=None)
+
+
+app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Measure how well multimodal LLMs understand memes.")
 def _print_version(value: bool) -> None:
     if value:
         out.print(f"memegauge {__version__}")
         raise typer.Exit()
+
+
+DEFAULT_GRACE_S = 10.0  # = memegauge.engine.interrupt.DEFAULT_GRACE_S (tests/test_cli.py)
+DEFAULT_PROGRESS_EVERY_S = 10.0  # = memegauge.engine.progress's default (tests/test_cli.py)
+
+
+def _engine_settings(grace: float, progress_every: float) -> None:
+    """The engine's process-wide settings: set when given, reset when the engine is already loaded (a second
+    `main()` in one process); an engine not yet imported starts from its defaults, so nothing is imported for a
+    command that never runs a model (start-up: the engine imports aiohttp)."""
+    loaded = "memegauge.engine" in sys.modules
+    if loaded:
+        from memegauge.engine import set_budget  # the engine is loaded already
+
+        set_budget(None)  # a method command's --budget sets it for its own runs
+    if loaded or grace != DEFAULT_GRACE_S:
+        from memegauge.engine.interrupt import set_grace  # lazy: only when there is something to set
+
+        set_grace(grace)
+    if loaded or progress_every != DEFAULT_PROGRESS_EVERY_S:
+        from memegauge.engine.progress import set_progress_every  # lazy: as set_grace
+
+        set_progress_every(progress_every)
 
 
 @app.callback()
@@ -41,10 +135,10 @@ def main_options(
     encoding: str = typer.Option("utf-8", "--encoding", help="Encoding of the text files you give "
                                  "(meme sets, texts, predictions, votes, configs); UTF-8 files may "
                                  "start with a BOM."),
-    grace: float = typer.Option(10.0, "--grace", min=0.0, help="On the first Ctrl-C, wait up to this "
+    grace: float = typer.Option(DEFAULT_GRACE_S, "--grace", min=0.0, help="On the first Ctrl-C, wait up to this "
                                 "many seconds for the answers in flight and store them (a second "
                                 "Ctrl-C leaves at once)."),
-    progress_every: float = typer.Option(10.0, "--progress-every", min=0.1, help="When stderr is not a "
+    progress_every: float = typer.Option(DEFAULT_PROGRESS_EVERY_S, "--progress-every", min=0.1, help="When stderr is not a "
                                          "terminal (nohup, SLURM, a pipe): a plain progress line every this "
                                          "many seconds."),
     max_meme_text: int | None = typer.Option(None, "--max-meme-text", min=1, help="The most characters a "
@@ -53,9 +147,7 @@ def main_options(
     version: bool = typer.Option(False, "--version", help="Print the version and exit.",
                                  is_eager=True, callback=lambda value: _print_version(value)),
 ) -> None:
-    from memegauge.engine import set_budget
-    from memegauge.engine.interrupt import set_grace
-    from memegauge.engine.progress import set_progress_every
+    from memegauge.config import ENV_STORE, registry_path  # lazy: pydantic once a command runs
     from memegauge.files import set_max_meme_text, set_text_encoding
     from memegauge.logs import configure
 
@@ -63,9 +155,7 @@ def main_options(
     notes.quiet = quiet
     set_text_encoding(encoding)
     set_max_meme_text(max_meme_text)
-    set_grace(grace)
-    set_progress_every(progress_every)
-    set_budget(None)  # a method command's --budget sets it for its own runs
+    _engine_settings(grace, progress_every)
     store_path = store or Path(os.environ.get(ENV_STORE) or "memegauge.db")
     models = registry_path(models)  # here: a command that needs no model never reads it
     ctx.obj = Settings(store_path=store_path, models_path=models, verbose=verbose, quiet=quiet)
@@ -75,6 +165,8 @@ def main_options(
 def runs_command(ctx: typer.Context,
                  as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List runs in the store with status, calls, tokens and cost."""
+    from memegauge.types import InputError  # lazy: start-up imports no pydantic
+
     cfg = settings(ctx)
     if not cfg.store_path.exists():
         raise InputError("no store here yet", where=str(cfg.store_path),
@@ -103,6 +195,8 @@ def models_command(ctx: typer.Context,
                    ) -> None:
     """List configured models; --check sends one tiny request to each (exit 1 when a model you named,
     as an argument or in your registry file, fails; a built-in whose extra is missing says so)."""
+    import asyncio
+
     from memegauge.engine.preflight import check_listed, user_named
 
     registry = settings(ctx).registry()
@@ -143,7 +237,9 @@ def report_command(
                                              "report here as PNG, SVG and PDF."),
 ) -> None:
     """Report a run from the store (csv/md: its leaderboard with 95% intervals; json: everything)."""
+    from memegauge.files import write_text_atomic
     from memegauge.report.formats import render_report
+    from memegauge.types import InputError
 
     cfg = settings(ctx)
     if not cfg.store_path.exists():
@@ -170,6 +266,7 @@ def export_command(
 ) -> None:
     """Export one table of a run, one row per item (docs/runs.md: "Exports")."""
     from memegauge.export import export
+    from memegauge.types import InputError
 
     cfg = settings(ctx)
     if not cfg.store_path.exists():
@@ -197,24 +294,6 @@ def demo_command(ctx: typer.Context,
              skip_preflight=skip_preflight)
 
 
-def _register_commands() -> None:
-    """The report commands, then each registered method's (see `memegauge.methods`)."""
-    from memegauge.methods import methods
-    from memegauge.data.cli import register as register_data_commands
-    from memegauge.report.cli import register as register_report_commands
-    from memegauge.benchmarks.kit.cli import register as register_eval  # `memegauge eval`: the benchmark kit
-
-    if getattr(app, "_methods_registered", False):
-        return
-    app._methods_registered = True  # type: ignore[attr-defined]
-    register_report_commands(app)
-    register_data_commands(app)
-    register_eval(app)
-    for method in methods():
-        if method.commands:
-            method.commands(app)
-
-
 INTERRUPTED = ("interrupted: the run is marked `interrupted`; every answer received so far is stored. "
                "Rerun the same command to continue where it stopped.")
 TERMINATED = "terminated (SIGTERM), treated as Ctrl-C: " + INTERRUPTED.removeprefix("interrupted: ")
@@ -222,7 +301,7 @@ TERMINATED = "terminated (SIGTERM), treated as Ctrl-C: " + INTERRUPTED.removepre
 
 def _interrupted() -> int:
     """The message and exit status of a Ctrl-C (130) or a SIGTERM (143, what schedulers expect)."""
-    from memegauge.engine.interrupt import terminated
+    from memegauge.signals import terminated
 
     console.print(TERMINATED if terminated() else INTERRUPTED)
     return 143 if terminated() else 130
@@ -230,7 +309,7 @@ def _interrupted() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: maps MemeGauge errors to exit codes and one clear message."""
-    from memegauge.engine.interrupt import sigterm_as_ctrl_c
+    from memegauge.signals import sigterm_as_ctrl_c
 
     with sigterm_as_ctrl_c():
         return _main(argv)
@@ -238,30 +317,33 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     try:
-        _register_commands()
         app(args=argv, prog_name="memegauge")
     except SystemExit as exc:  # typer's own exits: --help, usage errors (2), typer.Exit
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if code == 130:  # typer turns Ctrl-C into a silent exit 130
             return _interrupted()
         return _stopped_by_sigterm() if code == 0 else code
-    except InputError as exc:
-        console.print(f"[red]error:[/] {safe(exc)}", highlight=False, soft_wrap=True)
-        return 2
-    except MemeGaugeError as exc:  # `label`: e.g. "stopped" for a clean, resumable stop (--budget)
-        label = getattr(exc, "label", "failed")
-        colour = "red" if label == "failed" else "yellow"
-        console.print(f"[{colour}]{label}:[/] {safe(exc)}", highlight=False, soft_wrap=True)
-        return exc.exit_code  # 1; 3: a run whose answers mostly could not be read (memeqa/cli.py)
     except KeyboardInterrupt:
         return _interrupted()
+    except Exception as exc:
+        from memegauge.types import InputError, MemeGaugeError  # lazy: `--version` imports no pydantic
+
+        if isinstance(exc, InputError):
+            console.print(f"[red]error:[/] {safe(exc)}", highlight=False, soft_wrap=True)
+            return 2
+        if isinstance(exc, MemeGaugeError):  # `label`: e.g. "stopped" for a clean, resumable stop (--budget)
+            label = getattr(exc, "label", "failed")
+            colour = "red" if label == "failed" else "yellow"
+            console.print(f"[{colour}]{label}:[/] {safe(exc)}", highlight=False, soft_wrap=True)
+            return exc.exit_code  # 1; 3: a run whose answers mostly could not be read (memeqa/cli.py)
+        raise
     return _stopped_by_sigterm()
 
 
 def _stopped_by_sigterm() -> int:
     """0, or 143 for a command that stopped cleanly on SIGTERM (`rate`, `view`: their server shuts down
     as on Ctrl-C), so a scheduler or script sees that it was terminated."""
-    from memegauge.engine.interrupt import terminated
+    from memegauge.signals import terminated
 
     if not terminated():
         return 0

@@ -8,16 +8,14 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from memegauge.config import load_registry
-
-from memegauge.models.spec import ModelRegistry
-from memegauge.files import shell_command
+if TYPE_CHECKING:
+    from memegauge.models.spec import ModelRegistry
 
 
 PIPE_WIDTH = 4096
@@ -49,6 +47,8 @@ class Settings:
 
     def registry(self) -> ModelRegistry:
         if self._registry is None:
+            from memegauge.config import load_registry  # lazy: pydantic and the backends when a model is read
+
             self._registry = load_registry(self.models_path)
         return self._registry
 
@@ -170,4 +170,6 @@ def finish(store, name: str, max_failure_rate: float) -> None:
     accepted = ensure_complete(store, name, max_failure_rate)
     if accepted:
         console.print(f"[yellow]note:[/] {safe(accepted)}")
+    from memegauge.files import shell_command  # lazy: `memegauge --version` imports no pydantic
+
     console.print(safe(f"run {name!r} done; `{shell_command('memegauge', 'report', name)}` shows it"))

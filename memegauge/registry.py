@@ -47,12 +47,13 @@ class Registry(Generic[T]):
     kind      What they are, in words ("method", "data set"): messages name it.
     group     The entry point group that declares them.
     expected  Their descriptor type: a loaded object of another type is refused.
-    name_of   A descriptor's name (default: its `name` attribute).
+    name_of   A descriptor's name (default: its `name` attribute); None: a descriptor has no name of its own
+              and is known by its entry point's (code registers it with `register(plugin, source, name)`).
     duplicate The error a second plug-in under a registered name raises (a `DuplicatePlugin`).
     """
 
     def __init__(self, kind: str, group: str, expected: type | tuple[type, ...],
-                 name_of: Callable[[Any], str] = lambda plugin: plugin.name,
+                 name_of: Callable[[Any], str] | None = lambda plugin: plugin.name,
                  duplicate: type[DuplicatePlugin] = DuplicatePlugin) -> None:
         self.kind, self.group, self.expected, self.name_of = kind, group, expected, name_of
         self.duplicate = duplicate
@@ -62,12 +63,14 @@ class Registry(Generic[T]):
 
     # ---- registering ----------------------------------------------------------------------------------
 
-    def register(self, plugin: T, source: str = "code") -> T:
+    def register(self, plugin: T, source: str = "code", name: str | None = None) -> T:
         """Add a descriptor; one of another type, or a second one under a registered name, is refused."""
         if not isinstance(plugin, self.expected):
             raise PluginError(f"{source} is not a {self.kind} ({_type_names(self.expected)}): it is "
                               f"{type(plugin).__name__}")
-        name = self.name_of(plugin)
+        name = name if name is not None or self.name_of is None else self.name_of(plugin)
+        if name is None:
+            raise PluginError(f"{source}: a {self.kind} is registered under a name")
         known = self._plugins.get(name)
         if known is not None and known[0] is not plugin:
             raise self.duplicate(f"{self.kind} {name!r} is registered twice: by {known[1]} and by {source}; "
@@ -97,10 +100,14 @@ class Registry(Generic[T]):
         except Exception as exc:  # noqa: BLE001 - any import error of a plug-in becomes one clear message
             raise PluginError(f"{self.kind} {point.name!r} ({_origin(point)}, group {self.group!r}) failed to "
                               f"load: {type(exc).__name__}: {exc}") from exc
-        if isinstance(plugin, self.expected) and self.name_of(plugin) != point.name:
+        named = self.name_of(plugin) if self.name_of is not None and isinstance(plugin, self.expected) else None
+        if named is not None and named != point.name:
             raise PluginError(f"{_origin(point)} (group {self.group!r}) is named {point.name!r} but holds the "
-                              f"{self.kind} {self.name_of(plugin)!r}: an entry point is named after its plug-in")
-        self.register(plugin, _origin(point))
+                              f"{self.kind} {named!r}: an entry point is named after its plug-in")
+        if self.name_of is None and not callable(plugin):
+            raise PluginError(f"{_origin(point)} (group {self.group!r}) is not a function: a {self.kind} entry "
+                              "point names the function that adds it")
+        self.register(plugin, _origin(point), point.name)
 
     def get(self, name: str) -> T | None:
         """The plug-in `name`: registered, or loaded now from its entry point alone; None when none is declared."""

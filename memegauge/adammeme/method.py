@@ -10,7 +10,7 @@ from memegauge.methods import Method, lazy
 
 METHOD = Method(name="adammeme", title="AdamMeme", folder=Path(__file__).parent, demo_order=0,
                 report=lazy("memegauge.adammeme.report:build"), tables=lazy("memegauge.adammeme.report:tables"),
-                view=lazy("memegauge.adammeme.view:view"), commands=lazy("memegauge.adammeme.cli:register"),
+                view=lazy("memegauge.adammeme.view:view"),
                 demo=lazy("memegauge.adammeme.demo:demo"), config=lazy("memegauge.adammeme.hooks:config"),
                 check=lazy("memegauge.adammeme.hooks:check"), run=lazy("memegauge.adammeme.hooks:run"),
                 models=lazy("memegauge.adammeme.hooks:models"), headline=lazy("memegauge.adammeme.headline:headline"),

@@ -10,7 +10,7 @@ from memegauge.methods import Method, lazy
 
 METHOD = Method(name="arena", title="MemeArena", folder=Path(__file__).parent, demo_order=1,
                 report=lazy("memegauge.arena.report:build"), tables=lazy("memegauge.arena.report:tables"),
-                view=lazy("memegauge.arena.view:view"), commands=lazy("memegauge.arena.cli:register"),
+                view=lazy("memegauge.arena.view:view"),
                 demo=lazy("memegauge.arena.demo:demo"), config=lazy("memegauge.arena.hooks:config"),
                 check=lazy("memegauge.arena.hooks:check"), run=lazy("memegauge.arena.hooks:run"),
                 models=lazy("memegauge.arena.hooks:models"), headline=lazy("memegauge.arena.headline:headline"),

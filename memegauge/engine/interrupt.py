@@ -29,6 +29,8 @@ from contextlib import contextmanager
 from typing import Any
 from collections.abc import Callable, Iterator
 
+from memegauge.signals import _DRAINER, terminated  # noqa: F401 (terminated: the engine's API)
+
 log = logging.getLogger(__name__)
 
 DEFAULT_GRACE_S = 10.0
@@ -135,35 +137,5 @@ async def _drain_then(stop: StopSignal, leave: Callable[[], None]) -> None:
     leave()
 
 
-_TERMINATED = [False]
-_DRAINER: list[Callable[[int, Any], None]] = []  # the open run's first-Ctrl-C handler, for SIGTERM
-
-
-def terminated() -> bool:
-    """Whether this process received SIGTERM (inside `sigterm_as_ctrl_c`)."""
-    return _TERMINATED[0]
-
-
-@contextmanager
-def sigterm_as_ctrl_c() -> Iterator[None]:
-    """While inside, SIGTERM does what SIGINT does at that moment: drain a run's calls in flight
-    (`graceful_ctrl_c`), cancel `asyncio.run`'s main task, or raise KeyboardInterrupt. A second
-    SIGTERM is a second Ctrl-C: it leaves at once. Main thread only; an ignored SIGTERM stays ignored."""
-    if threading.current_thread() is not threading.main_thread() or \
-            signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
-        yield
-        return
-    _TERMINATED[0] = False
-
-    def on_sigterm(signum: int, frame: Any) -> None:
-        _TERMINATED[0] = True
-        handler = _DRAINER[-1] if _DRAINER else signal.getsignal(signal.SIGINT)
-        if not callable(handler):  # no run open and SIGINT ignored (a background job): Python's own Ctrl-C
-            handler = signal.default_int_handler
-        handler(signal.SIGINT, frame)
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+# SIGTERM handling lives in `memegauge.signals` (the command line installs it before importing the engine);
+# a run's first-Ctrl-C handler is pushed onto its `_DRAINER` stack, which SIGTERM calls.

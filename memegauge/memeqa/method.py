@@ -11,7 +11,7 @@ from memegauge.methods import Method, lazy
 
 METHOD = Method(name="memeqa", title="MemeQA", folder=Path(__file__).parent, demo_order=2,
                 report=lazy("memegauge.memeqa.report:build"), tables=lazy("memegauge.memeqa.report:tables"),
-                view=lazy("memegauge.memeqa.view:view"), commands=lazy("memegauge.memeqa.cli:register"),
+                view=lazy("memegauge.memeqa.view:view"),
                 demo=lazy("memegauge.memeqa.demo:demo"), config=lazy("memegauge.memeqa.hooks:config"),
                 check=lazy("memegauge.memeqa.hooks:check"), run=lazy("memegauge.memeqa.hooks:run"),
                 models=lazy("memegauge.memeqa.hooks:models"), headline=lazy("memegauge.memeqa.headline:headline"),

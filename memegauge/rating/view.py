@@ -8,8 +8,12 @@ from typing import Any
 
 from memegauge.rating.items import rating_part
 from memegauge.report.blocks import Block, Cell, count, table, text
+from memegauge.report.sections import Section
 
 PEOPLE_TITLE = "People vs judges"
+SECTION = Section("people_vs_judges", PEOPLE_TITLE, build="memegauge.rating.section:people_vs_judges",
+                  blocks="memegauge.rating.view:people_blocks")
+"""The rating kit's section of every report (entry point ``memegauge.sections``: the report imports no rating)."""
 
 
 def ci_cell(figure: dict[str, Any] | None, percent: bool = False, with_n: bool = False) -> Cell:

@@ -11,13 +11,15 @@ from typing import Any
 from memegauge.engine.store import Store
 from memegauge.methods import method
 from memegauge.report.header import PROTOCOL_KEYS, RunHeader, run_header
+from memegauge.report.sections import build_sections
 
 __all__ = ["PROTOCOL_KEYS", "RunHeader", "build_report", "run_header"]
 from memegauge.types import InputError
 
 
 def build_report(store: Store, name: str) -> dict[str, Any]:
-    """The run's report: its header (`run`), then its method's figures (and the People vs judges section
+    """The run's report: its header (`run`), then its method's figures, then the sections registered by other
+    packages that have something to show for it (`memegauge.report.sections`: the rating kit's People vs judges
     when the run was rated)."""
     header = run_header(store, name).as_dict()
     found = method(header["method"])
@@ -26,8 +28,5 @@ def build_report(store: Store, name: str) -> dict[str, Any]:
                          fix="install the package that provides that method, or report with the MemeGauge "
                              "version that made the run")
     run_id = store.run_row(name)["id"]
-    from memegauge.rating.section import people_vs_judges  # numpy, judges' parsers: only when reporting
-
     report = {"run": header, **found.report(store, {**header, "id": run_id})}
-    people = people_vs_judges(store, {**header, "id": run_id})
-    return report if people is None else {**report, "people_vs_judges": people}
+    return {**report, **build_sections(store, {**header, "id": run_id})}

@@ -158,6 +158,3 @@ def register(app: typer.Typer) -> None:
         else:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
-    from memegauge.rating.cli import register as register_rating
-
-    register_rating(app)

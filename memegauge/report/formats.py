@@ -13,6 +13,7 @@ from typing import Any
 
 from memegauge.engine.store import Store
 from memegauge.report import build_report
+from memegauge.report.sections import present_sections
 from memegauge.types import InputError
 
 FORMATS = ("json", "csv", "md", "html")
@@ -47,12 +48,11 @@ def leaderboard_text(report: dict[str, Any], fmt: str) -> str:
     if report.get("format_warning"):  # a run whose answers mostly could not be read (MemeQA)
         facts.insert(0, ("WARNING", report["format_warning"]))
     text = leaderboard.to_markdown(rows, f"MemeGauge report: {run['name']} ({run['method']})", facts)
-    people = report.get("people_vs_judges")
-    if people is None:
-        return text
-    lines = ["", "## People vs judges", "", "| field | value |", "|---|---|"]
-    lines += [f"| {_md_cell(k)} | {_md_cell(v)} |" for k, v in flatten({"people_vs_judges": people})]
-    return text + "\n".join(lines) + "\n"
+    for name, title in present_sections(report):  # what other packages show (memegauge.report.sections)
+        lines = ["", f"## {title}", "", "| field | value |", "|---|---|"]
+        lines += [f"| {_md_cell(k)} | {_md_cell(v)} |" for k, v in flatten({name: report[name]})]
+        text += "\n".join(lines) + "\n"
+    return text
 
 
 def _md_cell(value: Any) -> str:

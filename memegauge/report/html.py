@@ -32,8 +32,8 @@ from memegauge.engine.store import Store
 from memegauge.files import write_text_atomic
 from memegauge.methods import method, methods
 from memegauge.report import build_report, run_header
-from memegauge.rating.view import people_blocks
 from memegauge.report.blocks import Block, Cell, count, data_blocks, table, text
+from memegauge.report.sections import section_blocks
 from memegauge.types import MemeGaugeError
 
 HERE = Path(__file__).parent
@@ -183,7 +183,7 @@ def render(report: dict[str, Any], store: Store) -> str:
     run = report["run"]
     found = method(run["method"])
     blocks, data = (found.view if found and found.view else generic_view)(report, store)
-    blocks = blocks + people_blocks(report.get("people_vs_judges"), run)
+    blocks = blocks + section_blocks(report)
     script = page_script()
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; "
