@@ -94,6 +94,16 @@ class LazyGroup(TyperGroup):
 
 app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Measure how well multimodal LLMs understand memes.")
+
+
+def command_group() -> LazyGroup:
+    """The `memegauge` command group with every command loaded (what `--help` lists; tests walk it)."""
+    group = typer.main.get_command(app)
+    for name in group.list_commands(None):
+        group.get_command(None, name)
+    return group
+
+
 def _print_version(value: bool) -> None:
     if value:
         out.print(f"memegauge {__version__}")
@@ -138,8 +148,8 @@ def main_options(
     grace: float = typer.Option(DEFAULT_GRACE_S, "--grace", min=0.0, help="On the first Ctrl-C, wait up to this "
                                 "many seconds for the answers in flight and store them (a second "
                                 "Ctrl-C leaves at once)."),
-    progress_every: float = typer.Option(DEFAULT_PROGRESS_EVERY_S, "--progress-every", min=0.1, help="When stderr is not a "
-                                         "terminal (nohup, SLURM, a pipe): a plain progress line every this "
+    progress_every: float = typer.Option(DEFAULT_PROGRESS_EVERY_S, "--progress-every", min=0.1,
+                                         help="When stderr is not a terminal (nohup, SLURM, a pipe): a plain progress line every this "
                                          "many seconds."),
     max_meme_text: int | None = typer.Option(None, "--max-meme-text", min=1, help="The most characters a "
                                              "meme's text may have (default 20000, or $MEMEGAUGE_MAX_MEME_TEXT); "

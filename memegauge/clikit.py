@@ -53,6 +53,7 @@ class Settings:
         return self._registry
 
     def store(self):
+        import memegauge.methods  # noqa: F401 - hands the store the methods' migration steps before it opens
         from memegauge.engine import Store
 
         return Store(self.store_path)

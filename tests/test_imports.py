@@ -51,7 +51,7 @@ SCRIPT = textwrap.dedent('''
     import typer
 
     import memegauge
-    from memegauge.cli import _register_commands, app, main
+    from memegauge.cli import command_group, main
     from memegauge.testing.server import start_server
     from helpers.runs import world
 
@@ -84,8 +84,7 @@ SCRIPT = textwrap.dedent('''
                memegauge.run_memeqa({"data": str(w.qa_data), "images": str(w.qa_images), "model": "gpt-x"},
                                     store=w.store, models=w.models, name="qa-api")]
         codes["api"] = [r.status for r in api] + [len(r.report) > 0 for r in api]
-    _register_commands()
-    for path in every_command(typer.main.get_command(app)):
+    for path in every_command(command_group()):
         codes[" ".join(path) + " --help"] = main([*path, "--help"])
     if len(sys.argv) > 2:  # torch is installed: one tiny fine-tuning run, the command the issue saw die
         codes["qa finetune"] = main(["--store", str(root / "ft.db"), "--quiet", "qa", "finetune",

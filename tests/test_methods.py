@@ -105,7 +105,7 @@ def _fresh_app():
 
     from memegauge import cli
 
-    app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
+    app = typer.Typer(cls=cli.LazyGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
     app.callback()(cli.main_options)
     for info in cli.app.registered_commands:
         app.registered_commands.append(info)

@@ -164,7 +164,8 @@ def _resolves(reference: str) -> bool:
 def test_every_module_a_docstring_points_at_exists():
     """A `memegauge.x.y` in backquotes names a module or attribute that exists (a moved module leaves
     no pointer behind); entry point groups and `run_<method>` placeholders are names, not modules."""
-    groups = {"memegauge.backends", "memegauge.methods"}
+    groups = {"memegauge.backends", "memegauge.methods", "memegauge.benchmarks", "memegauge.sections",
+              "memegauge.commands", "memegauge.data"}
     stale = [f"{path.relative_to(PACKAGE)}: {ref}" for path in sorted(PACKAGE.rglob("*.py"))
              for ref in re.findall(r"`(memegauge(?:\.[A-Za-z_]\w*)+)", path.read_text(encoding="utf-8"))
              if ref not in groups and not ref.startswith("memegauge.run_") and not _resolves(ref)]
@@ -177,3 +178,221 @@ def test_model_registry_is_imported_from_where_it_lives():
     old = re.compile(r"from memegauge\.config import [^\n]*\bModel(Registry|Spec)\b")
     found = [str(p) for root in roots for p in sorted(root.rglob("*.py")) if old.search(p.read_text(encoding="utf-8"))]
     assert found == []
+
+
+# ---- packages: no cycle, no upward arrow; the registry alone loads plug-ins ---------------------------
+
+PACKAGE_LAYERS = (
+    # bottom first: a package may import its own layer's and those below, never one above
+    ("_version", "logs", "signals", "types", "records", "samples", "registry", "localserver", "files", "extras"),
+    ("parse", "images", "models"),
+    ("config",),
+    ("engine",),
+    ("clikit", "methods", "data", "memes", "prompts", "run_path"),
+    ("report", "export"),  # the report knows sections, not who brings them (memegauge.report.sections)
+    ("rating", "testing", "demo", "api"),  # the rating kit registers its report section and its command
+    ("adammeme", "arena", "memeqa", "screen", "benchmarks"),
+    ("cli", "", "__main__"),  # "": the package's own __init__ (memegauge.run_<method>, the API)
+)
+
+
+def _package(module: str) -> str:
+    return module.split(".")[1] if "." in module else ""
+
+
+def package_graph() -> dict[str, set[str]]:
+    """The import graph of the package's first-level packages and modules (lazy imports included)."""
+    graph: dict[str, set[str]] = {}
+    for module, targets in import_graph().items():
+        own = _package(module)
+        graph.setdefault(own, set()).update(_package(t) for t in targets if _package(t) != own)
+    return graph
+
+
+def test_no_import_cycle_between_packages_and_no_upward_arrow():
+    """report and rating imported each other (issue 44): the rating kit now registers its section, and no
+    package imports one of a layer above its own."""
+    graph = package_graph()
+    layer = {name: i for i, names in enumerate(PACKAGE_LAYERS) for name in names}
+    assert set(graph) <= set(layer), f"place these in PACKAGE_LAYERS: {sorted(set(graph) - set(layer))}"
+    assert cycles(graph) == []
+    upward = sorted(f"{a} -> {b}" for a, targets in graph.items() for b in targets if layer[b] > layer[a])
+    assert upward == []
+    assert "rating" not in graph["report"] and "report" in graph["rating"]
+
+
+def test_the_upward_arrow_finder_finds_one():
+    graph = package_graph()
+    graph["report"] = graph["report"] | {"rating"}  # as report/html.py imported rating.view before issue 44
+    layer = {name: i for i, names in enumerate(PACKAGE_LAYERS) for name in names}
+    assert [f"{a} -> {b}" for a, targets in graph.items() for b in targets if layer[b] > layer[a]] == [
+        "report -> rating"]
+    assert cycles(graph) == [["rating", "report"]]
+
+
+def test_the_registry_is_the_only_module_that_loads_entry_points():
+    """`importlib.metadata.entry_points` is called in memegauge/registry.py alone: every plug-in (method,
+    benchmark, backend, data set, report section, command) is found one way."""
+    callers = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            named = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+            if named in ("entry_points", "iter_entry_points"):
+                callers.append(str(path.relative_to(PACKAGE)))
+    assert sorted(set(callers)) == ["registry.py"]
+
+
+def _declared(group: str) -> dict[str, str]:
+    from importlib.metadata import entry_points
+
+    return {p.name: p.value for p in entry_points(group=group) if p.value.startswith("memegauge.")}
+
+
+def test_every_shipped_benchmark_folder_is_one_entry_point_named_after_it():
+    """One entry point per folder holding a benchmark.yaml (no folder scan), named as the benchmark."""
+    import yaml
+
+    from memegauge.benchmarks.kit.family import BENCHMARKS_DIR, builtin_folders
+
+    declared = _declared("memegauge.benchmarks")
+    folders = builtin_folders()
+    names = {yaml.safe_load((f / "benchmark.yaml").read_text(encoding="utf-8"))["name"]: attribute
+             for attribute, f in folders.items()}
+    assert len(folders) == len(list(BENCHMARKS_DIR.glob("*/benchmark.yaml"))) >= 6
+    assert declared == {name: f"memegauge.benchmarks.kit.family:{attribute}" for name, attribute in names.items()}
+
+
+def test_every_declared_plugin_loads_type_checked_under_its_name():
+    from memegauge.cli import COMMAND_GROUP, command_group
+    from memegauge.data.catalogue import ENTRIES
+    from memegauge.methods import BENCHMARKS, METHODS
+    from memegauge.models.descriptors import BACKENDS
+    from memegauge.report.sections import SECTIONS
+
+    for registry in (METHODS, BENCHMARKS, ENTRIES, SECTIONS, BACKENDS):
+        assert list(registry.all()) == registry.names() and registry.names(), registry.kind
+    commands = set(command_group().commands)
+    assert set(_declared(COMMAND_GROUP)) <= commands
+    assert {"runs", "models", "report", "export", "demo", "rate", "eval", "data", "adam", "arena", "qa"} <= commands
+
+
+def test_a_plugin_of_the_wrong_type_or_name_and_a_duplicate_are_refused(tmp_path, monkeypatch):
+    import pytest
+
+    from memegauge.methods import Method
+    from memegauge.registry import DuplicatePlugin, PluginError, Registry
+
+    site = tmp_path / "site"
+    (site / "plug").mkdir(parents=True)
+    (site / "plug" / "__init__.py").write_text(
+        "from memegauge.methods import Method\nGOOD = Method(name='good', title='G', report=lambda s, r: {})\n"
+        "WRONG = 'not a method'\nOTHER = Method(name='other', title='O', report=lambda s, r: {})\n")
+    info = site / "plug-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[memegauge.tests-plugins]\ngood = plug:GOOD\nwrong = plug:WRONG\n"
+                                           "misnamed = plug:OTHER\nbroken = plug_nowhere:X\n")
+    monkeypatch.syspath_prepend(str(site))
+    registry = Registry("method", "memegauge.tests-plugins", Method)
+    assert registry.names() == ["broken", "good", "misnamed", "wrong"]  # nothing loaded to list them
+    assert registry.get("good").title == "G" and registry.get("absent") is None
+    with pytest.raises(PluginError, match="is not a method \\(Method\\): it is str"):
+        registry.get("wrong")
+    with pytest.raises(PluginError, match="is named 'misnamed' but holds the method 'other'"):
+        registry.get("misnamed")
+    with pytest.raises(PluginError, match="'broken' \\(entry point plug_nowhere:X of plug.*ModuleNotFoundError"):
+        registry.get("broken")
+    with pytest.raises(DuplicatePlugin, match="'good' is registered twice: by entry point plug:GOOD of plug and by "
+                                              "my notebook"):
+        registry.register(Method(name="good", title="G2", report=lambda s, r: {}), "my notebook")
+
+
+# ---- lazy start ------------------------------------------------------------------------------------------
+
+_IMPORTED = """
+import sys
+from memegauge.cli import main
+code = main(sys.argv[1:])
+print("CODE", code)
+print("MODULES", " ".join(sorted(m for m in sys.modules if m.startswith(("memegauge", "aiohttp", "pydantic",
+                                                                        "numpy")))))
+"""
+
+
+def _imported(*args: str, env: dict[str, str] | None = None) -> tuple[int, set[str], str]:
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _IMPORTED, *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if line.startswith(("CODE ", "MODULES ")))
+    return int(lines["CODE"]), set(lines["MODULES"].split()), done.stdout + done.stderr
+
+
+_METHOD_PACKAGES = ("memegauge.adammeme", "memegauge.arena", "memegauge.memeqa", "memegauge.screen",
+                    "memegauge.benchmarks", "memegauge.engine", "memegauge.methods")
+
+
+def test_version_imports_no_method_no_benchmark_no_engine_and_no_pydantic():
+    code, modules, output = _imported("--version")
+    assert code == 0 and "memegauge 0" in output
+    assert sorted(m for m in modules if m.startswith(_METHOD_PACKAGES)) == []
+    assert not any(m.startswith(("aiohttp", "pydantic", "numpy")) for m in modules)
+
+
+def test_a_dispatched_command_imports_its_own_module_only():
+    """`data list` reads no benchmark and imports no method; `eval --list` reads the benchmarks and imports no
+    method's code beyond the descriptors; neither imports the engine's client (aiohttp)."""
+    code, modules, output = _imported("data", "list", env={"MEMEGAUGE_DATA_DIR": "/nonexistent-memegauge-data"})
+    assert code == 0, output
+    assert sorted(m for m in modules if m.startswith(_METHOD_PACKAGES)) == []
+    assert "aiohttp" not in modules
+    code, modules, output = _imported("eval", "--list")
+    assert code == 0 and "fhm:" in output, output
+    assert sorted(m for m in modules if m.startswith(("memegauge.adammeme.cli", "memegauge.arena.cli",
+                                                       "memegauge.memeqa.cli", "memegauge.rating"))) == []
+    assert "aiohttp" not in modules
+
+
+def test_a_broken_third_party_method_breaks_neither_version_nor_help(tmp_path):
+    site = tmp_path / "site"
+    info = site / "broken_method-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-method\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[memegauge.methods]\nbroken = no_such_module_44.method:METHOD\n")
+    env = {"PYTHONPATH": str(site)}
+    code, modules, _ = _imported("--version", env=env)
+    assert code == 0 and "memegauge.methods" not in modules
+    code, _, output = _imported("--help", env=env)
+    assert code == 0 and "adam" in output and "eval" in output
+    assert "no_such_module_44" in output  # named once, as a warning: its commands are the ones left out
+    code, _, output = _imported("runs", "--help", env=env)
+    assert code == 0
+
+
+def test_a_command_that_opens_an_old_store_first_hands_it_the_methods_migration_steps(tmp_path):
+    """`memegauge runs` imports no method module to list runs, yet opening an old store migrates every method's
+    records: the store gets the methods' steps before it opens (`clikit.Settings.store`), so the store is the
+    same as one opened by `report`."""
+    import gzip
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    old = Path(__file__).parent / "data" / "store-v0" / "store.db.gz"
+    reports = []
+    for first in (["runs", "--json"], ["report", "arena", "--format", "json"]):
+        copy = tmp_path / f"{first[0]}.db"
+        with gzip.open(old, "rb") as src, open(copy, "wb") as out:
+            shutil.copyfileobj(src, out)
+        cli = [sys.executable, "-m", "memegauge", "--store", str(copy), "--quiet"]
+        assert subprocess.run([*cli, *first], capture_output=True, timeout=120).returncode == 0
+        done = subprocess.run([*cli, "report", "arena", "--format", "json"], capture_output=True, text=True,
+                              timeout=120)
+        reports.append(json.loads(done.stdout))
+    for report in reports:
+        report["run"].pop("updated", None)
+    assert reports[0] == reports[1] and reports[0]["ranking"]

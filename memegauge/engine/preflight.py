@@ -23,7 +23,6 @@ from typing import Any
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-import aiohttp
 from rich.console import Console
 
 from memegauge.config import BUILTIN_MODELS
@@ -197,6 +196,8 @@ async def _no_answer(base_url: str, timeout_s: float) -> str:
     """Why no server answers a GET of `{base_url}/models`, or "" when one does: any HTTP status (401
     without a key, 404 on a server without the route) is an answer. A refused connection is told from a
     silent one, because their fixes differ (start the server vs. check the network)."""
+    import aiohttp  # lazy: the HTTP client when a replica is probed (start-up imports no aiohttp)
+
     timeout = aiohttp.ClientTimeout(total=timeout_s)
     try:
         async with aiohttp.ClientSession(timeout=timeout) as session:

@@ -1,8 +1,8 @@
 """Backend descriptors: one `Backend` per backend name, registered here, their classes imported lazily.
 
-The bottom of the models layer: it imports only `memegauge.types` and the registry (`memegauge.registry`), so the model spec (`models/spec.py`,
-which asks a descriptor for its vision default) and the backends above it depend on it, never the other
-way round. The built-in backends register themselves in `memegauge.models`; a package adds one with
+The bottom of the models layer: it imports only `memegauge.types` and `memegauge.registry`, so the model
+spec (`models/spec.py`, which asks a descriptor for its vision default) and the backends above it depend on
+it, never the other way round. The built-in backends register themselves in `memegauge.models`; a package adds one with
 `@backend(...)` or declares a `Backend` as an entry point of the group ``memegauge.backends`` named after the
 backend (loaded when that name is first used); two backends with one name are refused (`DuplicateBackend`).
 """

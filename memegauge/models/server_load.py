@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
+from typing import Any
 
-import aiohttp
 
 RUNNING = ("vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing")
 WAITING = ("vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred")
@@ -47,8 +47,10 @@ def parse_slots(slots: object) -> tuple[int, int] | None:
     return busy, int(busy >= len(slots))
 
 
-async def server_load(base_url: str, session: aiohttp.ClientSession) -> tuple[int, int] | None:
+async def server_load(base_url: str, session: Any) -> tuple[int, int] | None:  # session: aiohttp's
     """(running, waiting) at the server of `base_url` (`…/v1`), or None where it publishes neither."""
+    import aiohttp  # lazy: the HTTP client when a load is read (start-up imports no aiohttp)
+
     root = base_url.rstrip("/").removesuffix("/v1")
     timeout = aiohttp.ClientTimeout(total=TIMEOUT_S)
     try:
@@ -70,6 +72,8 @@ async def watch_load(urls: list[str], report: Callable[[str, int, int], None], b
     """Read each replica's load every `every_s` seconds and `report(url, running, waiting)`, until
     the calls stop for `idle_s` ("idle": watch again at the next call) or no replica publishes its
     load ("unpublished": never again)."""
+    import aiohttp  # lazy: as in `server_load`
+
     async with aiohttp.ClientSession() as session:
         quiet = 0.0
         while quiet < idle_s:

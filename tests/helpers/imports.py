@@ -40,9 +40,12 @@ def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
 
     Visitor().visit(ast.parse(path.read_text(encoding="utf-8")))
     resolved = set()
-    for target in found:
+    for wanted in found:
+        target = wanted
         while target and target not in modules:
             target = target.rpartition(".")[0]
+        if target == "memegauge" != wanted:  # a folder without __init__.py (`from memegauge.adammeme import x`):
+            continue                         # its modules are found by name; the package's __init__ is not run
         if target and target != name:
             resolved.add(target)
     return resolved
