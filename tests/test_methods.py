@@ -127,7 +127,7 @@ def test_every_hook_of_every_registered_method_resolves():
 
     named = [hook for m in methods() for f in fields(m) if isinstance(hook := getattr(m, f.name), Lazy)]
     named += [step for m in methods() for _, step in m.migrations if isinstance(step, Lazy)]
-    assert len(named) >= 40
+    assert len(named) >= 35  # the commands are entry points of `memegauge.commands` (tests/test_structure.py)
     for hook in named:
         assert callable(hook.resolve()), hook
 

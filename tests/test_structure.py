@@ -396,3 +396,82 @@ def test_a_command_that_opens_an_old_store_first_hands_it_the_methods_migration_
     for report in reports:
         report["run"].pop("updated", None)
     assert reports[0] == reports[1] and reports[0]["ranking"]
+
+
+_SIXTH = """name: sixth
+title: A sixth benchmark
+paper: a test's own
+data: sixth
+splits: {dev: dev.jsonl}
+split: dev
+read: {format: jsonl, id: id, image: img, text: text}
+tasks:
+  funny:
+    answer: yes_no
+    gold: label
+    prompt_source: plain instruction
+    prompt: |
+      Meme text: "{{ text }}"
+      Is this meme funny?
+"""
+
+
+def test_a_benchmark_of_another_package_is_one_entry_point_of_the_benchmarks_group(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    (site / "sixthbench").mkdir(parents=True)
+    (site / "sixthbench" / "benchmark.yaml").write_text(_SIXTH)
+    (site / "sixthbench" / "__init__.py").write_text(
+        "from pathlib import Path\nfrom memegauge.benchmarks.kit.family import benchmark_method\n"
+        "METHOD = benchmark_method(Path(__file__).parent)\n")
+    info = site / "sixthbench-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: sixthbench\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[memegauge.benchmarks]\nsixth = sixthbench:METHOD\n")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    done = subprocess.run([sys.executable, "-m", "memegauge", "eval", "--list"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0 and "sixth: A sixth benchmark" in done.stdout and "fhm:" in done.stdout
+    (info / "entry_points.txt").write_text("[memegauge.benchmarks]\nfhm = sixthbench:METHOD\n")
+    (site / "sixthbench" / "benchmark.yaml").write_text(_SIXTH.replace("name: sixth", "name: fhm"))
+    done = subprocess.run([sys.executable, "-m", "memegauge", "eval", "--list"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode != 0 and "registered twice" in done.stdout + done.stderr
+
+
+def test_a_report_section_of_another_package_shows_in_every_format(tmp_path, monkeypatch):
+    """The report builds every registered section after the method's figures; JSON holds it, Markdown gives it a
+    heading, HTML its blocks: what the rating kit's People vs judges does, from any package."""
+    import gzip
+    import json
+    import shutil
+
+    from memegauge.engine import Store
+    from memegauge.report.formats import render_report
+    from memegauge.report.sections import SECTIONS, Section
+
+    (tmp_path / "extra_section.py").write_text(
+        "from memegauge.report.blocks import Block\n"
+        "def build(store, run):\n    return {'of': run['name'], 'method': run['method']}\n"
+        "def blocks(section, run):\n    return [Block('note', 'Extra for ' + section['of'], text='extra ok')]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with gzip.open(Path(__file__).parent / "data" / "store-v0" / "store.db.gz", "rb") as src, \
+            open(tmp_path / "s.db", "wb") as out:
+        shutil.copyfileobj(src, out)
+    store = Store(tmp_path / "s.db")
+    before = json.loads(render_report(store, "arena", "json"))
+    state = SECTIONS.snapshot()
+    SECTIONS.register(Section("extra", "An extra section", build="extra_section:build", blocks="extra_section:blocks"))
+    try:
+        report = json.loads(render_report(store, "arena", "json"))
+        markdown = render_report(store, "arena", "md")
+        page = render_report(store, "arena", "html")
+    finally:
+        SECTIONS.restore(state)
+    assert "extra" not in before and report["extra"] == {"of": "arena", "method": "arena"}
+    assert list(report)[-1] == "extra" and {k: v for k, v in report.items() if k != "extra"} == before
+    assert "## An extra section" in markdown and "| extra.of | arena |" in markdown
+    assert "Extra for arena" in page and "extra ok" in page
