@@ -21,7 +21,7 @@ from memegauge.clikit import SKIP_PREFLIGHT, Settings, console, finish, notes, o
 
 # Start-up (bench/startup.py): this module imports typer, rich and `memegauge.clikit` only. Every command's
 # module is imported when that command is dispatched (`LazyGroup`), the engine (and aiohttp) when a command uses
-# it, so `memegauge --version` imports no method, no benchmark and no engine (tests/test_cli.py).
+# it, so `memegauge --version` imports no method, no benchmark and no engine (tests/test_structure.py).
 
 COMMAND_GROUP = "memegauge.commands"
 """Entry points of the top-level commands, each named after its command, naming `register(app)`: the function
@@ -110,8 +110,8 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-DEFAULT_GRACE_S = 10.0  # = memegauge.engine.interrupt.DEFAULT_GRACE_S (tests/test_cli.py)
-DEFAULT_PROGRESS_EVERY_S = 10.0  # = memegauge.engine.progress's default (tests/test_cli.py)
+DEFAULT_GRACE_S = 10.0  # = memegauge.engine.interrupt.DEFAULT_GRACE_S (tests/test_structure.py)
+DEFAULT_PROGRESS_EVERY_S = 10.0  # = memegauge.engine.progress.DEFAULT_EVERY_S (tests/test_structure.py)
 
 
 def _engine_settings(grace: float, progress_every: float) -> None:
@@ -149,8 +149,8 @@ def main_options(
                                 "many seconds for the answers in flight and store them (a second "
                                 "Ctrl-C leaves at once)."),
     progress_every: float = typer.Option(DEFAULT_PROGRESS_EVERY_S, "--progress-every", min=0.1,
-                                         help="When stderr is not a terminal (nohup, SLURM, a pipe): a plain progress line every this "
-                                         "many seconds."),
+                                         help="When stderr is not a terminal (nohup, SLURM, a pipe): a plain "
+                                         "progress line every this many seconds."),
     max_meme_text: int | None = typer.Option(None, "--max-meme-text", min=1, help="The most characters a "
                                              "meme's text may have (default 20000, or $MEMEGAUGE_MAX_MEME_TEXT); "
                                              "a longer one is refused where it is read."),

@@ -475,3 +475,18 @@ def test_a_report_section_of_another_package_shows_in_every_format(tmp_path, mon
     assert list(report)[-1] == "extra" and {k: v for k, v in report.items() if k != "extra"} == before
     assert "## An extra section" in markdown and "| extra.of | arena |" in markdown
     assert "Extra for arena" in page and "extra ok" in page
+
+
+def test_the_command_line_knows_the_engine_defaults_it_need_not_import_to_keep(monkeypatch):
+    """`memegauge` sets the engine's --grace and --progress-every only when they differ from the engine's defaults
+    (or the engine is loaded already): the defaults it compares with are the engine's, and a second `main()` in one
+    process resets what the first set."""
+    from memegauge import cli
+    from memegauge.engine import interrupt, progress
+
+    assert cli.DEFAULT_GRACE_S == interrupt.DEFAULT_GRACE_S
+    assert cli.DEFAULT_PROGRESS_EVERY_S == progress.DEFAULT_EVERY_S
+    cli._engine_settings(3.0, 0.5)
+    assert (interrupt.grace(), progress._EVERY_S[0]) == (3.0, 0.5)
+    cli._engine_settings(cli.DEFAULT_GRACE_S, cli.DEFAULT_PROGRESS_EVERY_S)  # the engine is loaded: reset
+    assert (interrupt.grace(), progress._EVERY_S[0]) == (interrupt.DEFAULT_GRACE_S, progress.DEFAULT_EVERY_S)
