@@ -27,9 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from collections.abc import Awaitable, Callable
 
-from memegauge.engine.store.schema import install_method_steps
 from memegauge.files import canonical_json
-from memegauge.registry import DuplicatePlugin, Registry
+from memegauge.registry import METHOD_STEPS, DuplicatePlugin, Registry, provide
 from memegauge.types import MemeGaugeError
 
 if TYPE_CHECKING:
@@ -269,4 +268,4 @@ def migration_steps(names: list[str]) -> list[tuple[int, MigrationStep]]:
     return [step for name in names if (found := method(name)) for step in found.migrations]
 
 
-install_method_steps(migration_steps)
+provide(METHOD_STEPS, migration_steps)  # the store's, through the registry: loading the methods imports no store

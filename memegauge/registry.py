@@ -146,9 +146,28 @@ class Registry(Generic[T]):
         self._plugins, self._loaded_points, self._all_loaded = dict(state[0]), set(state[1]), state[2]
 
 
+_PROVIDED: dict[str, Callable[..., Any]] = {}
+
+
+def provide(name: str, function: Callable[..., Any]) -> None:
+    """Offer `function` as `name` to the layers below, which may not import its module: the methods' migration
+    steps are handed to the store this way (`memegauge.methods` provides them when it is imported, so the store
+    imports no method and loading the methods imports no store)."""
+    _PROVIDED[name] = function
+
+
+def provided(name: str) -> Callable[..., Any] | None:
+    """What `provide` offered as `name`, or None."""
+    return _PROVIDED.get(name)
+
+
+METHOD_STEPS = "method migration steps"
+"""The name the methods' migration steps are provided under (`memegauge.engine.store.schema`)."""
+
+
 def _type_names(expected: type | tuple[type, ...]) -> str:
     types = expected if isinstance(expected, tuple) else (expected,)
     return " or ".join(t.__name__ for t in types)
 
 
-__all__ = ["DuplicatePlugin", "PluginError", "Registry"]
+__all__ = ["METHOD_STEPS", "DuplicatePlugin", "PluginError", "Registry", "provide", "provided"]

@@ -139,7 +139,8 @@ def test_the_store_imports_neither_the_method_registry_nor_any_method():
     reached = sorted(m for m in seen if m == "memegauge.methods" or any(m == p or m.startswith(p + ".")
                                                                          for p in packages))
     assert reached == []
-    assert "memegauge.engine.store.schema" in graph["memegauge.methods"]  # the registry hands the steps down
+    assert "memegauge.registry" in graph["memegauge.engine.store.schema"]  # the steps come through the registry
+    assert not any(m.startswith("memegauge.engine") for m in graph["memegauge.methods"])  # methods load no store
 
 
 def _resolves(reference: str) -> bool:
@@ -344,7 +345,7 @@ def test_version_imports_no_method_no_benchmark_no_engine_and_no_pydantic():
 
 def test_a_dispatched_command_imports_its_own_module_only():
     """`data list` reads no benchmark and imports no method; `eval --list` reads the benchmarks and imports no
-    method's code beyond the descriptors; neither imports the engine's client (aiohttp)."""
+    method's code beyond the descriptors; neither, nor `--help`, imports the engine or its client (aiohttp)."""
     code, modules, output = _imported("data", "list", env={"MEMEGAUGE_DATA_DIR": "/nonexistent-memegauge-data"})
     assert code == 0, output
     assert sorted(m for m in modules if m.startswith(_METHOD_PACKAGES)) == []
@@ -353,7 +354,10 @@ def test_a_dispatched_command_imports_its_own_module_only():
     assert code == 0 and "fhm:" in output, output
     assert sorted(m for m in modules if m.startswith(("memegauge.adammeme.cli", "memegauge.arena.cli",
                                                        "memegauge.memeqa.cli", "memegauge.rating"))) == []
-    assert "aiohttp" not in modules
+    assert "aiohttp" not in modules and not any(m.startswith("memegauge.engine") for m in modules)
+    code, modules, output = _imported("--help")  # every command's module, to list them: none imports the engine
+    assert code == 0 and "qa" in output and "rate" in output
+    assert "aiohttp" not in modules and not any(m.startswith("memegauge.engine") for m in modules)
 
 
 def test_a_broken_third_party_method_breaks_neither_version_nor_help(tmp_path):

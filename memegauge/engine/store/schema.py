@@ -8,18 +8,18 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from memegauge.registry import METHOD_STEPS, provide, provided
+
 Step = Callable[[sqlite3.Connection], None]
 MethodSteps = Callable[[list[str]], list[tuple[int, Step]]]
 """The methods' migration steps: given the method names of a store's runs, their `(version, step)`
-pairs (`memegauge.methods.migration_steps`, installed by `install_method_steps` when the method
+pairs (`memegauge.methods.migration_steps`, provided through `memegauge.registry` when the method
 registry is imported; a `Store` may also be handed its own)."""
-
-_installed: list[MethodSteps] = []
 
 
 def install_method_steps(steps: MethodSteps) -> None:
-    """Hand the store the methods' steps (called by `memegauge.methods`, which sits above the store)."""
-    _installed[:] = [steps]
+    """Hand the store the methods' steps (what `memegauge.methods` does through the registry when imported)."""
+    provide(METHOD_STEPS, steps)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -173,7 +173,7 @@ def _method_steps(db: sqlite3.Connection, given: MethodSteps | None) -> list[tup
         "SELECT DISTINCT method FROM runs WHERE id IN (SELECT DISTINCT run_id FROM records) ORDER BY method")]
     if not names:
         return []
-    source = given or (_installed[0] if _installed else None)
+    source = given or provided(METHOD_STEPS)
     if source is None:
         raise RuntimeError("the store needs its methods' migration steps and none were handed to it: "
                            "import memegauge.methods before opening an older store, or pass Store(migrations=...)")
