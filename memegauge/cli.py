@@ -14,7 +14,6 @@ from typing import Any
 
 import typer
 from typer.core import TyperGroup
-from rich.table import Table
 
 from memegauge._version import __version__
 from memegauge.clikit import SKIP_PREFLIGHT, Settings, console, finish, notes, out, safe, settings  # noqa: F401 (the API)
@@ -175,6 +174,8 @@ def main_options(
 def runs_command(ctx: typer.Context,
                  as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List runs in the store with status, calls, tokens and cost."""
+    from rich.table import Table  # lazy: `--version` imports typer and rich's console only
+
     from memegauge.types import InputError  # lazy: start-up imports no pydantic
 
     cfg = settings(ctx)
@@ -206,6 +207,8 @@ def models_command(ctx: typer.Context,
     """List configured models; --check sends one tiny request to each (exit 1 when a model you named,
     as an argument or in your registry file, fails; a built-in whose extra is missing says so)."""
     import asyncio
+
+    from rich.table import Table
 
     from memegauge.engine.preflight import check_listed, user_named
 
