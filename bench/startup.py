@@ -3,6 +3,9 @@
 "a CLI that starts in a blink").
 
     python bench/startup.py [--repeat 7]          # the table: median CPU of each, and its ratio to the floor
+    python bench/startup.py --before DIR          # each command also run from DIR, a checkout of the code before
+                                                  # (with its installed metadata, `*.dist-info`, copied into DIR),
+                                                  # in the same rounds: before and after side by side
     python bench/startup.py --importtime="eval --list"  # `python -X importtime` of one command: its 10
                                                         # costliest imports, cumulative and self
 
@@ -48,27 +51,32 @@ def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall
 
 
-def table(repeat: int) -> None:
+def table(repeat: int, before: Path | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         # a fresh data folder and store: `data list` reads no one's installed copies
         env = {**os.environ, "MEMEGAUGE_DATA_DIR": str(Path(tmp) / "data"),
                "MEMEGAUGE_STORE": str(Path(tmp) / "s.db")}
-        rows = [FLOOR, *((f"memegauge {' '.join(c)}", [*memegauge(), *c]) for c in COMMANDS)]
-        for _, argv in rows:  # warm the file cache and the bytecode once
-            measure(argv, env)
-        cpu: dict[str, list[float]] = {name: [] for name, _ in rows}
-        wall: dict[str, list[float]] = {name: [] for name, _ in rows}
+        old_env = {**env, "PYTHONPATH": str(before)} if before else env  # DIR's package and metadata first
+        rows = [(FLOOR[0], FLOOR[1], env)]
+        for c in COMMANDS:
+            if before:
+                rows.append((f"before: memegauge {' '.join(c)}", [*memegauge(), *c], old_env))
+            rows.append((f"memegauge {' '.join(c)}", [*memegauge(), *c], env))
+        for _, argv, environment in rows:  # warm the file cache and the bytecode once
+            measure(argv, environment)
+        cpu: dict[str, list[float]] = {name: [] for name, _, _ in rows}
+        wall: dict[str, list[float]] = {name: [] for name, _, _ in rows}
         for _ in range(repeat):
-            for name, argv in rows:
-                c, w = measure(argv, env)
+            for name, argv, environment in rows:
+                c, w = measure(argv, environment)
                 cpu[name].append(c)
                 wall[name].append(w)
     floor = statistics.median(cpu[FLOOR[0]])
     print(f"start-up, median of {repeat} interleaved rounds ({sys.executable})")
-    print(f"{'command':28} {'CPU s':>7} {'× floor':>8} {'wall s':>7}")
-    for name, _ in rows:
+    print(f"{'command':36} {'CPU s':>7} {'× floor':>8} {'wall s':>7}")
+    for name, _, _ in rows:
         median = statistics.median(cpu[name])
-        print(f"{name:28} {median:7.3f} {median / floor:8.2f} {statistics.median(wall[name]):7.3f}")
+        print(f"{name:36} {median:7.3f} {median / floor:8.2f} {statistics.median(wall[name]):7.3f}")
 
 
 def importtime(args: list[str], top: int = 10) -> None:
@@ -92,12 +100,13 @@ def importtime(args: list[str], top: int = 10) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--before", type=Path, metavar="DIR", help="a checkout of the code before, run beside")
     parser.add_argument("--importtime", metavar="ARGS", help='one command\'s arguments, e.g. --importtime="--help"')
     options = parser.parse_args()
     if options.importtime is not None:
         importtime(shlex.split(options.importtime) or ["--help"])
     else:
-        table(options.repeat)
+        table(options.repeat, options.before)
 
 
 if __name__ == "__main__":
