@@ -48,9 +48,10 @@ def driver():
 class Page:
     """One rater's `memegauge rate` server (as the command runs it) and the browser on its page."""
 
-    def __init__(self, driver, store: Store, run: str, rater: str, sample: int) -> None:
+    def __init__(self, driver, store: Store, run: str, rater: str, sample: int,
+                 tasks: tuple[str, ...] = ("score", "labels", "pair", "answer")) -> None:
         self.run = {**run_header(store, run).as_dict(), "id": store.run_row(run)["id"]}
-        self.items = run_items(store, self.run, sample)
+        self.items = [i for i in run_items(store, self.run, sample) if i.task in tasks]
         self.app = RatingApp(store, self.run, self.items, rater)
         self.stop, self.urls = threading.Event(), []
         self.thread = threading.Thread(target=serve, args=(local_server(self.app.respond),),
