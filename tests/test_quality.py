@@ -171,7 +171,10 @@ def test_the_published_values_are_the_papers_own():
                     if published is not None:
                         label = published.where.rsplit("row ", 1)[1].split(",")[0] if "column" in published.where \
                             else c.name
-                        row = next(line for line in text.splitlines()
+                        number = re.match(r"Table (\d+)", published.where)[1]
+                        lines = text.splitlines()
+                        caption = next(i for i, line in enumerate(lines) if line.startswith(f"Table {number}:"))
+                        row = next(line for line in lines[caption - 12:caption]  # the table sits above its caption
                                    if label in line and re.search(r"\d\.\d{3}", line))
                         assert str(published.value) in row, (c.name, published, row)
             if study.overall is not None:
