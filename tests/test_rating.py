@@ -242,7 +242,7 @@ def test_requests_from_elsewhere_are_refused(store):
 # ---- the report section, by hand ------------------------------------------------------------------------
 
 def rate(store: Store, run: dict, rater: str, votes: dict[int, dict]) -> list:
-    items = run_items(store, run, 6)
+    items = run_items(store, run, 6, ("pair",))
     app = RatingApp(store, run, items, rater)
     for n, vote in votes.items():
         app.vote(n, vote)
