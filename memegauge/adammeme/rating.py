@@ -17,7 +17,7 @@ import numpy as np
 from memegauge.engine.store import Store
 from memegauge.prompts import render_prompt, using_prompts
 from memegauge.rating import stats
-from memegauge.rating.items import Item, Pictures, blinder, group, item_id, rng, shown_only, stratified
+from memegauge.rating.items import Item, Pictures, blinder, group, item_id, rng, stratified
 from memegauge.rating.quality import Criterion, Published, Study, quality_blocks, quality_item, quality_section
 from memegauge.rating.part import ByRater, RatingPart
 from memegauge.rating.records import HumanRating
@@ -108,7 +108,7 @@ def items(store: Store, run: dict[str, Any], n: int, images: Pictures) -> list[I
             "task": "labels", "text": texts.get(meme, ""), "image": images.get(meme),
             "categories": [{"name": c, "description": d} for c, d in categories.items()]}))
     out += quality_items(store, run, n, images, texts, categories)
-    return shown_only(out, run) if out else out
+    return out  # items whose meme cannot be shown are left out by the kit (`needs_meme`)
 
 
 def quality_items(store: Store, run: dict[str, Any], n: int, images: Pictures, texts: dict[str, str],
@@ -332,4 +332,5 @@ def _label_blocks(labels: dict[str, Any]) -> list[Block]:
                              "krippendorff_alpha_nominal": "Krippendorff's α, nominal"})]
 
 
-PART = RatingPart(items=items, section=section, blocks=blocks, imported=imported, meme_paths=meme_paths)
+PART = RatingPart(items=items, section=section, blocks=blocks, imported=imported, meme_paths=meme_paths,
+                  tasks=("score", "labels", *STUDIES), needs_meme=True)

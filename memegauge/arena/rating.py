@@ -245,4 +245,5 @@ def blocks(section: dict[str, Any]) -> list[Block]:
                              "krippendorff_alpha_nominal": "Krippendorff's α, nominal"}), *quality]
 
 
-PART = RatingPart(items=items, section=section, blocks=blocks, imported=imported, meme_paths=meme_paths)
+PART = RatingPart(items=items, section=section, blocks=blocks, imported=imported, meme_paths=meme_paths,
+                  tasks=("pair", *STUDIES))

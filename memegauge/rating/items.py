@@ -102,12 +102,14 @@ def run_items(store: Store, run: dict[str, Any], n: int = DEFAULT_SAMPLE,
     items = part.items(store, run, n, Pictures(store, run, part))
     if tasks is not None:
         wanted = set(tasks)
-        offered = sorted({i.task for i in items})
+        offered = part.tasks or tuple(dict.fromkeys(i.task for i in items))
         unknown = sorted(wanted - set(offered))
         if unknown:
-            raise InputError(f"the run offers no rating task {', '.join(map(repr, unknown))}",
-                             f"run {run['name']!r}", f"choose among {', '.join(offered) or 'none'}")
+            raise InputError(f"a {run['method']} run has no rating task {', '.join(map(repr, unknown))}",
+                             "--task", f"choose among {', '.join(offered) or 'none'}")
         items = [i for i in items if i.task in wanted]
+    if part.needs_meme and items:
+        items = shown_only(items, run)
     if not items:
         raise InputError("the run has no finished output to rate yet", f"run {run['name']!r}",
                          "let the run finish (or resume it), then rate it")
