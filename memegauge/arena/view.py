@@ -58,7 +58,7 @@ def _ci_text(value: float | None, ci: list[float] | None) -> Cell:
 
 def _coefficient(figure: dict[str, Any] | None) -> Cell:
     if figure is None:
-        return Cell("– (the same in every battle: no information, left out of the fit)", None)
+        return Cell("– (constant)", None)
     ci = figure.get("ci95")
     return Cell(f"{figure['value']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else " (no interval)"),
                 figure["value"])
@@ -82,7 +82,8 @@ def _style_blocks(style: dict[str, Any] | None) -> list[Block]:
     names = list(overall["coefficients"])
     dims = {"overall": overall, **style.get("dimensions", {})}
     blocks.append(Block("table", "Style coefficients (logit per standard deviation of the normalised difference; "
-                                 "positive: the judges prefer more of it) [95% bootstrap CI]",
+                                 "positive: the judges prefer more of it) [95% bootstrap CI]; – (constant): the "
+                                 "same in every battle, no information, left out of the fit",
                         table=table(["dimension", *names],
                                     [[text(d), *[_coefficient(v["coefficients"].get(n)) for n in names]]
                                      for d, v in dims.items()])))
