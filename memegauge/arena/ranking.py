@@ -569,7 +569,7 @@ def _fit_style(design: np.ndarray, outcomes: np.ndarray, weights: np.ndarray, re
         if not active.any():
             break
         curvature = weights[active] * prob[active] * (1.0 - prob[active])
-        hess = np.einsum("rn,np,nq->rpq", curvature, design, design) + eye
+        hess = (design.T[None] * curvature[:, None, :]) @ design + eye  # batched Jᵀ·diag(w·p(1−p))·J
         step = np.linalg.solve(hess, grad[active][:, :, None])[:, :, 0]
         rows = np.flatnonzero(active)
         for _ in range(30):
