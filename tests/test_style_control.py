@@ -122,6 +122,11 @@ def test_the_arena_report_shows_both_leaderboards_per_dimension_and_the_bias_stu
     assert style["overall"]["coefficients"]["length"]["ci95"] is not None
     assert set(style["dimensions"]) == set(report["dimensions"])
     assert set(style["bias"]["fused"]["judges"]) == set(report["bias"]["fused"]["judges"])
+    from memegauge.arena.report import tables
+
+    flat = tables(report)["style_control"]
+    assert len(flat) == 4 * (1 + len(report["dimensions"]))
+    assert {r["dimension"] for r in flat} == {"overall", *report["dimensions"]}
     html = to_html(store, report)
     for title in ("Leaderboard without and with style control", "Style coefficients",
                   "Rank per dimension: without → with style control", "Bias study with style control"):

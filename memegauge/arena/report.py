@@ -247,12 +247,25 @@ def _details(records: dict[str, list]) -> dict[str, Any]:
 
 def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The report as flat tables (`Result.to_pandas`): the headline ranking, the ranking per dimension,
-    and each judge's agreement with the panel. Intervals are numeric columns (`bt_ci95_lo`, `bt_ci95_hi`,
+    the leaderboard with and without style control (overall and per dimension), and each judge's
+    agreement with the panel. Intervals are numeric columns (`bt_ci95_lo`, `bt_ci95_hi`,
     `win_rate_ci95_lo`, `win_rate_ci95_hi`, `win_rate_n`, `memes`), not nested values."""
+    style = report.get("style_control") or {}
     return {"ranking": [_flat(row) for row in report["ranking"]],
             "dimensions": [{"dimension": d, **_flat(row)} for d, rows in report["dimensions"].items() for row in rows],
+            "style_control": [_style_row(d, row) for d, part in
+                              (("overall", style.get("overall")), *(style.get("dimensions") or {}).items())
+                              if part for row in part["rows"]],
             "judges": [{"judge": j, **{k: v for k, v in figures.items() if k != "ranking"}}
                        for j, figures in report["judges"].items()]}
+
+
+def _style_row(dimension: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A row of the leaderboard with and without style control, its intervals as numeric columns."""
+    bt, style = row.get("bt_ci"), row.get("style_ci")
+    return {"dimension": dimension, **{k: row.get(k) for k in ("model", "rank", "bt", "style_rank", "style_bt")},
+            "bt_ci95_lo": bt[0] if bt else None, "bt_ci95_hi": bt[1] if bt else None,
+            "style_ci95_lo": style[0] if style else None, "style_ci95_hi": style[1] if style else None}
 
 
 def _flat(row: dict[str, Any]) -> dict[str, Any]:
