@@ -26,8 +26,8 @@ def register(app: typer.Typer) -> None:
     def rate_command(ctx: typer.Context, run: str = typer.Argument(..., help="Run name."),
                      rater: str | None = typer.Option(None, "--rater", help="Who rates (default: your login "
                                                          "name); each rater's votes are kept apart."),
-                     sample: int = typer.Option(120, "--sample", min=1, help="Items per task (AdamMeme: scores "
-                                                "and categories each); every rater gets the same ones."),
+                     sample: int = typer.Option(120, "--sample", min=1, help="Items per task (each task its own "
+                                                "n); every rater gets the same ones."),
                      task: list[str] = typer.Option([], "--task", help="Only these rating tasks (repeatable; "
                                                     "default: every task the run offers). AdamMeme: score, "
                                                     "labels, reference, refined; MemeArena: pair, guideline, "
