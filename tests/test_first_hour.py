@@ -339,7 +339,8 @@ def _imported_items(tmp_path: Path, folder: Path) -> list:
                  "--run", "old"]) == 0
     store = Store(tmp_path / "store.db")
     try:
-        return run_items(store, {**run_header(store, "old").as_dict(), "id": store.run_row("old")["id"]})
+        return run_items(store, {**run_header(store, "old").as_dict(), "id": store.run_row("old")["id"]},
+                         tasks=("score", "labels"))
     finally:
         store.close()
 

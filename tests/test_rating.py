@@ -99,12 +99,12 @@ def test_every_rater_gets_the_same_items_per_category_and_pair(store, tmp_path):
     adammeme_run(store, "adam", tmp_path / "adam")
     arena_run(store, "arena")
     memeqa_run(store, "qa")
-    adam = run_items(store, run_of(store, "adam"), 12)
-    assert [i.id for i in adam] == [i.id for i in run_items(store, run_of(store, "adam"), 12)]
+    adam = run_items(store, run_of(store, "adam"), 12, ("score", "labels"))
+    assert [i.id for i in adam] == [i.id for i in run_items(store, run_of(store, "adam"), 12, ("score", "labels"))]
     scores = [i for i in adam if i.task == "score"]
     assert len(scores) == 12 and len(adam) == 24
     assert len({i.stratum for i in scores}) == 6  # 3 categories × 2 targets, each twice
-    pairs = run_items(store, run_of(store, "arena"), 6)
+    pairs = run_items(store, run_of(store, "arena"), 6, ("pair",))
     assert len({i.stratum for i in pairs}) == 6  # 6 model pairs, one battle each
     qa = run_items(store, run_of(store, "qa"), 8)
     assert sorted({i.stratum for i in qa}) == sorted({i.page["type"] for i in qa}) and len(qa) == 8
@@ -189,7 +189,7 @@ def status_of(call) -> int:
 def test_votes_are_stored_as_given_and_the_state_resumes_at_the_first_unrated(store, tmp_path):
     adammeme_run(store, "adam", tmp_path / "adam")
     run = run_of(store, "adam")
-    items = run_items(store, run, 4)
+    items = run_items(store, run, 4, ("score", "labels"))
     app = RatingApp(store, run, items, "ana")
     with served(app) as base:
         assert json.loads(get(base + "/api/state")) == {"rater": "ana", "method": "adammeme", "total": 8,
@@ -203,7 +203,7 @@ def test_votes_are_stored_as_given_and_the_state_resumes_at_the_first_unrated(st
         post(base + f"/api/vote/{label}", json.dumps({"categories": [category]}))
         assert json.loads(get(base + f"/api/item/{label}"))["vote"] == {"categories": [category]}
     # a fresh page for the same rater (another process, the tab reopened) resumes where it stopped
-    again = RatingApp(Store(store.path), run, run_items(store, run, 4), "ana").state()
+    again = RatingApp(Store(store.path), run, run_items(store, run, 4, ("score", "labels")), "ana").state()
     assert again["rated"] == 4 and again["next"] == 3
     assert RatingApp(store, run, items, "ben").state() == {"rater": "ben", "method": "adammeme", "total": 8,
                                                           "rated": 0, "next": 0}
@@ -228,7 +228,7 @@ def test_a_bad_vote_is_refused_and_nothing_is_stored(store, tmp_path, body, why)
 def test_requests_from_elsewhere_are_refused(store):
     arena_run(store, "arena")
     run = run_of(store, "arena")
-    app = RatingApp(store, run, run_items(store, run, 3), "ana")
+    app = RatingApp(store, run, run_items(store, run, 3, ("pair",)), "ana")
     vote = json.dumps({"shown": {q: "tie" for q in app.items[0].page["questions"]}})
     with served(app) as base:
         assert status_of(lambda: get(base + "/api/state", {"Host": "evil.example"})) == 421
@@ -242,7 +242,7 @@ def test_requests_from_elsewhere_are_refused(store):
 # ---- the report section, by hand ------------------------------------------------------------------------
 
 def rate(store: Store, run: dict, rater: str, votes: dict[int, dict]) -> list:
-    items = run_items(store, run, 6)
+    items = run_items(store, run, 6, ("pair",))
     app = RatingApp(store, run, items, rater)
     for n, vote in votes.items():
         app.vote(n, vote)
@@ -381,7 +381,7 @@ def test_rate_command_serves_the_page_and_stops_on_ctrl_c(store, tmp_path):
     arena_run(store, "arena")
     store.close()
     process = subprocess.Popen([sys.executable, "-m", "memegauge.cli", "--store", str(store.path), "rate", "arena",
-                                "--rater", "ana", "--sample", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                "--rater", "ana", "--sample", "5", "--task", "pair"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env={**os.environ, "COLUMNS": "200"})
     try:
         url = process.stdout.readline().strip()
@@ -404,7 +404,7 @@ def test_rate_command_stopped_by_sigterm_exits_143(store, tmp_path):
     arena_run(store, "arena")
     store.close()
     process = subprocess.Popen([sys.executable, "-m", "memegauge.cli", "--store", str(store.path), "rate", "arena",
-                                "--rater", "ana", "--sample", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                "--rater", "ana", "--sample", "5", "--task", "pair"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     try:
         assert process.stdout.readline().strip().startswith("http://127.0.0.1:")

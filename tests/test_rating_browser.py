@@ -48,9 +48,10 @@ def driver():
 class Page:
     """One rater's `memegauge rate` server (as the command runs it) and the browser on its page."""
 
-    def __init__(self, driver, store: Store, run: str, rater: str, sample: int) -> None:
+    def __init__(self, driver, store: Store, run: str, rater: str, sample: int,
+                 tasks: tuple[str, ...] = ("score", "labels", "pair", "answer")) -> None:
         self.run = {**run_header(store, run).as_dict(), "id": store.run_row(run)["id"]}
-        self.items = run_items(store, self.run, sample)
+        self.items = [i for i in run_items(store, self.run, sample) if i.task in tasks]
         self.app = RatingApp(store, self.run, self.items, rater)
         self.stop, self.urls = threading.Event(), []
         self.thread = threading.Thread(target=serve, args=(local_server(self.app.respond),),
@@ -318,3 +319,36 @@ def test_meme_texts_and_model_outputs_are_shown_as_text_never_run(driver, store,
             page.keys(Keys.ARROW_RIGHT)
     finally:
         page.close()
+
+
+@pytest.mark.parametrize("task, run", [("reference", "adam"), ("refined", "adam"), ("guideline", "arena"),
+                                       ("guideline_round", "arena"), ("context", "arena")])
+def test_quality_tasks_take_keyboard_and_mouse_votes_and_resume(driver, store, tmp_path, task, run):
+    """A quality study's page: one item rated with the keys (1–3 on the highlighted row, Enter saves),
+    one with the mouse; the tab reopened resumes at the first unrated item; stored = clicked."""
+    if run == "adam":
+        adammeme_run(store, "adam", tmp_path / "adam")
+    else:
+        arena_run(store, "arena")
+    page = Page(driver, store, run, "ana", 3, tasks=(task,))
+    try:
+        page.open()
+        names = [c["name"] for c in page.items[0].page["criteria"]]
+        shoot(driver, f"rate-{task}.png")
+        keyed = {n: (k % 3) + 1 for k, n in enumerate(names)}
+        page.keys(*[str(keyed[n]) for n in names], Keys.ENTER)
+        page.wait_rated(1)
+        page.reopen_in_a_new_tab()
+        assert page.at() == 1
+        clicked = {n: 3 - (k % 3) for k, n in enumerate(names)}
+        for n in names:
+            page.click(f'button[data-criterion="{n}"][data-point="{clicked[n]}"]')
+        page.click("#submit")
+        page.wait_rated(2)
+        assert page.at() == 2
+        text = driver.find_element(By.ID, "item").text
+        assert all(c["definition"] in text for c in page.items[2].page["criteria"])
+    finally:
+        page.close()
+    stored = {r.source: r.criteria for r in read_records(store, page.run["id"], HumanRating)}
+    assert stored == {page.items[0].source: keyed, page.items[1].source: clicked}

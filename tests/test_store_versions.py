@@ -56,6 +56,8 @@ def test_a_store_made_before_versioning_still_reports_the_same_figures(tmp_path,
     report = _report(store, name)
     store.close()
     expected = json.loads((OLD / "reports" / f"{name}.json").read_text())
+    if name == "arena":  # a figure added since the fixture was made (issue 46): present, checked in its own tests
+        assert report.pop("style_control")["overall"]["rows"]
     assert_same_figures(report, expected)  # the fixture was made on another machine: BLAS may differ in the last bits
     assert _user_version(path) == SCHEMA_VERSION  # migrated when opened for writing
 
@@ -86,6 +88,7 @@ def test_migration_adds_what_the_old_layout_lacks_and_keeps_every_row(tmp_path):
         assert images and all(v == {"calls": n, "with_image": 0, "unrecorded": n}
                               for v, n in ((v, v["calls"]) for v in images.values()))
         expected["run"].pop("images_by_model")
+        report.pop("style_control", None)  # added since the fixture (issue 46)
         assert_same_figures(report, expected)
 
 

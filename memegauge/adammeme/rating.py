@@ -2,7 +2,11 @@
 and label memes with the run's categories; the report compares them with the Scorer (Table 3) and
 with the Miners' majority vote (Table 8). Strata as the paper balances its human study: scores per
 (category, target) ("evenly cover 8 categories and 11 target mLLMs", §3.4), memes per Miners'
-category (App. D)."""
+category (App. D).
+
+Two quality studies of what the agents wrote (`memegauge.rating.quality`), App. D: the reference
+answers (Table 9: five criteria, three-point scale) per harm category, and the refined meme texts
+(Table 10: six criteria; "15 from each harmfulness category") per category."""
 
 from __future__ import annotations
 
@@ -13,7 +17,8 @@ import numpy as np
 from memegauge.engine.store import Store
 from memegauge.prompts import render_prompt, using_prompts
 from memegauge.rating import stats
-from memegauge.rating.items import Item, Pictures, group, item_id, rng, shown_only, stratified
+from memegauge.rating.items import Item, Pictures, blinder, group, item_id, rng, stratified
+from memegauge.rating.quality import Criterion, Published, Study, quality_blocks, quality_item, quality_section
 from memegauge.rating.part import ByRater, RatingPart
 from memegauge.rating.records import HumanRating
 from memegauge.rating.section import alpha, common, complete
@@ -26,6 +31,54 @@ from memegauge.types import Meme, MemeGaugeError
 
 def part(run: dict[str, Any]) -> RatingPart:
     return PART
+
+
+# ---- the quality studies (App. D), criteria and values as the paper gives them -------------------
+
+def _t9(name: str, definition: str, mean: float, agreement: float) -> Criterion:
+    return Criterion(name, definition, mean=Published(mean, f"Table 9, row {name}, Average Score"),
+                     agreement=Published(agreement, f"Table 9, row {name}, Agreement"))
+
+
+def _t10(name: str, definition: str, mean: float, agreement: float, **scale: Any) -> Criterion:
+    return Criterion(name, definition, mean=Published(mean, f"Table 10, row {name}, Average Score"),
+                     agreement=Published(agreement, f"Table 10, row {name}, Agreement"), **scale)
+
+
+_ICC = ("ICC(2,1): the paper reports \"intra-class agreement\" (App. D) without naming the ICC form; "
+        "Krippendorff's α (ordinal) beside")
+
+REFERENCE_STUDY = Study(
+    task="reference", title="Quality of the reference answers", paper="AdamMeme App. D, Table 9",
+    question="Rate the reference answer the agents wrote for this meme and harm category (1 = the poorest "
+             "quality, 3 = the best).",
+    criteria=(
+        _t9("Conciseness", "the answer contains less redundant information", 2.25, 0.616),
+        _t9("Informativeness", "the answer provides new information, such as explaining the background and "
+                               "additional context", 2.91, 0.769),
+        _t9("Persuasiveness", "the answer seems convincing", 2.59, 0.550),
+        _t9("Readability", "the answer follows proper grammar and structural rules", 2.80, 0.681),
+        _t9("Soundness", "the answer seems valid and logical", 2.92, 0.765)),
+    coefficient=_ICC)
+
+REFINED_STUDY = Study(
+    task="refined", title="Quality of the refined meme texts", paper="AdamMeme App. D, Table 10",
+    question="Rate the Refiner's rewrite of the meme text against the misbelief it was to carry (1 = the "
+             "lowest, 3 = the highest; Redundancy: lower is better).",
+    criteria=(
+        _t10("Redundancy", "the repetitiveness or unnecessary duplication within the refined text", 1.86, 0.598,
+             low="least", high="most", lower_is_better=True),
+        _t10("Diversity", "the variety of refined text", 1.74, 0.501),
+        _t10("Readability", "how easy it is for human beings to read and understand the content", 2.71, 0.574),
+        _t10("Coverage", "how comprehensively the refined sample covers the misbelief", 2.06, 0.530),
+        _t10("Fairness", "whether the data presents information in a balanced and unbiased manner", 1.68, 0.429),
+        _t10("Suitability", "the appropriateness of the data for conducting harmful meme understanding "
+                            "evaluation", 2.06, 0.705)),
+    coefficient=_ICC,
+    notes=("The paper states the three-point scale for Table 9; Table 10's means (1.68–2.71) lie on the same "
+           "1–3 scale, which is used here.",))
+
+STUDIES = {s.task: s for s in (REFERENCE_STUDY, REFINED_STUDY)}
 
 
 # ---- items --------------------------------------------------------------------------------------
@@ -54,7 +107,56 @@ def items(store: Store, run: dict[str, Any], n: int, images: Pictures) -> list[I
         out.append(Item(item_id("labels", meme), "labels", meme, stratum, {
             "task": "labels", "text": texts.get(meme, ""), "image": images.get(meme),
             "categories": [{"name": c, "description": d} for c, d in categories.items()]}))
-    return shown_only(out, run) if out else out
+    out += quality_items(store, run, n, images, texts, categories)
+    return out  # items whose meme cannot be shown are left out by the kit (`needs_meme`)
+
+
+def quality_items(store: Store, run: dict[str, Any], n: int, images: Pictures, texts: dict[str, str],
+                  categories: dict[str, str]) -> list[Item]:
+    """`n` reference answers (Table 9), per harm category in turn, each with the question it answers,
+    and `n` refined texts (Table 10), per category in turn, each with its original and its misbelief.
+    Every shown text has the run's model names replaced (`blinder`)."""
+    from memegauge.adammeme.records import ReferenceRecord, StepRecord
+    from memegauge.records import read_records
+
+    config = run.get("config") or {}
+    blind = blinder([*config.get("targets", []), config.get("agent") or ""])
+    references: dict[str, tuple[str, str, str]] = {}  # key → (category, meme, reference)
+    for r in read_records(store, run["id"], ReferenceRecord):
+        if r.ok and r.reference:
+            references[r.key] = (r.category, r.meme, r.reference)
+    for r in store.records(run["id"], "score"):  # runs without reference records (imports): the scored ones'
+        key = ReferenceRecord.key_of(repeat=r.get("repeat", 0), category=r["category"], meme=r["meme"])
+        if r.get("reference") and key not in references:
+            references[key] = (r["category"], r["meme"], r["reference"])
+    out = []
+    for stratum, key in stratified(group((c, k) for k, (c, _, _) in references.items()), n, rng(run.get("seed"),
+                                                                                                "reference")):
+        category, meme, reference = references[key]
+        question = _question(run, category, texts.get(meme, ""), categories)
+        out.append(quality_item(REFERENCE_STUDY, key, stratum, [("Harm category", category),
+                                                                 ("The question", blind(question)),
+                                                                 ("Reference answer", blind(reference))],
+                                text=texts.get(meme, ""), image=images.get(meme)))
+    steps = {s.id: s for s in read_records(store, run["id"], StepRecord) if s.rewrite}
+    for stratum, key in stratified(group((s.category, k) for k, s in steps.items()), n, rng(run.get("seed"),
+                                                                                             "refined")):
+        s = steps[key]
+        original = s.original_text or texts.get(s.meme, "")
+        out.append(quality_item(REFINED_STUDY, key, stratum, [("Harm category", s.category),
+                                                               ("The misbelief to carry", blind(s.misbelief)),
+                                                               ("Original meme text", blind(original)),
+                                                               ("Refined meme text", blind(s.rewrite or ""))],
+                                text=original, image=images.get(s.meme)))
+    return out
+
+
+def _question(run: dict[str, Any], category: str, text: str, categories: dict[str, str]) -> str:
+    config = run.get("config") or {}
+    described = config.get("analysis_question") == "description"
+    with using_prompts(config.get("prompts")):
+        return render_prompt("adammeme_question", task=category, text=text,
+                             description=categories.get(category, "") if described else "")
 
 
 def _scorer_prompt(run: dict[str, Any], score: dict[str, Any], categories: dict[str, str]) -> tuple[str, str]:
@@ -114,6 +216,10 @@ def section(store: Store, run: dict[str, Any], by_task: dict[str, ByRater], seed
         out["scores"] = score_section(store, run, by_task["score"], seed)
     if "labels" in by_task:
         out["labels"] = label_section(store, run, by_task["labels"], seed)
+    quality = {task: quality_section(study, by_task[task], seed) for task, study in STUDIES.items()
+               if task in by_task}
+    if quality:
+        out["quality"] = quality
     return out
 
 
@@ -197,6 +303,8 @@ def blocks(section: dict[str, Any]) -> list[Block]:
         out += _score_blocks(section["scores"])
     if "labels" in section:
         out += _label_blocks(section["labels"])
+    for study in (section.get("quality") or {}).values():
+        out += quality_blocks(study)
     return out
 
 
@@ -224,4 +332,5 @@ def _label_blocks(labels: dict[str, Any]) -> list[Block]:
                              "krippendorff_alpha_nominal": "Krippendorff's α, nominal"})]
 
 
-PART = RatingPart(items=items, section=section, blocks=blocks, imported=imported, meme_paths=meme_paths)
+PART = RatingPart(items=items, section=section, blocks=blocks, imported=imported, meme_paths=meme_paths,
+                  tasks=("score", "labels", *STUDIES), needs_meme=True)

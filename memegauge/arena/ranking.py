@@ -36,6 +36,7 @@ command's output are `memegauge.arena.battle_file`. This module does no I/O.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -62,6 +63,11 @@ __all__ = [
     "rank_by",
     "rank_by_dimension",
     "mean_ci",
+    "STYLE_FEATURES",
+    "style_counts",
+    "style_features",
+    "style_control",
+    "style_ranking",
 ]
 
 #: L2 strength used by ``reg=None`` when no finite maximum-likelihood estimate exists. It is a
@@ -494,3 +500,149 @@ def mean_ci(values: Sequence[float | None], level: float = 0.95) -> dict[str, An
 
     half = float(stats.t.ppf(0.5 + level / 2, present.size - 1) * present.std(ddof=1) / np.sqrt(present.size))
     return {"mean": mean, "ci": [mean - half, mean + half], "n": int(present.size)}
+
+
+# --------------------------------------------------------------------------------------------------
+# Style control (LMSYS, "Does style matter?", 2024; FastChat `rating_systems.py`)
+# --------------------------------------------------------------------------------------------------
+#
+# The BT logit of a battle gains a term per style feature: P(a beats b) = σ(α(θ_a − θ_b) + Σ_k β_k·x_k),
+# x_k the battle's normalised difference in feature k. Features and normalisation as FastChat's
+# `preprocess_for_style` (V1): answer length and the counts of markdown headers, list items and bold
+# spans (`add_markdown_info.count_markdown_elements`, code blocks removed first); for each feature the
+# ratio (a − b) / (a + b + 1), then z-scored over the battles (population sd). A feature constant over
+# the battles (sd 0: e.g. no answer has a header) carries no information and is left out of the fit
+# (FastChat would divide by zero). The fit is FastChat's `fit_contextual_bt`: L2 penalty ½·reg·‖params‖²
+# on ratings and coefficients together (reg = 0.5), ties half a win each way; ratings have mean `init`
+# (the penalty's gradient and the likelihood's both sum to zero over models). Length is counted in
+# words (FastChat counts tiktoken tokens; the ratio makes the unit nearly irrelevant).
+
+STYLE_FEATURES = ("length", "headers", "lists", "bold")
+STYLE_REG = 0.5
+
+_CODE = re.compile(r"```([^`]*)```")
+_STYLE_PATTERNS = {
+    "headers": re.compile(r"^#{1,6}\s", re.MULTILINE),
+    "lists": re.compile(r"^\s*(?:\d+\.|[-*+])\s", re.MULTILINE),
+    "bold": re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__"),
+}
+
+
+def style_counts(text: str | None) -> list[int]:
+    """[words, markdown headers, list items, bold spans] of an answer, code blocks removed first (the
+    counts of FastChat's `count_markdown_elements`; h1..h6, ordered and unordered items, ** and __)."""
+    body = _CODE.sub("", text or "")
+    return [len(body.split()), *(len(_STYLE_PATTERNS[k].findall(body)) for k in STYLE_FEATURES[1:])]
+
+
+def style_features(counts_a: np.ndarray, counts_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(battles × kept features, kept mask over `STYLE_FEATURES`): (a − b)/(a + b + 1) per feature,
+    z-scored over the battles; features with zero spread are dropped (mask False)."""
+    a, b = np.asarray(counts_a, dtype=float), np.asarray(counts_b, dtype=float)
+    ratio = (a - b) / (a + b + 1.0)
+    spread = ratio.std(axis=0)
+    kept = spread > 1e-12
+    return (ratio[:, kept] - ratio[:, kept].mean(axis=0)) / spread[kept], kept
+
+
+def _style_loss(params: np.ndarray, design: np.ndarray, outcomes: np.ndarray, weights: np.ndarray,
+                reg: float) -> np.ndarray:
+    """FastChat's contextual-BT loss of R problems at once (`fit_contextual_bt`): Σ w·logloss + ½·reg·‖p‖²
+    per problem. `design` (battles × params) holds α·(±1) for model_a / model_b and the features."""
+    logits = params @ design.T
+    return (weights * (np.logaddexp(0.0, logits) - outcomes * logits)).sum(axis=1) + \
+        0.5 * reg * (params * params).sum(axis=1)
+
+
+def _fit_style(design: np.ndarray, outcomes: np.ndarray, weights: np.ndarray, reg: float) -> np.ndarray:
+    """Minimise `_style_loss` of each of the R problems (rows of `weights`) by vectorised Newton steps
+    with exact Hessians, halving a problem's step while it raises its loss. The loss is strictly convex
+    (reg > 0), so this reaches FastChat's L-BFGS optimum, to a gradient of 1e-9 instead of its 1e-6."""
+    r, p = weights.shape[0], design.shape[1]
+    params = np.zeros((r, p))
+    loss = _style_loss(params, design, outcomes, weights, reg)
+    eye = reg * np.eye(p)
+    for _ in range(100):
+        prob = expit(params @ design.T)
+        grad = -(weights * (outcomes - prob)) @ design + reg * params
+        active = np.abs(grad).max(axis=1) > 1e-9
+        if not active.any():
+            break
+        curvature = weights[active] * prob[active] * (1.0 - prob[active])
+        hess = (design.T[None] * curvature[:, None, :]) @ design + eye  # batched Jᵀ·diag(w·p(1−p))·J
+        step = np.linalg.solve(hess, grad[active][:, :, None])[:, :, 0]
+        rows = np.flatnonzero(active)
+        for _ in range(30):
+            candidate = params[rows] - step
+            new = _style_loss(candidate, design, outcomes, weights[rows], reg)
+            better = new <= loss[rows] + 1e-12 * (1.0 + np.abs(loss[rows]))
+            params[rows[better]], loss[rows[better]] = candidate[better], new[better]
+            if better.all():
+                break
+            rows, step = rows[~better], step[~better] / 2
+    return params
+
+
+def style_control(
+    battles: Battles | Iterable[Mapping[str, Any]],
+    counts_a: np.ndarray,
+    counts_b: np.ndarray,
+    bootstrap_rounds: int = 1000,
+    seed: int = 0,
+    scale: float = 400,
+    base: float = 10,
+    init: float = 1000,
+    reg: float = STYLE_REG,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """Bradley–Terry with style covariates (see above). `counts_a`/`counts_b`: battles × 4
+    `style_counts` of each battle's model_a and model_b answer, in the table's order.
+
+    Returns {ratings: {model: rating}, ratings_ci: {model: [lo, hi]} | None, coefficients: {feature:
+    {value, ci95, n}} (None for a dropped feature), battles, reg}: coefficients on the logit scale per
+    standard deviation of the normalised feature (positive: the judges prefer more of it). Intervals:
+    percentile bootstrap over battles (multinomial counts per battle), all rounds fitted as one problem.
+    """
+    battles = as_battles(battles)
+    n = len(battles)
+    if n == 0:
+        return {"ratings": {}, "ratings_ci": None, "coefficients": {}, "battles": 0, "reg": reg}
+    features, kept = style_features(counts_a, counts_b)
+    models = len(battles.models)
+    design = np.zeros((n, models))
+    design[np.arange(n), battles.model_a] = math.log(base)
+    design[np.arange(n), battles.model_b] = -math.log(base)
+    design = np.concatenate([design, features], axis=1)
+    outcomes = battles.score_a
+    point = _fit_style(design, outcomes, np.ones((1, n)), reg)[0]
+    draws = None
+    if bootstrap_rounds:
+        counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=bootstrap_rounds)
+        chunk = max(1, _CHUNK_CELLS // max(n * design.shape[1], 1))
+        draws = np.concatenate([_fit_style(design, outcomes, counts[i:i + chunk].astype(float), reg)
+                                for i in range(0, bootstrap_rounds, chunk)])
+    lo_q, hi_q = (1 - level) / 2, (1 + level) / 2
+    ratings = {m: float(scale * point[i] + init) for i, m in enumerate(battles.models)}
+    ratings_ci = None
+    if draws is not None:
+        lo, hi = np.quantile(scale * draws[:, :models] + init, [lo_q, hi_q], axis=0)
+        ratings_ci = {m: [float(lo[i]), float(hi[i])] for i, m in enumerate(battles.models)}
+    coefficients: dict[str, Any] = {}
+    column = models
+    for name, keep in zip(STYLE_FEATURES, kept, strict=True):
+        if not keep:
+            coefficients[name] = None
+            continue
+        ci = None
+        if draws is not None:
+            low, high = np.quantile(draws[:, column], [lo_q, hi_q])
+            ci = [float(low), float(high)]
+        coefficients[name] = {"value": float(point[column]), "ci95": ci, "n": n}
+        column += 1
+    return {"ratings": ratings, "ratings_ci": ratings_ci, "coefficients": coefficients, "battles": n, "reg": reg}
+
+
+def style_ranking(control: Mapping[str, Any]) -> list[str]:
+    """Models best first by style-controlled rating (name order on equal ratings)."""
+    ratings = control["ratings"]
+    return sorted(ratings, key=lambda m: (-ratings[m], m))

@@ -1,7 +1,12 @@
 """MemeArena's rating part (`memegauge.rating.part.RatingPart`): people vote on battles of the headline
 setting (A / B / tie per dimension and overall), one stratum per model pair; the report compares the
 votes with each judge and the joint vote (App. C, Table 5). Blinding: which answer is A is a seeded
-coin per battle (`Item.swapped`), and every model name in a shown text is replaced (`blinder`)."""
+coin per battle (`Item.swapped`), and every model name in a shown text is replaced (`blinder`).
+
+Three quality studies of what the agents wrote (`memegauge.rating.quality`), App. C: the final fused
+guidelines with their task (Table 3, "50 samples", one meme's guideline in turn), the guideline after
+each discussion round (Figure 6, "10 from each discussion round", stratified by round) and each meme's
+simulated contexts with their tasks (Table 4, "50 memes", strata by the meme's first label)."""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from memegauge.engine.store import Store
 from memegauge.rating import stats
 from memegauge.rating.items import Item, Pictures, blinder, group, item_id, rng, stratified
 from memegauge.rating.part import ByRater, RatingPart
+from memegauge.rating.quality import Criterion, Published, Study, quality_blocks, quality_item, quality_section
 from memegauge.rating.records import HumanRating
 from memegauge.rating.section import alpha, complete
 from memegauge.rating.view import between_blocks, ci_cell
@@ -29,6 +35,58 @@ OUTCOMES = ("model_a", "model_b", "tie")
 
 def part(run: dict[str, Any]) -> RatingPart:
     return PART
+
+
+# ---- the quality studies (§3.4, App. C), criteria and values as the paper gives them ---------------
+
+_FIVE = (("Conciseness", "Cns.", "the answer contains less redundant information", 2.2846, 0.3747),
+         ("Informativeness", "Inf.", "the answer provides new information, such as explaining the background "
+                                     "and additional context", 2.5285, 0.5157),
+         ("Persuasiveness", "Psv.", "the answer seems convincing", 2.4797, 0.5478),
+         ("Readability", "Rdb.", "the answer follows proper grammar and structural rules", 2.8293, 0.4862),
+         ("Soundness", "Snd.", "the answer seems valid and logical", 2.5041, 0.5057))
+_UNNAMED = ("ICC(2,1): the paper's \"inter-judge\" / \"intra-judge agreement\" names no coefficient; "
+            "Krippendorff's α (ordinal) beside")
+
+GUIDELINE_STUDY = Study(
+    task="guideline", title="Quality of the fused guidelines", paper="MemeArena §3.4 and App. C, Table 3",
+    question="Rate the fused guideline written for this task (1 = the poorest quality, 3 = the best).",
+    criteria=tuple(Criterion(name, definition, mean=Published(mean, f"Table 3, column {short}, row Judgment"),
+                             agreement=Published(agreement, f"Table 3, column {short}, row Agreement"))
+                   for name, short, definition, mean, agreement in _FIVE),
+    coefficient=_UNNAMED)
+
+ROUND_STUDY = Study(
+    task="guideline_round", title="Guideline quality per discussion round", paper="MemeArena App. C, Figure 6",
+    question="Rate the guideline as it stood after this round of discussion (1 = the poorest quality, "
+             "3 = the best).",
+    criteria=tuple(Criterion(name, definition) for name, _, definition, _, _ in _FIVE),
+    coefficient=_UNNAMED, by="round",
+    overall=Published(0.682, "App. C, Quality of Guidelines: \"The intra-judge agreement is 0.682\""),
+    notes=("Figure 6 plots Conciseness and Readability per round without printing its values; the paper's "
+           "only number for this study is its agreement (0.682).",))
+
+CONTEXT_STUDY = Study(
+    task="context", title="Quality of the simulated contexts and tasks", paper="MemeArena App. C, Table 4",
+    question="Rate this meme's simulated viewer contexts (personas) and the tasks written for them "
+             "(1 = the poorest, 3 = the best).",
+    criteria=tuple(Criterion(name, definition, mean=Published(mean, f"Table 4, row {name}, Judgment"),
+                             agreement=Published(agreement, f"Table 4, row {name}, Agreement"))
+                   for name, definition, mean, agreement in (
+        ("Context Diversity", "the set of contexts reflects a set of diverse interpretive perspectives",
+         2.7647, 0.3896),
+        ("Realistic Views", "the contexts appear realistic and plausible, simulating different viewpoints in "
+                            "reality", 2.8529, 0.4217),
+        ("Instruction Suitability", "the suitability of the tasks for guiding meme interpretation", 2.7941,
+         0.4488),
+        ("Task Coverage", "the combination of tasks enables a comprehensive understanding of the meme", 2.7831,
+         0.4986),
+        ("Relevance to Context", "the relevance between each task and its associated context", 2.9118,
+         0.5429))),
+    coefficient=_UNNAMED,
+    overall=Published(0.7333, "Table 4 caption: \"The intra-judge agreement is 0.7333\""))
+
+STUDIES = {s.task: s for s in (GUIDELINE_STUDY, ROUND_STUDY, CONTEXT_STUDY)}
 
 
 def items(store: Store, run: dict[str, Any], n: int, images: Pictures) -> list[Item]:
@@ -54,7 +112,51 @@ def items(store: Store, run: dict[str, Any], n: int, images: Pictures) -> list[I
             "answer_a": blind(answers.get((b["task"], first), "")),
             "answer_b": blind(answers.get((b["task"], second), "")),
             "questions": list(PAIR_QUESTIONS)}, swapped))
+    return out + quality_items(store, run, n, images, blind, memes, tasks)
+
+
+def quality_items(store: Store, run: dict[str, Any], n: int, images: Pictures, blind,
+                  memes: dict[str, Any], tasks: dict[str, Any]) -> list[Item]:
+    """`n` items of each quality study (see the module doc), every shown text blinded."""
+    seed = run.get("seed")
+    run_id = run["id"]
+    out: list[Item] = []
+
+    def meme_of(meme: str) -> dict[str, Any]:
+        return {"text": blind((memes.get(meme) or {}).get("text") or ""), "image": images.get(meme)}
+
+    guidelines = {g["task"]: g for g in store.records(run_id, "guideline") if g.get("ok") and g.get("text")}
+    for stratum, key in stratified(group((g["meme"], k) for k, g in guidelines.items()), n, rng(seed, "guideline")):
+        g = guidelines[key]
+        out.append(quality_item(GUIDELINE_STUDY, key, stratum, [
+            ("The task", blind((tasks.get(key) or {}).get("prompt") or "")),
+            ("The fused guideline", blind(g["text"]))], **meme_of(g["meme"])))
+    rounds = {f"{r['task']}|{r['round']:02d}": r for r in store.records(run_id, "fusion_round")
+              if r.get("ok") and r.get("guideline")}
+    for stratum, key in stratified(group((str(r["round"]), k) for k, r in rounds.items()), n,
+                                   rng(seed, "guideline_round")):
+        r = rounds[key]
+        task = tasks.get(r["task"]) or {}
+        out.append(quality_item(ROUND_STUDY, key, stratum, [
+            ("The task", blind(task.get("prompt") or "")),
+            (f"The guideline after round {r['round']}", blind(r["guideline"]))], **meme_of(task.get("meme", ""))))
+    by_meme: dict[str, list[dict[str, Any]]] = {}
+    for t in sorted(tasks.values(), key=lambda t: t.get("index", 0)):
+        by_meme.setdefault(t["meme"], []).append(t)
+    contexts = {c["meme"]: c for c in store.records(run_id, "context") if c.get("ok") and c.get("personas")}
+    for stratum, meme in stratified(group((((memes.get(m) or {}).get("labels") or ["unlabelled"])[0], m)
+                                          for m in contexts), n, rng(seed, "context")):
+        personas = contexts[meme]["personas"]
+        shown = [(f"Context {i}", blind(p)) for i, p in enumerate(personas, start=1)]
+        shown += [(f"Task {t.get('index', i)} (for context {personas.index(t['persona']) + 1 if t.get('persona') in personas else '?'})",
+                   blind(t.get("prompt") or "")) for i, t in enumerate(by_meme.get(meme, []), start=1)]
+        out.append(quality_item(CONTEXT_STUDY, meme, stratum, shown, **meme_of(meme)))
     return out
+
+
+def round_groups(store: Store, run: dict[str, Any]) -> dict[str, str]:
+    """Fusion round key → its round number (the groups of Figure 6)."""
+    return {f"{r['task']}|{r['round']:02d}": str(r["round"]) for r in store.records(run["id"], "fusion_round")}
 
 
 def meme_paths(store: Store, run: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +181,13 @@ def three_way(winner: str | None) -> str | None:
 
 
 def section(store: Store, run: dict[str, Any], by_task: dict[str, ByRater], seed: int) -> dict[str, Any]:
-    return {"pairs": pair_section(store, run, by_task["pair"], seed)} if "pair" in by_task else {}
+    out = {"pairs": pair_section(store, run, by_task["pair"], seed)} if "pair" in by_task else {}
+    quality = {task: quality_section(study, by_task[task], seed,
+                                     round_groups(store, run) if study.by else None)
+               for task, study in STUDIES.items() if task in by_task}
+    if quality:
+        out["quality"] = quality
+    return out
 
 
 def pair_section(store: Store, run: dict[str, Any], per_rater: ByRater, seed: int) -> dict[str, Any]:
@@ -116,8 +224,9 @@ def pair_section(store: Store, run: dict[str, Any], per_rater: ByRater, seed: in
 
 
 def blocks(section: dict[str, Any]) -> list[Block]:
+    quality = [b for study in (section.get("quality") or {}).values() for b in quality_blocks(study)]
     if "pairs" not in section:
-        return []
+        return quality
     pairs = section["pairs"]
     judges = list(dict.fromkeys(j for r in pairs["vs_judges"].values() for j in r))
     rows = [[text(rater), *[ci_cell(r[j], percent=True, with_n=True) for j in judges]]
@@ -133,7 +242,8 @@ def blocks(section: dict[str, Any]) -> list[Block]:
             *between_blocks("MemeArena votes", pairs.get("between_raters"),
                             {"fleiss_kappa": "Fleiss' κ (battles every person voted on)",
                              "mean_pairwise_kappa": "mean pairwise Cohen's κ",
-                             "krippendorff_alpha_nominal": "Krippendorff's α, nominal"})]
+                             "krippendorff_alpha_nominal": "Krippendorff's α, nominal"}), *quality]
 
 
-PART = RatingPart(items=items, section=section, blocks=blocks, imported=imported, meme_paths=meme_paths)
+PART = RatingPart(items=items, section=section, blocks=blocks, imported=imported, meme_paths=meme_paths,
+                  tasks=("pair", *STUDIES))

@@ -7,6 +7,10 @@ Sections:
   `win_rate_ci95` (clustered Wilson) and `bt_note` (why `bt_ci` is None: too few battles or memes;
   `memegauge.arena.headline`);
   ``dimensions.{D}`` — the same per judged dimension.
+* ``style_control`` — the ranking with style covariates (`memegauge.arena.ranking.style_control`:
+  answer length, markdown headers, lists and bold, as FastChat): ``overall`` and ``dimensions.{D}`` each
+  {coefficients, battles, reg, rows: [{model, bt, bt_ci, rank, style_bt, style_ci, style_rank}]}, and
+  ``bias.{setting}`` the judges' NDCG with the control ({judges: {J: ndcg}, avg_ndcg}).
 * ``judges.{J}`` — {ndcg, ranking, battles, flip_rate}: NDCG of the judge's own ranking against the
   joint one (headline setting); ``bias.{setting}`` — the same for every setting run, with the average.
 * ``flip_rate`` — share of (battle, judge) pairs judged in both orders whose readings disagreed (only
@@ -26,12 +30,12 @@ from collections import Counter
 from typing import Any
 
 from memegauge.arena.agreement import agreement_summary, judges_ablation
-from memegauge.arena.bias import judge_ndcg
+from memegauge.arena.bias import judge_ndcg, ndcg_at_n
 from memegauge.arena.common import DIMENSIONS, OVERALL
 from memegauge.arena.detection import detection_summary
 from memegauge.arena.headline import annotate
 from memegauge.arena.judging import ALL_DIMENSIONS, battle_records
-from memegauge.arena.ranking import mean_ci, rank_table
+from memegauge.arena.ranking import mean_ci, rank_table, style_control, style_counts, style_ranking
 from memegauge.arena.records import (AnswerRecord, BattleRecord, ContextRecord, DetectionRecord,
                                     FusionRoundRecord, GuidelineRecord, HumanVoteRecord, JudgmentRecord,
                                     MemeRecord, RepeatRecord, TaskRecord, TasksRecord)
@@ -66,6 +70,11 @@ def build(store: Store, run: dict[str, Any]) -> dict[str, Any]:
         "counts": _counts(records, headline),
         "failures": _failures(records),
     }
+    style = _StyleCounts(records["answer"])
+    report["style_control"] = {
+        "overall": style.section(headline, OVERALL, report["ranking"], rank),
+        "dimensions": {d: style.section(headline, d, report["dimensions"][d], rank) for d in DIMENSIONS},
+        "bias": {s: style.bias([b for b in records["battle"] if b["setting"] == s], judges) for s in settings}}
     if config["both_orders"]:
         report["flip_rate"] = _flip_rate(headline)
     if config["detection"]:
@@ -103,6 +112,49 @@ def _repeats(store: Store, repeats: list[RepeatRecord], own_id: int,
                                            for k in ("elo", "bt", "win_rate", "score")}})
     ranking.sort(key=lambda r: -(r["bt"]["mean"] if r["bt"]["mean"] is not None else float("-inf")))
     return {"runs": done, "missing": missing, "ranking": ranking}
+
+
+class _StyleCounts:
+    """The style counts of every answer (`style_counts`), and the style-controlled figures of a set of
+    battles: the same battles, in the same order, as `battle_records` gives the uncontrolled ones."""
+
+    def __init__(self, answers: list[dict[str, Any]]) -> None:
+        self.counts = {(a["task"], a["target"]): style_counts(a.get("text")) for a in answers}
+
+    def fit(self, battles: list[dict[str, Any]], dimension: str, judge: str | None = None,
+            rounds: int = 0, seed: int = 0) -> dict[str, Any]:
+        kept = [b for b in sorted(battles, key=lambda b: b["order"])
+                if (b["joint"] if judge is None else b["judges"].get(judge, {})).get(dimension) is not None]
+        zero = [0, 0, 0, 0]
+        counts_a = [self.counts.get((b["task"], b["model_a"]), zero) for b in kept]
+        counts_b = [self.counts.get((b["task"], b["model_b"]), zero) for b in kept]
+        records = battle_records(kept, dimension, judge)
+        return style_control(records, counts_a, counts_b, bootstrap_rounds=rounds, seed=seed)
+
+    def section(self, battles: list[dict[str, Any]], dimension: str, rows: list[dict[str, Any]],
+                rank: dict[str, Any]) -> dict[str, Any]:
+        """The leaderboard with and without control side by side (`rows`: the uncontrolled ranking)."""
+        control = self.fit(battles, dimension, rounds=rank["bootstrap_rounds"], seed=rank["seed"])
+        order = style_ranking(control)
+        side = [{"model": r["model"], "rank": i + 1, "bt": r["bt"], "bt_ci": r.get("bt_ci"),
+                 "style_rank": order.index(r["model"]) + 1 if r["model"] in order else None,
+                 "style_bt": control["ratings"].get(r["model"]),
+                 "style_ci": (control["ratings_ci"] or {}).get(r["model"])} for i, r in enumerate(rows)]
+        return {"coefficients": control["coefficients"], "battles": control["battles"], "reg": control["reg"],
+                "rows": side}
+
+    def bias(self, battles: list[dict[str, Any]], judges: list[str]) -> dict[str, Any]:
+        """Each judge's NDCG against the joint vote, both ranked with style control (`judge_ndcg`'s rule:
+        the joint ranking restricted to the models the judge ranked)."""
+        joint = style_ranking(self.fit(battles, OVERALL))
+        out = {}
+        for judge in judges:
+            ranking = style_ranking(self.fit(battles, OVERALL, judge))
+            reference = [m for m in joint if m in set(ranking)]
+            out[judge] = ndcg_at_n(ranking, reference) if len(ranking) >= 2 and len(reference) == len(ranking) \
+                else None
+        values = [v for v in out.values() if v is not None]
+        return {"judges": out, "avg_ndcg": sum(values) / len(values) if values else None}
 
 
 def _bias(battles: list[dict[str, Any]], judges: list[str]) -> dict[str, Any]:
@@ -195,12 +247,25 @@ def _details(records: dict[str, list]) -> dict[str, Any]:
 
 def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The report as flat tables (`Result.to_pandas`): the headline ranking, the ranking per dimension,
-    and each judge's agreement with the panel. Intervals are numeric columns (`bt_ci95_lo`, `bt_ci95_hi`,
+    the leaderboard with and without style control (overall and per dimension), and each judge's
+    agreement with the panel. Intervals are numeric columns (`bt_ci95_lo`, `bt_ci95_hi`,
     `win_rate_ci95_lo`, `win_rate_ci95_hi`, `win_rate_n`, `memes`), not nested values."""
+    style = report.get("style_control") or {}
     return {"ranking": [_flat(row) for row in report["ranking"]],
             "dimensions": [{"dimension": d, **_flat(row)} for d, rows in report["dimensions"].items() for row in rows],
+            "style_control": [_style_row(d, row) for d, part in
+                              (("overall", style.get("overall")), *(style.get("dimensions") or {}).items())
+                              if part for row in part["rows"]],
             "judges": [{"judge": j, **{k: v for k, v in figures.items() if k != "ranking"}}
                        for j, figures in report["judges"].items()]}
+
+
+def _style_row(dimension: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A row of the leaderboard with and without style control, its intervals as numeric columns."""
+    bt, style = row.get("bt_ci"), row.get("style_ci")
+    return {"dimension": dimension, **{k: row.get(k) for k in ("model", "rank", "bt", "style_rank", "style_bt")},
+            "bt_ci95_lo": bt[0] if bt else None, "bt_ci95_hi": bt[1] if bt else None,
+            "style_ci95_lo": style[0] if style else None, "style_ci95_hi": style[1] if style else None}
 
 
 def _flat(row: dict[str, Any]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
         "Bradley-Terry rating with 95% bootstrap interval")),) if b]
     blocks.append(Block("table", "Per dimension: Bradley–Terry rating [95% CI]; win rate [95% CI] (n battles)",
                         table=_arena_dimensions(report.get("dimensions", {}), [r["model"] for r in ranking])))
+    blocks += _style_blocks(report.get("style_control"))
     blocks += _arena_judges(report, [r["model"] for r in ranking])
     if report.get("flip_rate"):
         flip = report["flip_rate"]
@@ -47,6 +48,58 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
             "dimensions": [*report.get("dimensions", {}), OVERALL],
             "images": _arena_images(store, report["run"], memes)}
     return blocks, data
+
+
+def _ci_text(value: float | None, ci: list[float] | None) -> Cell:
+    if value is None:
+        return Cell("–", None)
+    return Cell(f"{value:.1f} " + (f"[{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "(no interval)"), value)
+
+
+def _coefficient(figure: dict[str, Any] | None) -> Cell:
+    if figure is None:
+        return Cell("– (constant)", None)
+    ci = figure.get("ci95")
+    return Cell(f"{figure['value']:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else " (no interval)"),
+                figure["value"])
+
+
+def _style_blocks(style: dict[str, Any] | None) -> list[Block]:
+    """Style control (FastChat's): the leaderboard with and without it side by side, the style
+    coefficients with their intervals, the ranks per dimension both ways, and the bias study with it."""
+    if not style:
+        return []
+    overall = style["overall"]
+    rows = [[count(r["rank"]), text(r["model"]), _ci_text(r["bt"], r.get("bt_ci")), count(r.get("style_rank")),
+             _ci_text(r.get("style_bt"), r.get("style_ci")),
+             Cell(f"{r['rank'] - r['style_rank']:+d}" if r.get("style_rank") else "–", None)]
+            for r in overall["rows"]]
+    blocks = [Block("table", "Leaderboard without and with style control (BT with answer length, markdown "
+                             "headers, lists and bold as covariates, normalised as FastChat; L2 "
+                             f"{overall['reg']:g}; {overall['battles']} battles)",
+                    table=table(["rank", "model", "BT [95% CI]", "rank, style controlled",
+                                 "BT style controlled [95% CI]", "places gained"], rows))]
+    names = list(overall["coefficients"])
+    dims = {"overall": overall, **style.get("dimensions", {})}
+    blocks.append(Block("table", "Style coefficients (logit per standard deviation of the normalised difference; "
+                                 "positive: the judges prefer more of it) [95% bootstrap CI]; – (constant): the "
+                                 "same in every battle, no information, left out of the fit",
+                        table=table(["dimension", *names],
+                                    [[text(d), *[_coefficient(v["coefficients"].get(n)) for n in names]]
+                                     for d, v in dims.items()])))
+    models = [r["model"] for r in overall["rows"]]
+    by_dim = {d: {r["model"]: r for r in v["rows"]} for d, v in dims.items()}
+    blocks.append(Block("table", "Rank per dimension: without → with style control", table=table(
+        ["model", *dims], [[text(m), *[Cell(f"{by_dim[d][m]['rank']} → {by_dim[d][m]['style_rank']}"
+                                            if m in by_dim[d] else "–", None) for d in dims]] for m in models])))
+    bias = style.get("bias") or {}
+    if bias:
+        judges = list(dict.fromkeys(j for v in bias.values() for j in v.get("judges", {})))
+        blocks.append(Block("table", "Bias study with style control: NDCG per reference setting", table=table(
+            ["setting", *judges, "average"],
+            [[text(s), *[num(v["judges"].get(j), 3) for j in judges], num(v.get("avg_ndcg"), 3)]
+             for s, v in bias.items()])))
+    return blocks
 
 
 def _arena_images(store: Store, run: dict[str, Any], memes: list[dict[str, Any]]) -> dict[str, str]:

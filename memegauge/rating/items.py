@@ -90,14 +90,26 @@ def rating_part(run: dict[str, Any]) -> RatingPart | None:
     return found.rating(run) if found is not None and found.rating is not None else None
 
 
-def run_items(store: Store, run: dict[str, Any], n: int = DEFAULT_SAMPLE) -> list[Item]:
-    """The rating items of a run (`run` as `memegauge.report.run_header` gives it, with its `id`)."""
+def run_items(store: Store, run: dict[str, Any], n: int = DEFAULT_SAMPLE,
+              tasks: Iterable[str] | None = None) -> list[Item]:
+    """The rating items of a run (`run` as `memegauge.report.run_header` gives it, with its `id`); only
+    those of `tasks` when given (`memegauge rate --task`)."""
     part = rating_part(run)
     if part is None:
         offered = ", ".join(m.title for m in methods() if m.rating is not None)
         raise InputError(f"a {run['method']} run has nothing for people to rate", f"run {run['name']!r}",
                          f"rate a run of a method that offers rating ({offered}; not every run kind does)")
     items = part.items(store, run, n, Pictures(store, run, part))
+    if tasks is not None:
+        wanted = set(tasks)
+        offered = part.tasks or tuple(dict.fromkeys(i.task for i in items))
+        unknown = sorted(wanted - set(offered))
+        if unknown:
+            raise InputError(f"a {run['method']} run has no rating task {', '.join(map(repr, unknown))}",
+                             "--task", f"choose among {', '.join(offered) or 'none'}")
+        items = [i for i in items if i.task in wanted]
+    if part.needs_meme and items:
+        items = shown_only(items, run)
     if not items:
         raise InputError("the run has no finished output to rate yet", f"run {run['name']!r}",
                          "let the run finish (or resume it), then rate it")

@@ -58,6 +58,10 @@ class RatingPart:
                 their own record kinds, read as ratings (rater ``csv``); none by default.
     meme_paths  `meme_paths(store, run) -> {meme id: picture path}`: where a run stored before runs kept
                 their pictures finds a meme's picture; None: no picture for such runs.
+    tasks       the names of the method's rating tasks (`memegauge rate --task` is checked against them;
+                empty: not checked).
+    needs_meme  items whose meme has neither text nor picture in the store are left out, with a warning
+                (`memegauge.rating.items.shown_only`), after `--task` chose the tasks.
     """
 
     items: ItemsHook
@@ -65,3 +69,5 @@ class RatingPart:
     blocks: BlocksHook
     imported: ImportedHook = _none_imported
     meme_paths: MemePathsHook | None = None
+    tasks: tuple[str, ...] = ()
+    needs_meme: bool = False

@@ -15,8 +15,8 @@ from pydantic import Field, field_validator
 
 from memegauge.records import KeySpelling, Record
 
-TASKS = ("score", "labels", "pair", "answer")
-Task = Literal["score", "labels", "pair", "answer"]
+TASKS = ("score", "labels", "pair", "answer", "reference", "refined", "guideline", "guideline_round", "context")
+Task = Literal["score", "labels", "pair", "answer", "reference", "refined", "guideline", "guideline_round", "context"]
 Choice = Literal["model_a", "model_b", "tie"]
 RATER_NAME = re.compile(r"^[\w.@+-][\w .@+-]{0,39}$")
 
@@ -31,7 +31,9 @@ class HumanRating(Record):
     rater: str = Field(description="Who rated: letters, digits, space and . @ + - _ (at most 40).")
     item: str = Field(description="The item's opaque id (task and a hash of its source; no model name).")
     task: Task = Field(description="score (AdamMeme 1–10), labels (AdamMeme categories), pair (MemeArena "
-                                   "A/B/tie), answer (MemeQA options).")
+                                   "A/B/tie), answer (MemeQA options); the quality studies (`criteria`): "
+                                   "reference (AdamMeme Table 9), refined (Table 10), guideline (MemeArena "
+                                   "Table 3), guideline_round (Figure 6), context (Table 4).")
     source: str = Field(description="Key of the rated thing in the run: ScoreRecord id, meme id, battle key "
                                     "or question id.")
     origin: Literal["page", "csv"] = Field(default="page", description="The rating page, or a CSV import.")
@@ -46,6 +48,8 @@ class HumanRating(Record):
     choices: dict[str, Choice] | None = Field(default=None, description="task pair: `shown` in the battle's "
                                                                         "orientation.")
     answer: list[int] | None = Field(default=None, description="task answer: the chosen option indices.")
+    criteria: dict[str, int] | None = Field(default=None, description="quality tasks: criterion → the point "
+                                                                       "given on the study's scale (1 = low end).")
 
     @field_validator("rater")
     @classmethod

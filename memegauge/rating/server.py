@@ -32,6 +32,7 @@ from markupsafe import Markup
 
 from memegauge.engine.store import Store
 from memegauge.rating.items import Item
+from memegauge.rating.quality import QUALITY_PAGE, CriteriaError, parse_criteria
 from memegauge.rating.records import HumanRating
 from memegauge.records import read_record, write_records
 from memegauge.localserver import LOCAL_HOSTS, Response, same_origin
@@ -120,8 +121,13 @@ def _body(raw: bytes) -> dict[str, Any]:
 
 
 def parse_vote(item: Item, rater: str, body: dict[str, Any]) -> HumanRating:
-    """The record of `body` ({score} | {categories} | {shown} | {answer}, by the item's task)."""
+    """The record of `body` ({score} | {categories} | {shown} | {answer} | {criteria}, by the item's task)."""
     common = {"rater": rater, "item": item.id, "task": item.task, "source": item.source, "created": time.time()}
+    if item.page.get("task") == QUALITY_PAGE:
+        try:
+            return HumanRating(**common, criteria=parse_criteria(item.page, body))
+        except CriteriaError as exc:
+            raise VoteError(str(exc)) from None
     if item.task == "score":
         score = body.get("score")
         if not isinstance(score, int) or isinstance(score, bool) or not 1 <= score <= 10:
@@ -154,7 +160,7 @@ def parse_vote(item: Item, rater: str, body: dict[str, Any]) -> HumanRating:
 def shown_vote(vote: HumanRating) -> dict[str, Any]:
     """A stored vote as the page clicked it (never in the battle's orientation)."""
     return {k: v for k, v in {"score": vote.score, "categories": vote.categories, "shown": vote.shown,
-                              "answer": vote.answer}.items() if v is not None}
+                              "answer": vote.answer, "criteria": vote.criteria}.items() if v is not None}
 
 
 def render_page(run: dict[str, Any], rater: str) -> str:

@@ -86,7 +86,8 @@
 
   function render() {
     var page = current.page;
-    var body = ({score: scoreItem, labels: labelItem, pair: pairItem, answer: answerItem})[page.task](page);
+    var body = ({score: scoreItem, labels: labelItem, pair: pairItem, answer: answerItem,
+                 quality: qualityItem})[page.task](page);
     $("item").replaceChildren(picture(page), body);
   }
 
@@ -173,6 +174,56 @@
          el("div", {}, el("h3", {}, "Answer A"), el("div", {"class": "answer", id: "answer-a"}, page.answer_a)),
          el("div", {}, el("h3", {}, "Answer B"), el("div", {"class": "answer", id: "answer-b"}, page.answer_b))),
       el("p", {}, "For each criterion choose A, B or Tie (keys a / b / t on the highlighted row; ↑ ↓ move), then save."),
+      table,
+      el("button", {type: "button", "class": "submit", id: "submit", onclick: handlers.Enter}, "Save (Enter)"));
+  }
+
+  /* A quality study: the agents' writing in blocks, then one row per criterion (its definition from
+     the paper) with the points of its scale; keys 1..points on the highlighted row, ↑ ↓ move. */
+  function qualityItem(page) {
+    handlers = {};
+    draft.criteria = draft.criteria || {};
+    var names = page.criteria.map(function (c) { return c.name; });
+    var complete = function () { return names.every(function (n) { return draft.criteria[n]; }); };
+    var choose = function (name, value) {
+      draft.criteria[name] = value;
+      var open = names.findIndex(function (x) { return !draft.criteria[x]; });
+      row = open < 0 ? names.length - 1 : open;
+      render();
+    };
+    var table = el("table", {"class": "pair-table", id: "criteria"},
+      el("tr", {}, el("th", {}, "criterion"), el("th", {}, "definition (the paper's)"), el("th", {}, "rating")));
+    page.criteria.forEach(function (c, i) {
+      var cells = el("div", {"class": "choices"});
+      for (var p = 1; p <= page.points; p++) {
+        (function (point) {
+          var label = String(point) + (point === 1 ? " " + c.low : point === page.points ? " " + c.high : "");
+          cells.append(choiceButton(label, i === row ? String(point) : "", draft.criteria[c.name] === point,
+            function () { row = i; choose(c.name, point); }, {criterion: c.name, point: point}));
+        })(p);
+      }
+      table.append(el("tr", {"class": i === row ? "current" : ""},
+                      el("td", {}, el("b", {}, c.name), c.lower_is_better ? " (lower is better)" : ""),
+                      el("td", {"class": "definition"}, c.definition), el("td", {}, cells)));
+    });
+    for (var p = 1; p <= page.points; p++) {
+      (function (point) { handlers[String(point)] = function () { choose(names[row], point); }; })(p);
+    }
+    handlers.ArrowDown = function () { row = Math.min(row + 1, names.length - 1); render(); };
+    handlers.ArrowUp = function () { row = Math.max(row - 1, 0); render(); };
+    handlers.Enter = function () {
+      if (complete()) submit({criteria: draft.criteria}); else say("rate every criterion first");
+    };
+    var shown = el("div", {id: "shown"});
+    page.shown.forEach(function (block) {
+      shown.append(el("h3", {}, block.title), el("div", {"class": "answer"}, block.text));
+    });
+    return el("section", {},
+      el("h2", {}, page.title),
+      el("p", {}, page.question),
+      shown,
+      el("p", {}, "Rate each criterion from 1 to " + page.points + " (keys 1–" + page.points +
+         " on the highlighted row; ↑ ↓ move), then save."),
       table,
       el("button", {type: "button", "class": "submit", id: "submit", onclick: handlers.Enter}, "Save (Enter)"));
   }
