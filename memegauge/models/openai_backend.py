@@ -14,18 +14,17 @@ which alone caps a 2-core client below the throughput of a local vLLM server.
 
 from __future__ import annotations
 
-import base64
-import mimetypes
+import json
 import os
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx2
 import openai
 
+from memegauge.images.encoded import PictureURL, image_mime, picture_url  # noqa: F401  (image_mime: found here too)
 from memegauge.models.seeds import draw_seed
 from memegauge.models.spec import ModelSpec
 from memegauge.types import (
@@ -76,7 +75,7 @@ class OpenAIBackend:
                                       timeout=self.spec.timeout_s))
 
     async def complete(self, request: ChatRequest) -> ChatResult:
-        body = self._body(request)
+        body = body_json(self._body(request))  # bytes, sent as they are
         tried: set[str] = set()
         while True:
             replica = self._pick(tried)
@@ -106,7 +105,7 @@ class OpenAIBackend:
         order = {r.url: (i - self._turn) % len(self.replicas) for i, r in enumerate(self.replicas)}
         return min(healthy, key=lambda r: (r.outstanding, order[r.url]))
 
-    async def _send(self, replica: Replica, body: dict[str, Any]) -> ChatResult:
+    async def _send(self, replica: Replica, body: bytes) -> ChatResult:
         started = time.monotonic()
         replica.outstanding += 1
         try:
@@ -253,29 +252,56 @@ def rejects_images(message: str) -> bool:
     return bool(_NO_VISION.search(message or ""))
 
 
-_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"),
-               (b"GIF87a", "image/gif"), (b"GIF89a", "image/gif"), (b"BM", "image/bmp"))
-
-
-def image_mime(data: bytes, path: Path | str = "") -> str:
-    """The MIME type of image bytes, read from the bytes (a JPEG named .png is image/jpeg)."""
-    for magic, mime in _SIGNATURES:
-        if data.startswith(magic):
-            return mime
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return mimetypes.guess_type(str(path))[0] or "application/octet-stream"
-
-
-def _data_url(part: ImagePart, max_pixels: int | None = None) -> str:
-    """The picture as a data URL; over `max_pixels` (the model's `max_image_pixels`), downscaled to fit."""
-    from memegauge.images.check import downscaled_picture  # Pillow only when a picture is sent
-
+def _data_url(part: ImagePart, max_pixels: int | None = None) -> PictureURL:
+    """The picture as a data URL; over `max_pixels` (the model's `max_image_pixels`), downscaled to fit.
+    Encoded on its first use only (`memegauge.images.encoded`): a meme is shown in many calls."""
     try:
-        data = (downscaled_picture(part.path, max_pixels) if max_pixels else None) or part.path.read_bytes()
+        return picture_url(part.path, max_pixels)
     except Exception as exc:  # unreadable, or Pillow cannot decode it to downscale (many types)
         raise ModelCallError(ErrorClass.BAD_REQUEST, f"cannot read image {part.path}: {exc}") from None
-    return f"data:{image_mime(data, part.path)};base64,{base64.b64encode(data).decode()}"
+
+
+def body_json(body: dict[str, Any]) -> bytes:
+    """The request body as JSON bytes, each picture's data URL spliced in as it was encoded once
+    (`PictureURL.json`) instead of escaped and copied again for every call; the rest as `json.dumps`
+    writes it. A body without pictures is one `json.dumps`."""
+    chunks: list[bytes] = []
+    _json_chunks(body, chunks)
+    return b"".join(chunks)
+
+
+def _json_chunks(value: Any, out: list[bytes]) -> None:
+    if isinstance(value, PictureURL):
+        out.append(value.json)
+    elif isinstance(value, dict) and _holds_picture(value):
+        out.append(b"{")
+        for index, (key, item) in enumerate(value.items()):
+            out.append(b"," + _dumps(str(key)) + b":" if index else _dumps(str(key)) + b":")
+            _json_chunks(item, out)
+        out.append(b"}")
+    elif isinstance(value, (list, tuple)) and _holds_picture(value):
+        out.append(b"[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(b",")
+            _json_chunks(item, out)
+        out.append(b"]")
+    else:
+        out.append(_dumps(value))
+
+
+def _holds_picture(value: Any) -> bool:
+    if isinstance(value, PictureURL):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_picture(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_picture(item) for item in value)
+    return False
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def first_token_logprobs(choice: dict[str, Any]) -> dict[str, float]:
