@@ -109,7 +109,7 @@ class OpenAIBackend:
         started = time.monotonic()
         replica.outstanding += 1
         try:
-            response = await replica.client.post("/chat/completions", body=body,
+            response = await replica.client.post("/chat/completions", content=body,
                                                  cast_to=httpx2.Response)
             data = response.json()
         except openai.APIError as exc:
