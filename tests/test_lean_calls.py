@@ -138,3 +138,86 @@ def test_a_prompt_is_rendered_without_looking_for_the_prompt_folders_again(monke
     monkeypatch.setattr(Path, "is_dir", lambda self: looked.append(self) or is_dir(self))
     assert all(render_prompt("memeqa_single", **variables) == first for _ in range(20))
     assert looked == []
+
+
+def test_the_backend_sends_the_key_and_words_http_errors_as_the_openai_client(tmp_path, monkeypatch):
+    """The backend's own HTTP POST: the key as a bearer token and the organisation from the environment;
+    an error answer's message read from OpenAI's error JSON (or the body as text); 429 with its pause."""
+    from aiohttp import web
+
+    from memegauge.types import ErrorClass, ModelCallError
+
+    seen: list[dict[str, str]] = []
+    answers = [web.json_response({"error": {"message": "Rate limit reached"}}, status=429,
+                                 headers={"Retry-After": "0.5"}),
+               web.Response(text="image input is not supported - you may need to provide the mmproj", status=500),
+               web.json_response({"error": {"message": "maximum context length is 4096"}}, status=400),
+               web.json_response({"model": "m", "choices": [{"message": {"content": "B"}, "finish_reason": "stop"}],
+                                  "usage": {"prompt_tokens": 7, "completion_tokens": 1}})]
+
+    async def chat(request: web.Request) -> web.Response:
+        seen.append({**request.headers, "body": (await request.read()).decode()})
+        return answers[len(seen) - 1]
+
+    async def go() -> list:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", chat)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]
+        backend = OpenAIBackend(ModelSpec(name="m", backend="openai", model="m", api_key_env="LEAN_KEY",
+                                          base_url=f"http://127.0.0.1:{port}/v1"))
+        out = []
+        for _ in answers:
+            try:
+                out.append(await backend.complete(ChatRequest(model="m", messages=[Message.user("hi")])))
+            except ModelCallError as error:
+                out.append(error)
+        await backend.aclose()
+        await runner.cleanup()
+        return out
+
+    monkeypatch.setenv("LEAN_KEY", "sk-lean-test-key")
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-lean")
+    limited, no_vision, bad, answer = asyncio.run(go())
+    assert seen[0]["Authorization"] == "Bearer sk-lean-test-key" and seen[0]["OpenAI-Organization"] == "org-lean"
+    assert json.loads(seen[0]["body"])["messages"] == [{"role": "user", "content": "hi"}]
+    assert limited.error_class is ErrorClass.RATE_LIMIT and limited.retry_after == 0.5
+    assert str(limited).endswith(": Error code: 429 - Rate limit reached")
+    assert no_vision.error_class is ErrorClass.NO_VISION
+    assert bad.error_class is ErrorClass.BAD_REQUEST
+    assert str(bad).endswith(": HTTP 400: Error code: 400 - maximum context length is 4096")
+    assert answer.text == "B" and answer.usage.prompt_tokens == 7
+
+
+def test_a_refused_connection_and_a_silent_server_are_classified(tmp_path):
+    import socket
+
+    from memegauge.types import ErrorClass, ModelCallError
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    silent = socket.socket()  # listens, never answers
+    silent.bind(("127.0.0.1", 0))
+    silent.listen()
+
+    async def attempt(url: str, timeout_s: float) -> ModelCallError:
+        backend = OpenAIBackend(ModelSpec(name="m", backend="openai", model="m", base_url=url, timeout_s=timeout_s))
+        try:
+            await backend.complete(ChatRequest(model="m", messages=[Message.user("hi")]))
+        except ModelCallError as error:
+            return error
+        finally:
+            await backend.aclose()
+        raise AssertionError("no error")
+
+    try:
+        refused = asyncio.run(attempt(f"http://127.0.0.1:{port}/v1", 5))
+        slow = asyncio.run(attempt(f"http://127.0.0.1:{silent.getsockname()[1]}/v1", 0.3))
+    finally:
+        silent.close()
+    assert refused.error_class is ErrorClass.SERVER and "cannot connect" in str(refused)
+    assert slow.error_class is ErrorClass.TIMEOUT
