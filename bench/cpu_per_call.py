@@ -25,8 +25,9 @@ it is there; else the dev split of the development copy (``$MEMEGAUGE_DEV_DATA``
 first lines say which.
 
 One line per round and side, then ``ratio: <qa eval CPU ÷ bare loop CPU>`` (the median over rounds). With
-``--profile DIR`` each side runs once more under cProfile (not timed) and the 10 functions of most own time
-are printed for each (profiles kept in DIR).
+``--profile DIR`` each side runs once more under cProfile on its main thread's CPU clock (not timed; qa
+eval's thumbnails, made in a thread, are not in it) and the 10 functions of most own time are printed for
+each (profiles kept in DIR).
 """
 
 from __future__ import annotations
@@ -81,6 +82,24 @@ async def main():
 
 
 asyncio.run(main())
+"""
+
+
+# cProfile on the main thread's CPU clock (its default is the wall clock, which on a busy machine charges a
+# function for the time the process waited to run; the process clock would charge it for other threads'
+# work, e.g. qa eval's thumbnails): `python -c PROFILED OUT module|script NAME ARGS…`
+PROFILED = r"""
+import cProfile, runpy, sys, time
+out, kind, name, *rest = sys.argv[1:]
+sys.argv = [name, *rest]
+profile = cProfile.Profile(time.thread_time)
+try:
+    profile.runcall(runpy.run_module if kind == "module" else runpy.run_path, name, run_name="__main__")
+except SystemExit as stop:
+    if stop.code:
+        raise
+finally:
+    profile.dump_stats(out)
 """
 
 
@@ -183,7 +202,7 @@ def top_functions(profile: Path, n: int = 10) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds (0: only --profile)")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency-ms", type=float, default=100.0)
     parser.add_argument("--data", type=Path, help="folder of none-minus/{split}.json")
@@ -232,13 +251,14 @@ def main() -> int:
                   f"wall {qa_wall:.1f} s) | bare openai loop {bare_cpu:.2f} s CPU "
                   f"({bare_cpu / questions * 1000:.2f} ms a call, wall {bare_wall:.1f} s) | {ratios[-1]:.3f}",
                   flush=True)
-        print(f"answers: {same:,} of {questions:,} equal on both sides (the same requests)")
+        if ratios:
+            print(f"answers: {same:,} of {questions:,} equal on both sides (the same requests)")
         if args.profile:
             args.profile.mkdir(parents=True, exist_ok=True)
             for side, command in (
-                    ("qa eval", ["-m", "cProfile", "-o", str(args.profile / "qa_eval.prof"),
-                                 *qa_eval_command(work / "profile.db", models, data, images, texts, split)]),
-                    ("bare openai loop", ["-m", "cProfile", "-o", str(args.profile / "bare.prof"),
+                    ("qa eval", ["-c", PROFILED, str(args.profile / "qa_eval.prof"), "module",
+                                 *qa_eval_command(work / "profile.db", models, data, images, texts, split)[1:]]),
+                    ("bare openai loop", ["-c", PROFILED, str(args.profile / "bare.prof"), "script",
                                           *bare[1:], str(work / "profile.json")])):
                 timed([python, *command], work / "profile.log")
                 name = "qa_eval.prof" if side == "qa eval" else "bare.prof"
@@ -246,7 +266,8 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait()
-    print(f"ratio: {statistics.median(ratios):.3f}")
+    if ratios:
+        print(f"ratio: {statistics.median(ratios):.3f}")
     return 0
 
 

@@ -3,8 +3,9 @@ base64-encoded into a data URL — made once per process and reused by every cal
 
 MemeQA asks about ten questions per picture, so encoding each picture per call made most of a run's
 base64 and JSON work (bench/cpu_per_call.py). The encoded pictures are kept in a least-recently-used cache
-bounded in bytes (`CACHE_BYTES`), keyed by the file's path, modification time and size (an edited file is
-read afresh) and the pixel limit: a run over more pictures than fit is slower, never larger.
+bounded in bytes (`CACHE_BYTES`), keyed by the file's path, its sha256 as the request holds it (else its
+modification time and size: an edited file is read afresh) and the pixel limit: a run over more pictures
+than fit is slower, never larger.
 
 A `PictureURL` is the data URL itself (a `str`) and carries its JSON form (`json`, the quoted bytes), so a
 request body is assembled around it (`memegauge.models.openai_backend.body_json`) without escaping and
@@ -88,11 +89,16 @@ class _Cache:
 CACHE = _Cache(CACHE_BYTES)
 
 
-def picture_url(path: Path, max_pixels: int | None = None) -> PictureURL:
+def picture_url(path: Path, max_pixels: int | None = None, sha256: str = "") -> PictureURL:
     """The picture at `path` as a data URL, downscaled to at most `max_pixels` when it is larger; read
-    and encoded on its first use only. Raises what reading or decoding raises (the caller classifies)."""
-    stat = Path(path).stat()
-    key = (str(path), stat.st_mtime_ns, stat.st_size, max_pixels or 0)
+    and encoded on its first use only. `sha256`, the file's hash as the request holds it (`ImagePart`),
+    names the version of the file without a `stat` per call; without it the file's modification time and
+    size do. Raises what reading or decoding raises (the caller classifies)."""
+    if sha256:
+        key: tuple = (str(path), sha256, max_pixels or 0)
+    else:
+        stat = Path(path).stat()
+        key = (str(path), stat.st_mtime_ns, stat.st_size, max_pixels or 0)
     found = CACHE.get(key)
     if found is not None:
         return found

@@ -295,7 +295,7 @@ def _data_url(part: ImagePart, max_pixels: int | None = None) -> PictureURL:
     """The picture as a data URL; over `max_pixels` (the model's `max_image_pixels`), downscaled to fit.
     Encoded on its first use only (`memegauge.images.encoded`): a meme is shown in many calls."""
     try:
-        return picture_url(part.path, max_pixels)
+        return picture_url(part.path, max_pixels, part.sha256)
     except Exception as exc:  # unreadable, or Pillow cannot decode it to downscale (many types)
         raise ModelCallError(ErrorClass.BAD_REQUEST, f"cannot read image {part.path}: {exc}") from None
 
@@ -303,44 +303,37 @@ def _data_url(part: ImagePart, max_pixels: int | None = None) -> PictureURL:
 def body_json(body: dict[str, Any]) -> bytes:
     """The request body as JSON bytes, each picture's data URL spliced in as it was encoded once
     (`PictureURL.json`) instead of escaped and copied again for every call; the rest as `json.dumps`
-    writes it. A body without pictures is one `json.dumps`."""
+    writes it (compact, UTF-8)."""
     chunks: list[bytes] = []
     _json_chunks(body, chunks)
     return b"".join(chunks)
 
 
 def _json_chunks(value: Any, out: list[bytes]) -> None:
+    # the body is a small tree (a few messages of a few parts): walked once, each leaf written by json
     if isinstance(value, PictureURL):
         out.append(value.json)
-    elif isinstance(value, dict) and _holds_picture(value):
-        out.append(b"{")
-        for index, (key, item) in enumerate(value.items()):
-            out.append(b"," + _dumps(str(key)) + b":" if index else _dumps(str(key)) + b":")
+    elif isinstance(value, str):
+        out.append(_encode_string(value).encode("utf-8"))
+    elif isinstance(value, dict):
+        separator = b"{"
+        for key, item in value.items():
+            out.append(separator + _encode_string(str(key)).encode("utf-8") + b":")
             _json_chunks(item, out)
-        out.append(b"}")
-    elif isinstance(value, (list, tuple)) and _holds_picture(value):
-        out.append(b"[")
-        for index, item in enumerate(value):
-            if index:
-                out.append(b",")
+            separator = b","
+        out.append(b"}" if value else b"{}")
+    elif isinstance(value, (list, tuple)):
+        separator = b"["
+        for item in value:
+            out.append(separator)
             _json_chunks(item, out)
-        out.append(b"]")
+            separator = b","
+        out.append(b"]" if value else b"[]")
     else:
-        out.append(_dumps(value))
+        out.append(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
-def _holds_picture(value: Any) -> bool:
-    if isinstance(value, PictureURL):
-        return True
-    if isinstance(value, dict):
-        return any(_holds_picture(item) for item in value.values())
-    if isinstance(value, (list, tuple)):
-        return any(_holds_picture(item) for item in value)
-    return False
-
-
-def _dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+_encode_string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes for a string
 
 
 def first_token_logprobs(choice: dict[str, Any]) -> dict[str, float]:
