@@ -135,7 +135,10 @@ def write_requests(data: Path, images: Path, texts: Path | None, split: str, pat
     """The requests `qa eval` makes, one JSON line each, for the bare loop: (questions, pictures)."""
     from memegauge.memeqa.dataset import load_memes_for, load_questions
     from memegauge.memeqa.evaluate import presentations, qa_request
-    from memegauge.images.encoded import image_mime
+    try:
+        from memegauge.images.encoded import image_mime
+    except ImportError:  # a MemeGauge from before it (measuring the code before this bench's issue)
+        from memegauge.models.openai_backend import image_mime
     from memegauge.types import ImagePart
 
     questions = load_questions(data, "none-minus", split)
