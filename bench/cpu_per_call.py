@@ -24,7 +24,10 @@ it is there; else the dev split of the development copy (``$MEMEGAUGE_DEV_DATA``
 ``memeqa/`` and ``semeval2021-task6/images``; 1,973 questions on 190 pictures); or ``--data/--images``. The
 first lines say which.
 
-One line per round and side, then ``ratio: <qa eval CPU ÷ bare loop CPU>`` (the median over rounds). With
+One line per round, then the same command for one question (start-up, imports, the report: the fixed cost)
+and the CPU each further question adds on each side, their ratio; at the end that ratio's median and
+``ratio: <qa eval CPU ÷ bare loop CPU>``, whole processes (the median over rounds). qa eval's thumbnails for
+its report (one per picture, ~11 ms of CPU each) count among the further questions' cost. With
 ``--profile DIR`` each side runs once more under cProfile on its main thread's CPU clock (not timed; qa
 eval's thumbnails, made in a thread, are not in it) and the 10 functions of most own time are printed for
 each (profiles kept in DIR).
@@ -131,9 +134,10 @@ def pick_data(args: argparse.Namespace) -> tuple[Path, Path, Path | None, str, s
             f"the dev split of the development copy {root} (MemeQA's test split is not installed)")
 
 
-def write_requests(data: Path, images: Path, texts: Path | None, split: str, path: Path) -> tuple[int, int]:
-    """The requests `qa eval` makes, one JSON line each, for the bare loop: (questions, pictures)."""
-    from memegauge.memeqa.dataset import load_memes_for, load_questions
+def write_requests(data: Path, images: Path, texts: Path | None, split: str, path: Path,
+                   limit: int | None = None) -> tuple[int, int]:
+    """The requests `qa eval [--limit N]` makes, one JSON line each, for the bare loop: (questions, pictures)."""
+    from memegauge.memeqa.dataset import load_memes_for, load_questions, select_questions
     from memegauge.memeqa.evaluate import presentations, qa_request
     try:
         from memegauge.images.encoded import image_mime
@@ -141,7 +145,7 @@ def write_requests(data: Path, images: Path, texts: Path | None, split: str, pat
         from memegauge.models.openai_backend import image_mime
     from memegauge.types import ImagePart
 
-    questions = load_questions(data, "none-minus", split)
+    questions = select_questions(load_questions(data, "none-minus", split), limit=limit, seed=0)
     memes = load_memes_for(questions, images, texts)
     mimes: dict[str, str] = {}
     with path.open("w", encoding="utf-8") as file:
@@ -178,10 +182,11 @@ def timed(command: list[str], log: Path) -> tuple[float, float]:
 
 
 def qa_eval_command(store: Path, models: Path, data: Path, images: Path, texts: Path | None,
-                    split: str) -> list[str]:
+                    split: str, limit: int | None = None) -> list[str]:
     return ["-m", "memegauge", "--store", str(store), "--models", str(models), "qa", "eval",
             "--data", str(data), "--images", str(images), *(["--texts", str(texts)] if texts else []),
-            "--split", split, "--version", "none-minus", "--model", MODEL, "--skip-preflight"]
+            "--split", split, "--version", "none-minus", "--model", MODEL, "--skip-preflight",
+            *(["--limit", str(limit), "--seed", "0"] if limit else [])]
 
 
 def qa_answers(store: Path) -> dict[str, str | None]:
@@ -223,6 +228,8 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="cpu-per-call-"))
     requests = work / "requests.jsonl"
     questions, pictures = write_requests(data, images, texts, split, requests)
+    one = work / "one.jsonl"  # the fixed cost: the same command for a single question
+    write_requests(data, images, texts, split, one, limit=1)
     import memegauge
 
     print(f"data: {what}: {questions:,} None− questions on {pictures} pictures")
@@ -237,7 +244,7 @@ def main() -> int:
         bare_script = work / "bare_loop.py"
         bare_script.write_text(BARE, encoding="utf-8")
         bare = [python, str(bare_script), str(requests), url, str(args.concurrency), args.bare_pictures]
-        ratios, same = [], None
+        ratios, marginal, same = [], [], None
         for round_ in range(1, args.rounds + 1):
             store = work / f"round{round_}.db"
             qa_cpu, qa_wall = timed([python, *qa_eval_command(store, models, data, images, texts, split)],
@@ -253,6 +260,16 @@ def main() -> int:
             print(f"round {round_}: qa eval {qa_cpu:.2f} s CPU ({qa_cpu / questions * 1000:.2f} ms a call, "
                   f"wall {qa_wall:.1f} s) | bare openai loop {bare_cpu:.2f} s CPU "
                   f"({bare_cpu / questions * 1000:.2f} ms a call, wall {bare_wall:.1f} s) | {ratios[-1]:.3f}",
+                  flush=True)
+            qa_one, _ = timed([python, *qa_eval_command(work / f"one{round_}.db", models, data, images, texts,
+                                                        split, limit=1)], work / f"qa-one{round_}.log")
+            bare_one, _ = timed([*bare[:2], str(one), *bare[3:], str(work / "one.json")],
+                                work / f"bare-one{round_}.log")
+            qa_call = (qa_cpu - qa_one) / (questions - 1)
+            bare_call = (bare_cpu - bare_one) / (questions - 1)
+            marginal.append(qa_call / bare_call)
+            print(f"  one question: qa eval {qa_one:.2f} s, bare loop {bare_one:.2f} s | each further question: "
+                  f"qa eval {qa_call * 1000:.2f} ms, bare loop {bare_call * 1000:.2f} ms | {marginal[-1]:.3f}",
                   flush=True)
         if ratios:
             print(f"answers: {same:,} of {questions:,} equal on both sides (the same requests)")
@@ -270,6 +287,7 @@ def main() -> int:
         server.terminate()
         server.wait()
     if ratios:
+        print(f"per further call (start-up and one question's work taken off): {statistics.median(marginal):.3f}")
         print(f"ratio: {statistics.median(ratios):.3f}")
     return 0
 
