@@ -221,3 +221,27 @@ def test_a_refused_connection_and_a_silent_server_are_classified(tmp_path):
         silent.close()
     assert refused.error_class is ErrorClass.SERVER and "cannot connect" in str(refused)
     assert slow.error_class is ErrorClass.TIMEOUT
+
+
+def test_an_answer_is_parsed_once(tmp_path):
+    from memegauge.models.scripted import register_script
+    from memegauge.parse import parse_rating
+
+    register_script("lean-rater", lambda request: "Clear. Rating: [[7]]")
+    registry = ModelRegistry({"rater": ModelSpec(name="rater", backend="scripted", model="lean-rater")})
+    parsed: list[str] = []
+
+    def parse(text: str):
+        parsed.append(text)
+        return parse_rating(text)
+
+    async def ask():
+        engine = Engine(Store(tmp_path / "s.db"), registry)
+        fresh = await engine.chat(ChatRequest(model="rater", messages=[Message.user("Rate it.")]), parse=parse)
+        cached = await engine.chat(ChatRequest(model="rater", messages=[Message.user("Rate it.")]), parse=parse)
+        await engine.aclose()
+        return fresh, cached
+
+    fresh, cached = asyncio.run(ask())
+    assert fresh.value == cached.value == 7 and not fresh.cached and cached.cached
+    assert len(parsed) == 2  # once when it was checked (the fresh call), once when it was replayed

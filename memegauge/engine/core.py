@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
-from memegauge.engine.content import Parser, check_content, looks_like_refusal, without_reasoning
+from memegauge.engine.content import NOT_PARSED, Parser, check_content, looks_like_refusal, without_reasoning
 from memegauge.engine.concurrency import ConcurrencyController, ControllerSettings
 from memegauge.engine.interrupt import StopSignal
 from memegauge.engine.limits import ModelGate
@@ -182,7 +182,7 @@ class Engine:
         future: asyncio.Future[CallRecord] = asyncio.get_running_loop().create_future()
         self.inflight[key] = future
         try:
-            record = await self._call(spec, request, key, stored, parse, detect_refusal)
+            record, parsed = await self._call(spec, request, key, stored, parse, detect_refusal)
             if record.error_class is ErrorClass.NO_VISION:  # not stored: the registry is wrong
                 raise no_vision_error(spec, record.error)
             await self.writer.put(record, self.run_id, self.execution_id)  # committed before it is used
@@ -199,7 +199,7 @@ class Engine:
         finally:
             del self.inflight[key]
             self.stop.settled(key)  # its answer (or failure) is stored: nothing paid is in flight
-        return self._outcome(record, parse, cached=False)
+        return self._outcome(record, parse, cached=False, parsed=parsed)
 
     async def chat_many(self, requests: Iterable[ChatRequest], parse: Parser | None = None,
                         detect_refusal: bool = True) -> list[CallOutcome]:
@@ -277,19 +277,22 @@ class Engine:
 
     # ---- internals ------------------------------------------------------------------------------
 
-    def _outcome(self, record: CallRecord, parse: Parser | None, cached: bool) -> CallOutcome:
+    def _outcome(self, record: CallRecord, parse: Parser | None, cached: bool,
+                 parsed: Any = NOT_PARSED) -> CallOutcome:
         self.asked.add(record.key)
-        outcome = self._judged(record, parse, cached)
+        outcome = self._judged(record, parse, cached, parsed)
         # after the judgement, keyed: progress counts failed calls as `failure_summary` does (a call asked
         # again, or answered on a later try, is one call; a cached answer the parser now refuses failed)
         self.progress.finished(record.key not in self.failures, cached, record.stage or "",
                                truncated=record.finish_reason == "length", key=record.key)
         return outcome
 
-    def _judged(self, record: CallRecord, parse: Parser | None, cached: bool) -> CallOutcome:
+    def _judged(self, record: CallRecord, parse: Parser | None, cached: bool,
+                parsed: Any = NOT_PARSED) -> CallOutcome:
         if record.status is not CallStatus.OK or record.text is None:
             return self._failed(CallOutcome(record, None, cached))
-        value = parse(record.text) if parse else record.text
+        # a fresh answer was parsed when it was checked (`check_content`): parsed once, not again here
+        value = parsed if parsed is not NOT_PARSED else parse(record.text) if parse else record.text
         if isinstance(value, ParseFailure):  # parser changed since the call was cached
             failed = record.model_copy(update={"status": CallStatus.FAILED,
                                                "error_class": ErrorClass.UNPARSEABLE,
@@ -324,7 +327,8 @@ class Engine:
                 for name, gate in sorted(self.gates.items())}
 
     async def _call(self, spec: ModelSpec, request: ChatRequest, key: str, stored: dict[str, Any],
-                    parse: Parser | None, detect_refusal: bool) -> CallRecord:
+                    parse: Parser | None, detect_refusal: bool) -> tuple[CallRecord, Any]:
+        """The call's record, and what the parser read from its answer (`NOT_PARSED` when it failed)."""
         backend = self.backend(spec.name)
         state = _CallState()
         retrying = AsyncRetrying(stop=_stop_rule(spec, state), wait=_wait_rule(spec),
@@ -334,14 +338,14 @@ class Engine:
         try:
             await retrying(self._attempt, spec, backend, request, key, parse, detect_refusal, state)
         except ModelCallError as exc:
-            return self._record(spec, request, key, stored, state, time.monotonic() - started, error=exc)
+            return self._record(spec, request, key, stored, state, time.monotonic() - started, error=exc), NOT_PARSED
         finally:
             # Called, not iterated (`async for` makes the retrier and its state point at each
             # other), and its last actions cleared: no reference cycle per call. Those cycles made
             # the collector's full passes over a 200k-call run's live results cost a third of its
             # throughput (bench/store_scale.py).
             retrying.iter_state.reset()
-        return self._record(spec, request, key, stored, state, time.monotonic() - started)
+        return self._record(spec, request, key, stored, state, time.monotonic() - started), state.parsed
 
     async def _attempt(self, spec: ModelSpec, backend: ModelBackend, request: ChatRequest, key: str,
                        parse: Parser | None, detect_refusal: bool, state: _CallState) -> None:
@@ -363,7 +367,7 @@ class Engine:
             result = without_reasoning(result)
             state.finish_reason, state.reasoning = result.finish_reason, result.reasoning
             state.logprobs = result.logprobs
-            check_content(result, parse, detect_refusal and self.refusal_detector)
+            state.parsed = check_content(result, parse, detect_refusal and self.refusal_detector)
             state.text = result.text
         except TimeoutError:
             error = ModelCallError(ErrorClass.TIMEOUT, f"no answer within {spec.timeout_s:g} s")
@@ -491,6 +495,7 @@ class _CallState:
         self.reasoning = ""
         self.logprobs: dict[str, float] = {}
         self.usage = Usage()
+        self.parsed: Any = NOT_PARSED  # what the parser read from the answer that passed the checks
 
     def add_usage(self, result: ChatResult) -> None:
         self.usage = Usage(prompt_tokens=self.usage.prompt_tokens + result.usage.prompt_tokens,
