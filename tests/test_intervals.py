@@ -23,6 +23,12 @@ def test_wilson_matches_the_published_formula(k, n, lo, hi):
     assert (float(low), float(high)) == pytest.approx((lo, hi), abs=1e-6)
 
 
+def test_z95_is_scipys_normal_quantile_to_the_last_bit():
+    from scipy.stats import norm
+
+    assert ci.Z95 == float(norm.ppf(0.975))  # a constant, so that reporting does not import scipy.stats
+
+
 def test_wilson_ends_are_exact_at_none_and_all():
     low, high = ci.wilson(np.array([0, 7]), np.array([7, 7]))
     assert low[0] == 0.0 and high[1] == 1.0

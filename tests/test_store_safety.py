@@ -147,7 +147,9 @@ def test_disk_full_mid_run_is_one_message_and_the_store_stays_consistent(tmp_pat
             exited.wait()
             con.execute("UPDATE leases SET pid = ?", (exited.pid,))
         con.close()
-        assert stored == 6 if fills_at == "answer" else 1 <= stored < 4 * QUESTIONS_PER_MEME
+        # the 7th answer's write fails with the answers committed beside it (a burst shares one transaction,
+        # `engine.core.CallWriter`): none of those reached a stage; the preflight's probe is stored first
+        assert 1 <= stored <= 6 if fills_at == "answer" else 1 <= stored < 4 * QUESTIONS_PER_MEME
         before = server.stats["models"]["vlm"]
         assert main(_eval_args(tmp_path, data, images)) == 0, _out(capfd)
         assert server.stats["models"]["vlm"] - before == 4 * QUESTIONS_PER_MEME - (stored - 1)

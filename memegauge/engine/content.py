@@ -18,6 +18,7 @@ from memegauge.parse.text import as_text, demarkdown, strip_reasoning
 from memegauge.types import ChatResult, ErrorClass, ModelCallError, ParseFailure
 
 Parser = Callable[[str], Any]
+NOT_PARSED: Any = object()  # `check_content`'s answer when it did not parse the text (no parser, or it failed)
 
 _APOS = "['’]"
 _REFUSAL_STRONG = re.compile(
@@ -67,10 +68,12 @@ def without_reasoning(result: ChatResult) -> ChatResult:
 
 
 def check_content(result: ChatResult, parse: Parser | None,
-                   refusal_detector: Callable[[str], bool] | None | bool) -> None:
-    """Classify an output the stage cannot use. An answer that parses into what the stage asked for
-    is used whatever it quotes: a Scorer or judge citing a target's refusal ("the assistant replied
-    'I'm sorry, I can't …' … Rating: [[1]]") has done its job and is never a refusal itself."""
+                   refusal_detector: Callable[[str], bool] | None | bool) -> Any:
+    """Classify an output the stage cannot use; return what `parse` read from it (`NOT_PARSED` without a
+    parser), so that the engine hands the stage that value rather than parsing the answer again. An answer
+    that parses into what the stage asked for is used whatever it quotes: a Scorer or judge citing a
+    target's refusal ("the assistant replied 'I'm sorry, I can't …' … Rating: [[1]]") has done its job and
+    is never a refusal itself."""
     if result.finish_reason == "content_filter":
         raise ModelCallError(ErrorClass.REFUSAL, "stopped by the provider's content filter")
     checked = parse is not None or bool(refusal_detector)
@@ -81,7 +84,7 @@ def check_content(result: ChatResult, parse: Parser | None,
     if parse is not None:
         value = parse(result.text)
         if not isinstance(value, ParseFailure):
-            return
+            return value
     if refusal_detector and refusal_detector(result.text):
         raise ModelCallError(ErrorClass.REFUSAL, f"model refused: {result.text[:200]!r}")
     if parse is not None:
@@ -90,3 +93,4 @@ def check_content(result: ChatResult, parse: Parser | None,
         # the reply itself in the message: a failed call stores no answer text, and a person deciding
         # whether the reader or the model is at fault needs to see what was written
         raise ModelCallError(ErrorClass.UNPARSEABLE, f"{value.reason}; the reply: {result.text[:300]!r}")
+    return NOT_PARSED

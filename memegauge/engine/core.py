@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
-from memegauge.engine.content import Parser, check_content, looks_like_refusal, without_reasoning
+from memegauge.engine.content import NOT_PARSED, Parser, check_content, looks_like_refusal, without_reasoning
 from memegauge.engine.concurrency import ConcurrencyController, ControllerSettings
 from memegauge.engine.interrupt import StopSignal
 from memegauge.engine.limits import ModelGate
@@ -116,7 +116,11 @@ def request_for_store(spec: ModelSpec, request: ChatRequest) -> dict[str, Any]:
 
 
 def cache_key(spec: ModelSpec, request: ChatRequest) -> str:
-    return hashlib.sha256(canonical_json(request_for_store(spec, request)).encode()).hexdigest()
+    return _key_of(request_for_store(spec, request))
+
+
+def _key_of(stored: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(stored).encode()).hexdigest()
 
 
 def _image_paths(request: ChatRequest) -> list[str]:
@@ -151,6 +155,7 @@ class Engine:
         self.gates: dict[str, ModelGate] = {}
         self.inflight: dict[str, asyncio.Future[CallRecord]] = {}
         self.workers: set[asyncio.Future[None]] = set()  # chat_many's tasks, ended by `aclose`
+        self.writer = CallWriter(store)
         self.calls_made = 0
 
     # ---- public ---------------------------------------------------------------------------------
@@ -160,26 +165,27 @@ class Engine:
         """One logical call: from the cache when possible, else from the model, stored first."""
         request = self.seeded(request)
         spec = self.registry.get(request.model)
-        key = cache_key(spec, request)
+        stored = request_for_store(spec, request)  # built once: the key, and the record if it is called
+        key = _key_of(stored)
         self.progress.submitted(request.stage)
         cached = self.store.get_call(key)
         # A failed call is never a final answer: one that failed in an earlier execution or another
         # run is asked again (within the usual bounds); one that failed in this engine is not, so a
         # stage asking twice does not double the retries.
         if cached and (cached.status is CallStatus.OK or key in self.failed_here):
-            self.store.link_cached(self.run_id, key, request.stage, self.execution_id)
+            await self.writer.link(self.run_id, key, request.stage, self.execution_id)
             return self._outcome(cached, parse, cached=True)
         if key in self.inflight:  # same request asked twice at once: one call serves both
             record = await asyncio.shield(self.inflight[key])
-            self.store.link_cached(self.run_id, key, request.stage, self.execution_id)
+            await self.writer.link(self.run_id, key, request.stage, self.execution_id)
             return self._outcome(record, parse, cached=True)
         future: asyncio.Future[CallRecord] = asyncio.get_running_loop().create_future()
         self.inflight[key] = future
         try:
-            record = await self._call(spec, request, key, parse, detect_refusal)
+            record, parsed = await self._call(spec, request, key, stored, parse, detect_refusal)
             if record.error_class is ErrorClass.NO_VISION:  # not stored: the registry is wrong
                 raise no_vision_error(spec, record.error)
-            self.store.put_call(record, self.run_id, self.execution_id, fresh=True)
+            await self.writer.put(record, self.run_id, self.execution_id)  # committed before it is used
             self.calls_made += 1
             self.spent += record.cost
             if record.status is not CallStatus.OK:
@@ -193,7 +199,7 @@ class Engine:
         finally:
             del self.inflight[key]
             self.stop.settled(key)  # its answer (or failure) is stored: nothing paid is in flight
-        return self._outcome(record, parse, cached=False)
+        return self._outcome(record, parse, cached=False, parsed=parsed)
 
     async def chat_many(self, requests: Iterable[ChatRequest], parse: Parser | None = None,
                         detect_refusal: bool = True) -> list[CallOutcome]:
@@ -271,19 +277,22 @@ class Engine:
 
     # ---- internals ------------------------------------------------------------------------------
 
-    def _outcome(self, record: CallRecord, parse: Parser | None, cached: bool) -> CallOutcome:
+    def _outcome(self, record: CallRecord, parse: Parser | None, cached: bool,
+                 parsed: Any = NOT_PARSED) -> CallOutcome:
         self.asked.add(record.key)
-        outcome = self._judged(record, parse, cached)
+        outcome = self._judged(record, parse, cached, parsed)
         # after the judgement, keyed: progress counts failed calls as `failure_summary` does (a call asked
         # again, or answered on a later try, is one call; a cached answer the parser now refuses failed)
         self.progress.finished(record.key not in self.failures, cached, record.stage or "",
                                truncated=record.finish_reason == "length", key=record.key)
         return outcome
 
-    def _judged(self, record: CallRecord, parse: Parser | None, cached: bool) -> CallOutcome:
+    def _judged(self, record: CallRecord, parse: Parser | None, cached: bool,
+                parsed: Any = NOT_PARSED) -> CallOutcome:
         if record.status is not CallStatus.OK or record.text is None:
             return self._failed(CallOutcome(record, None, cached))
-        value = parse(record.text) if parse else record.text
+        # a fresh answer was parsed when it was checked (`check_content`): parsed once, not again here
+        value = parsed if parsed is not NOT_PARSED else parse(record.text) if parse else record.text
         if isinstance(value, ParseFailure):  # parser changed since the call was cached
             failed = record.model_copy(update={"status": CallStatus.FAILED,
                                                "error_class": ErrorClass.UNPARSEABLE,
@@ -317,8 +326,9 @@ class Engine:
         return {name: (f"auto:{gate.capacity}" if gate.controllers else gate.capacity)
                 for name, gate in sorted(self.gates.items())}
 
-    async def _call(self, spec: ModelSpec, request: ChatRequest, key: str, parse: Parser | None,
-                    detect_refusal: bool) -> CallRecord:
+    async def _call(self, spec: ModelSpec, request: ChatRequest, key: str, stored: dict[str, Any],
+                    parse: Parser | None, detect_refusal: bool) -> tuple[CallRecord, Any]:
+        """The call's record, and what the parser read from its answer (`NOT_PARSED` when it failed)."""
         backend = self.backend(spec.name)
         state = _CallState()
         retrying = AsyncRetrying(stop=_stop_rule(spec, state), wait=_wait_rule(spec),
@@ -328,14 +338,14 @@ class Engine:
         try:
             await retrying(self._attempt, spec, backend, request, key, parse, detect_refusal, state)
         except ModelCallError as exc:
-            return self._record(spec, request, key, state, time.monotonic() - started, error=exc)
+            return self._record(spec, request, key, stored, state, time.monotonic() - started, error=exc), NOT_PARSED
         finally:
             # Called, not iterated (`async for` makes the retrier and its state point at each
             # other), and its last actions cleared: no reference cycle per call. Those cycles made
             # the collector's full passes over a 200k-call run's live results cost a third of its
             # throughput (bench/store_scale.py).
             retrying.iter_state.reset()
-        return self._record(spec, request, key, state, time.monotonic() - started)
+        return self._record(spec, request, key, stored, state, time.monotonic() - started), state.parsed
 
     async def _attempt(self, spec: ModelSpec, backend: ModelBackend, request: ChatRequest, key: str,
                        parse: Parser | None, detect_refusal: bool, state: _CallState) -> None:
@@ -357,7 +367,7 @@ class Engine:
             result = without_reasoning(result)
             state.finish_reason, state.reasoning = result.finish_reason, result.reasoning
             state.logprobs = result.logprobs
-            check_content(result, parse, detect_refusal and self.refusal_detector)
+            state.parsed = check_content(result, parse, detect_refusal and self.refusal_detector)
             state.text = result.text
         except TimeoutError:
             error = ModelCallError(ErrorClass.TIMEOUT, f"no answer within {spec.timeout_s:g} s")
@@ -379,13 +389,12 @@ class Engine:
         self.store.put_attempt(key, spec.name, self.run_id, state.attempts, error.error_class,
                                str(error)[:2000], latency)
 
-    def _record(self, spec: ModelSpec, request: ChatRequest, key: str, state: _CallState,
-                latency: float, error: ModelCallError | None = None) -> CallRecord:
+    def _record(self, spec: ModelSpec, request: ChatRequest, key: str, stored: dict[str, Any],
+                state: _CallState, latency: float, error: ModelCallError | None = None) -> CallRecord:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("%s %s: %s after %d attempt(s), %.2f s", request.stage, spec.name,
                       error.error_class.value if error else "ok", state.attempts, latency)
-        stored = request_for_store(spec, request)
-        stored["image_paths"] = _image_paths(request)
+        stored = {**stored, "image_paths": _image_paths(request)}  # the key's part, and the paths
         downscaled = _images_downscaled(spec, request)
         if downscaled:  # outside the key, like the paths: what this model was actually shown
             stored["images_downscaled"] = downscaled
@@ -400,6 +409,56 @@ class Engine:
             latency_s=latency, created=time.time(), finish_reason=state.finish_reason,
             reasoning=state.reasoning, images_sent=_images_sent(spec, request),
             logprobs={} if error else state.logprobs)
+
+
+class CallWriter:
+    """Commits calls for the engine: every call (or cached call's link) that finishes in one turn of the
+    event loop is written in one transaction (`Store.put_calls`), and each caller waits for that commit
+    before it goes on, so an answer is still stored before any stage uses it. At 64 calls in flight the
+    answers come in bursts; one commit each was two thirds of the store's statements per call."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.records: list[CallRecord] = []
+        self.links: list[tuple[int, str, str, int | None, bool]] = []
+        self.committed: asyncio.Future[None] | None = None  # the commit the calls now waiting will share
+
+    async def put(self, record: CallRecord, run_id: int | None, execution_id: int | None) -> None:
+        """Store a fresh call (and its link to the run); returns once it is committed."""
+        self.records.append(record)
+        if run_id is not None:
+            self.links.append((run_id, record.key, record.stage, execution_id, True))
+        await self._commit()
+
+    async def link(self, run_id: int | None, key: str, stage: str, execution_id: int | None) -> None:
+        """Link a stored call to the run (a cached answer, or one another stage's request got)."""
+        if run_id is None:
+            return
+        self.links.append((run_id, key, stage, execution_id, False))
+        await self._commit()
+
+    async def _commit(self) -> None:
+        if self.committed is None:
+            self.committed = asyncio.get_running_loop().create_future()
+            # after the callbacks already due in this turn: the answers that arrived with this one
+            asyncio.get_running_loop().call_soon(self._write)
+        # shielded: a caller cancelled while it waits (Ctrl-C) must not cancel the others' commit
+        await asyncio.shield(self.committed)
+
+    def _write(self) -> None:
+        committed, records, links = self.committed, self.records, self.links
+        self.committed, self.records, self.links = None, [], []
+        if committed is None:
+            return
+        try:
+            self.store.put_calls(records, links)
+        except BaseException as exc:  # disk full …: every call of the transaction fails with it
+            committed.set_exception(exc)
+            committed.exception()  # retrieved: each waiter raises it itself
+            if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: the loop's too
+                raise
+        else:
+            committed.set_result(None)
 
 
 class BudgetReached(MemeGaugeError):
@@ -436,6 +495,7 @@ class _CallState:
         self.reasoning = ""
         self.logprobs: dict[str, float] = {}
         self.usage = Usage()
+        self.parsed: Any = NOT_PARSED  # what the parser read from the answer that passed the checks
 
     def add_usage(self, result: ChatResult) -> None:
         self.usage = Usage(prompt_tokens=self.usage.prompt_tokens + result.usage.prompt_tokens,

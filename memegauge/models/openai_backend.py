@@ -1,31 +1,33 @@
 """Any OpenAI-compatible endpoint (OpenAI, vLLM, SGLang, llama.cpp server, Ollama …).
 
-Uses the official `openai` async client with its own retries off: retrying is the engine's job, so
-every attempt is classified and recorded once. Several `base_url`s are replicas of one model: each
-attempt goes to the healthy replica with the fewest requests in flight, and a replica that fails
-with a server error, a timeout or a refused connection is benched for a short cool-down while the
-same attempt fails over to the next one.
+Each attempt is one HTTP POST of `/chat/completions` over an `aiohttp` session per replica, sent as the
+OpenAI client sends it (`Authorization: Bearer <key>`, JSON body, `OpenAI-Organization`/`OpenAI-Project`
+from the environment, proxies from it) and its JSON answer read directly; no retries of its own:
+retrying is the engine's job, so every attempt is classified and recorded once. Several `base_url`s are
+replicas of one model: each attempt goes to the healthy replica with the fewest requests in flight, and
+a replica that fails with a server error, a timeout or a refused connection is benched for a short
+cool-down while the same attempt fails over to the next one.
 
-Requests go through the client's documented raw `post` (its "undocumented endpoints" path) with a
-plain JSON body and the JSON answer read directly: the typed `chat.completions.create` spends ~3 ms
-of CPU per call re-walking the body through TypedDict annotations and building pydantic models,
-which alone caps a 2-core client below the throughput of a local vLLM server.
+Not the `openai` client itself: its typed `chat.completions.create` spent ~3 ms of CPU per call re-walking
+the body through TypedDict annotations, its raw `post` still ~1 ms (request and header models, the httpx
+layer over aiohttp), and importing it ~1.3 s (every API type, a few thousand `typing.ForwardRef`s
+compiled): on a 2-core client those bound a local vLLM server's throughput, and `qa eval` spent more
+CPU per call than a bare `openai` loop (bench/cpu_per_call.py).
 """
 
 from __future__ import annotations
 
-import base64
-import mimetypes
+import json
 import os
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import httpx2
-import openai
+import aiohttp
 
+from memegauge._version import __version__
+from memegauge.images.encoded import PictureURL, image_mime, picture_url  # noqa: F401  (image_mime: found here too)
 from memegauge.models.seeds import draw_seed
 from memegauge.models.spec import ModelSpec
 from memegauge.types import (
@@ -45,10 +47,11 @@ FAILOVER_CLASSES = (ErrorClass.SERVER, ErrorClass.TIMEOUT, ErrorClass.CONNECTION
 
 @dataclass
 class Replica:
-    """One base_url and its client; `outstanding` counts requests in flight."""
+    """One base_url and its HTTP session (made in the event loop of the first call); `outstanding` counts
+    requests in flight."""
 
     url: str
-    client: openai.AsyncOpenAI
+    session: aiohttp.ClientSession | None = None
     outstanding: int = 0
     benched_until: float = 0.0
     served: int = field(default=0)
@@ -63,20 +66,21 @@ class OpenAIBackend:
         self.spec = spec
         self.vision = spec.vision
         self._key = os.environ.get(spec.api_key_env, "") if spec.api_key_env else ""
-        self.replicas = [Replica(url, self._client(url)) for url in spec.base_url]
+        self.replicas = [Replica(url) for url in spec.base_url]
         self._turn = 0
+        self._headers = request_headers(self._key)
 
-    def _client(self, url: str) -> openai.AsyncOpenAI:
-        # Local servers need no key, but the client insists on one; "EMPTY" is vLLM's convention.
-        # The aiohttp transport costs ~40% less CPU per call than the default one, which is what
-        # bounds throughput at hundreds of calls per second (bench/engine_throughput.py).
-        return openai.AsyncOpenAI(base_url=url, api_key=self._key or "EMPTY", max_retries=0,
-                                  timeout=self.spec.timeout_s,
-                                  http_client=openai.DefaultAioHttpClient(
-                                      timeout=self.spec.timeout_s))
+    def _session(self, replica: Replica) -> aiohttp.ClientSession:
+        if replica.session is None or replica.session.closed:
+            # no connection limit of its own: the engine's gate bounds the calls in flight; proxies as
+            # the environment says (HTTPS_PROXY …), as the OpenAI client does
+            replica.session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0), trust_env=True,
+                timeout=aiohttp.ClientTimeout(total=self.spec.timeout_s))
+        return replica.session
 
     async def complete(self, request: ChatRequest) -> ChatResult:
-        body = self._body(request)
+        body = body_json(self._body(request))  # bytes, sent as they are
         tried: set[str] = set()
         while True:
             replica = self._pick(tried)
@@ -93,7 +97,8 @@ class OpenAIBackend:
 
     async def aclose(self) -> None:
         for replica in self.replicas:
-            await replica.client.close()
+            if replica.session is not None:
+                await replica.session.close()
 
     # ---- internals ------------------------------------------------------------------------------
 
@@ -106,14 +111,19 @@ class OpenAIBackend:
         order = {r.url: (i - self._turn) % len(self.replicas) for i, r in enumerate(self.replicas)}
         return min(healthy, key=lambda r: (r.outstanding, order[r.url]))
 
-    async def _send(self, replica: Replica, body: dict[str, Any]) -> ChatResult:
+    async def _send(self, replica: Replica, body: bytes) -> ChatResult:
         started = time.monotonic()
         replica.outstanding += 1
         try:
-            response = await replica.client.post("/chat/completions", body=body,
-                                                 cast_to=httpx2.Response)
-            data = response.json()
-        except openai.APIError as exc:
+            async with self._session(replica).post(replica.url.rstrip("/") + "/chat/completions", data=body,
+                                                   headers=self._headers) as response:
+                raw = await response.read()
+                if response.status >= 400:
+                    raise self._status_error(response.status, raw, response.headers)
+            data = json.loads(raw)
+        except ModelCallError:
+            raise
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise self._classify(exc) from None
         except ValueError as exc:  # 200 with a body that is not JSON
             raise ModelCallError(ErrorClass.SERVER, f"invalid JSON from server: {exc}") from None
@@ -168,28 +178,31 @@ class OpenAIBackend:
                    if isinstance(p, ImagePart) else {"type": "text", "text": p.text} for p in parts]
         return {"role": role, "content": content}
 
-    def _classify(self, exc: openai.APIError) -> ModelCallError:
-        message = self._scrub(str(getattr(exc, "message", None) or exc))
+    def _classify(self, exc: BaseException) -> ModelCallError:
+        """A request that got no HTTP answer: refused, closed by the server, timed out, or broken off."""
         refused = _connection_refused(exc)
         if refused:
             return ModelCallError(ErrorClass.SERVER, f"cannot connect: {self._scrub(refused)}")
         closed = _connection_closed(exc)
-        if closed:  # the aiohttp transport reports it as a timeout, after a few ms
+        if closed:  # e.g. a server restarting, or one that drops a connection it kept alive
             return ModelCallError(ErrorClass.CONNECTION, f"connection closed by the server: {self._scrub(closed)}")
-        if isinstance(exc, openai.APITimeoutError):
-            return ModelCallError(ErrorClass.TIMEOUT, message)
-        if isinstance(exc, openai.APIConnectionError):
-            return ModelCallError(ErrorClass.SERVER, f"cannot connect: {message}")
-        status = getattr(exc, "status_code", None)
-        if status is not None and rejects_images(message):
+        if isinstance(exc, TimeoutError):
+            return ModelCallError(ErrorClass.TIMEOUT, "Request timed out.")
+        if isinstance(exc, aiohttp.ClientPayloadError):  # the answer broke off while it was read
+            return ModelCallError(ErrorClass.CONNECTION, f"the reply broke off: {self._scrub(str(exc))}")
+        return ModelCallError(ErrorClass.SERVER, f"cannot connect: {self._scrub(str(exc) or type(exc).__name__)}")
+
+    def _status_error(self, status: int, raw: bytes, headers: Any) -> ModelCallError:
+        """An HTTP error answer, worded as the OpenAI client words it ("Error code: 429 - <the server's
+        message>"; a body that is not OpenAI's error JSON is quoted, at most 500 characters)."""
+        message = self._scrub(f"Error code: {status}" + (f" - {_error_message(raw)}" if raw.strip() else ""))
+        if rejects_images(message):
             return ModelCallError(ErrorClass.NO_VISION, f"HTTP {status}: {message}")
         if status == 429:
-            return ModelCallError(ErrorClass.RATE_LIMIT, message, _retry_after(exc))
-        if status is not None and status >= 500:
+            return ModelCallError(ErrorClass.RATE_LIMIT, message, _retry_after(headers))
+        if status >= 500:
             return ModelCallError(ErrorClass.SERVER, f"HTTP {status}: {message}")
-        if status is not None:
-            return ModelCallError(ErrorClass.BAD_REQUEST, f"HTTP {status}: {message}")
-        return ModelCallError(ErrorClass.SERVER, message)
+        return ModelCallError(ErrorClass.BAD_REQUEST, f"HTTP {status}: {message}")
 
     def _scrub(self, text: str) -> str:
         """Never let a key reach a log, an exception or the store, even if a server echoes it."""
@@ -202,12 +215,38 @@ class OpenAIBackend:
         return answer.replace(self._key, "***") if len(self._key) >= MIN_REDACTED_KEY else answer
 
 
+def request_headers(key: str) -> dict[str, str]:
+    """The headers of every call: the key as a bearer token (local servers need none, but OpenAI's client
+    always sends one: "EMPTY" is vLLM's convention), and the organisation and project the OpenAI client
+    would send from the environment."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json",
+               "User-Agent": f"memegauge/{__version__}", "Authorization": f"Bearer {key or 'EMPTY'}"}
+    for variable, header in (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project")):
+        if os.environ.get(variable):
+            headers[header] = os.environ[variable]
+    return headers
+
+
+def _error_message(raw: bytes) -> str:
+    """The message of an error answer: OpenAI's `{"error": {"message": …}}` (or a bare `{"message": …}`),
+    else the body itself, shortened."""
+    text = raw.decode("utf-8", "replace").strip()
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text[:500]
+    error = body.get("error", body) if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message else text[:500]
+
+
 def _connection_refused(exc: BaseException) -> str:
-    """The aiohttp transport reports a refused connection as a connect *timeout*; look beneath."""
+    """A refused connection (nothing listens there), under whatever aiohttp wraps it in."""
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return str(exc.os_error) or str(exc)
     seen: BaseException | None = exc
     while seen is not None:
-        if isinstance(seen, ConnectionError) or (isinstance(seen, OSError)
-                                                 and not isinstance(seen, TimeoutError)):
+        if isinstance(seen, ConnectionRefusedError):
             return str(seen)
         seen = seen.__cause__ or seen.__context__
     return ""
@@ -215,7 +254,7 @@ def _connection_refused(exc: BaseException) -> str:
 
 def _connection_closed(exc: BaseException) -> str:
     """A connection the server closed before it answered (aiohttp's `ServerDisconnectedError`, a
-    `ServerConnectionError`), which the transport wraps as a connect *timeout*: not a slow model."""
+    `ServerConnectionError`): not a slow model."""
     seen: BaseException | None = exc
     while seen is not None:
         names = {cls.__name__ for cls in type(seen).__mro__}
@@ -226,9 +265,8 @@ def _connection_closed(exc: BaseException) -> str:
     return ""
 
 
-def _retry_after(exc: openai.APIError) -> float | None:
-    response = getattr(exc, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
+def _retry_after(headers: Any) -> float | None:
+    value = headers.get("retry-after") if headers is not None else None
     try:
         return float(value) if value is not None else None
     except ValueError:
@@ -253,29 +291,49 @@ def rejects_images(message: str) -> bool:
     return bool(_NO_VISION.search(message or ""))
 
 
-_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"),
-               (b"GIF87a", "image/gif"), (b"GIF89a", "image/gif"), (b"BM", "image/bmp"))
-
-
-def image_mime(data: bytes, path: Path | str = "") -> str:
-    """The MIME type of image bytes, read from the bytes (a JPEG named .png is image/jpeg)."""
-    for magic, mime in _SIGNATURES:
-        if data.startswith(magic):
-            return mime
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return mimetypes.guess_type(str(path))[0] or "application/octet-stream"
-
-
-def _data_url(part: ImagePart, max_pixels: int | None = None) -> str:
-    """The picture as a data URL; over `max_pixels` (the model's `max_image_pixels`), downscaled to fit."""
-    from memegauge.images.check import downscaled_picture  # Pillow only when a picture is sent
-
+def _data_url(part: ImagePart, max_pixels: int | None = None) -> PictureURL:
+    """The picture as a data URL; over `max_pixels` (the model's `max_image_pixels`), downscaled to fit.
+    Encoded on its first use only (`memegauge.images.encoded`): a meme is shown in many calls."""
     try:
-        data = (downscaled_picture(part.path, max_pixels) if max_pixels else None) or part.path.read_bytes()
+        return picture_url(part.path, max_pixels, part.sha256)
     except Exception as exc:  # unreadable, or Pillow cannot decode it to downscale (many types)
         raise ModelCallError(ErrorClass.BAD_REQUEST, f"cannot read image {part.path}: {exc}") from None
-    return f"data:{image_mime(data, part.path)};base64,{base64.b64encode(data).decode()}"
+
+
+def body_json(body: dict[str, Any]) -> bytes:
+    """The request body as JSON bytes, each picture's data URL spliced in as it was encoded once
+    (`PictureURL.json`) instead of escaped and copied again for every call; the rest as `json.dumps`
+    writes it (compact, UTF-8)."""
+    chunks: list[bytes] = []
+    _json_chunks(body, chunks)
+    return b"".join(chunks)
+
+
+def _json_chunks(value: Any, out: list[bytes]) -> None:
+    # the body is a small tree (a few messages of a few parts): walked once, each leaf written by json
+    if isinstance(value, PictureURL):
+        out.append(value.json)
+    elif isinstance(value, str):
+        out.append(_encode_string(value).encode("utf-8"))
+    elif isinstance(value, dict):
+        separator = b"{"
+        for key, item in value.items():
+            out.append(separator + _encode_string(str(key)).encode("utf-8") + b":")
+            _json_chunks(item, out)
+            separator = b","
+        out.append(b"}" if value else b"{}")
+    elif isinstance(value, (list, tuple)):
+        separator = b"["
+        for item in value:
+            out.append(separator)
+            _json_chunks(item, out)
+            separator = b","
+        out.append(b"]" if value else b"[]")
+    else:
+        out.append(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+_encode_string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes for a string
 
 
 def first_token_logprobs(choice: dict[str, Any]) -> dict[str, float]:

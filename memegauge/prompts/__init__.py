@@ -39,7 +39,14 @@ _CUSTOM_DIR: ContextVar[Path | None] = ContextVar("memegauge_prompt_dir", defaul
 
 def shipped_folders() -> tuple[Path, ...]:
     """Every registered method's prompt folder (those that have one), in method name order."""
-    return tuple(m.folder / "prompts" for m in methods() if m.folder and (m.folder / "prompts").is_dir())
+    return _prompt_folders(tuple(m.folder for m in methods() if m.folder))
+
+
+@lru_cache(maxsize=8)
+def _prompt_folders(method_folders: tuple[Path, ...]) -> tuple[Path, ...]:
+    # looked up once per set of registered methods, not on every prompt rendered: a stat per method folder
+    # per call was most of `render_prompt`'s cost
+    return tuple(folder / "prompts" for folder in method_folders if (folder / "prompts").is_dir())
 
 
 @lru_cache(maxsize=8)

@@ -17,9 +17,11 @@ Crash-safety design
 * Every SQLite error becomes one `StoreError` naming the file and the fix (disk full, damaged file,
   read-only media, lock held); a store on read-only media opens read-only for reading commands. A new
   store's file is made on first use, so bad input stops a command before any file appears.
-* A model call's result (the `calls` row, its failed attempts and the `run_calls` link) is committed
-  in ONE transaction before the engine hands the answer to the stage that asked. A kill -9 can
-  therefore lose only calls that had not finished; they are repeated on rerun, finished ones never.
+* A model call's result (the `calls` row and the `run_calls` link) is committed in ONE transaction
+  before the engine hands the answer to the stage that asked; the calls that finish in the same turn of
+  the engine's event loop share that transaction (`put_calls`: one commit for a burst of answers, not
+  one each). A kill -9 can therefore lose only calls that had not finished, or whose answer no stage
+  had yet received; they are repeated on rerun, finished ones never.
 * Failed attempts (429, 5xx, timeouts …) are committed as they happen, so the record of faults
   survives a crash even when the call itself had not finished.
 * Stage outputs (`records`) are upserts keyed by (run, kind, key): recomputing them on resume from
@@ -345,30 +347,25 @@ class Store(CallStats):
     def put_call(self, record: CallRecord, run_id: int | None, execution_id: int | None,
                  fresh: bool) -> None:
         """Commit a finished call and link it to the run, atomically."""
+        link = (run_id, record.key, record.stage, execution_id, fresh)
+        self.put_calls([record] if fresh else [], [link] if run_id is not None else [])
+
+    def put_calls(self, records: list[CallRecord], links: list[tuple[int, str, str, int | None, bool]]) -> None:
+        """Commit finished calls and their links (run, key, stage, execution, fresh) in one transaction: the
+        engine writes every call that finished in one turn of its event loop at once (`CallWriter`)."""
+        insert = (f"INSERT OR REPLACE INTO calls ({', '.join(CALL_COLUMNS)})"
+                  f" VALUES ({', '.join('?' * len(CALL_COLUMNS))})")
         with self._tx():
-            if fresh:
-                self.db.execute(
-                    f"INSERT OR REPLACE INTO calls ({', '.join(CALL_COLUMNS)})"
-                    f" VALUES ({', '.join('?' * len(CALL_COLUMNS))})",
-                    (record.key, record.model, record.stage, canonical_json(record.request),
-                     record.status.value, record.text,
-                     record.error_class.value if record.error_class else None, record.error,
-                     record.attempts, record.usage.prompt_tokens, record.usage.completion_tokens,
-                     record.cost, record.latency_s, record.created or time.time(),
-                     record.finish_reason, record.reasoning, record.images_sent,
-                     canonical_json(record.logprobs) if record.logprobs else ""))
-            if run_id is not None:
-                self._link(run_id, record.key, record.stage, execution_id, fresh)
+            for record in records:
+                self.db.execute(insert, _call_row(record))
+            for run_id, key, stage, execution_id, fresh in links:
+                # A call already linked keeps its first link: the execution that made it stays on record.
+                self.db.execute("INSERT OR IGNORE INTO run_calls VALUES (?,?,?,?,?)",
+                                (run_id, key, stage, execution_id or 0, int(fresh)))
 
     def link_cached(self, run_id: int | None, key: str, stage: str, execution_id: int | None) -> None:
         if run_id is not None:
-            with self._tx():
-                self._link(run_id, key, stage, execution_id, False)
-
-    def _link(self, run_id: int, key: str, stage: str, execution_id: int | None, fresh: bool) -> None:
-        # A call already linked keeps its first link: the execution that made it stays on record.
-        self.db.execute("INSERT OR IGNORE INTO run_calls VALUES (?,?,?,?,?)",
-                        (run_id, key, stage, execution_id or 0, int(fresh)))
+            self.put_calls([], [(run_id, key, stage, execution_id, False)])
 
     def put_attempt(self, key: str, model: str, run_id: int | None, attempt: int,
                     error_class: ErrorClass, error: str, latency_s: float) -> None:
@@ -424,3 +421,14 @@ class Store(CallStats):
     def _row_dict(self, row: tuple, table: str) -> dict[str, Any]:
         names = [d[1] for d in self.db.execute(f"PRAGMA table_info({table})")]
         return dict(zip(names, row, strict=True))
+
+
+def _call_row(record: CallRecord) -> tuple:
+    """A call's `calls` row, in `CALL_COLUMNS` order."""
+    return (record.key, record.model, record.stage, canonical_json(record.request),
+            record.status.value, record.text,
+            record.error_class.value if record.error_class else None, record.error,
+            record.attempts, record.usage.prompt_tokens, record.usage.completion_tokens,
+            record.cost, record.latency_s, record.created or time.time(),
+            record.finish_reason, record.reasoning, record.images_sent,
+            canonical_json(record.logprobs) if record.logprobs else "")
