@@ -454,7 +454,10 @@ def test_the_suite_skips_a_benchmark_whose_data_is_not_installed_and_shows_the_o
     for name in ("goat-bench", "ii-bench", "memelens"):
         assert f"skipped: {name}: data set '{name}' is not installed: run `memegauge data get {name}`" in said
     assert "skipped: harmeme: data set 'harmeme' is not installed" in said
-    assert "fhm: overall (hateful)" in done.stdout and "mami: overall (misogynous)" in done.stdout  # the table
+    table = [line.split("│") for line in done.stdout.splitlines() if line.count("│") > 4]
+    rows = {(cells[1].strip(), cells[3].strip(), cells[4].strip()) for cells in table}
+    assert ("fhm", "hateful", "accuracy") in rows and ("mami", "misogynous", "accuracy") in rows  # the table
+    assert "skipped: memeqa: data set 'memeqa' is not installed: run `memegauge data get memeqa`" in done.stdout
     assert sorted(r["method"] for r in json.loads(cli(tmp, "runs", "--json").stdout)) == ["fhm", "mami"]
 
 

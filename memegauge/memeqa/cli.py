@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from memegauge.clikit import BUDGET, DRY_RUN, SEED, SET, SKIP_PREFLIGHT, safe
+from memegauge.clikit import BUDGET, DRY_RUN, MAX_FAILURE_RATE, SEED, SET, SKIP_PREFLIGHT, safe
 from memegauge.files import shell_command
 from memegauge.types import InputError, MemeGaugeError
 
@@ -52,9 +52,7 @@ def eval_command(
     circular: bool | None = typer.Option(None, "--circular/--no-circular", help="Ask every rotation of "
                                             "the options; correct only if all are."),
     sets: list[str] | None = SET,
-    max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
-                                           help="Accept the run as done when at most this share of its "
-                                                "calls still failed after retries (default 0: none)."),
+    max_failure_rate: float = MAX_FAILURE_RATE,
     skip_preflight: bool = SKIP_PREFLIGHT,
     dry: bool = DRY_RUN,
     budget: float | None = BUDGET,
@@ -352,9 +350,7 @@ def build_command(ctx: typer.Context,
                   run: str | None = typer.Option(None, "--run", help="Run name (sets the config's `run`)."),
                   seed: int | None = SEED,
                   sets: list[str] | None = SET,
-                  max_failure_rate: float = typer.Option(
-                      0.0, "--max-failure-rate", min=0.0, max=1.0,
-                      help="Accept the run as done when at most this share of its calls still failed."),
+                  max_failure_rate: float = MAX_FAILURE_RATE,
                   skip_preflight: bool = SKIP_PREFLIGHT,
                   dry: bool = DRY_RUN,
                   budget: float | None = BUDGET,

@@ -150,3 +150,45 @@ def runs_page(store: Store) -> str:
         blocks = [Block("note", "No runs yet", text="This store has no run: run a method first.")]
     return render_page("MemeGauge runs", blocks, [("store", str(store.path)), ("runs", str(len(runs)))],
                        form=choices or None)
+
+
+def board_table(board: Any, links: bool = False) -> Any:
+    """A suite leaderboard (`memegauge.report.leaderboard.Board`) as an HTML table: benchmark, split, task, metric,
+    a column per model (value [interval] n, or why it was not computed), a column per published system (marked
+    published, with the paper's n)."""
+    systems = board.systems()
+    header = ["benchmark", "split", "task", "metric", *board.models, *(f"published: {s}" for s in systems)]
+    body = []
+    for line in board.lines:
+        cells = [text(line.benchmark), text(line.split), text(line.task), text(line.metric)]
+        for m in board.models:
+            r = line.cells.get(m)
+            cells.append(Cell(leaderboard.board_cell(r), r.value if r else None))
+        by_system = {p.system: p for p in line.published}
+        cells += [Cell(leaderboard.published_cell(by_system[s]), by_system[s].value) if s in by_system else text(None)
+                  for s in systems]
+        body.append(cells)
+    return table(header, body)
+
+
+def board_page(board: Any, links: bool = False) -> str:
+    """The suite leaderboard as a page: its runs, the table, what was not computed and why, the skipped benchmarks
+    with their install lines, and a plot of each benchmark's first figure per model."""
+    facts = [(r["name"], f"{r['method']} · {r['status']} · {r['date']} · {', '.join(r['models'])}")
+             for r in board.runs]
+    blocks = [Block("table", "Leaderboard (95% intervals; n = items behind each figure; published: the papers' own "
+                             "figures, with their n)", table=board_table(board, links))]
+    if board.notes:
+        blocks.append(Block("note", "Not computed", text=" ".join(board.notes)))
+    if board.skipped:
+        blocks.append(Block("table", "Skipped benchmarks (data not installed)", table=table(
+            ["benchmark", "why, and the line that installs it"], [[text(n), text(w)] for n, w in board.skipped])))
+    rows = [r for line in board.lines for r in line.cells.values() if r.value is not None]
+    lead = [r.model_copy(update={"group": f"{line.benchmark}: {line.task} ({line.metric})"})
+            for line in board.lines if line.metric == board.lines[0].metric
+            for r in line.cells.values() if r.value is not None and not line.task.count(":")]
+    if rows and (src := comparison_plot(lead, groups=list(dict.fromkeys(r.group for r in lead))[:PLOT_GROUPS * 2])):
+        blocks.append(Block("plot", "Each benchmark's first figure, with 95% intervals", src=src))
+    subtitle = f"{len(board.runs)} run(s), {len(board.models)} model(s)" + (
+        f", {len(board.skipped)} benchmark(s) skipped" if board.skipped else "")
+    return render_page(board.title, blocks, facts, subtitle=subtitle, home=links)

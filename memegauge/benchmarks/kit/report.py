@@ -19,8 +19,11 @@ from memegauge.report.blocks import Block, count, interval_cell, table, text
 from memegauge.report.headline import Headline, row
 from memegauge.report.intervals import rate
 
-NO_PROBABILITY = ("no AUROC: the model's answers came without yes/no log-probabilities (a backend that gives "
-                  "them: openai with logprobs, on a server that returns them); never made from the hard answers")
+NO_PROBABILITY = ("no log-probabilities: the model's server returned no yes/no log-probabilities, so AUROC was not "
+                  "computed (it is never made from the hard answers); fix: serve the model where chat completions "
+                  "return `logprobs` (vLLM, SGLang, OpenAI's API; `memegauge eval` says before the run whether the "
+                  "server does) and rerun the same command")
+"""Why AUROC is absent, and the fix: every place that shows the figures shows this where AUROC would be."""
 
 
 def build(spec: Benchmark, store: Store, run: dict[str, Any]) -> dict[str, Any]:
@@ -105,6 +108,9 @@ def headline(report: dict[str, Any]) -> list[Headline]:
         for figure in ("accuracy", "macro_f1", "auroc"):
             if task.get(figure):
                 rows.append(row(run, model, f"overall ({name})", figure, task[figure], "rate"))
+            elif figure in task:  # asked for but not computable (AUROC without log-probabilities): say why
+                rows.append(row(run, model, f"overall ({name})", figure,
+                                {"value": None, "n": task["answered"], "note": task.get(f"{figure}_note")}, "rate"))
         rows.append(row(run, model, f"overall ({name})", "unreadable", task["unreadable_share"], "rate",
                         higher_is_better=False))
         for group in task["groups"]:

@@ -1,0 +1,104 @@
+"""What `memegauge eval` can run: every benchmark folder of the kit, and every benchmark another part of MemeGauge
+(or another package) declares as an entry point of the group ``memegauge.eval`` (MemeQA: its runs stay runs of its
+own method, the same kind `qa eval` makes).
+
+    [project.entry-points."memegauge.eval"]
+    memeqa = "memegauge.memeqa.benchmark:ENTRY"     # an `EvalEntry`
+
+Each is one `EvalEntry`: its name, data set, suites, splits, a line for `--list`, the method that runs it, how a
+config is made from eval's options, the split a stored run was on, and the papers' figures beside ours
+(`Published`). No shared code names a benchmark; two entries with one name are refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+from collections.abc import Callable
+
+from memegauge.types import MemeGaugeError
+
+ENTRY_POINT_GROUP = "memegauge.eval"
+
+
+@dataclass(frozen=True)
+class Published:
+    """One published figure of a paper, for one benchmark, split, task and metric (never mixed with ours)."""
+
+    system: str  # the model or baseline it is of ("human annotators", "GPT-4o (zero-shot)")
+    value: float  # a fraction (0.647 for 64.7%)
+    source: str  # where it is published (paper, table)
+    n: int | None = None  # the items the paper measured it on; None: the paper does not say
+    n_note: str = ""  # what the paper says of its n when it gives no exact count
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """eval's options, as every entry reads them to make its config."""
+
+    model: str
+    split: str | None  # None: the entry's default split
+    limit: int | None
+    seed: int
+    data: Path | None  # the release's folder (None: the data catalogue's copy)
+    sets: dict[str, Any] = field(default_factory=dict)  # -o KEY=VALUE and -c's keys this entry's config has
+    only: bool = False  # the one benchmark named: a split it lacks is refused (in a suite it takes its default)
+
+
+@dataclass(frozen=True)
+class EvalEntry:
+    """One benchmark `eval` runs."""
+
+    name: str
+    title: str
+    data: str | None  # its name in the data catalogue (None: only --data)
+    suites: tuple[str, ...]
+    splits: tuple[str, ...]
+    split: str  # the default split
+    tasks: str  # one line for `eval --list`: its tasks and what they ask
+    method: Callable[[], Any]  # () -> the `memegauge.methods.Method` whose run path runs it
+    config: Callable[[EvalOptions], Any]  # eval's options -> the method's config (validated)
+    keys: Callable[[], set[str]]  # the config keys -o and -c may set for this benchmark
+    run_name: Callable[[Any, Any], str]  # (config, checked inputs) -> the run's default name (readable)
+    plan: Callable[[Any, Any], list[Any]]  # (config, checked inputs) -> `--dry-run`'s PlannedCalls
+    split_of: Callable[[dict[str, Any]], str]  # a stored run's config -> the split it ran on
+    task_of: Callable[[str], str]  # a headline row's group -> the task (row) of the leaderboard
+    published: Callable[[str, str, str], list[Published]]  # (split, task, metric) -> the papers' figures
+    logprobs: Callable[[], bool] = lambda: False  # whether a run asks for log-probabilities (preflight probes)
+
+
+class DuplicateBenchmark(MemeGaugeError):
+    """Two benchmarks claim one name."""
+
+
+def _kit_entry(spec: Any) -> EvalEntry:
+    from memegauge.benchmarks.kit import board  # the kit's side: its YAML's splits, tasks, published figures
+
+    return board.entry(spec)
+
+
+def eval_entries() -> list[EvalEntry]:
+    """Every benchmark `eval` can run, in name order: the kit's folders and the declared entries."""
+    from memegauge.benchmarks.kit.family import benchmarks
+
+    found: dict[str, EvalEntry] = {spec.name: _kit_entry(spec) for spec in benchmarks()}
+    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+        entry = point.load()
+        if not isinstance(entry, EvalEntry) or entry.name != point.name:
+            raise MemeGaugeError(f"entry point {point.name!r} = {point.value!r} of group {ENTRY_POINT_GROUP!r} is "
+                                 f"not an EvalEntry named {point.name!r}")
+        if entry.name in found:
+            raise DuplicateBenchmark(f"benchmark {entry.name!r} is declared twice (a kit folder and {point.value}); "
+                                     "rename one of them")
+        found[entry.name] = entry
+    return [found[name] for name in sorted(found)]
+
+
+def entry_of_method(method: str, config: dict[str, Any]) -> EvalEntry | None:
+    """The entry whose runs are stored as `method` with this config (a MemeQA eval run, not a build), or None."""
+    for entry in eval_entries():
+        if entry.method().name == method and entry.split_of(config):
+            return entry
+    return None
