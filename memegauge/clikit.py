@@ -30,8 +30,14 @@ def stdout_console() -> Console:
     return Console(width=None if sys.stdout.isatty() else PIPE_WIDTH)
 
 
-console = Console(stderr=True)
-notes = Console(stderr=True)
+def stderr_console() -> Console:
+    """The console for status lines on stderr: the terminal's width, or `PIPE_WIDTH` when stderr is a file (a
+    command in a `run '…' done; \`memegauge report NAME\`` line is never wrapped mid-command there)."""
+    return Console(stderr=True, width=None if sys.stderr.isatty() else PIPE_WIDTH)
+
+
+console = stderr_console()
+notes = stderr_console()
 """Status lines on stderr (wall time, call counts): silenced by `--quiet`, which leaves the errors and
 each command's final line (`console`)."""
 out = stdout_console()

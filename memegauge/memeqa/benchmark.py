@@ -77,7 +77,7 @@ def published(split: str, task: str, metric: str) -> list[Published]:
     for setting in SETTINGS:
         for model, types in figures.models_by_setting[setting][version].items():
             if types.get(task) is not None:
-                found.append(Published(system=f"{figures.models.get(model, model)} ({setting})",
+                found.append(Published(system=f"{figures.models.get(model, model).split(' (')[0]} ({setting})",
                                        value=types[task] / 100, n_note=PAPER_N,
                                        source=f"{figures.source.split(',')[0]}, {TABLE_OF[setting]}"))
     for system, column in (("human", figures.human[version]), ("random", figures.random)):

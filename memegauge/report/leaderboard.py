@@ -210,16 +210,32 @@ def board_csv(board: Board) -> str:
     return buffer.getvalue()
 
 
-def board_text_rows(board: Board) -> tuple[list[str], list[list[str]]]:
-    """(header, rows) of the terminal's and Markdown's table; published figures in one column, each marked."""
+TERMINAL_PUBLISHED = 3  # published figures shown per row in the terminal (all of them in CSV, Markdown, HTML)
+
+
+def few_published(published: list[Any], limit: int = TERMINAL_PUBLISHED) -> str:
+    """The published figures of a row in a few words: human first, then the best system, then random; '+k more'."""
+    if not published:
+        return "–"
+    human = [p for p in published if "human" in p.system.lower()]
+    chance = [p for p in published if p.system.lower().startswith("random")]
+    others = sorted((p for p in published if p not in human and p not in chance), key=lambda p: -p.value)
+    chosen = (human[:1] + others[:1] + chance[:1] + others[1:])[:limit]
+    more = len(published) - len(chosen)
+    return "; ".join(f"{p.system}: {published_cell(p)}" for p in chosen) + (f"; +{more} more (--out)" if more else "")
+
+
+def board_text_rows(board: Board, every_published: bool = False) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of the terminal's (a few published figures per row) and Markdown's table (all of them)."""
     header = ["benchmark", "split", "task", "metric", *board.models, "published (paper's n)"]
     rows = [[line.benchmark, line.split, line.task, line.metric, *(board_cell(line.cells.get(m)) for m in board.models),
-             "; ".join(f"{p.system}: {published_cell(p)}" for p in line.published) or "–"] for line in board.lines]
+             few_published(line.published, len(line.published) if every_published else TERMINAL_PUBLISHED)]
+            for line in board.lines]
     return header, rows
 
 
 def board_markdown(board: Board) -> str:
-    header, rows = board_text_rows(board)
+    header, rows = board_text_rows(board, every_published=True)
     out = [f"# {_md_escape(board.title)}", ""]
     out += [f"- run {_md_escape(r['name'])}: {_md_escape(r['method'])}, {_md_escape(r['status'])}, {r['date']}"
             for r in board.runs]

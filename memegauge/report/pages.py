@@ -184,11 +184,11 @@ def board_page(board: Any, links: bool = False) -> str:
         blocks.append(Block("table", "Skipped benchmarks (data not installed)", table=table(
             ["benchmark", "why, and the line that installs it"], [[text(n), text(w)] for n, w in board.skipped])))
     rows = [r for line in board.lines for r in line.cells.values() if r.value is not None]
-    lead = [r.model_copy(update={"group": f"{line.benchmark}: {line.task} ({line.metric})"})
+    lead = [r.model_copy(update={"group": f"{line.benchmark}: {line.task} ({line.metric})", "run": r.model})
             for line in board.lines if line.metric == board.lines[0].metric
-            for r in line.cells.values() if r.value is not None and not line.task.count(":")]
+            for r in line.cells.values() if r.value is not None and r.group.startswith("overall")]
     if rows and (src := comparison_plot(lead, groups=list(dict.fromkeys(r.group for r in lead))[:PLOT_GROUPS * 2])):
-        blocks.append(Block("plot", "Each benchmark's first figure, with 95% intervals", src=src))
+        blocks.append(Block("plot", f"Each benchmark's overall {board.lines[0].metric}, with 95% intervals", src=src))
     subtitle = f"{len(board.runs)} run(s), {len(board.models)} model(s)" + (
         f", {len(board.skipped)} benchmark(s) skipped" if board.skipped else "")
     return render_page(board.title, blocks, facts, subtitle=subtitle, home=links)

@@ -37,8 +37,9 @@ def eval_command(ctx: typer.Context,
                  suite: str | None = typer.Option(None, "--suite", help="Every installed benchmark of this "
                                                   "suite (e.g. memes)."),
                  list_: bool = typer.Option(False, "--list", help="List the benchmarks eval runs and exit."),
-                 split: str | None = typer.Option(None, "--split", help="The split (default: each benchmark's; "
-                                                  "in a suite, benchmarks without it take their default)."),
+                 split: list[str] | None = typer.Option(None, "--split", help="The split (default: each "
+                                                        "benchmark's; in a suite, benchmarks without it take their "
+                                                        "default), or NAME=SPLIT for one benchmark (repeatable)."),
                  limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items."),
                  seed: int = typer.Option(0, "--seed", help="Seeds the bootstrap intervals (and MemeQA's sample)."),
                  data: Path | None = typer.Option(None, "--data", help="The release's folder (one benchmark), "
@@ -73,8 +74,8 @@ def eval_command(ctx: typer.Context,
         raise InputError(f"the data of {', '.join(missing)} is not installed", "eval",
                          "install it with the line(s) above" + (", or leave those benchmarks out" if chosen else ""))
     s = settings(ctx)
-    planned = _planned(s, chosen, list(dict.fromkeys(model)), split, limit, seed, data, _sets(config, sets, chosen),
-                       run)
+    planned = _planned(s, chosen, list(dict.fromkeys(model)), _splits(split or [], chosen), limit, seed, data,
+                       _sets(config, sets, chosen), run)
     if dry:
         _dry(s, planned)
         return
@@ -93,6 +94,21 @@ def eval_command(ctx: typer.Context,
     if missing:
         console.print(f"[yellow]skipped[/] (data not installed): {', '.join(missing)}", highlight=False)
         raise typer.Exit(SKIPPED_EXIT)
+
+
+def _splits(given: list[str], chosen: list) -> dict[str | None, str]:
+    """`--split SPLIT` (key None: every benchmark that has it) and `--split NAME=SPLIT` (that benchmark's)."""
+    from memegauge.types import InputError
+
+    out: dict[str | None, str] = {}
+    names = {entry.name for entry in chosen}
+    for value in given:
+        name, _, split = value.rpartition("=")
+        if name and name not in names:
+            raise InputError(f"--split {value}: {name!r} is not among the benchmarks run", "--split",
+                             f"use NAME=SPLIT with one of: {', '.join(sorted(names))}")
+        out[name or None] = split
+    return out
 
 
 def _sets(config: Path | None, sets: list[str] | None, chosen: list) -> dict[str, Any]:
@@ -181,8 +197,9 @@ def _planned(s, chosen, models: list[str], split, limit, seed, data, sets, run: 
         mine = {k: v for k, v in sets.items() if k in entry.keys()}
         runs = []
         for m in models:
-            cfg = entry.config(EvalOptions(model=m, split=split, limit=limit, seed=seed, data=folder, sets=mine,
-                                           only=len(chosen) == 1))
+            cfg = entry.config(EvalOptions(model=m, split=split.get(entry.name, split.get(None)), limit=limit,
+                                           seed=seed, data=folder, sets=mine,
+                                           only=len(chosen) == 1 or entry.name in split))
             inputs = entry.method().check(cfg, s.registry()).inputs
             runs.append((cfg, inputs, _name(run, entry, m, len(chosen), len(models)) or entry.run_name(cfg, inputs)))
         planned.append((entry, runs))
@@ -280,24 +297,37 @@ def board_page(board, suffix: str) -> str:
     return html(board)
 
 
+WIDE = 140  # columns from which the published figures are a column of each table (else lines below it)
+
+
 def print_board(out, board) -> None:
-    """The leaderboard in the terminal: a section per benchmark; below it each figure not computed (reason and
-    fix) and each skipped benchmark (with the line that installs it)."""
+    """The leaderboard in the terminal: a table per benchmark and split (task, metric, a column per model, and the
+    published figures: a column on a wide terminal, lines below the table on a narrow one); then each figure not
+    computed (reason and fix) and each skipped benchmark (with the line that installs it)."""
     from rich.table import Table  # lazy: only when printing
 
     from memegauge.clikit import safe  # lazy: as in eval_command
-    from memegauge.report.leaderboard import board_text_rows
+    from memegauge.report.leaderboard import board_cell, few_published
 
-    header, rows = board_text_rows(board)
-    table = Table(*map(safe, header), title="95% intervals and n; published: the papers' figures", show_lines=False)
-    previous = None
-    for line, row in zip(board.lines, rows, strict=True):
-        if previous is not None and line.benchmark != previous:
-            table.add_section()
-        previous = line.benchmark
-        table.add_row(*map(safe, row))
-    out.print(table)
+    wide = out.width >= WIDE
+    sections: dict[tuple[str, str], list] = {}
+    for line in board.lines:
+        sections.setdefault((line.benchmark, line.split), []).append(line)
+    out.print(safe(f"{board.title} — 95% intervals and n; published: the papers' figures (their n)"),
+              highlight=False, soft_wrap=True)
+    for (benchmark, split), lines in sections.items():
+        table = Table("task", "metric", *map(safe, board.models), *(["published (paper's n)"] if wide else []),
+                      title=safe(f"{benchmark} · {split}"), title_justify="left")
+        for line in lines:
+            table.add_row(safe(line.task), safe(line.metric), *(safe(board_cell(line.cells.get(m))) for m in board.models),
+                          *([safe(few_published(line.published))] if wide else []))
+        out.print(table)
+        if not wide:
+            for line in lines:
+                if line.published:
+                    out.print(safe(f"  published, {line.task} {line.metric}: {few_published(line.published)}"),
+                              highlight=False)
     for note in board.notes:
-        out.print(safe(f"not computed: {note}"), highlight=False, soft_wrap=True)
+        out.print(safe(f"not computed: {note}"), highlight=False)
     for name, why in board.skipped:
-        out.print(safe(f"skipped: {name}: {why}"), highlight=False, soft_wrap=True)
+        out.print(safe(f"skipped: {name}: {why}"), highlight=False)
