@@ -32,7 +32,7 @@ def stdout_console() -> Console:
 
 def stderr_console() -> Console:
     """The console for status lines on stderr: the terminal's width, or `PIPE_WIDTH` when stderr is a file (a
-    command in a `run '…' done; \`memegauge report NAME\`` line is never wrapped mid-command there)."""
+    run's closing line, which holds a command, is never wrapped mid-command there)."""
     return Console(stderr=True, width=None if sys.stderr.isatty() else PIPE_WIDTH)
 
 

@@ -451,8 +451,9 @@ def test_the_suite_skips_a_benchmark_whose_data_is_not_installed_and_shows_the_o
     done = cli(tmp, "eval", "--suite", "memes", "--model", "tsrv", check=False)
     said = done.stdout + done.stderr
     assert done.returncode == 4, said
-    for name in ("goat-bench", "ii-bench", "memelens"):
-        assert f"skipped: {name}: data set '{name}' is not installed: run `memegauge data get {name}`" in said
+    for name in ("goat-bench", "ii-bench", "memelens"):  # one pasteable command per line
+        assert f"skipped: {name}: data set '{name}' is not installed; install with:\n    memegauge data get {name}\n" \
+            in said
     assert "skipped: harmeme: data set 'harmeme' is not installed" in said
     table = [line.split("│") for line in done.stdout.splitlines() if line.count("│") > 4]
     rows = {(cells[1].strip(), cells[3].strip(), cells[4].strip()) for cells in table}
@@ -468,9 +469,10 @@ def test_benchmarks_named_without_their_data_are_refused_before_any_run(world):
     done = cli(tmp, "eval", "fhm", "goat-bench", "ii-bench", "--model", "tsrv", check=False)
     said = done.stdout + done.stderr
     assert done.returncode == 2, said
-    assert "not installed: goat-bench: data set 'goat-bench' is not installed: run `memegauge data get goat-bench`" \
-        in said
-    assert "not installed: ii-bench: data set 'ii-bench' is not installed: run `memegauge data get ii-bench`" in said
+    assert "not installed: goat-bench: data set 'goat-bench' is not installed; install with:\n" \
+           "    memegauge data get goat-bench\n" in said
+    assert "not installed: ii-bench: data set 'ii-bench' is not installed; install with:\n" \
+           "    memegauge data get ii-bench\n" in said
     assert "fhm:" not in said.split("error:")[0].replace("not installed: fhm", "")  # fhm is installed: no line
     assert not (tmp / "s.db").exists()  # no run started
 

@@ -78,11 +78,11 @@ def published(split: str, task: str, metric: str) -> list[Published]:
         for model, types in figures.models_by_setting[setting][version].items():
             if types.get(task) is not None:
                 found.append(Published(system=f"{figures.models.get(model, model).split(' (')[0]} ({setting})",
-                                       value=types[task] / 100, n_note=PAPER_N,
+                                       value=round(types[task] / 100, 4), n_note=PAPER_N,
                                        source=f"{figures.source.split(',')[0]}, {TABLE_OF[setting]}"))
     for system, column in (("human", figures.human[version]), ("random", figures.random)):
         if column.get(task) is not None:
-            found.append(Published(system=system, value=column[task] / 100, n_note=PAPER_N,
+            found.append(Published(system=system, value=round(column[task] / 100, 4), n_note=PAPER_N,
                                    source=f"{figures.source.split(',')[0]}, Tables 2–3 ({system} column)"))
     return found
 

@@ -87,7 +87,10 @@ def comparison_plot(rows: list[Headline], overall_only: bool = False,
 
 
 def compare_page(found: dict[str, Any], links: bool = False) -> str:
-    """The comparison (`memegauge.report.compare.comparison`) as a page: runs, table, plot."""
+    """The comparison (`memegauge.report.compare.comparison`) as a page: runs, table, plot (a suite's
+    benchmark runs: the suite leaderboard, `board_page`)."""
+    if found.get("board") is not None:
+        return board_page(found["board"], links)
     rows = found["rows"]
     facts = [(r["name"], f"{r['method']} · {r['status']} · {r['date']} · {', '.join(r['models'])}")
              for r in found["runs"]]

@@ -146,7 +146,7 @@ def _missing(entry, data: Path | None, several: bool) -> str | None:
         return None
     try:
         from memegauge.data.catalogue import entry as catalogue_entry  # lazy: optional for --data runs
-        from memegauge.data.store import get_line, missing_sources
+        from memegauge.data.store import missing_sources
     except ImportError:
         return None
     from memegauge.types import InputError  # lazy: as in eval_command
@@ -155,7 +155,27 @@ def _missing(entry, data: Path | None, several: bool) -> str | None:
         absent = [name for name in (entry.data, *catalogue_entry(entry.data).needs) if missing_sources(name)]
     except InputError:  # not a catalogue name: the run's own check says what to give
         return None
-    return "; ".join(f"data set {name!r} is not installed: run `{get_line(name)}`" for name in absent) or None
+    if not absent:
+        return None
+    commands = [line for name in absent for line in install_lines(name)]
+    return (f"data set{'s' if len(absent) > 1 else ''} {', '.join(map(repr, absent))} "
+            f"{'are' if len(absent) > 1 else 'is'} not installed; install with:\n" + "\n".join(
+                f"    {line}" for line in commands))
+
+
+def install_lines(name: str) -> list[str]:
+    """The commands that install data set `name`, one pasteable command per line (a copy you must request: its
+    `data import` line, with where to request it as a shell comment)."""
+    from memegauge.data.catalogue import entry as catalogue_entry
+    from memegauge.data.store import missing_sources
+
+    absent = set(missing_sources(name))
+    missing = [s for s in catalogue_entry(name).sources if s.id in absent]
+    user = [s for s in missing if s.kind == "user"]
+    lines = [f"memegauge data get {name}"] if len(user) < len(missing) else []
+    lines += [f"memegauge data import {name} PATH  # PATH: your copy; {' '.join(str(user[0].request).split())}"
+              ] if user else []
+    return lines
 
 
 def _list(out, found) -> None:
@@ -163,7 +183,8 @@ def _list(out, found) -> None:
     names `memegauge data list` marks as evaluated by `eval`."""
     for entry in found:
         why = _missing(entry, None, True)
-        data = f"data {entry.data}: " + ("installed" if why is None else why.split(": ", 1)[-1]) if entry.data else ""
+        data = (f"data {entry.data}: " + ("installed" if why is None else
+                                          "run `" + "`, `".join(install_lines(entry.data)) + "`")) if entry.data else ""
         out.print(f"{entry.name}: {entry.title} — splits {', '.join(entry.splits)} (default {entry.split}); "
                   f"tasks {entry.tasks}; suites {', '.join(entry.suites)}; {data}", highlight=False, markup=False)
 
