@@ -84,16 +84,17 @@ def runs_command(ctx: typer.Context,
     if as_json:
         out.print_json(json.dumps(rows, default=str))
         return
+    from memegauge.report.formats import runs_table
     from memegauge.report.header import run_header
 
-    table = Table(title=f"runs in {cfg.store_path}")
-    for column in ("name", "method", "status", "calls", "made", "cached", "last rerun new",
-                   "failed", "tokens", "cost $"):
-        table.add_column(column)
-    for h in (run_header(store, r["name"]) for r in rows):
-        table.add_row(h.name, h.method, h.status, str(h.calls), str(h.calls_made), str(h.cached_calls),
-                      str(h.last_execution_new_calls), str(h.failed_calls), str(h.tokens), f"{h.cost:.4f}")
+    table, dropped = runs_table([run_header(store, r["name"]) for r in rows], out.width, f"runs in {cfg.store_path}")
     out.print(table)
+    if dropped:  # a run's name is never cut: other columns go first
+        out.print(f"left out at {out.width} columns: {', '.join(dropped)} (`memegauge runs --json` has every one)",
+                  highlight=False)
+
+
+WEIGHTS_BACKENDS = ("embedded", "hf")  # models whose check loads weights here: `models --check` asks them only by name
 
 
 @app.command("models")
@@ -118,6 +119,11 @@ def models_command(ctx: typer.Context,
                       str(s.max_concurrency), str(s.rpm or "-"), key_state)
     out.print(table)
     if check:
+        local = [] if only else [n for n in names if registry.get(n).backend in WEIGHTS_BACKENDS]
+        for name in local:  # never loaded unless named: each is seconds and a gigabyte of weights
+            out.print(f"{safe(name)}: not checked (a local model: `memegauge models --check {safe(name)}` loads its "
+                      "weights and asks it)", soft_wrap=True, highlight=False)
+        names = [n for n in names if n not in local]
         results = asyncio.run(check_listed(registry, names))
         for r in results:
             if r.get("installed") is False:
@@ -129,7 +135,7 @@ def models_command(ctx: typer.Context,
             if r["image"] == "no":
                 out.print(f"  {safe(r['model'])} refuses images: add `vision: false` to its registry "
                           "entry (it then reads meme text and caption), or serve a vision model")
-        named = set(only or user_named(registry))
+        named = set(only or user_named(registry)) - set(local)
         if any(r["model"] in named and not (r["ok"] and r["image"] != "no") for r in results):
             raise typer.Exit(1)
 
