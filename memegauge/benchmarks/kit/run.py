@@ -27,7 +27,7 @@ from memegauge.models.spec import ModelRegistry
 from memegauge.engine import Store, open_run
 from memegauge.files import canonical_json
 from memegauge.methods import Checked, RunResult
-from memegauge.types import ChatRequest, ImagePart, InputError, Message, OutputSpec, SamplingParams
+from memegauge.types import ChatRequest, ImagePart, InputError, Message, OutputSpec, SamplingParams, file_sha256
 
 ANSWER_FORMATS = {
     "yes_no": "Answer format: yes or no.",
@@ -121,6 +121,7 @@ async def run(spec: Benchmark, hooks: ModuleType | None, cfg: BenchmarkConfig, *
         outcomes = await engine.chat_many(requests)
         opened.put_many([_record(task_name, task, item, text, outcome)
                          for (task_name, task, item, text), outcome in zip(asked, outcomes, strict=True)])
+        opened.put_many(_pictures(inputs.items))  # the report's item browser shows each meme as asked
     return RunResult.of(store, name)
 
 
@@ -161,6 +162,18 @@ def plan(spec: Benchmark, cfg: BenchmarkConfig, inputs: Inputs) -> list[Any]:
                                     max_tokens=cfg.max_tokens or task.max_tokens, requests=requests,
                                     prompt_words=sum(len(a[3].split()) for a in mine) / len(mine),
                                     images=int(any(a[2].image for a in mine)), note="one per item"))
+    return out
+
+
+def _pictures(items: list[Item]) -> list[Any]:
+    """A thumbnail record (`MemeImage`, keyed by item id) of each item's picture, for the run page's item browser."""
+    from memegauge.images.thumbnail import MemeImage, thumbnail_data_url
+
+    out = []
+    for item in items:
+        url = thumbnail_data_url(item.image) if item.image else None
+        if url:
+            out.append(MemeImage(meme=item.id, sha256=file_sha256(item.image), thumbnail=url))
     return out
 
 
