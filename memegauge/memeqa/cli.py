@@ -313,7 +313,8 @@ def _print_summary(cfg, name: str) -> None:
     for qtype, acc in report["accuracy"].items():
         table.add_row(qtype, str(report["n"][qtype]), _pct(acc), ci(found.get("accuracy", {}).get(qtype)),
                       _pct(report["random_baseline"]["by_type"][qtype]))
-    table.add_row("macro", "", _pct(report["macro"]), ci(found.get("macro")), _pct(report["random_baseline"]["macro"]))
+    table.add_row("macro", str(report["n_scored"]), _pct(report["macro"]), ci(found.get("macro")),
+                  _pct(report["random_baseline"]["macro"]))
     table.add_row("micro", str(report["n_scored"]), _pct(report["micro"]), ci(found.get("micro")),
                   _pct(report["random_baseline"]["micro"]))
     if report.get("format_warning"):
@@ -321,7 +322,11 @@ def _print_summary(cfg, name: str) -> None:
     out.print(table)
     if report.get("format_warning"):
         console.print("[red]warning:[/] " + safe(f"{name}: {report['format_warning']}"), highlight=False)
-    notes.print(safe(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
+    failures = found.get("parse_failure_rate")
+    failures = (shown(failures, percent=True) + ("" if "n=" in shown(failures, percent=True) else
+                                                 f" (n={failures.get('n')})")) if failures else \
+        f"{_pct(report['parse_failure_rate'])}%"
+    notes.print(safe(f"parse failures {failures}, failed calls "
                      f"{report['n_failed_calls']}; `{shell_command('memegauge', 'report', name)}` for details"))
     if report["missing"]["n"]:
         ids = report["missing"]["ids"]

@@ -128,7 +128,8 @@ def key_figures(store: Store, name: str) -> tuple[list[str], str]:
     if not overall:
         return sorted({r.model for r in rows}), "–"
     lead = [r for r in overall if r.group == overall[0].group and r.figure == overall[0].figure]
-    shown = [f"{r.model}: {r.figure.replace('_', ' ')} {leaderboard.cell(r)}" for r in lead]
+    shown = [f"{r.model}: {r.figure.replace('_', ' ')} {leaderboard.cell(r)}" + ("" if "n=" in leaderboard.cell(r)
+                                                                                else f" n={r.n}") for r in lead]
     return sorted({r.model for r in rows}), f"{overall[0].group}: " + "; ".join(shown)
 
 

@@ -83,7 +83,8 @@ def _auroc(task: Task, scored: list[dict[str, Any]], seed: int) -> tuple[dict[st
 
 
 def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    return {"answers": report["details"],
+    shared = {"model": report.get("model"), "split": report.get("split")}
+    return {"answers": [{**shared, **d, **_correct(d)} for d in report["details"]],
             "figures": [{"task": name, "figure": figure, **fig} for name, task in report["tasks"].items()
                         for figure, fig in _named_figures(task)]}
 
@@ -163,7 +164,8 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
 def _figure_table(task: dict[str, Any]) -> Any:
     """Each figure with its interval and n (a figure that could not be computed: why, and the fix); the unreadable
     share; then the paper's figures for the same split and metric, marked published, with the paper's n."""
-    rows = [[text(name), interval_cell(fig, percent=True), count(fig.get("n"))] for name, fig in _named_figures(task)]
+    rows = [[text(name), interval_cell(fig, percent=True) if fig.get("value") is not None else
+             text(f"– ({_why_none(name)})"), count(fig.get("n"))] for name, fig in _named_figures(task)]
     if "auroc" in task and not task.get("auroc"):
         rows.append([text("auroc"), text(f"not computed — {task.get('auroc_note') or NO_PROBABILITY}"),
                      count(task["answered"])])
@@ -176,6 +178,15 @@ def _figure_table(task: dict[str, Any]) -> Any:
                    f"{100 * p['value']:.1f}% (n not stated; {p['source']})"), count(p.get("n"))]
              for p in task["published"]]
     return table(["figure", "value [95% interval]", "n"], rows)
+
+
+def _why_none(name: str) -> str:
+    """Why a per-class figure has no value: what it divides by was zero."""
+    if name.startswith("precision["):
+        return "no answer said this class: precision divides by those answers"
+    if name.startswith("recall["):
+        return "no item has this class: recall divides by them"
+    return "nothing was scored"
 
 
 def _outcome(r: dict[str, Any]) -> str:
