@@ -455,9 +455,11 @@ def test_the_suite_skips_a_benchmark_whose_data_is_not_installed_and_shows_the_o
         assert f"skipped: {name}: data set '{name}' is not installed; install with:\n    memegauge data get {name}\n" \
             in said
     assert "skipped: harmeme: data set 'harmeme' is not installed" in said
-    table = [line.split("│") for line in done.stdout.splitlines() if line.count("│") > 4]
-    rows = {(cells[1].strip(), cells[3].strip(), cells[4].strip()) for cells in table}
-    assert ("fhm", "hateful", "accuracy") in rows and ("mami", "misogynous", "accuracy") in rows  # the table
+    # the leaderboard: a table per benchmark and split, a line per task and metric
+    assert "fhm · dev_seen" in done.stdout and "mami · test" in done.stdout
+    rows = {(cells[1].strip(), cells[2].strip()) for cells in (line.split("│") for line in done.stdout.splitlines()
+                                                               if line.count("│") > 3)}
+    assert ("hateful", "accuracy") in rows and ("misogynous", "accuracy") in rows
     assert "skipped: memeqa: data set 'memeqa' is not installed: run `memegauge data get memeqa`" in done.stdout
     assert sorted(r["method"] for r in json.loads(cli(tmp, "runs", "--json").stdout)) == ["fhm", "mami"]
 

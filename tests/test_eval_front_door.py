@@ -171,6 +171,7 @@ def test_eval_lists_memeqa_and_agrees_with_data_list(front, capsys):
     assert "none-minus/test" in lines["memeqa"] and "data memeqa: installed" in lines["memeqa"]
     assert "data harmeme: run `memegauge data get harmeme`, `memegauge data import harmeme PATH" in lines["harmeme"]
     code, listed, _ = run_cli(tmp, capsys, "data", "list")
+    assert code == 0 and len(listed.splitlines()) == 2 + len(catalogue.entries())  # title, header, a line each
     for line in listed.splitlines():
         name = line.split()[0] if line.split() else ""
         if name in lines:  # every data set eval reads is marked with the benchmark that reads it
@@ -197,7 +198,14 @@ def test_eval_has_the_run_options_of_every_run_command(front, capsys):
     assert _report(tmp, capsys, "mine")["run"]["config"]["max_tokens"] == 64
     code, _, err = run_cli(tmp, capsys, "eval", "fhm", "--model", "tsrv", "-o", "nonsense=1")
     assert code == 2 and "nonsense" in err
-    assert run_cli(tmp, capsys, "eval", "fhm", "memeqa", "--model", "tsrv", "--limit", "2", "--run", "pre")[0] == 0
+    code, _, err = run_cli(tmp, capsys, "eval", "fhm", "memeqa", "--model", "tsrv", "--limit", "2", "--run", "pre")
+    assert code == 0
+    # a closing line sent to a file is never wrapped inside its command (it is longer than 80 columns)
+    assert "run 'pre-memeqa' done; `memegauge report pre-memeqa` shows it" in err.splitlines()
+    code, _, err = run_cli(tmp, capsys, "eval", "memeqa", "--model", "tsrv", "--limit", "2", "--seed", "12345")
+    line = "run 'memeqa-eval-tsrv-none-minus-dev-n2-s12345' done; `memegauge report " \
+           "memeqa-eval-tsrv-none-minus-dev-n2-s12345` shows it"
+    assert code == 0 and len(line) > 80 and line in err.splitlines()
     code, listed, _ = run_cli(tmp, capsys, "runs", "--json")
     assert {r["name"] for r in json.loads(listed)} >= {"fhm-tsrv-dev_seen-n3", "fhm-tsrv-dev_seen", "mine",
                                                        "pre-fhm", "pre-memeqa"}
@@ -207,4 +215,28 @@ def test_eval_has_the_run_options_of_every_run_command(front, capsys):
     # --max-failure-rate is one option, bounded 0–1, for every run command
     code, _, err = run_cli(tmp, capsys, "eval", "fhm", "--model", "tsrv", "--max-failure-rate", "1.5")
     assert code == 2
+    code, info, _ = run_cli(tmp, capsys, "data", "info", "harmeme")
+    assert code == 0 and "benchmark: memegauge eval harmeme" in info and "then: memegauge data import harmeme PATH" \
+        in info and "@inproceedings{pramanick" in info
 
+
+def test_runs_never_cuts_a_run_name_and_says_which_columns_it_left_out():
+    from rich.console import Console
+
+    from memegauge.report.formats import runs_table
+    from memegauge.report.header import RunHeader
+
+    long = "memeqa-eval-qwen2-vl-7b-instruct-awq-none-minus-test-n500-s7"
+    fields = {name: (0 if info.annotation in (int, "int") else 0.0 if info.annotation in (float, "float") else "")
+              for name, info in RunHeader.model_fields.items() if info.is_required()}
+    header = RunHeader.model_construct(**{**fields, "name": long, "method": "memeqa", "status": "done", "calls": 500,
+                                          "calls_made": 500, "cached_calls": 0, "last_execution_new_calls": 500,
+                                          "failed_calls": 0, "tokens": 123456, "cost": 0.1234})
+    for width in (80, 100, 200):
+        table, dropped = runs_table([header], width, "runs")
+        console = Console(width=width, record=True, file=io.StringIO())
+        console.print(table)
+        text = console.export_text()
+        assert long in text, (width, text)  # whole, on one line
+        assert all(len(line) <= width for line in text.splitlines())
+        assert (width == 200) == (not dropped) and "name" not in dropped and "status" not in dropped
