@@ -90,8 +90,8 @@ def runs_command(ctx: typer.Context,
     table, dropped = runs_table([run_header(store, r["name"]) for r in rows], out.width, f"runs in {cfg.store_path}")
     out.print(table)
     if dropped:  # a run's name is never cut: other columns go first
-        out.print(f"left out at {out.width} columns: {', '.join(dropped)} (`memegauge runs --json` has every one)",
-                  highlight=False)
+        out.print(f"left out at {out.width} columns: {', '.join(dropped)}", highlight=False)
+        out.print("`memegauge runs --json` has every column", highlight=False)
 
 
 WEIGHTS_BACKENDS = ("embedded", "hf")  # models whose check loads weights here: `models --check` asks them only by name

@@ -171,7 +171,7 @@ def test_eval_lists_memeqa_and_agrees_with_data_list(front, capsys):
     assert "none-minus/test" in lines["memeqa"] and "data memeqa: installed" in lines["memeqa"]
     assert "data harmeme: run `memegauge data get harmeme`, `memegauge data import harmeme PATH" in lines["harmeme"]
     code, listed, _ = run_cli(tmp, capsys, "data", "list")
-    assert code == 0 and len(listed.splitlines()) == 2 + len(catalogue.entries())  # title, header, a line each
+    assert code == 0 and len(listed.splitlines()) == 3 + len(catalogue.entries())  # title, header, a line each, info
     for line in listed.splitlines():
         name = line.split()[0] if line.split() else ""
         if name in lines:  # every data set eval reads is marked with the benchmark that reads it

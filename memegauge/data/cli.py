@@ -80,13 +80,13 @@ def list_command(details: bool = typer.Option(False, "--details", help="Also eac
     widths = [max(len(r[i]) for r in [("name", "installed", "benchmark", "size", ""), *rows]) for i in range(4)]
     lines = [("name", "installed", "benchmark", "size", "what")] + rows
     terminal = out.is_terminal
-    out.print(safe(f"data sets (installed in {data_dir()}); `memegauge data info NAME` for sources, licence, checks "
-                   "and citation"), highlight=False, soft_wrap=True)
+    out.print(safe(f"data sets, installed in {data_dir()}"), highlight=False, soft_wrap=True)
     for row in lines:
         text = "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[4]
         if terminal and len(text) > out.width:  # one line per data set on a terminal: the description is cut
             text = text[:max(out.width - 1, 0)] + "…"
         out.print(safe(text), highlight=False, soft_wrap=True)
+    out.print("`memegauge data info NAME`: sources, licence, checks, notes, citation", highlight=False)
     if details:
         for name in found:
             out.print("")

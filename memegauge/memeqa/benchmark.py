@@ -17,8 +17,8 @@ from memegauge.benchmarks.kit.entries import EvalEntry, EvalOptions, Published
 VERSIONS = ("none-minus", "none-plus")
 SPLITS = ("train", "dev", "test")
 DEFAULT = "none-minus/dev"  # `qa eval`'s defaults
-PAPER_N = ("the paper gives no test count per figure: 9,031 questions per version, split 60:20:20 by meme "
-           "(≈1,806 test questions; §3.4)")
+PAPER_N = ("MemeQA's paper gives no test count per figure: 9,031 questions per version, split 60:20:20 by meme "
+           "(so about 1,806 test questions)")
 
 
 def parse_split(split: str | None) -> tuple[str, str] | None:

@@ -156,37 +156,61 @@ def runs_page(store: Store) -> str:
                        form=choices or None)
 
 
-def board_table(board: Any, links: bool = False) -> Any:
-    """A suite leaderboard (`memegauge.report.leaderboard.Board`) as an HTML table: benchmark, split, task, metric,
-    a column per model (value [interval] n, or why it was not computed), a column per published system (marked
-    published, with the paper's n)."""
-    systems = board.systems()
-    header = ["benchmark", "split", "task", "metric", *board.models, *(f"published: {s}" for s in systems)]
-    body = []
+def board_tables(board: Any) -> list[Block]:
+    """A suite leaderboard (`memegauge.report.leaderboard.Board`) as HTML tables, one per benchmark and split: task,
+    metric, a column per model (value [interval] n, or why it was not computed), and a column per published system
+    of that benchmark, marked published, with the paper's n in its header (in the cell where it varies by row)."""
+    sections: dict[tuple[str, str], list[Any]] = {}
     for line in board.lines:
-        cells = [text(line.benchmark), text(line.split), text(line.task), text(line.metric)]
-        for m in board.models:
-            r = line.cells.get(m)
-            cells.append(Cell(leaderboard.board_cell(r), r.value if r else None))
-        by_system = {p.system: p for p in line.published}
-        cells += [Cell(leaderboard.published_cell(by_system[s]), by_system[s].value) if s in by_system else text(None)
-                  for s in systems]
-        body.append(cells)
-    return table(header, body)
+        sections.setdefault((line.benchmark, line.split), []).append(line)
+    blocks = []
+    for (benchmark, split), lines in sections.items():
+        systems = list(dict.fromkeys(p.system for line in lines for p in line.published))
+        ns = {s: {(p.n, p.n_note != "") for line in lines for p in line.published if p.system == s} for s in systems}
+        shared = {s: next(iter(found)) for s, found in ns.items() if len(found) == 1}
+
+        def header(system: str) -> str:
+            if system not in shared:
+                return f"published: {system}"
+            n, _ = shared[system]
+            return f"published: {system} ({'n=' + str(n) if n is not None else 'n not stated'})"
+
+        body = []
+        for line in lines:
+            cells = [text(line.task), text(line.metric)]
+            for m in board.models:
+                r = line.cells.get(m)
+                cells.append(Cell(leaderboard.board_cell(r), r.value if r else None))
+            by_system = {p.system: p for p in line.published}
+            cells += [text(None) if s not in by_system else
+                      Cell(f"{100 * by_system[s].value:.1f}%" if s in shared else
+                           leaderboard.published_cell(by_system[s]), by_system[s].value) for s in systems]
+            body.append(cells)
+        notes = {p.n_note for line in lines for p in line.published if p.n_note}
+        blocks.append(Block("table", f"{benchmark} · {split}", text=" ".join(sorted(notes)),
+                            table=table(["task", "metric", *board.models, *map(header, systems)], body)))
+    return blocks
 
 
 def board_page(board: Any, links: bool = False) -> str:
-    """The suite leaderboard as a page: its runs, the table, what was not computed and why, the skipped benchmarks
-    with their install lines, and a plot of each benchmark's first figure per model."""
+    """The suite leaderboard as a page: its runs, a table per benchmark and split, what was not computed and why,
+    the skipped benchmarks with the commands that install them, and a plot of each benchmark's overall figure."""
     facts = [(r["name"], f"{r['method']} · {r['status']} · {r['date']} · {', '.join(r['models'])}")
              for r in board.runs]
-    blocks = [Block("table", "Leaderboard (95% intervals; n = items behind each figure; published: the papers' own "
-                             "figures, with their n)", table=board_table(board, links))]
+    blocks = [Block("note", "Leaderboard", text="Each figure with its 95% interval and n (items behind it); "
+                                                "published: the papers' own figures on the same split and metric, "
+                                                "never ours, with the paper's n.")]
+    blocks += board_tables(board)
     if board.notes:
         blocks.append(Block("note", "Not computed", text=" ".join(board.notes)))
     if board.skipped:
+        rows = []
+        for name, why in board.skipped:
+            reason, *commands = why.split("\n")
+            rows += [[text(name), text(reason.removesuffix("; install with:")), text(c.strip())]
+                     for c in (commands or [""])]
         blocks.append(Block("table", "Skipped benchmarks (data not installed)", table=table(
-            ["benchmark", "why, and the line that installs it"], [[text(n), text(w)] for n, w in board.skipped])))
+            ["benchmark", "why", "command (one per line)"], rows)))
     rows = [r for line in board.lines for r in line.cells.values() if r.value is not None]
     lead = [r.model_copy(update={"group": f"{line.benchmark}: {line.task} ({line.metric})", "run": r.model})
             for line in board.lines if line.metric == board.lines[0].metric

@@ -80,9 +80,10 @@ def eval_command(ctx: typer.Context,
         _dry(s, planned)
         return
     use_budget(budget)
-    if not skip_preflight:
+    if not skip_preflight:  # every model of every run checked once, then asked whether it returns log-probabilities
+        _preflight(s, planned)
         _logprob_preflight(s, planned)
-    runs = asyncio.run(_run_all(s, planned, not skip_preflight))
+    runs = asyncio.run(_run_all(s, planned))
     store = s.store()
     found = suite_board(store, runs, skipped=list(missing.items()),
                         title=f"MemeGauge {'suite ' + suite if suite else 'benchmarks'}: "
@@ -209,7 +210,7 @@ def _chosen(found, names: list[str], suite: str | None):
 
 
 def _planned(s, chosen, models: list[str], split, limit, seed, data, sets, run: str | None) -> list:
-    """[(entry, method, [(config, checked inputs, run name)])]: every run's inputs checked before the first starts."""
+    """[(entry, [(config, `Checked`, run name)])]: every run's inputs checked before the first starts."""
     from memegauge.benchmarks.kit.entries import EvalOptions
 
     planned = []
@@ -221,8 +222,9 @@ def _planned(s, chosen, models: list[str], split, limit, seed, data, sets, run: 
             cfg = entry.config(EvalOptions(model=m, split=split.get(entry.name, split.get(None)), limit=limit,
                                            seed=seed, data=folder, sets=mine,
                                            only=len(chosen) == 1 or entry.name in split))
-            inputs = entry.method().check(cfg, s.registry()).inputs
-            runs.append((cfg, inputs, _name(run, entry, m, len(chosen), len(models)) or entry.run_name(cfg, inputs)))
+            checked = entry.method().check(cfg, s.registry())
+            runs.append((cfg, checked, _name(run, entry, m, len(chosen), len(models))
+                         or entry.run_name(cfg, checked.inputs)))
         planned.append((entry, runs))
     return planned
 
@@ -238,8 +240,17 @@ def _dry(s, planned) -> None:
     from memegauge.clikit import dry_run
 
     for entry, runs in planned:
-        for cfg, inputs, name in runs:
-            dry_run(s, name, entry.plan(cfg, inputs))
+        for cfg, checked, name in runs:
+            dry_run(s, name, entry.plan(cfg, checked.inputs))
+
+
+def _preflight(s, planned) -> None:
+    """The preflight of every model the runs call (`memegauge.engine.preflight`), once for all benchmarks."""
+    from memegauge.clikit import preflight
+
+    checked = [c for _, runs in planned for _, c, _ in runs]
+    preflight(s, list(dict.fromkeys(m for c in checked for m in c.models)),
+              list(dict.fromkeys(m for c in checked for m in c.pictures)))
 
 
 def _logprob_preflight(s, planned) -> None:
@@ -261,13 +272,13 @@ def _logprob_preflight(s, planned) -> None:
                       highlight=False, soft_wrap=True)
 
 
-async def _run_all(s, planned, preflight: bool) -> list[str]:
+async def _run_all(s, planned) -> list[str]:
     from memegauge.run_path import run_checked  # lazy: the engine when a run is made
 
     names = []
-    for entry, runs in planned:
+    for entry, runs in planned:  # the preflight was made for all of them (`_preflight`), unless skipped
         results = await run_checked(entry.method(), [(cfg, name) for cfg, _, name in runs], store=s.store,
-                                    registry=s.registry(), progress=s.progress, preflight=preflight)
+                                    registry=s.registry(), progress=s.progress, preflight=False)
         names += [r.name for r in results]
     return names
 
