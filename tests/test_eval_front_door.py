@@ -136,6 +136,12 @@ def test_the_memes_suite_runs_memeqa_and_fhm_into_one_leaderboard_that_equals_th
     assert auroc["tsrv2"] == "" and "no log-probabilities" in auroc["tsrv2_note"] and "vLLM" in auroc["tsrv2_note"]
     assert "not computed: no log-probabilities" in out  # the terminal table, then the reason and fix below it
     assert "model 'tsrv2''s server returns no log-probabilities" in err  # said by the preflight, before the run
+    code, md, _ = run_cli(tmp, capsys, "report", "fhm-tsrv2-test_seen", "--format", "md")
+    assert code == 0 and "| not computed: no log-probabilities |" in md and "Not computed:" in md and "fix:" in md
+    code, _, _ = run_cli(tmp, capsys, "report", "fhm-tsrv2-test_seen", "--format", "html", "--out", "run.html")
+    page = " ".join((tmp / "run.html").read_text().split())
+    assert code == 0 and "not computed — no log-probabilities" in page and "unreadable (lower is better)" in page
+    assert 'class="item"' in page and "how it was read" in page and "agent" not in page.split("<main>")[0]
     # the papers' figures beside ours, marked published, on the same split and metric, with their n
     assert float(rows[("fhm", "test_seen", "hateful", "accuracy")]["published: human annotators"]) == 0.847
     assert float(rows[("memeqa", "none-minus/test", "macro", "accuracy")]["published: human"]) == 0.819

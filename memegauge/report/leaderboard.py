@@ -123,6 +123,10 @@ def to_markdown(rows: list[Headline], title: str, facts: list[tuple[str, str]] =
     out += ["| " + " | ".join(map(_md_escape, line)) + " |" for line in lines]
     if not lines:
         out.append("| " + " | ".join(["–"] * len(header)) + " |")
+    reasons = list(dict.fromkeys(f"{r.figure} of {r.model} ({r.group}): {r.note}" for r in rows
+                                 if r.value is None and r.note))
+    if reasons:  # each figure shown as not computed: the reason and the fix in full
+        out += ["", "Not computed:"] + [f"- {_md_escape(reason)}" for reason in reasons]
     out += ["", "95% intervals: Wilson for rates (clustered by meme where items share one), cluster "
                 "bootstrap for means and ratings; see docs/reports.md."]
     return "\n".join(out) + "\n"
