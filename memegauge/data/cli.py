@@ -65,6 +65,21 @@ def _evaluated_by() -> dict[str, list[str]]:
     return found
 
 
+def install_lines(name: str) -> list[str]:
+    """The commands that install data set `name`, one pasteable command per line (a copy you must request: its
+    `data import` line, with where to request it as a shell comment)."""
+    from memegauge.data.catalogue import entry
+    from memegauge.data.store import missing_sources
+
+    absent = set(missing_sources(name))
+    missing = [s for s in entry(name).sources if s.id in absent]
+    user = [s for s in missing if s.kind == "user"]
+    lines = [f"memegauge data get {name}"] if len(user) < len(missing) else []
+    lines += [f"memegauge data import {name} PATH  # PATH: your copy; {' '.join(str(user[0].request).split())}"
+              ] if user else []
+    return lines
+
+
 @data_app.command("list")
 def list_command(details: bool = typer.Option(False, "--details", help="Also each entry's notes and citation "
                                                                         "(as `data info NAME` gives one).")) -> None:
@@ -131,7 +146,7 @@ def get_command(ctx: typer.Context, names: list[str] = typer.Argument(..., help=
     from memegauge.clikit import console, out, safe
     from memegauge.data.catalogue import entry
     from memegauge.data.install import get
-    from memegauge.data.store import entry_dir, get_line, missing_sources, read_state, reinstall_line
+    from memegauge.data.store import entry_dir, missing_sources, read_state, reinstall_line
 
     quiet = _quiet(ctx)
     gated, damaged = [], []
@@ -149,8 +164,9 @@ def get_command(ctx: typer.Context, names: list[str] = typer.Argument(..., help=
             out.print(f"{name}: installed {', '.join(outcome.installed)} in {safe(where)} — {outcome.requests} "
                       f"requests, {outcome.received / 1e6:.1f} MB received, {outcome.seconds:.1f} s", soft_wrap=True)
         gated += [("your copy", line) for line in outcome.gated]
-        gated += [("also needed", f"{name} reads {need} at use time, which is not installed: run "
-                                  f"`{get_line(need)}`") for need in entry(name).needs if missing_sources(need)]
+        gated += [("also needed", f"{name} reads {need} at use time, which is not installed; install it with:\n"
+                                  + "\n".join(f"    {line}" for line in install_lines(need)))
+                  for need in entry(name).needs if missing_sources(need)]
     for label, line in gated:
         console.print(f"[yellow]{label}:[/] {safe(line)}", highlight=False, soft_wrap=True)
     for line in damaged:

@@ -165,18 +165,10 @@ def _missing(entry, data: Path | None, several: bool) -> str | None:
 
 
 def install_lines(name: str) -> list[str]:
-    """The commands that install data set `name`, one pasteable command per line (a copy you must request: its
-    `data import` line, with where to request it as a shell comment)."""
-    from memegauge.data.catalogue import entry as catalogue_entry
-    from memegauge.data.store import missing_sources
+    """The commands that install data set `name`, one per line (`memegauge data`'s own)."""
+    from memegauge.data.cli import install_lines as lines  # lazy: the data catalogue only when asked
 
-    absent = set(missing_sources(name))
-    missing = [s for s in catalogue_entry(name).sources if s.id in absent]
-    user = [s for s in missing if s.kind == "user"]
-    lines = [f"memegauge data get {name}"] if len(user) < len(missing) else []
-    lines += [f"memegauge data import {name} PATH  # PATH: your copy; {' '.join(str(user[0].request).split())}"
-              ] if user else []
-    return lines
+    return lines(name)
 
 
 def _list(out, found) -> None:
