@@ -175,7 +175,8 @@ def test_eval_lists_memeqa_and_agrees_with_data_list(front, capsys):
     lines = {line.split(":")[0]: line for line in out.splitlines()}
     assert code == 0 and {"memeqa", "fhm", "harmeme", "mami", "goat-bench", "ii-bench", "memelens"} <= set(lines)
     assert "none-minus/test" in lines["memeqa"] and "data memeqa: installed" in lines["memeqa"]
-    assert "data harmeme: run `memegauge data get harmeme`, `memegauge data import harmeme PATH" in lines["harmeme"]
+    assert "data harmeme: not installed: `memegauge data get harmeme` and `memegauge data import harmeme PATH` " \
+           "(`memegauge data info harmeme`: where to request your copy)" in lines["harmeme"]
     code, listed, _ = run_cli(tmp, capsys, "data", "list")
     assert code == 0 and len(listed.splitlines()) == 3 + len(catalogue.entries())  # title, header, a line each, info
     for line in listed.splitlines():

@@ -21,6 +21,7 @@ import typer
 
 from memegauge.clikit import BUDGET, DRY_RUN, MAX_FAILURE_RATE, RUN, SET, SKIP_PREFLIGHT, config_option
 
+OUT_SUFFIXES = (".html", ".htm", ".csv", ".md")
 SKIPPED_EXIT = 4
 """`eval --suite`'s exit status when it ran and showed the leaderboard but skipped benchmarks whose data set is not
 installed (a run that failed calls still exits 1; docs/benchmarks.md)."""
@@ -63,6 +64,9 @@ def eval_command(ctx: typer.Context,
         _list(out, eval_entries())
         return
     chosen = _chosen(eval_entries(), names or [], suite)
+    if out_path is not None and out_path.suffix.lower() not in OUT_SUFFIXES:  # refused before any run
+        raise InputError(f"unknown leaderboard format {out_path.suffix!r}", "--out",
+                         "end the file name in .html, .csv or .md")
     if not model:
         raise InputError("no model named", "--model", "name a model of the registry: --model M (repeatable)")
     missing = {entry.name: why for entry in chosen if (why := _missing(entry, data, len(chosen) > 1))}
@@ -90,7 +94,9 @@ def eval_command(ctx: typer.Context,
                               f"{', '.join(e.name for e in chosen)}")
     print_board(out, found)
     if out_path is not None:
-        out_path.write_text(board_page(found, out_path.suffix.lower()), encoding="utf-8")
+        from memegauge.files import write_text_atomic  # lazy: only when a file is written
+
+        write_text_atomic(out_path, board_page(found, out_path.suffix.lower()))
     finish_all(store, runs, max_failure_rate)
     if missing:
         console.print(f"[yellow]skipped[/] (data not installed): {', '.join(missing)}", highlight=False)
@@ -176,8 +182,11 @@ def _list(out, found) -> None:
     names `memegauge data list` marks as evaluated by `eval`."""
     for entry in found:
         why = _missing(entry, None, True)
+        commands = [line.split("  #")[0] for line in install_lines(entry.data)] if entry.data and why else []
         data = (f"data {entry.data}: " + ("installed" if why is None else
-                                          "run `" + "`, `".join(install_lines(entry.data)) + "`")) if entry.data else ""
+                                          "not installed: " + " and ".join(f"`{c}`" for c in commands)
+                                          + (f" (`memegauge data info {entry.data}`: where to request your copy)"
+                                             if any(" PATH" in c for c in commands) else ""))) if entry.data else ""
         out.print(f"{entry.name}: {entry.title} — splits {', '.join(entry.splits)} (default {entry.split}); "
                   f"tasks {entry.tasks}; suites {', '.join(entry.suites)}; {data}", highlight=False, markup=False)
 
