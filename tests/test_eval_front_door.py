@@ -191,6 +191,8 @@ def test_eval_has_the_run_options_of_every_run_command(front, capsys):
     code, out, _ = run_cli(tmp, capsys, "eval", "fhm", "memeqa", "--model", "tsrv", "--dry-run")
     assert code == 0 and "dry run of fhm-tsrv-dev_seen" in out and "dry run of memeqa-eval-tsrv-none-minus-dev" in out
     assert not (tmp / "s.db").exists()
+    first = next(line for line in out.splitlines() if "fhm.hateful" in line).split("│")[7].strip()
+    assert first.startswith("≤") and float(first.strip("≤ ")) > 0  # priced before anything is cached
     # readable names: a --limit run is told apart from the full one
     assert run_cli(tmp, capsys, "eval", "fhm", "--model", "tsrv", "--limit", "3")[0] == 0
     assert run_cli(tmp, capsys, "eval", "fhm", "--model", "tsrv")[0] == 0
