@@ -218,6 +218,11 @@ def test_eval_has_the_run_options_of_every_run_command(front, capsys):
     code, listed, _ = run_cli(tmp, capsys, "runs", "--json")
     assert {r["name"] for r in json.loads(listed)} >= {"fhm-tsrv-dev_seen-n3", "fhm-tsrv-dev_seen", "mine",
                                                        "pre-fhm", "pre-memeqa"}
+    # one model's two runs of one benchmark and split (a --limit run and the full one) are two columns, never one
+    code, text, _ = run_cli(tmp, capsys, "compare", "fhm-tsrv-dev_seen-n3", "fhm-tsrv-dev_seen", "pre-memeqa",
+                            "--format", "csv")
+    header = next(csv.reader(io.StringIO(text)))
+    assert code == 0 and {"tsrv (fhm-tsrv-dev_seen-n3)", "tsrv (fhm-tsrv-dev_seen)", "tsrv"} <= set(header)
     # --budget: the run stops cleanly (resumable) once its calls cost this much
     code, _, err = run_cli(tmp, capsys, "eval", "fhm", "--model", "tsrv2", "--budget", "0.000001")
     assert code != 0 and "budget" in err.lower()

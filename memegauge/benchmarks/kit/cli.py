@@ -293,18 +293,25 @@ def suite_board(store, runs: list[str], skipped: list[tuple[str, str]] = (), tit
 
     lines: dict[tuple[str, str, str, str], BoardLine] = {}
     described, notes = [], []
+    found = []
     for name in runs:
         report = build_report(store, name)
         config = report["run"].get("config") or {}
         entry = entry_of_method(report["run"]["method"], config)
         rows = headline_rows(report)
-        if entry is None or not rows:
-            continue
-        split = entry.split_of(config)
+        if entry is not None and rows:
+            found.append((name, report, entry, entry.split_of(config), rows))
+    # one model with two runs of one benchmark and split (a --limit run beside the full one): a column for each run
+    seen: dict[tuple[str, str, str], set[str]] = {}
+    for name, _, entry, split, rows in found:
         for r in rows:
+            seen.setdefault((entry.name, split, r.model), set()).add(name)
+    for name, report, entry, split, rows in found:
+        for r in rows:
+            column = r.model if len(seen[(entry.name, split, r.model)]) == 1 else f"{r.model} ({name})"
             key = (entry.name, split, entry.task_of(r.group), r.figure)
             line = lines.setdefault(key, BoardLine(*key, cells={}, published=entry.published(split, key[2], r.figure)))
-            line.cells[r.model] = r
+            line.cells[column] = r
             if r.value is None and r.note and r.note not in notes:
                 notes.append(r.note)
         described.append({"name": name, "method": report["run"]["method"], "status": report["run"]["status"],
