@@ -104,7 +104,7 @@ def models_command(ctx: typer.Context,
                    ) -> None:
     """List configured models; --check sends one tiny request to each (exit 1 when a model you named,
     as an argument or in your registry file, fails; a built-in whose extra is missing says so)."""
-    from memegauge.engine.preflight import check_listed, user_named
+    from memegauge.engine.preflight import check_listed, free_problems, user_named
 
     registry = settings(ctx).registry()
     names = only or registry.names()
@@ -120,11 +120,12 @@ def models_command(ctx: typer.Context,
     out.print(table)
     if check:
         local = [] if only else [n for n in names if registry.get(n).backend in WEIGHTS_BACKENDS]
-        for name in local:  # never loaded unless named: each is seconds and a gigabyte of weights
+        unready = asyncio.run(free_problems(registry, local))  # free checks only (its extra, its weights' files)
+        for name in (n for n in local if n not in unready):  # never loaded unless named: seconds and a gigabyte
             out.print(f"{safe(name)}: not checked (a local model: `memegauge models --check {safe(name)}` loads its "
                       "weights and asks it)", soft_wrap=True, highlight=False)
-        names = [n for n in names if n not in local]
-        results = asyncio.run(check_listed(registry, names))
+        results = [unready[n] for n in local if n in unready]
+        results += asyncio.run(check_listed(registry, [n for n in names if n not in local]))
         for r in results:
             if r.get("installed") is False:
                 out.print(f"{safe(r['model'])}: [yellow]not installed[/] {safe(r['detail'])}", soft_wrap=True)
