@@ -2,8 +2,9 @@
 
 From Python (docs/api.md): `memegauge.run_adammeme`, `memegauge.run_arena`, `memegauge.run_memeqa` (or
 `memegauge.run(method, ...)`, `await memegauge.arun(...)`) run a method and return a `memegauge.Result`
-with its report, its tables (`to_pandas`) and its run name. They are imported on first use, so
-`import memegauge` stays light.
+with its report, its tables (`to_pandas`) and its run name; `memegauge.load(RUN, store=...)` returns a
+stored run's `Result` without running anything. They are imported on first use, so `import memegauge`
+stays light.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from memegauge._version import __version__
 
-_API = ("Result", "arun", "open_store", "registry_from", "run")
+_API = ("Result", "arun", "load", "open_store", "registry_from", "run")
 __all__ = ["__version__", *_API]
 
 

@@ -131,6 +131,19 @@ async def arun(method_name: str, config: Any, *, store: Store | str | Path | Non
                   calls_made=done.calls_made, failed_calls=done.failed_calls, store=the_store())
 
 
+def load(name: str, *, store: Store | str | Path | None = None) -> Result:
+    """The stored run `name` as a `Result` (its report, `tables()`, `to_pandas()`), read from the store only:
+    nothing is run or called, and no store file is created. An unknown name is one `InputError`."""
+    if not isinstance(store, Store):
+        path = Path(store) if store is not None else Path(os.environ.get(ENV_STORE) or "memegauge.db")
+        if not path.exists():
+            raise InputError(f"no store at {path}", "memegauge.load", "pass store=PATH: the store the run is in")
+    opened = open_store(store)
+    summary = opened.run_summary(name)  # an unknown name: InputError with the store's recent runs
+    return Result(name=name, method=summary["method"], status=summary["status"], calls=summary["calls"],
+                  calls_made=summary["calls_made"], failed_calls=summary["failed_calls"], store=opened)
+
+
 def entry_point(method_name: str) -> Callable[..., Result]:
     """`memegauge.run_<method_name>`: `run` of that method, `config` first (its config model, a dict or a
     YAML path), the same options."""

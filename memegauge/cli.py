@@ -174,7 +174,6 @@ def main_options(
 def runs_command(ctx: typer.Context,
                  as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List runs in the store with status, calls, tokens and cost."""
-    from rich.table import Table  # lazy: `--version` imports typer and rich's console only
 
     from memegauge.types import InputError  # lazy: start-up imports no pydantic
 
@@ -187,16 +186,17 @@ def runs_command(ctx: typer.Context,
     if as_json:
         out.print_json(json.dumps(rows, default=str))
         return
+    from memegauge.report.formats import runs_table
     from memegauge.report.header import run_header
 
-    table = Table(title=f"runs in {cfg.store_path}")
-    for column in ("name", "method", "status", "calls", "made", "cached", "last rerun new",
-                   "failed", "tokens", "cost $"):
-        table.add_column(column)
-    for h in (run_header(store, r["name"]) for r in rows):
-        table.add_row(h.name, h.method, h.status, str(h.calls), str(h.calls_made), str(h.cached_calls),
-                      str(h.last_execution_new_calls), str(h.failed_calls), str(h.tokens), f"{h.cost:.4f}")
+    table, dropped = runs_table([run_header(store, r["name"]) for r in rows], out.width, f"runs in {cfg.store_path}")
     out.print(table)
+    if dropped:  # a run's name is never cut: other columns go first
+        out.print(f"left out at {out.width} columns: {', '.join(dropped)}", highlight=False)
+        out.print("`memegauge runs --json` has every column", highlight=False)
+
+
+WEIGHTS_BACKENDS = ("embedded", "hf")  # models whose check loads weights here: `models --check` asks them only by name
 
 
 @app.command("models")
@@ -210,7 +210,7 @@ def models_command(ctx: typer.Context,
 
     from rich.table import Table
 
-    from memegauge.engine.preflight import check_listed, user_named
+    from memegauge.engine.preflight import check_listed, free_problems, user_named
 
     registry = settings(ctx).registry()
     names = only or registry.names()
@@ -225,7 +225,13 @@ def models_command(ctx: typer.Context,
                       str(s.max_concurrency), str(s.rpm or "-"), key_state)
     out.print(table)
     if check:
-        results = asyncio.run(check_listed(registry, names))
+        local = [] if only else [n for n in names if registry.get(n).backend in WEIGHTS_BACKENDS]
+        unready = asyncio.run(free_problems(registry, local))  # free checks only (its extra, its weights' files)
+        for name in (n for n in local if n not in unready):  # never loaded unless named: seconds and a gigabyte
+            out.print(f"{safe(name)}: not checked (a local model: `memegauge models --check {safe(name)}` loads its "
+                      "weights and asks it)", soft_wrap=True, highlight=False)
+        results = [unready[n] for n in local if n in unready]
+        results += asyncio.run(check_listed(registry, [n for n in names if n not in local]))
         for r in results:
             if r.get("installed") is False:
                 out.print(f"{safe(r['model'])}: [yellow]not installed[/] {safe(r['detail'])}", soft_wrap=True)
@@ -236,7 +242,7 @@ def models_command(ctx: typer.Context,
             if r["image"] == "no":
                 out.print(f"  {safe(r['model'])} refuses images: add `vision: false` to its registry "
                           "entry (it then reads meme text and caption), or serve a vision model")
-        named = set(only or user_named(registry))
+        named = set(only or user_named(registry)) - set(local)
         if any(r["model"] in named and not (r["ok"] and r["image"] != "no") for r in results):
             raise typer.Exit(1)
 

@@ -28,8 +28,14 @@ def stdout_console() -> Console:
     return Console(width=None if sys.stdout.isatty() else PIPE_WIDTH)
 
 
-console = Console(stderr=True)
-notes = Console(stderr=True)
+def stderr_console() -> Console:
+    """The console for status lines on stderr: the terminal's width, or `PIPE_WIDTH` when stderr is a file (a
+    run's closing line, which holds a command, is never wrapped mid-command there)."""
+    return Console(stderr=True, width=None if sys.stderr.isatty() else PIPE_WIDTH)
+
+
+console = stderr_console()
+notes = stderr_console()
 """Status lines on stderr (wall time, call counts): silenced by `--quiet`, which leaves the errors and
 each command's final line (`console`)."""
 out = stdout_console()
@@ -74,6 +80,19 @@ LIMIT = typer.Option(None, "--limit", min=1, help="Use at most N items (memes, o
 SEED = typer.Option(None, "--seed", help="Seed of every random draw; sets the config's `seed`.")
 SET = typer.Option(None, "-o", "--set", metavar="KEY=VALUE",
                    help="Set any config key, repeatable; nested keys with dots (-o max_tokens.judging=900).")
+
+MAX_FAILURE_RATE = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0, metavar="SHARE",
+                                help="Accept the run as done when at most this share (0–1) of its calls still "
+                                     "failed after retries (default 0: none).")
+RUN = typer.Option(None, "--run", metavar="NAME", help="Run name (default: made from the options); with several "
+                   "runs (models, benchmarks), the prefix of each run's name.")
+
+
+def config_option(what: str, required: bool = False) -> Any:
+    """`-c/--config PATH`: the command's config YAML (`what` says whose keys); options given override it."""
+    return typer.Option(... if required else None, "-c", "--config", metavar="PATH",
+                        help=f"{what} config YAML; options given here override its keys.")
+
 
 IMAGES = typer.Option(None, "--images", help="Folder the meme set's relative `image` names resolve from "
                      "(or the corpus folder holding it as images/), when the pictures are not beside the "

@@ -46,6 +46,8 @@ class ExportTable:
     describe: str
     rows: Callable[[Store, dict[str, Any]], Rows]
     columns: tuple[str, ...] = ()
+    types: tuple[tuple[str, str], ...] = ()  # (column, pyarrow type: float64, string, bool, int64) for Parquet, so a
+    # column keeps its type in a run where it has no value (P(positive) without log-probabilities: float64, not text)
 
 
 def record_columns(record: type[Record], *score: str) -> tuple[str, ...]:
@@ -145,7 +147,8 @@ def to_jsonl(rows: Rows) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
-def write_parquet(rows: Rows, path: Path, empty: list[str] | None = None) -> None:
+def write_parquet(rows: Rows, path: Path, empty: list[str] | None = None,
+                  types: tuple[tuple[str, str], ...] = ()) -> None:
     """Parquet through pyarrow (the `pandas` extra), written beside `path` and renamed onto it."""
     try:
         import pyarrow as pa
@@ -154,7 +157,9 @@ def write_parquet(rows: Rows, path: Path, empty: list[str] | None = None) -> Non
         raise InputError("Parquet export needs pyarrow (not installed)", "--format parquet",
                          f"{install_hint('pandas')}, or use --format csv or jsonl") from None
     columns = _columns(rows, empty)
-    table = pa.table({c: _parquet_column(c, [row.get(c) for row in rows]) for c in columns})
+    typed = {c: getattr(pa, kind)() for c, kind in types}
+    table = pa.table({c: pa.array([row.get(c) for row in rows], typed[c]) if c in typed else
+                      _parquet_column(c, [row.get(c) for row in rows]) for c in columns})
     write_atomic(path, lambda tmp: pq.write_table(table, tmp))
 
 
@@ -199,7 +204,7 @@ def export(store: Store, name: str, table: str, fmt: str, out: Path | None) -> t
     rows = export_rows(store, name, table)
     empty = None if rows else columns_of(store, name, table)
     if fmt == "parquet":
-        write_parquet(rows, Path(out), empty)
+        write_parquet(rows, Path(out), empty, tables_of(store.run_row(name)["method"])[table].types)
         return len(rows), None
     text = to_csv(rows, empty) if fmt == "csv" else to_jsonl(rows)
     if out is None:

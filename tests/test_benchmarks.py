@@ -10,6 +10,7 @@ import importlib.util
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -369,7 +370,13 @@ def test_the_suite_runs_every_installed_benchmark_into_one_leaderboard(world):
     for name, make in (("harmeme", harmeme), ("mami", mami), ("goat-bench", goat), ("ii-bench", ii_bench),
                        ("memelens", memelens)):
         make(data / name)
-    split = {"harmeme": "harm-c/test", "mami": "test", "goat-bench": "test", "ii-bench": "test", "memelens": "test"}
+    from helpers.memeqa_data import make_dataset  # MemeQA is in the suite too: its folder as `--data` reads it
+
+    make_dataset(tmp / "mq", memes=("m1", "m2"))
+    shutil.copytree(tmp / "mq" / "data", data / "memeqa")
+    shutil.copytree(tmp / "mq" / "images", data / "memeqa" / "images")
+    split = {"harmeme": "harm-c/test", "mami": "test", "goat-bench": "test", "ii-bench": "test", "memelens": "test",
+             "memeqa": "none-minus/dev"}
     done = cli(tmp, "eval", "--suite", "memes", "--model", "tsrv", "--data", str(data), "--out", str(tmp / "s.html"),
                check=False)
     # fhm's default split is dev_seen; the others' defaults are as in `split`
@@ -377,8 +384,8 @@ def test_the_suite_runs_every_installed_benchmark_into_one_leaderboard(world):
     runs = json.loads(cli(tmp, "runs", "--json").stdout)
     assert sorted(r["method"] for r in runs) == sorted(["fhm", *split])
     page = (tmp / "s.html").read_text()
-    for name in ["fhm", *split]:
-        assert f"{name}: " in page
+    for name in ["fhm", *split]:  # a table per benchmark and split
+        assert f"<h2>{name} · " in page
     assert "macro_f1" in page and "accuracy" in page
 
 
@@ -451,10 +458,17 @@ def test_the_suite_skips_a_benchmark_whose_data_is_not_installed_and_shows_the_o
     done = cli(tmp, "eval", "--suite", "memes", "--model", "tsrv", check=False)
     said = done.stdout + done.stderr
     assert done.returncode == 4, said
-    for name in ("goat-bench", "ii-bench", "memelens"):
-        assert f"skipped: {name}: data set '{name}' is not installed: run `memegauge data get {name}`" in said
+    for name in ("goat-bench", "ii-bench", "memelens"):  # one pasteable command per line
+        assert f"skipped: {name}: data set '{name}' is not installed; install with:\n    memegauge data get {name}\n" \
+            in said
     assert "skipped: harmeme: data set 'harmeme' is not installed" in said
-    assert "fhm: overall (hateful)" in done.stdout and "mami: overall (misogynous)" in done.stdout  # the table
+    # the leaderboard: a table per benchmark and split, a line per task and metric
+    assert "fhm · dev_seen" in done.stdout and "mami · test" in done.stdout
+    rows = {(cells[1].strip(), cells[2].strip()) for cells in (line.split("│") for line in done.stdout.splitlines()
+                                                               if line.count("│") > 3)}
+    assert ("hateful", "accuracy") in rows and ("misogynous", "accuracy") in rows
+    assert "skipped: memeqa: data set 'memeqa' is not installed; install with:\n    memegauge data get memeqa" \
+        in done.stdout  # MemeQA is a benchmark of the suite too
     assert sorted(r["method"] for r in json.loads(cli(tmp, "runs", "--json").stdout)) == ["fhm", "mami"]
 
 
@@ -465,9 +479,10 @@ def test_benchmarks_named_without_their_data_are_refused_before_any_run(world):
     done = cli(tmp, "eval", "fhm", "goat-bench", "ii-bench", "--model", "tsrv", check=False)
     said = done.stdout + done.stderr
     assert done.returncode == 2, said
-    assert "not installed: goat-bench: data set 'goat-bench' is not installed: run `memegauge data get goat-bench`" \
-        in said
-    assert "not installed: ii-bench: data set 'ii-bench' is not installed: run `memegauge data get ii-bench`" in said
+    assert "not installed: goat-bench: data set 'goat-bench' is not installed; install with:\n" \
+           "    memegauge data get goat-bench\n" in said
+    assert "not installed: ii-bench: data set 'ii-bench' is not installed; install with:\n" \
+           "    memegauge data get ii-bench\n" in said
     assert "fhm:" not in said.split("error:")[0].replace("not installed: fhm", "")  # fhm is installed: no line
     assert not (tmp / "s.db").exists()  # no run started
 

@@ -88,7 +88,7 @@ def test_votes_are_stored_resumed_and_reported_with_agreement_by_hand(store, tmp
     section = report["people_vs_judges"]["quality"][task]
     order = sorted(range(4), key=lambda n: items[n].source)  # the section's items in source order
     names = [c["name"] for c in items[0].page["criteria"]]
-    for k, name in enumerate(names):
+    for name in names:
         table = np.array([[ana[n][name], ben[n][name]] for n in order], dtype=float)
         figures = section["criteria"][name]
         assert figures["mean"]["value"] == pytest.approx(table.mean()) and figures["mean"]["n"] == 4

@@ -381,7 +381,8 @@ def test_rate_command_serves_the_page_and_stops_on_ctrl_c(store, tmp_path):
     arena_run(store, "arena")
     store.close()
     process = subprocess.Popen([sys.executable, "-m", "memegauge.cli", "--store", str(store.path), "rate", "arena",
-                                "--rater", "ana", "--sample", "5", "--task", "pair"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                "--rater", "ana", "--sample", "5", "--task", "pair"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env={**os.environ, "COLUMNS": "200"})
     try:
         url = process.stdout.readline().strip()
@@ -404,7 +405,8 @@ def test_rate_command_stopped_by_sigterm_exits_143(store, tmp_path):
     arena_run(store, "arena")
     store.close()
     process = subprocess.Popen([sys.executable, "-m", "memegauge.cli", "--store", str(store.path), "rate", "arena",
-                                "--rater", "ana", "--sample", "5", "--task", "pair"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                "--rater", "ana", "--sample", "5", "--task", "pair"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     try:
         assert process.stdout.readline().strip().startswith("http://127.0.0.1:")

@@ -96,14 +96,16 @@ def test_memeqa_accuracy_baseline_and_none_versions(store):
     macro = report["intervals"]["macro"]["ci95"]
     assert rows["macro"][2][0] == f"{100 * report['macro']:.1f}% [{100 * macro[0]:.1f}, {100 * macro[1]:.1f}]"
     assert set(rows) == {*[t for t, n in report["n"].items() if n], "macro", "micro"}
-    versions = p.table_with("None+")
-    assert versions[0][1][0] == "None−" and len(versions) == len(rows)  # header + types + macro
+    versions = p.table_with("None+ (95% CI)")
+    assert versions[0][1][0] == "None− (95% CI)" and len(versions) == len(rows) + 1  # header, types, micro, macro
+    micro = next(row for row in versions[1:] if row[0][0] == "micro")
+    assert re.fullmatch(r"-?\d+\.\d% \[-?\d+\.\d, -?\d+\.\d\]", micro[3][0])  # the paired difference, its interval
     assert len(p.data()["questions"]) == 40
 
 
 def test_memeqa_without_other_version_has_no_versions_table(store):
     _, p = page(store, "qa-probe")
-    assert not [t for t in p.tables if t and "None+" in [c for c, _ in t[0]]]
+    assert not [t for t in p.tables if t and "None+ (95% CI)" in [c for c, _ in t[0]]]
 
 
 @pytest.mark.slow

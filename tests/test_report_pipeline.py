@@ -52,7 +52,8 @@ def test_header_shows_every_piece_for_each_method(real, method):
     agent, targets, judges = EXPECTED_MODELS[method]
     assert (header["run"], header["method"], header["status"]) == (name, method, "done")
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", header["date"])
-    assert (header["agent"], header["targets"], header["judges"]) == (agent, targets, judges)
+    for role, want in (("agent", agent), ("targets", targets), ("judges", judges)):  # only the roles it has
+        assert header.get(role, "–") == want and (role in header) == (want != "–"), role
     assert header["seed"] == str(row["seed"]) and header["package version"] == __version__
     assert header["method version"] == "1"  # made through the run path, which stores it (issue 35)
     assert header["config hash"] == row["config_hash"] and len(row["config_hash"]) >= 12

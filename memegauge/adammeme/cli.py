@@ -10,7 +10,7 @@ from typing import get_args
 import typer
 
 from memegauge.adammeme.records import FailureRuleName
-from memegauge.clikit import BUDGET, DRY_RUN, IMAGES, LIMIT, SEED, SET, SKIP_PREFLIGHT
+from memegauge.clikit import BUDGET, DRY_RUN, IMAGES, LIMIT, MAX_FAILURE_RATE, SEED, SET, SKIP_PREFLIGHT
 from memegauge.types import InputError
 
 FailureRuleOption = Enum("FailureRuleOption", {name: name for name in get_args(FailureRuleName)}, type=str)
@@ -34,9 +34,7 @@ def adam_command(
     sets: list[str] | None = SET,
     repeat: int | None = typer.Option(None, "--repeat", min=1, help="Repeats (sets the config's `repeats`)."),
     no_erase: bool = typer.Option(False, "--no-erase", help="Score on the original pictures (erase: false)."),
-    max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
-                                           help="Accept the run as done when at most this share of its "
-                                                "calls still failed after retries (default 0: none)."),
+    max_failure_rate: float = MAX_FAILURE_RATE,
     skip_preflight: bool = SKIP_PREFLIGHT,
     dry: bool = DRY_RUN,
     budget: float | None = BUDGET,

@@ -16,7 +16,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from memegauge.clikit import BUDGET, DRY_RUN, IMAGES, LIMIT, SEED, SET, SKIP_PREFLIGHT
+from memegauge.clikit import BUDGET, DRY_RUN, IMAGES, LIMIT, MAX_FAILURE_RATE, SEED, SET, SKIP_PREFLIGHT
 from memegauge.types import InputError
 
 
@@ -43,9 +43,7 @@ def arena_command(
     self_judging: bool | None = typer.Option(
         None, "--self-judging/--no-self-judging", help="May a judge judge its own answer."),
     extend: str | None = typer.Option(None, "--extend", help="Add the config's new targets to RUN."),
-    max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
-                                           help="Accept the run as done when at most this share of its "
-                                                "calls still failed after retries (default 0: none)."),
+    max_failure_rate: float = MAX_FAILURE_RATE,
     battles_out: Path | None = typer.Option(
         None, "--battles-out", help="Also write the joint battles (JSONL, Chatbot Arena format)."),
     skip_preflight: bool = SKIP_PREFLIGHT,

@@ -148,8 +148,12 @@ def quality_items(store: Store, run: dict[str, Any], n: int, images: Pictures, b
                                           for m in contexts), n, rng(seed, "context")):
         personas = contexts[meme]["personas"]
         shown = [(f"Context {i}", blind(p)) for i, p in enumerate(personas, start=1)]
-        shown += [(f"Task {t.get('index', i)} (for context {personas.index(t['persona']) + 1 if t.get('persona') in personas else '?'})",
-                   blind(t.get("prompt") or "")) for i, t in enumerate(by_meme.get(meme, []), start=1)]
+
+        def context_of(task: dict, personas: list = personas) -> str:
+            return str(personas.index(task["persona"]) + 1) if task.get("persona") in personas else "?"
+
+        shown += [(f"Task {t.get('index', i)} (for context {context_of(t)})", blind(t.get("prompt") or ""))
+                  for i, t in enumerate(by_meme.get(meme, []), start=1)]
         out.append(quality_item(CONTEXT_STUDY, meme, stratum, shown, **meme_of(meme)))
     return out
 

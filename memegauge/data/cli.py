@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 data_app = typer.Typer(no_args_is_help=True, help="Benchmark data: fetch, import, check and cite the data sets "
                        "(docs/data.md).")
@@ -42,31 +41,94 @@ def _status(name: str) -> str:
     return f"yes, checked {state['checked']}" if state.get("checked") else "yes, checked at install"
 
 
+def _short_status(status: str) -> str:
+    """`_status` in a few words for `data list` (the whole of it: `data info NAME`)."""
+    return status.split(":")[0].split(" (")[0] if not status.startswith("yes, checked") else "yes, checked"
+
+
+def _evaluated_by() -> dict[str, list[str]]:
+    """Data set → the benchmarks `memegauge eval` reads it for (`eval --list` says the same)."""
+    from memegauge.benchmarks.kit.entries import eval_entries  # lazy: the benchmarks only when listing
+
+    found: dict[str, list[str]] = {}
+    for entry in eval_entries():
+        if entry.data:
+            found.setdefault(entry.data, []).append(entry.name)
+    return found
+
+
+def install_lines(name: str) -> list[str]:
+    """The commands that install data set `name`, one pasteable command per line (a copy you must request: its
+    `data import` line, with where to request it as a shell comment)."""
+    from memegauge.data.catalogue import entry
+    from memegauge.data.store import missing_sources
+
+    absent = set(missing_sources(name))
+    missing = [s for s in entry(name).sources if s.id in absent]
+    user = [s for s in missing if not s.fetched]
+    lines = [f"memegauge data get {name}"] if len(user) < len(missing) else []
+    lines += [f"memegauge data import {name} PATH  # PATH: your copy; {' '.join(str(user[0].request).split())}"
+              ] if user else []
+    return lines
+
+
 @data_app.command("list")
-def list_command(details: bool = typer.Option(False, "--details", help="Also each entry's notes and citation.")
-                 ) -> None:
-    """Every data set: what it is, size, licence, sources, how it is checked, installed or not."""
+def list_command(details: bool = typer.Option(False, "--details", help="Also each entry's notes and citation "
+                                                                        "(as `data info NAME` gives one).")) -> None:
+    """Every data set, one line each: name, installed, the benchmarks eval reads it for, size, what it is."""
     from memegauge.clikit import out, safe
     from memegauge.data.catalogue import entries
     from memegauge.data.store import data_dir
 
-    table = Table(title=f"data sets (installed in {data_dir()})")
-    for column in ("name", "what", "size", "licence", "source", "checked by", "installed"):
-        table.add_column(column, overflow="fold")
-    for name, described in entries().items():
-        manifest = described.manifest()
-        table.add_row(name, safe(described.title), described.size, safe(described.licence),
-                      "\n".join(f"{s.id}: {safe(s.where())}" for s in described.sources),
-                      "\n".join(f"{s.id}: {s.checked_by(manifest)}" for s in described.sources), _status(name))
-    out.print(table)
+    found = entries()
+    evals = _evaluated_by()
+    rows = [(name, _short_status(_status(name)), ("eval " + ", ".join(evals[name])) if name in evals else "–",
+             described.size.split(" (")[0].split(" + ")[0], described.title) for name, described in found.items()]
+    widths = [max(len(r[i]) for r in [("name", "installed", "benchmark", "size", ""), *rows]) for i in range(4)]
+    lines = [("name", "installed", "benchmark", "size", "what")] + rows
+    terminal = out.is_terminal
+    out.print(safe(f"data sets, installed in {data_dir()}"), highlight=False, soft_wrap=True)
+    for row in lines:
+        text = "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[4]
+        if terminal and len(text) > out.width:  # one line per data set on a terminal: the description is cut
+            text = text[:max(out.width - 1, 0)] + "…"
+        out.print(safe(text), highlight=False, soft_wrap=True)
+    out.print("`memegauge data info NAME`: sources, licence, checks, notes, citation", highlight=False)
     if details:
-        for name, described in entries().items():
-            out.print(f"\n[bold]{name}[/]: {safe(described.notes) or 'no caveats'}", soft_wrap=True)
-            for source in described.sources:
-                if not source.fetched:
-                    out.print(f"{source.id}: request it: {safe(source.request)}; then `memegauge data import "
-                              f"{name} PATH`", soft_wrap=True, highlight=False)
-            out.print(safe(described.citation), soft_wrap=True, highlight=False)
+        for name in found:
+            out.print("")
+            _info(out, name, evals)
+
+
+@data_app.command("info")
+def info_command(name: str = typer.Argument(..., help="Data set name (`memegauge data list` names them).")) -> None:
+    """One data set in full: what, size, licence, sources, how each is checked, installed, notes, citation."""
+    from memegauge.clikit import out
+
+    _info(out, name, _evaluated_by())
+
+
+def _info(out, name: str, evals: dict[str, list[str]]) -> None:
+    from memegauge.clikit import safe
+    from memegauge.data.catalogue import entry
+
+    described = entry(name)
+    manifest = described.manifest()
+    facts = [("what", described.title), ("size", described.size), ("licence", described.licence),
+             ("installed", _status(name)),
+             ("benchmark", ("memegauge eval " + " / ".join(evals[name])) if name in evals else "– (a meme set: "
+                           f"`--memes {name}:SPLIT` of adam and arena)")]
+    out.print(f"[bold]{safe(name)}[/]", highlight=False)
+    for key, value in facts:
+        out.print(safe(f"  {key}: {value}"), highlight=False, soft_wrap=True)
+    for source in described.sources:
+        out.print(safe(f"  source {source.id}: {source.where()}; checked by {source.checked_by(manifest)}"),
+                  highlight=False, soft_wrap=True)
+        if not source.fetched:
+            out.print(safe(f"    request it: {source.request}"), highlight=False, soft_wrap=True)
+            out.print(safe(f"    then: memegauge data import {name} PATH"), highlight=False, soft_wrap=True)
+    out.print(safe(f"  notes: {described.notes or 'no caveats'}"), highlight=False, soft_wrap=True)
+    out.print(safe(described.citation), highlight=False, soft_wrap=True)
 
 
 @data_app.command("get")
@@ -76,7 +138,7 @@ def get_command(ctx: typer.Context, names: list[str] = typer.Argument(..., help=
     from memegauge.clikit import console, out, safe
     from memegauge.data.catalogue import entry
     from memegauge.data.install import get
-    from memegauge.data.store import entry_dir, get_line, missing_sources, read_state, reinstall_line
+    from memegauge.data.store import entry_dir, missing_sources, read_state, reinstall_line
 
     quiet = _quiet(ctx)
     gated, damaged = [], []
@@ -94,8 +156,9 @@ def get_command(ctx: typer.Context, names: list[str] = typer.Argument(..., help=
             out.print(f"{name}: installed {', '.join(outcome.installed)} in {safe(where)} — {outcome.requests} "
                       f"requests, {outcome.received / 1e6:.1f} MB received, {outcome.seconds:.1f} s", soft_wrap=True)
         gated += [("your copy", line) for line in outcome.gated]
-        gated += [("also needed", f"{name} reads {need} at use time, which is not installed: run "
-                                  f"`{get_line(need)}`") for need in entry(name).needs if missing_sources(need)]
+        gated += [("also needed", f"{name} reads {need} at use time, which is not installed; install it with:\n"
+                                  + "\n".join(f"    {line}" for line in install_lines(need)))
+                  for need in entry(name).needs if missing_sources(need)]
     for label, line in gated:
         console.print(f"[yellow]{label}:[/] {safe(line)}", highlight=False, soft_wrap=True)
     for line in damaged:

@@ -10,7 +10,8 @@ which) — the model, and what one call's size rests on. The tokens of one call 
 * otherwise a **heuristic**: prompt ≈ the prompt's words × `TOKENS_PER_WORD` plus `IMAGE_TOKENS` per
   picture shown to a vision model; completion = the stage's `max_tokens` (an upper bound).
 
-Cost uses the registry's `price_in` / `price_out` (USD per 1M tokens); an API model with neither set
+Cost is that of the calls still to pay for (a cached call is replayed at $0: a fully cached rerun costs $0) and
+uses the registry's `price_in` / `price_out` (USD per 1M tokens); an API model with neither set
 says "price unknown" rather than $0; a local backend, or a server on this machine (loopback) without
 prices, costs $0. `cached`: calls the store already answered — this run's (same name), or, where the
 planner knows the requests before the run (a benchmark's questions), the same requests answered by any run
@@ -115,13 +116,14 @@ def estimate(plans: list[PlannedCalls], registry: ModelRegistry, store: Store | 
             basis, expected_completion = "heuristic", plan.max_tokens * EXPECTED_COMPLETION_SHARE
         prompt_tokens, completion_tokens = round(prompt * plan.calls), round(completion * plan.calls)
         expected_calls = min(plan.calls, plan.calls if plan.expected is None else plan.expected)
-        cached = max(have.get((plan.model, plan.stage), 0), _stored(store, spec, plan.requests))
+        cached = min(max(have.get((plan.model, plan.stage), 0), _stored(store, spec, plan.requests)), plan.calls)
+        paid, expected_paid = plan.calls - cached, max(expected_calls - cached, 0.0)  # a cached call is replayed: $0
         rows.append(StageEstimate(
             stage=plan.stage, model=plan.model, calls=plan.calls, bound=plan.bound,
-            cached=min(cached, plan.calls), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-            cost=_cost(spec, prompt_tokens, completion_tokens), basis=basis, note=plan.note,
+            cached=cached, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+            cost=_cost(spec, round(prompt * paid), round(completion * paid)), basis=basis, note=plan.note,
             expected_calls=expected_calls,
-            expected_cost=_cost(spec, round(prompt * expected_calls), round(expected_completion * expected_calls))))
+            expected_cost=_cost(spec, round(prompt * expected_paid), round(expected_completion * expected_paid))))
     return rows
 
 

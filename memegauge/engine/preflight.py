@@ -269,6 +269,13 @@ async def check_listed(registry: ModelRegistry, names: list[str]) -> list[dict[s
     return [asked.get(n) or _not_ready(problems[n]) for n in names]
 
 
+async def free_problems(registry: ModelRegistry, names: list[str]) -> dict[str, dict[str, Any]]:
+    """`models --check`'s rows of the models of `names` that fail a free check (extra, key, weights' files),
+    without asking any of them: a local model is listed without loading its weights."""
+    found = await asyncio.gather(*(_free_checks(registry, n, TIMEOUT_S) for n in names))
+    return {n: _not_ready(p[0]) for n, p in zip(names, found, strict=True) if p}
+
+
 def _not_ready(problem: Problem) -> dict[str, Any]:
     return {"model": problem.model, "ok": False, "latency_s": 0.0, "image": "unknown",
             "error_class": "preflight" if problem.installed else "not installed",

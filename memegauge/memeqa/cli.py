@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from memegauge.clikit import BUDGET, DRY_RUN, SEED, SET, SKIP_PREFLIGHT, safe
+from memegauge.clikit import BUDGET, DRY_RUN, MAX_FAILURE_RATE, SEED, SET, SKIP_PREFLIGHT, safe
 from memegauge.files import shell_command
 from memegauge.types import InputError, MemeGaugeError
 
@@ -52,9 +52,7 @@ def eval_command(
     circular: bool | None = typer.Option(None, "--circular/--no-circular", help="Ask every rotation of "
                                             "the options; correct only if all are."),
     sets: list[str] | None = SET,
-    max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0,
-                                           help="Accept the run as done when at most this share of its "
-                                                "calls still failed after retries (default 0: none)."),
+    max_failure_rate: float = MAX_FAILURE_RATE,
     skip_preflight: bool = SKIP_PREFLIGHT,
     dry: bool = DRY_RUN,
     budget: float | None = BUDGET,
@@ -315,7 +313,8 @@ def _print_summary(cfg, name: str) -> None:
     for qtype, acc in report["accuracy"].items():
         table.add_row(qtype, str(report["n"][qtype]), _pct(acc), ci(found.get("accuracy", {}).get(qtype)),
                       _pct(report["random_baseline"]["by_type"][qtype]))
-    table.add_row("macro", "", _pct(report["macro"]), ci(found.get("macro")), _pct(report["random_baseline"]["macro"]))
+    table.add_row("macro", str(report["n_scored"]), _pct(report["macro"]), ci(found.get("macro")),
+                  _pct(report["random_baseline"]["macro"]))
     table.add_row("micro", str(report["n_scored"]), _pct(report["micro"]), ci(found.get("micro")),
                   _pct(report["random_baseline"]["micro"]))
     if report.get("format_warning"):
@@ -323,7 +322,11 @@ def _print_summary(cfg, name: str) -> None:
     out.print(table)
     if report.get("format_warning"):
         console.print("[red]warning:[/] " + safe(f"{name}: {report['format_warning']}"), highlight=False)
-    notes.print(safe(f"parse failures {_pct(report['parse_failure_rate'])}%, failed calls "
+    failures = found.get("parse_failure_rate")
+    failures = (shown(failures, percent=True) + ("" if "n=" in shown(failures, percent=True) else
+                                                 f" (n={failures.get('n')})")) if failures else \
+        f"{_pct(report['parse_failure_rate'])}%"
+    notes.print(safe(f"parse failures {failures}, failed calls "
                      f"{report['n_failed_calls']}; `{shell_command('memegauge', 'report', name)}` for details"))
     if report["missing"]["n"]:
         ids = report["missing"]["ids"]
@@ -352,9 +355,7 @@ def build_command(ctx: typer.Context,
                   run: str | None = typer.Option(None, "--run", help="Run name (sets the config's `run`)."),
                   seed: int | None = SEED,
                   sets: list[str] | None = SET,
-                  max_failure_rate: float = typer.Option(
-                      0.0, "--max-failure-rate", min=0.0, max=1.0,
-                      help="Accept the run as done when at most this share of its calls still failed."),
+                  max_failure_rate: float = MAX_FAILURE_RATE,
                   skip_preflight: bool = SKIP_PREFLIGHT,
                   dry: bool = DRY_RUN,
                   budget: float | None = BUDGET,

@@ -30,7 +30,8 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
         ("macro accuracy (95% CI)", interval_cell(found.get("macro"), True, report.get("macro")).text),
         ("micro accuracy (95% CI)", interval_cell(found.get("micro"), True, report.get("micro")).text),
         ("random baseline (macro / micro)", f"{pct(baseline.get('macro')).text} / {pct(baseline.get('micro')).text}"),
-        ("parse failures (count as wrong)", pct(report.get("parse_failure_rate")).text),
+        ("parse failures (count as wrong; 95% CI)",
+         interval_cell(found.get("parse_failure_rate"), True, report.get("parse_failure_rate")).text),
         ("questions / scored / failed calls",
          f"{report.get('n_questions')} / {report.get('n_scored')} / {report.get('n_failed_calls')}")])]
     if report.get("format_warning"):  # first, before any figure it qualifies
@@ -38,14 +39,14 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
                                text=report["format_warning"]))
     rows = [[text(t), count(report["n"][t]), interval_cell(per_type.get(t), True, accuracy[t]),
              pct(baseline.get("by_type", {}).get(t)),
-             pct(diff(accuracy[t], baseline.get("by_type", {}).get(t)))] for t in types]
+             _above(per_type.get(t), accuracy[t], baseline.get("by_type", {}).get(t))] for t in types]
     rows += [[text("macro"), count(report.get("n_scored")),
               interval_cell(found.get("macro"), True, report.get("macro")),
-              pct(baseline.get("macro")), pct(diff(report.get("macro"), baseline.get("macro")))],
+              pct(baseline.get("macro")), _above(found.get("macro"), report.get("macro"), baseline.get("macro"))],
              [text("micro"), count(report.get("n_scored")),
               interval_cell(found.get("micro"), True, report.get("micro")),
               pct(baseline.get("micro")),
-              pct(diff(report.get("micro"), baseline.get("micro")))]]
+              _above(found.get("micro"), report.get("micro"), baseline.get("micro"))]]
     blocks.append(Block("table", "Accuracy per question type", table=table(
         ["type", "n", "accuracy (95% CI)", "random baseline", "above baseline"], rows)))
     src = plots.grouped_bars(types, {str(report.get("model")): [accuracy[t] for t in types]}, "accuracy",
@@ -60,6 +61,17 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
                         text="Filter by type and outcome; open a question for its options, the gold answer, "
                              "the prediction and the model's raw output."))
     return blocks, {"questions": report.get("details", []), **_question_pictures(store, report["run"])}
+
+
+def _above(fig: dict[str, Any] | None, value: float | None, baseline: float | None) -> Any:
+    """Accuracy minus the random baseline, with the accuracy's interval shifted by it (the baseline is the
+    expectation of guessing on these very questions, a constant, not a second measurement)."""
+    if fig is None or baseline is None or fig.get("value") is None:
+        return pct(diff(value, baseline))
+    ci = fig.get("ci95")
+    shifted = {**fig, "value": fig["value"] - baseline,
+               "ci95": None if ci is None else [ci[0] - baseline, ci[1] - baseline]}
+    return interval_cell(shifted, True)
 
 
 def _question_pictures(store: Store, run: dict[str, Any]) -> dict[str, Any]:
@@ -111,12 +123,34 @@ def _none_versions(report: dict[str, Any], store: Store) -> Block | None:
         return None
     types = [t for t in minus.get("accuracy", {}) if minus["accuracy"].get(t) is not None
              or plus.get("accuracy", {}).get(t) is not None]
-    rows = [[text(t), pct(minus["accuracy"].get(t)), pct(plus["accuracy"].get(t)),
-             pct(diff(plus["accuracy"].get(t), minus["accuracy"].get(t)))] for t in types]
-    rows.append([text("macro"), pct(minus.get("macro")), pct(plus.get("macro")),
-                 pct(diff(plus.get("macro"), minus.get("macro")))])
+    mine, theirs = minus.get("intervals") or {}, plus.get("intervals") or {}
+    rows = [[text(t), interval_cell(mine.get("accuracy", {}).get(t), True, minus["accuracy"].get(t)),
+             interval_cell(theirs.get("accuracy", {}).get(t), True, plus["accuracy"].get(t)),
+             *_paired(minus, plus, t)] for t in types]
+    rows.append([text("micro"), interval_cell(mine.get("micro"), True, minus.get("micro")),
+                 interval_cell(theirs.get("micro"), True, plus.get("micro")), *_paired(minus, plus, None)])
+    rows.append([text("macro"), interval_cell(mine.get("macro"), True, minus.get("macro")),
+                 interval_cell(theirs.get("macro"), True, plus.get("macro")),
+                 text("– (a mean of per-type rates: see the rows above)"), count(None)])
     return Block("table", f"None− vs None+ (runs {minus['run']['name']} and {plus['run']['name']})",
-                 table=table(["type", "None−", "None+", "difference"], rows))
+                 table=table(["type", "None− (95% CI)", "None+ (95% CI)", "None+ − None− (95% CI, paired)",
+                              "pairs"], rows),
+                 text="The difference pairs each question with its None+ counterpart (same id): Newcombe's "
+                      "interval for paired rates; pairs = questions scored in both runs.")
+
+
+def _paired(minus: dict[str, Any], plus: dict[str, Any], qtype: str | None) -> list[Any]:
+    """[difference cell, pairs] of None+ − None− accuracy over the questions both runs scored (one type, or all)."""
+    from memegauge.report.intervals import paired_difference
+
+    theirs = {d["id"]: d for d in plus.get("details", []) if d.get("correct") is not None}
+    pairs = [(float(bool(theirs[d["id"]]["correct"])), float(bool(d["correct"])))
+             for d in minus.get("details", []) if d.get("correct") is not None and d["id"] in theirs
+             and (qtype is None or d["type"] == qtype)]
+    if not pairs:
+        return [text("– (no question scored in both)"), count(0)]
+    fig = paired_difference([p for p, _ in pairs], [m for _, m in pairs])
+    return [interval_cell(fig, True), count(len(pairs))]
 
 
 def _counterpart(report: dict[str, Any], store: Store) -> dict[str, Any] | None:

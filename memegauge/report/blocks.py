@@ -38,7 +38,8 @@ class Table:
 
 @dataclass
 class Block:
-    """One piece of a report page: kind is facts | table | plot | browser | note."""
+    """One piece of a report page: kind is facts | table | plot | browser | note | items (a list of items, each
+    opened for its parts: the benchmark kit's item browser, rendered without script)."""
 
     kind: str
     title: str = ""
@@ -47,6 +48,7 @@ class Block:
     src: str | None = None
     text: str = ""
     browser: str = ""
+    items: list[dict[str, Any]] = field(default_factory=list)  # kind "items": each {id, picture, summary, parts}
 
 
 def num(value: float | None, digits: int = 2) -> Cell:

@@ -3,7 +3,9 @@ interval, from the runs' headline rows (`memegauge.report.headline`).
 
 AdamMeme targets run in different runs become rows of one leaderboard (target × category); Arena and
 MemeQA models likewise (an Arena rating is relative to its own run's opponents: the run column says
-which). Runs of different methods are refused: their figures do not share a scale. Runs of one method
+which). Runs of different methods are refused: their figures do not share a scale — except benchmark runs that
+`eval` makes (MemeQA's and the kit's), which become the suite leaderboard (`_suite`): a row per benchmark, split,
+task and metric, a column per model, the papers' figures beside. Runs of one method
 that asked different questions (`differences`: every stored config key whose value differs — data set
 or version, split, limit, types, seed, meme set, prompts and their hashes, judges, settings — except
 the keys that name the models being compared) are refused too, with one message that names each
@@ -68,6 +70,8 @@ def comparison(store: Store, names: list[str], allow_different: bool = False) ->
         raise InputError("no run to compare", where="memegauge compare", fix="name two or more runs")
     reports = [build_report(store, name) for name in names]  # an unknown name fails here, naming it
     methods = {r["run"]["method"] for r in reports}
+    if len(methods) > 1 and (board := _suite(store, reports)) is not None:  # eval runs of several benchmarks
+        return {"method": "benchmarks", "runs": board.runs, "differences": [], "rows": [], "board": board}
     if len(methods) > 1:
         listed = ", ".join(f"{r['run']['name']} ({r['run']['method']})" for r in reports)
         raise InputError(f"runs of different methods cannot share a leaderboard: {listed}",
@@ -93,6 +97,44 @@ def comparison(store: Store, names: list[str], allow_different: bool = False) ->
     return {"method": methods.pop(), "runs": runs, "differences": different, "rows": leaderboard.ordered(rows)}
 
 
+def _suite(store: Store, reports: list[dict[str, Any]]) -> Any:
+    """The suite leaderboard of these runs when every one is a benchmark run `eval` makes (MemeQA's and the kit's;
+    `memegauge.benchmarks.kit.entries`): a row per benchmark, split, task and metric, a column per model. None
+    when any run is of another kind (AdamMeme, Arena, a MemeQA build)."""
+    from memegauge.benchmarks.kit.cli import suite_board
+    from memegauge.benchmarks.kit.entries import entry_of_method
+
+    if any(entry_of_method(r["run"]["method"], r["run"].get("config") or {}) is None for r in reports):
+        return None
+    names = [r["run"]["name"] for r in reports]
+    return suite_board(store, names, title=f"MemeGauge comparison (benchmarks: "
+                                           f"{', '.join(dict.fromkeys(r['run']['method'] for r in reports))})")
+
+
+def render_board(board: Any, fmt: str) -> str:
+    """A suite leaderboard in one of `FORMATS` (table: plain text, one line per row)."""
+    from dataclasses import asdict
+
+    if fmt == "json":
+        return json.dumps({"title": board.title, "models": board.models, "runs": board.runs, "notes": board.notes,
+                           "skipped": board.skipped,
+                           "rows": [{**{k: v for k, v in asdict(line).items() if k != "cells"},
+                                     "cells": {m: r.model_dump() for m, r in line.cells.items()}}
+                                    for line in board.lines]}, indent=2, ensure_ascii=False, default=str)
+    if fmt == "csv":
+        return leaderboard.board_csv(board)
+    if fmt == "md":
+        return leaderboard.board_markdown(board)
+    if fmt == "html":
+        from memegauge.report.pages import board_page
+
+        return board_page(board)
+    header, lines = leaderboard.board_text_rows(board)
+    widths = [max(len(str(c)) for c in column) for column in zip(header, *lines, strict=True)]
+    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+                     for line in [header, *lines]) + "\n" + "".join(f"not computed: {n}\n" for n in board.notes)
+
+
 def render(store: Store, names: list[str], fmt: str, allow_different: bool = False) -> str:
     """The comparison in one of `FORMATS` (`table` is rendered by the CLI; here it is plain text). Runs
     that asked different questions are refused unless `allow_different`; then every format but CSV (a
@@ -110,6 +152,8 @@ def warning(found: dict[str, Any]) -> str | None:
 
 def render_found(found: dict[str, Any], fmt: str) -> str:
     """A built comparison (`comparison`) in one of `FORMATS`."""
+    if found.get("board") is not None:
+        return render_board(found["board"], fmt)
     rows = found["rows"]
     warning_line = warning(found)
     if fmt == "json":

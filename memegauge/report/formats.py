@@ -89,3 +89,38 @@ def to_markdown(report: dict[str, Any]) -> str:
     for key, value in flatten({k: v for k, v in _iso_dates(report).items() if k != "details"}):
         lines.append(f"| {key} | {_md_cell(value)} |")
     return "\n".join(lines) + "\n"
+
+
+RUNS_COLUMNS = ("name", "method", "status", "calls", "made", "cached", "last rerun new", "failed", "tokens", "cost $")
+RUNS_DROPPED_FIRST = ("last rerun new", "made", "cached", "tokens", "method", "calls", "cost $")
+"""`memegauge runs` on a narrow terminal leaves these out, first ones first, so that a run's name is never cut."""
+
+
+def runs_table(headers: list[Any], width: int, title: str) -> tuple[Any, list[str]]:
+    """(`memegauge runs`' table, the columns left out to fit `width`): the name column is never cut or wrapped;
+    other columns are dropped (`RUNS_DROPPED_FIRST`) until the table fits."""
+    from rich.table import Table
+
+    from memegauge.clikit import safe
+
+    rows = [{"name": h.name, "method": h.method, "status": h.status, "calls": str(h.calls), "made": str(h.calls_made),
+             "cached": str(h.cached_calls), "last rerun new": str(h.last_execution_new_calls),
+             "failed": str(h.failed_calls), "tokens": str(h.tokens), "cost $": f"{h.cost:.4f}"} for h in headers]
+    kept = list(RUNS_COLUMNS)
+
+    def needed() -> int:  # rich's box: one border per column and a space of padding on each side of a cell
+        return 1 + sum(max(len(c), *(len(r[c]) for r in rows)) + 3 for c in kept)
+
+    dropped = []
+    for column in RUNS_DROPPED_FIRST:
+        if needed() <= width:
+            break
+        kept.remove(column)
+        dropped.append(column)
+    table = Table(title=title)
+    for column in kept:
+        table.add_column(column, no_wrap=column == "name", overflow="ignore" if column == "name" else "fold",
+                         min_width=max(len(column), *(len(r[column]) for r in rows)) if column == "name" else None)
+    for r in rows:
+        table.add_row(*(safe(r[c]) for c in kept))
+    return table, dropped

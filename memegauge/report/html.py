@@ -86,7 +86,7 @@ def header_facts(run: dict[str, Any]) -> list[tuple[str, str]]:
     method_name = run["method"] + (" (custom prompts)" if run.get("prompts") else "")
     facts = [("run", run["name"]), ("method", method_name), ("status", run["status"]),
              ("date", _date(run.get("created"))),
-             *((role, ", ".join(names) or "–") for role, names in models.items()),
+             *((role, ", ".join(names)) for role, names in models.items() if names),  # only the roles it has
              ("seed", text(run.get("seed")).text),
              ("package version", str(run.get("package_version"))),
              *((("method version", run["method_version"]),) if run.get("method_version") else ()),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Iterable
 
@@ -85,6 +86,8 @@ def cell(r: Headline | None) -> str:
     """One figure as text with its interval (or the reason it has none)."""
     if r is None:
         return "–"
+    if r.value is None and r.note:  # a figure that could not be computed: the reason, where the value would be
+        return f"not computed: {r.note.split(':')[0]}"
     fig = figure(r.value, None if r.ci95_lo is None else (r.ci95_lo, r.ci95_hi), r.n, r.memes, r.interval, r.note)
     return shown(fig, percent=r.unit == "rate", digits=1 if r.unit == "rating" else 2)
 
@@ -120,6 +123,10 @@ def to_markdown(rows: list[Headline], title: str, facts: list[tuple[str, str]] =
     out += ["| " + " | ".join(map(_md_escape, line)) + " |" for line in lines]
     if not lines:
         out.append("| " + " | ".join(["–"] * len(header)) + " |")
+    reasons = list(dict.fromkeys(f"{r.figure} of {r.model} ({r.group}): {r.note}" for r in rows
+                                 if r.value is None and r.note))
+    if reasons:  # each figure shown as not computed: the reason and the fix in full
+        out += ["", "Not computed:"] + [f"- {_md_escape(reason)}" for reason in reasons]
     out += ["", "95% intervals: Wilson for rates (clustered by meme where items share one), cluster "
                 "bootstrap for means and ratings; see docs/reports.md."]
     return "\n".join(out) + "\n"
@@ -134,3 +141,116 @@ def describe(found: list[dict[str, Any]]) -> str:
 
     return "; ".join(f"{d['key']}: " + ", ".join(f"{run} {value(v)}" for run, v in d["values"].items())
                      for d in found)
+
+
+# ---- the suite leaderboard: a row per benchmark, split, task and metric; a column per model ---------------------
+
+@dataclass
+class BoardLine:
+    """One row of a suite leaderboard: a figure of one task of one benchmark on one split, per model."""
+
+    benchmark: str
+    split: str
+    task: str
+    metric: str
+    cells: dict[str, Headline]  # model -> its figure (value None with a note: not computed, and why)
+    published: list[Any] = field(default_factory=list)  # `memegauge.benchmarks.kit.entries.Published`
+
+
+@dataclass
+class Board:
+    """A suite leaderboard (`eval`, `compare` of eval runs): its rows, models, runs and skipped benchmarks."""
+
+    title: str
+    models: list[str]
+    lines: list[BoardLine]
+    runs: list[dict[str, Any]] = field(default_factory=list)  # {name, method, status, date, models}
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (benchmark, why, with the line that installs it)
+    notes: list[str] = field(default_factory=list)  # each figure not computed: the reason and the fix, once
+
+    def systems(self) -> list[str]:
+        """The published systems, in first-seen order (a column each in CSV, Markdown and HTML)."""
+        return list(dict.fromkeys(p.system for line in self.lines for p in line.published))
+
+
+def published_cell(p: Any) -> str:
+    """A published figure as text, marked with the paper's n (or what the paper says of it)."""
+    n = f"n={p.n}" if p.n is not None else "n not stated"
+    return f"{100 * p.value:.1f}% ({n})"
+
+
+def board_cell(r: Headline | None, with_n: bool = True) -> str:
+    """A model's figure in a suite leaderboard: value [interval] n=…, or '–' with why it was not computed."""
+    if r is None:
+        return "–"
+    return cell(r) + (f" n={r.n}" if with_n and r.ci95_lo is not None else "")
+
+
+def board_csv(board: Board) -> str:
+    """One line per (benchmark, split, task, metric): per model its value, interval, n and note; per published
+    system its value and n (columns `published: SYSTEM`); then a line per skipped benchmark (`status`)."""
+    systems = board.systems()
+    columns = ["benchmark", "split", "task", "metric"]
+    for m in board.models:
+        columns += [m, f"{m}_ci95_lo", f"{m}_ci95_hi", f"{m}_n", f"{m}_note"]
+    columns += [c for s in systems for c in (f"published: {s}", f"published: {s} n")]
+    columns += ["published_sources", "status"]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, columns, lineterminator="\n")
+    writer.writeheader()
+    for line in board.lines:
+        out: dict[str, Any] = {"benchmark": line.benchmark, "split": line.split, "task": line.task,
+                               "metric": line.metric, "status": "measured",
+                               "published_sources": "; ".join(dict.fromkeys(p.source for p in line.published))}
+        for m in board.models:
+            r = line.cells.get(m)
+            out.update({m: r and r.value, f"{m}_ci95_lo": r and r.ci95_lo, f"{m}_ci95_hi": r and r.ci95_hi,
+                        f"{m}_n": r and r.n, f"{m}_note": r and r.note})
+        for p in line.published:
+            out.update({f"published: {p.system}": p.value, f"published: {p.system} n": p.n})
+        writer.writerow({k: "" if v is None else v for k, v in out.items()})
+    for name, why in board.skipped:
+        writer.writerow({"benchmark": name, "status": f"skipped: {why}"})
+    return buffer.getvalue()
+
+
+TERMINAL_PUBLISHED = 3  # published figures shown per row in the terminal (all of them in CSV, Markdown, HTML)
+
+
+def few_published(published: list[Any], limit: int = TERMINAL_PUBLISHED) -> str:
+    """The published figures of a row in a few words: human first, then the best system, then random; '+k more'."""
+    if not published:
+        return "–"
+    human = [p for p in published if "human" in p.system.lower()]
+    chance = [p for p in published if p.system.lower().startswith("random")]
+    others = sorted((p for p in published if p not in human and p not in chance), key=lambda p: -p.value)
+    chosen = (human[:1] + others[:1] + chance[:1] + others[1:])[:limit]
+    more = len(published) - len(chosen)
+    return "; ".join(f"{p.system}: {published_cell(p)}" for p in chosen) + (f"; +{more} more (--out)" if more else "")
+
+
+def board_text_rows(board: Board, every_published: bool = False) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of the terminal's (a few published figures per row) and Markdown's table (all of them)."""
+    header = ["benchmark", "split", "task", "metric", *board.models, "published (paper's n)"]
+    rows = [[line.benchmark, line.split, line.task, line.metric, *(board_cell(line.cells.get(m)) for m in board.models),
+             few_published(line.published, len(line.published) if every_published else TERMINAL_PUBLISHED)]
+            for line in board.lines]
+    return header, rows
+
+
+def board_markdown(board: Board) -> str:
+    header, rows = board_text_rows(board, every_published=True)
+    out = [f"# {_md_escape(board.title)}", ""]
+    out += [f"- run {_md_escape(r['name'])}: {_md_escape(r['method'])}, {_md_escape(r['status'])}, {r['date']}"
+            for r in board.runs]
+    out += [""] if board.runs else []
+    out += ["| " + " | ".join(map(_md_escape, header)) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(map(_md_escape, row)) + " |" for row in rows]
+    if board.notes:
+        out += ["", "Not computed:"] + [f"- {_md_escape(n)}" for n in board.notes]
+    if board.skipped:
+        out += ["", "Skipped (data not installed):"] + [f"- {_md_escape(name)}: {_md_escape(why)}"
+                                                        for name, why in board.skipped]
+    out += ["", "95% intervals: Wilson for rates (clustered by meme where items share one), bootstrap for F1 and "
+                "AUROC; `published` columns are the papers' figures (their split, metric and n), never ours."]
+    return "\n".join(out) + "\n"

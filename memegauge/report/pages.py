@@ -87,7 +87,10 @@ def comparison_plot(rows: list[Headline], overall_only: bool = False,
 
 
 def compare_page(found: dict[str, Any], links: bool = False) -> str:
-    """The comparison (`memegauge.report.compare.comparison`) as a page: runs, table, plot."""
+    """The comparison (`memegauge.report.compare.comparison`) as a page: runs, table, plot (a suite's
+    benchmark runs: the suite leaderboard, `board_page`)."""
+    if found.get("board") is not None:
+        return board_page(found["board"], links)
     rows = found["rows"]
     facts = [(r["name"], f"{r['method']} · {r['status']} · {r['date']} · {', '.join(r['models'])}")
              for r in found["runs"]]
@@ -125,7 +128,8 @@ def key_figures(store: Store, name: str) -> tuple[list[str], str]:
     if not overall:
         return sorted({r.model for r in rows}), "–"
     lead = [r for r in overall if r.group == overall[0].group and r.figure == overall[0].figure]
-    shown = [f"{r.model}: {r.figure.replace('_', ' ')} {leaderboard.cell(r)}" for r in lead]
+    shown = [f"{r.model}: {r.figure.replace('_', ' ')} {leaderboard.cell(r)}" + ("" if "n=" in leaderboard.cell(r)
+                                                                                else f" n={r.n}") for r in lead]
     return sorted({r.model for r in rows}), f"{overall[0].group}: " + "; ".join(shown)
 
 
@@ -150,3 +154,69 @@ def runs_page(store: Store) -> str:
         blocks = [Block("note", "No runs yet", text="This store has no run: run a method first.")]
     return render_page("MemeGauge runs", blocks, [("store", str(store.path)), ("runs", str(len(runs)))],
                        form=choices or None)
+
+
+def board_tables(board: Any) -> list[Block]:
+    """A suite leaderboard (`memegauge.report.leaderboard.Board`) as HTML tables, one per benchmark and split: task,
+    metric, a column per model (value [interval] n, or why it was not computed), and a column per published system
+    of that benchmark, marked published, with the paper's n in its header (in the cell where it varies by row)."""
+    sections: dict[tuple[str, str], list[Any]] = {}
+    for line in board.lines:
+        sections.setdefault((line.benchmark, line.split), []).append(line)
+    blocks = []
+    for (benchmark, split), lines in sections.items():
+        systems = list(dict.fromkeys(p.system for line in lines for p in line.published))
+        ns = {s: {(p.n, p.n_note != "") for line in lines for p in line.published if p.system == s} for s in systems}
+        shared = {s: next(iter(found)) for s, found in ns.items() if len(found) == 1}
+
+        def header(system: str, shared: dict = shared) -> str:
+            if system not in shared:
+                return f"published: {system}"
+            n, _ = shared[system]
+            return f"published: {system} ({'n=' + str(n) if n is not None else 'n not stated'})"
+
+        body = []
+        for line in lines:
+            cells = [text(line.task), text(line.metric)]
+            for m in board.models:
+                r = line.cells.get(m)
+                cells.append(Cell(leaderboard.board_cell(r), r.value if r else None))
+            by_system = {p.system: p for p in line.published}
+            cells += [text(None) if s not in by_system else
+                      Cell(f"{100 * by_system[s].value:.1f}%" if s in shared else
+                           leaderboard.published_cell(by_system[s]), by_system[s].value) for s in systems]
+            body.append(cells)
+        notes = {p.n_note for line in lines for p in line.published if p.n_note}
+        blocks.append(Block("table", f"{benchmark} · {split}", text=" ".join(sorted(notes)),
+                            table=table(["task", "metric", *board.models, *map(header, systems)], body)))
+    return blocks
+
+
+def board_page(board: Any, links: bool = False) -> str:
+    """The suite leaderboard as a page: its runs, a table per benchmark and split, what was not computed and why,
+    the skipped benchmarks with the commands that install them, and a plot of each benchmark's overall figure."""
+    facts = [(r["name"], f"{r['method']} · {r['status']} · {r['date']} · {', '.join(r['models'])}")
+             for r in board.runs]
+    blocks = [Block("note", "Leaderboard", text="Each figure with its 95% interval and n (items behind it); "
+                                                "published: the papers' own figures on the same split and metric, "
+                                                "never ours, with the paper's n.")]
+    blocks += board_tables(board)
+    if board.notes:
+        blocks.append(Block("note", "Not computed", text=" ".join(board.notes)))
+    if board.skipped:
+        rows = []
+        for name, why in board.skipped:
+            reason, *commands = why.split("\n")
+            rows += [[text(name), text(reason.removesuffix("; install with:")), text(c.strip())]
+                     for c in (commands or [""])]
+        blocks.append(Block("table", "Skipped benchmarks (data not installed)", table=table(
+            ["benchmark", "why", "command (one per line)"], rows)))
+    rows = [r for line in board.lines for r in line.cells.values() if r.value is not None]
+    lead = [r.model_copy(update={"group": f"{line.benchmark}: {line.task} ({line.metric})", "run": r.model})
+            for line in board.lines if line.metric == board.lines[0].metric
+            for r in line.cells.values() if r.value is not None and r.group.startswith("overall")]
+    if rows and (src := comparison_plot(lead, groups=list(dict.fromkeys(r.group for r in lead))[:PLOT_GROUPS * 2])):
+        blocks.append(Block("plot", f"Each benchmark's overall {board.lines[0].metric}, with 95% intervals", src=src))
+    subtitle = f"{len(board.runs)} run(s), {len(board.models)} model(s)" + (
+        f", {len(board.skipped)} benchmark(s) skipped" if board.skipped else "")
+    return render_page(board.title, blocks, facts, subtitle=subtitle, home=links)

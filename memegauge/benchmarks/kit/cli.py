@@ -1,19 +1,27 @@
 """`memegauge eval NAME... --model M...` (or `--suite memes`): one run per benchmark and model on the one run
-path (`run_checked`), then one table with a column per model: each task's accuracy, macro-F1 and AUROC (and per
-group), each with its 95% interval and n. `--list` lists the installed benchmarks.
+path (`run_checked`), then the suite leaderboard: a row per benchmark, split, task and metric, a column per model
+(each figure with its 95% interval and n, or why it was not computed), the papers' figures for the same split and
+metric beside them (marked published, with the paper's n). `--list` lists what eval runs: every benchmark folder
+of the kit and every declared benchmark (MemeQA; `memegauge.benchmarks.kit.entries`).
 
 Every benchmark's data is looked for, and every run's inputs checked, before the first run starts. With
-`--suite`, a benchmark whose data set is not installed is skipped (one line with the command that installs it),
-the others run, and the command exits `SKIPPED_EXIT` after the leaderboard; benchmarks named one by one are
-refused (exit 2) when any of their data sets is missing, one line for each."""
+`--suite`, a benchmark whose data set is not installed is skipped (one line with the command that installs it,
+and a line of the leaderboard), the others run, and the command exits `SKIPPED_EXIT` after the leaderboard;
+benchmarks named one by one are refused (exit 2) when any of their data sets is missing, one line for each.
+The run options are those of every run command (`memegauge.clikit`): `--run`, `--dry-run`, `--budget`, `-o`, `-c`,
+`--max-failure-rate`, `--skip-preflight`."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import typer
 
+from memegauge.clikit import BUDGET, DRY_RUN, MAX_FAILURE_RATE, RUN, SET, SKIP_PREFLIGHT, config_option
+
+OUT_SUFFIXES = (".html", ".htm", ".csv", ".md")
 SKIPPED_EXIT = 4
 """`eval --suite`'s exit status when it ran and showed the leaderboard but skipped benchmarks whose data set is not
 installed (a run that failed calls still exits 1; docs/benchmarks.md)."""
@@ -29,90 +37,171 @@ def eval_command(ctx: typer.Context,
                                                         "(repeat for several)."),
                  suite: str | None = typer.Option(None, "--suite", help="Every installed benchmark of this "
                                                   "suite (e.g. memes)."),
-                 list_: bool = typer.Option(False, "--list", help="List the installed benchmarks and exit."),
-                 split: str | None = typer.Option(None, "--split", help="The split (default: each benchmark's)."),
+                 list_: bool = typer.Option(False, "--list", help="List the benchmarks eval runs and exit."),
+                 split: list[str] | None = typer.Option(None, "--split", help="The split (default: each "
+                                                        "benchmark's; in a suite, benchmarks without it take their "
+                                                        "default), or NAME=SPLIT for one benchmark (repeatable)."),
                  limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items."),
-                 seed: int = typer.Option(0, "--seed", help="Seeds the bootstrap intervals."),
+                 seed: int = typer.Option(0, "--seed", help="Seeds the bootstrap intervals (and MemeQA's sample)."),
                  data: Path | None = typer.Option(None, "--data", help="The release's folder (one benchmark), "
                                                   "or a folder holding one per benchmark name (several); "
                                                   "default: the data catalogue's copy."),
-                 max_failure_rate: float = typer.Option(0.0, "--max-failure-rate", help="Accept runs with up "
-                                                        "to this share of failed calls."),
-                 skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Start without checking "
-                                                     "the models first."),
+                 run: str | None = RUN,
+                 config: Path | None = config_option("Eval (keys of the benchmarks' configs, e.g. max_tokens)"),
+                 sets: list[str] | None = SET,
+                 dry: bool = DRY_RUN,
+                 budget: float | None = BUDGET,
+                 max_failure_rate: float = MAX_FAILURE_RATE,
+                 skip_preflight: bool = SKIP_PREFLIGHT,
                  out_path: Path | None = typer.Option(None, "--out", help="Also write the leaderboard: .html (a "
                                                       "page with the table and plots), .csv or .md.")) -> None:
-    """Run the installed meme benchmarks (`memegauge eval --list` names them) on models."""
-    from memegauge.benchmarks.kit.family import benchmarks  # lazy: the registry when the command runs
-    from memegauge.clikit import console, finish_all, out, safe, settings  # lazy: as above
+    """Run meme benchmarks (`memegauge eval --list` names them; MemeQA included) on models."""
+    from memegauge.benchmarks.kit.entries import eval_entries  # lazy: the registry when the command runs
+    from memegauge.clikit import console, finish_all, out, safe, settings, use_budget  # lazy: as above
     from memegauge.types import InputError  # lazy: as above
 
     if list_:
-        _list(out, benchmarks())
+        _list(out, eval_entries())
         return
-    chosen = _chosen(benchmarks(), names or [], suite)
+    chosen = _chosen(eval_entries(), names or [], suite)
+    if out_path is not None and out_path.suffix.lower() not in OUT_SUFFIXES:  # refused before any run
+        raise InputError(f"unknown leaderboard format {out_path.suffix!r}", "--out",
+                         "end the file name in .html, .csv or .md")
     if not model:
         raise InputError("no model named", "--model", "name a model of the registry: --model M (repeatable)")
-    missing = {spec.name: why for spec in chosen if (why := _missing(spec, data, len(chosen) > 1))}
+    missing = {entry.name: why for entry in chosen if (why := _missing(entry, data, len(chosen) > 1))}
     for name, why in missing.items():
         label = "skipped" if suite is not None else "not installed"
         console.print(f"[yellow]{label}:[/] {name}: {safe(why)}", highlight=False, soft_wrap=True)
-    chosen = [spec for spec in chosen if spec.name not in missing]
+    chosen = [entry for entry in chosen if entry.name not in missing]
     if missing and (suite is None or not chosen):
         raise InputError(f"the data of {', '.join(missing)} is not installed", "eval",
                          "install it with the line(s) above" + (", or leave those benchmarks out" if chosen else ""))
     s = settings(ctx)
-    runs = asyncio.run(_run_all(s, chosen, model, split, limit, seed, data, not skip_preflight))
+    planned = _planned(s, chosen, list(dict.fromkeys(model)), _splits(split or [], chosen), limit, seed, data,
+                       _sets(config, sets, chosen), run)
+    if dry:
+        _dry(s, planned)
+        return
+    use_budget(budget)
+    if not skip_preflight:  # every model of every run checked once, then asked whether it returns log-probabilities
+        _preflight(s, planned)
+        _logprob_preflight(s, planned)
+    runs = asyncio.run(_run_all(s, planned))
     store = s.store()
-    rows = _rows(store, runs)
-    _print_table(out, rows)
+    found = suite_board(store, runs, skipped=list(missing.items()),
+                        title=f"MemeGauge {'suite ' + suite if suite else 'benchmarks'}: "
+                              f"{', '.join(e.name for e in chosen)}")
+    print_board(out, found)
     if out_path is not None:
-        out_path.write_text(leaderboard_page(rows, runs, store, out_path.suffix.lower()), encoding="utf-8")
+        from memegauge.files import write_text_atomic  # lazy: only when a file is written
+
+        write_text_atomic(out_path, board_page(found, out_path.suffix.lower()))
     finish_all(store, runs, max_failure_rate)
     if missing:
         console.print(f"[yellow]skipped[/] (data not installed): {', '.join(missing)}", highlight=False)
         raise typer.Exit(SKIPPED_EXIT)
 
 
-def _missing(spec, data: Path | None, several: bool) -> str | None:
-    """Why `spec`'s data is not at hand, with the command that installs it; None when it is (or when only its
+def _splits(given: list[str], chosen: list) -> dict[str | None, str]:
+    """`--split SPLIT` (key None: every benchmark that has it) and `--split NAME=SPLIT` (that benchmark's)."""
+    from memegauge.types import InputError
+
+    out: dict[str | None, str] = {}
+    names = {entry.name for entry in chosen}
+    for value in given:
+        name, _, split = value.rpartition("=")
+        if name and name not in names:
+            raise InputError(f"--split {value}: {name!r} is not among the benchmarks run", "--split",
+                             f"use NAME=SPLIT with one of: {', '.join(sorted(names))}")
+        out[name or None] = split
+    return out
+
+
+def _sets(config: Path | None, sets: list[str] | None, chosen: list) -> dict[str, Any]:
+    """`-c` then `-o` (later wins): config keys for the chosen benchmarks; a key none of them has is refused."""
+    import yaml
+
+    from memegauge.clikit import overrides
+    from memegauge.types import InputError
+
+    given: dict[str, Any] = {}
+    if config is not None:
+        try:
+            given = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise InputError(f"cannot read the config: {exc}", str(config), "give a YAML file of config keys") from None
+        if not isinstance(given, dict):
+            raise InputError("the config is not a mapping of keys", str(config), "write `key: value` lines")
+    given = {**given, **overrides(sets)}
+    known = set().union(*(entry.keys() for entry in chosen)) if chosen else set()
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise InputError(f"no chosen benchmark has the config key(s) {', '.join(unknown)}", "-o/-c",
+                         f"use some of: {', '.join(sorted(known))}")
+    return given
+
+
+def _missing(entry, data: Path | None, several: bool) -> str | None:
+    """Why `entry`'s data is not at hand, with the command that installs it; None when it is (or when only its
     run's own input check can tell: a `--data` folder for one benchmark, a MemeGauge without the catalogue)."""
     if data is not None:
-        folder = data / spec.name
+        folder = data / entry.name
         return None if not several or folder.is_dir() else (
             f"no folder {folder}: put its release there, or leave out --data to read `memegauge data`'s copy")
+    if entry.data is None:
+        return None
     try:
-        from memegauge.data.catalogue import entry  # lazy: the data catalogue is optional for --data runs
-        from memegauge.data.store import get_line, missing_sources
+        from memegauge.data.catalogue import entry as catalogue_entry  # lazy: optional for --data runs
+        from memegauge.data.store import missing_sources
     except ImportError:
         return None
     from memegauge.types import InputError  # lazy: as in eval_command
 
     try:
-        absent = [name for name in (spec.data, *entry(spec.data).needs) if missing_sources(name)]
+        absent = [name for name in (entry.data, *catalogue_entry(entry.data).needs) if missing_sources(name)]
     except InputError:  # not a catalogue name: the run's own check says what to give
         return None
-    return "; ".join(f"data set {name!r} is not installed: run `{get_line(name)}`" for name in absent) or None
+    if not absent:
+        return None
+    commands = [line for name in absent for line in install_lines(name)]
+    return (f"data set{'s' if len(absent) > 1 else ''} {', '.join(map(repr, absent))} "
+            f"{'are' if len(absent) > 1 else 'is'} not installed; install with:\n" + "\n".join(
+                f"    {line}" for line in commands))
+
+
+def install_lines(name: str) -> list[str]:
+    """The commands that install data set `name`, one per line (`memegauge data`'s own)."""
+    from memegauge.data.cli import install_lines as lines  # lazy: the data catalogue only when asked
+
+    return lines(name)
 
 
 def _list(out, found) -> None:
-    for spec in found:
-        tasks = ", ".join(f"{n} ({t.answer})" for n, t in spec.tasks.items())
-        out.print(f"{spec.name}: {spec.title} — splits {', '.join(spec.splits)} (default {spec.split}); "
-                  f"tasks {tasks}; suites {', '.join(spec.suites)}", highlight=False, markup=False)
+    """One line per benchmark (its splits, default, tasks, suites, data set and whether it is installed); the same
+    names `memegauge data list` marks as evaluated by `eval`."""
+    for entry in found:
+        why = _missing(entry, None, True)
+        commands = [line.split("  #")[0] for line in install_lines(entry.data)] if entry.data and why else []
+        data = (f"data {entry.data}: " + ("installed" if why is None else
+                                          "not installed: " + " and ".join(f"`{c}`" for c in commands)
+                                          + (f" (`memegauge data info {entry.data}`: where to request your copy)"
+                                             if any(" PATH" in c for c in commands) else ""))) if entry.data else ""
+        out.print(f"{entry.name}: {entry.title} — splits {', '.join(entry.splits)} (default {entry.split}); "
+                  f"tasks {entry.tasks}; suites {', '.join(entry.suites)}; {data}", highlight=False, markup=False)
 
 
 def _chosen(found, names: list[str], suite: str | None):
     from memegauge.types import InputError  # lazy: as in eval_command
 
-    by_name = {spec.name: spec for spec in found}
+    by_name = {entry.name: entry for entry in found}
     if suite is not None:
         if names:
             raise InputError("both benchmark names and --suite given", "eval", "give names or --suite, not both")
-        members = [spec for spec in found if suite in spec.suites]
+        members = [entry for entry in found if suite in entry.suites]
         if not members:
-            raise InputError(f"no installed benchmark is in suite {suite!r}", "--suite",
-                             f"use one of: {', '.join(sorted({s for spec in found for s in spec.suites}))}")
+            raise InputError(f"no benchmark is in suite {suite!r}", "--suite",
+                             f"use one of: {', '.join(sorted({s for e in found for s in e.suites}))}")
         return members
     unknown = [n for n in names if n not in by_name]
     if unknown or not names:
@@ -121,72 +210,165 @@ def _chosen(found, names: list[str], suite: str | None):
     return [by_name[n] for n in dict.fromkeys(names)]
 
 
-async def _run_all(s, chosen, models, split, limit, seed, data, preflight) -> list[str]:
-    from memegauge.methods import method  # lazy: as in eval_command
-    from memegauge.run_path import run_checked  # lazy: the engine when a run is made
+def _planned(s, chosen, models: list[str], split, limit, seed, data, sets, run: str | None) -> list:
+    """[(entry, [(config, `Checked`, run name)])]: every run's inputs checked before the first starts."""
+    from memegauge.benchmarks.kit.entries import EvalOptions
 
     planned = []
-    for spec in chosen:
-        described = method(spec.name)
-        folder = data if data is None or len(chosen) == 1 else data / spec.name
-        configs = [(described.config({"model": m, "split": split if split in spec.splits or len(chosen) == 1
-                                      else None, "limit": limit, "seed": seed, "data": folder}), None)
-                   for m in models]
-        planned.append((described, configs))
-    for described, configs in planned:  # every benchmark's inputs checked before the first run (read again there)
-        for config, _ in configs:
-            described.check(config, s.registry())
+    for entry in chosen:
+        folder = data if data is None or len(chosen) == 1 else data / entry.name
+        mine = {k: v for k, v in sets.items() if k in entry.keys()}
+        runs = []
+        for m in models:
+            cfg = entry.config(EvalOptions(model=m, split=split.get(entry.name, split.get(None)), limit=limit,
+                                           seed=seed, data=folder, sets=mine,
+                                           only=len(chosen) == 1 or entry.name in split))
+            checked = entry.method().check(cfg, s.registry())
+            runs.append((cfg, checked, _name(run, entry, m, len(chosen), len(models))
+                         or entry.run_name(cfg, checked.inputs)))
+        planned.append((entry, runs))
+    return planned
+
+
+def _name(run: str | None, entry, model: str, benchmarks: int, models: int) -> str | None:
+    """`--run NAME`: the run's name (one run), else NAME-<benchmark>-<model> for what varies."""
+    if run is None:
+        return None
+    return "-".join([run] + ([entry.name] if benchmarks > 1 else []) + ([model] if models > 1 else []))
+
+
+def _dry(s, planned) -> None:
+    from memegauge.clikit import dry_run
+
+    for entry, runs in planned:
+        for cfg, checked, name in runs:
+            dry_run(s, name, entry.plan(cfg, checked.inputs))
+
+
+def _preflight(s, planned) -> None:
+    """The preflight of every model the runs call (`memegauge.engine.preflight`), once for all benchmarks."""
+    from memegauge.clikit import preflight
+
+    checked = [c for _, runs in planned for _, c, _ in runs]
+    preflight(s, list(dict.fromkeys(m for c in checked for m in c.models)),
+              list(dict.fromkeys(m for c in checked for m in c.pictures)))
+
+
+def _logprob_preflight(s, planned) -> None:
+    """Before the run: each model whose benchmarks need log-probabilities (AUROC) is asked one tiny question with
+    them (cached in the store); a server that returns none is named, with the fix, and the figure will say so."""
+    from memegauge.benchmarks.kit.probe import without_logprobs
+    from memegauge.clikit import console, safe
+
+    needing = {}
+    for entry, runs in planned:
+        if entry.logprobs():
+            for cfg, _, _ in runs:
+                needing.setdefault(cfg.model, []).append(entry.name)
+    for model in asyncio.run(without_logprobs(s.registry(), list(needing), s.store)):
+        console.print(safe(f"note: model {model!r}'s server returns no log-probabilities: AUROC of "
+                           f"{', '.join(needing[model])} will not be computed (the other figures will)."),
+                      highlight=False, soft_wrap=True)
+        console.print(safe("  fix: serve it where chat completions return `logprobs` (vLLM, SGLang, OpenAI's API)"),
+                      highlight=False, soft_wrap=True)
+
+
+async def _run_all(s, planned) -> list[str]:
+    from memegauge.run_path import run_checked  # lazy: the engine when a run is made
+
     names = []
-    for described, configs in planned:
-        results = await run_checked(described, configs, store=s.store, registry=s.registry(),
-                                    progress=s.progress, preflight=preflight)
+    for entry, runs in planned:  # the preflight was made for all of them (`_preflight`), unless skipped
+        results = await run_checked(entry.method(), [(cfg, name) for cfg, _, name in runs], store=s.store,
+                                    registry=s.registry(), progress=s.progress, preflight=False)
         names += [r.name for r in results]
     return names
 
 
-def _rows(store, runs: list[str]) -> list:
-    """Every run's headline rows, each group named with its benchmark (``fhm: hateful``)."""
-    from memegauge.report import build_report  # lazy: as in eval_command
-    from memegauge.report.headline import headline_rows  # lazy: as in eval_command
+def suite_board(store, runs: list[str], skipped: list[tuple[str, str]] = (), title: str = "MemeGauge benchmarks"):
+    """The suite leaderboard of stored eval runs (`memegauge.report.leaderboard.Board`), read from the store only."""
+    from memegauge.benchmarks.kit.entries import entry_of_method
+    from memegauge.report import build_report
+    from memegauge.report.headline import headline_rows, iso_date
+    from memegauge.report.leaderboard import Board, BoardLine
 
-    return [r.model_copy(update={"group": f"{r.method}: {r.group}"})
-            for name in runs for r in headline_rows(build_report(store, name))]
+    lines: dict[tuple[str, str, str, str], BoardLine] = {}
+    described, notes = [], []
+    found = []
+    for name in runs:
+        report = build_report(store, name)
+        config = report["run"].get("config") or {}
+        entry = entry_of_method(report["run"]["method"], config)
+        rows = headline_rows(report)
+        if entry is not None and rows:
+            found.append((name, report, entry, entry.split_of(config), rows))
+    # one model with two runs of one benchmark and split (a --limit run beside the full one): a column for each run
+    seen: dict[tuple[str, str, str], set[str]] = {}
+    for name, _, entry, split, rows in found:
+        for r in rows:
+            seen.setdefault((entry.name, split, r.model), set()).add(name)
+    for name, report, entry, split, rows in found:
+        for r in rows:
+            column = r.model if len(seen[(entry.name, split, r.model)]) == 1 else f"{r.model} ({name})"
+            key = (entry.name, split, entry.task_of(r.group), r.figure)
+            line = lines.setdefault(key, BoardLine(*key, cells={}, published=entry.published(split, key[2], r.figure)))
+            line.cells[column] = r
+            if r.value is None and r.note and r.note not in notes:
+                notes.append(r.note)
+        described.append({"name": name, "method": report["run"]["method"], "status": report["run"]["status"],
+                          "date": iso_date(report["run"].get("created")), "models": sorted({r.model for r in rows})})
+    models = list(dict.fromkeys(m for line in lines.values() for m in line.cells))
+    return Board(title=title, models=models, lines=list(lines.values()), runs=described, skipped=list(skipped),
+                 notes=notes)
 
 
-def leaderboard_page(rows: list, runs: list[str], store, suffix: str) -> str:
-    """The eval's leaderboard as a page (.html: `memegauge.report.pages.compare_page`), CSV or Markdown."""
+def board_page(board, suffix: str) -> str:
+    """The leaderboard as a page (.html), CSV or Markdown."""
     from memegauge.report import leaderboard  # lazy: as in eval_command
-    from memegauge.report.headline import iso_date  # lazy: as in eval_command
-    from memegauge.report.pages import compare_page  # lazy: as in eval_command
     from memegauge.types import InputError  # lazy: as in eval_command
 
-    benchmarks = ", ".join(dict.fromkeys(r.method for r in rows))
     if suffix == ".csv":
-        return leaderboard.to_csv(rows)
+        return leaderboard.board_csv(board)
     if suffix == ".md":
-        return leaderboard.to_markdown(rows, f"MemeGauge benchmarks ({benchmarks})")
+        return leaderboard.board_markdown(board)
     if suffix not in (".html", ".htm"):
         raise InputError(f"unknown leaderboard format {suffix!r}", "--out", "end the file name in .html, .csv or .md")
-    described = []
-    for name in runs:
-        run = store.run_row(name)
-        described.append({"name": name, "method": run["method"], "status": run["status"],
-                          "date": iso_date(run["created"]), "models": sorted({r.model for r in rows if r.run == name})})
-    return compare_page({"method": f"benchmarks: {benchmarks}", "runs": described, "rows": leaderboard.ordered(rows)})
+    from memegauge.report.pages import board_page as html  # lazy: jinja when a page is written
+
+    return html(board)
 
 
-def _print_table(out, rows: list) -> None:
-    """One table: a line per (benchmark, task or group, figure), a column per model."""
+WIDE = 140  # columns from which the published figures are a column of each table (else lines below it)
+
+
+def print_board(out, board) -> None:
+    """The leaderboard in the terminal: a table per benchmark and split (task, metric, a column per model, and the
+    published figures: a column on a wide terminal, lines below the table on a narrow one); then each figure not
+    computed (reason and fix) and each skipped benchmark (with the line that installs it)."""
     from rich.table import Table  # lazy: only when printing
 
     from memegauge.clikit import safe  # lazy: as in eval_command
-    from memegauge.report.leaderboard import cell  # lazy: as in eval_command
+    from memegauge.report.leaderboard import board_cell, few_published
 
-    models = list(dict.fromkeys(r.model for r in rows))
-    lines: dict[tuple[str, str, str], dict[str, str]] = {}
-    for r in rows:
-        lines.setdefault((r.method, r.group, r.figure), {})[r.model] = f"{cell(r)} n={r.n}"
-    table = Table("task", "figure", *map(safe, models), title="95% intervals, n items")
-    for (_, group, figure), by_model in lines.items():
-        table.add_row(safe(group), figure, *(by_model.get(m, "–") for m in models))
-    out.print(table)
+    wide = out.width >= WIDE
+    sections: dict[tuple[str, str], list] = {}
+    for line in board.lines:
+        sections.setdefault((line.benchmark, line.split), []).append(line)
+    out.print(safe(f"{board.title} — 95% intervals and n; published: the papers' figures (their n)"),
+              highlight=False, soft_wrap=True)
+    for (benchmark, split), lines in sections.items():
+        table = Table("task", "metric", *map(safe, board.models), *(["published (paper's n)"] if wide else []),
+                      title=safe(f"{benchmark} · {split}"), title_justify="left")
+        for line in lines:
+            table.add_row(safe(line.task), safe(line.metric),
+                          *(safe(board_cell(line.cells.get(m))) for m in board.models),
+                          *([safe(few_published(line.published))] if wide else []))
+        out.print(table)
+        if not wide:
+            for line in lines:
+                if line.published:
+                    out.print(safe(f"  published, {line.task} {line.metric}: {few_published(line.published)}"),
+                              highlight=False)
+    for note in board.notes:
+        out.print(safe(f"not computed: {note}"), highlight=False)
+    for name, why in board.skipped:
+        out.print(safe(f"skipped: {name}: {why}"), highlight=False)

@@ -19,8 +19,11 @@ from memegauge.report.blocks import Block, count, interval_cell, table, text
 from memegauge.report.headline import Headline, row
 from memegauge.report.intervals import rate
 
-NO_PROBABILITY = ("no AUROC: the model's answers came without yes/no log-probabilities (a backend that gives "
-                  "them: openai with logprobs, on a server that returns them); never made from the hard answers")
+NO_PROBABILITY = ("no log-probabilities: the model's server returned no yes/no log-probabilities, so AUROC was not "
+                  "computed (it is never made from the hard answers); fix: serve the model where chat completions "
+                  "return `logprobs` (vLLM, SGLang, OpenAI's API; `memegauge eval` says before the run whether the "
+                  "server does) and rerun the same command")
+"""Why AUROC is absent, and the fix: every place that shows the figures shows this where AUROC would be."""
 
 
 def build(spec: Benchmark, store: Store, run: dict[str, Any]) -> dict[str, Any]:
@@ -31,7 +34,8 @@ def build(spec: Benchmark, store: Store, run: dict[str, Any]) -> dict[str, Any]:
              for name in dict.fromkeys(r["task"] for r in rows) if name in spec.tasks}
     split = config.get("split") or spec.split
     for name, found in tasks.items():
-        found["published"] = [p.model_dump() for p in spec.published if p.task == name and p.split == split]
+        found["published"] = [{**p.model_dump(), "n": getattr(p, "n", None)} for p in spec.published
+                              if p.task == name and p.split == split]
     return {"benchmark": spec.name, "title": spec.title, "paper": spec.paper, "split": split,
             "model": config.get("model"), "items": len({r["item"] for r in rows}), "tasks": tasks,
             "prompts": config.get("benchmark_prompts") or {}, "details": rows}
@@ -79,7 +83,8 @@ def _auroc(task: Task, scored: list[dict[str, Any]], seed: int) -> tuple[dict[st
 
 
 def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    return {"answers": report["details"],
+    shared = {"model": report.get("model"), "split": report.get("split")}
+    return {"answers": [{**shared, **d, **_correct(d)} for d in report["details"]],
             "figures": [{"task": name, "figure": figure, **fig} for name, task in report["tasks"].items()
                         for figure, fig in _named_figures(task)]}
 
@@ -105,6 +110,9 @@ def headline(report: dict[str, Any]) -> list[Headline]:
         for figure in ("accuracy", "macro_f1", "auroc"):
             if task.get(figure):
                 rows.append(row(run, model, f"overall ({name})", figure, task[figure], "rate"))
+            elif figure in task:  # asked for but not computable (AUROC without log-probabilities): say why
+                rows.append(row(run, model, f"overall ({name})", figure,
+                                {"value": None, "n": task["answered"], "note": task.get(f"{figure}_note")}, "rate"))
         rows.append(row(run, model, f"overall ({name})", "unreadable", task["unreadable_share"], "rate",
                         higher_is_better=False))
         for group in task["groups"]:
@@ -116,13 +124,28 @@ def headline(report: dict[str, Any]) -> list[Headline]:
 
 
 def exports() -> dict[str, ExportTable]:
-    return {"answers": ExportTable("every (task, item): gold, the answer, how it was read (None: unreadable or "
-                                   "failed), `correct`, and P(positive) where the model gave log-probabilities",
-                                   record_rows(BenchAnswer, _correct))}
+    return {"answers": ExportTable("every (task, item): the model and split, gold, the answer, how it was read (None: "
+                                   "unreadable or failed), `correct`, and P(positive) where the model gave "
+                                   "log-probabilities", _answer_rows,
+                                   columns=("model", "split", *BenchAnswer.model_fields, "correct"),
+                                   types=(("p_positive", "float64"), ("correct", "bool_"), ("error", "string"),
+                                          ("options", "int64")))}
+
+
+def _answer_rows(store: Store, run: dict[str, Any]) -> list[dict[str, Any]]:
+    """`answers`: each record with the run's model and split first (a table of several runs says which is which)."""
+    import json
+
+    config = json.loads(run.get("config_json") or "{}")
+    shared = {"model": config.get("model"), "split": config.get("split")}
+    return [{**shared, **row} for row in record_rows(BenchAnswer, _correct)(store, run)]
 
 
 def _correct(item: dict[str, Any]) -> dict[str, Any]:
     return {"correct": bool(item["readable"] and _same(item["gold"], item["read"])) if item["ok"] else None}
+
+
+BROWSED = 400  # items the run page lists (failed, unreadable and wrong ones first); the export has every one
 
 
 def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, Any]]:
@@ -130,20 +153,77 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
              ("items", str(report["items"]))]
     blocks = [Block("facts", report["title"], facts=facts)]
     for name, task in report["tasks"].items():
-        blocks.append(Block("table", f"{name}: figures (95% interval, n)", table=_figure_table(task),
+        blocks.append(Block("table", f"{name}: figures (95% interval, n; published: the paper's own)",
+                            table=_figure_table(task),
                             text=f"{task['asked']} asked, {task['answered']} answered, {task['unreadable']} "
-                                 f"unreadable (scored as wrong), {task['failed']} failed (not scored)."
-                                 + (f" {task['auroc_note']}" if task.get("auroc_note") else "")))
-        if task["published"]:
-            blocks.append(Block("table", f"{name}: published figures ({report['split']})", table=table(
-                ["system", "metric", "value", "source"],
-                [[text(p["system"]), text(p["metric"]), text(f"{100 * p['value']:.1f}%"), text(p["source"])]
-                 for p in task["published"]])))
+                                 f"unreadable (scored as wrong), {task['failed']} failed (not scored)."))
+    blocks.append(_browser(report, store))
     return blocks, {}
 
 
 def _figure_table(task: dict[str, Any]) -> Any:
-    rows = [[text(name), interval_cell(fig, percent=True), count(fig.get("n"))] for name, fig in _named_figures(task)]
+    """Each figure with its interval and n (a figure that could not be computed: why, and the fix); the unreadable
+    share; then the paper's figures for the same split and metric, marked published, with the paper's n."""
+    rows = [[text(name), interval_cell(fig, percent=True) if fig.get("value") is not None else
+             text(f"– ({_why_none(name)})"), count(fig.get("n"))] for name, fig in _named_figures(task)]
+    if "auroc" in task and not task.get("auroc"):
+        rows.append([text("auroc"), text(f"not computed — {task.get('auroc_note') or NO_PROBABILITY}"),
+                     count(task["answered"])])
+    rows.append([text("unreadable (lower is better)"), interval_cell(task["unreadable_share"], percent=True),
+                 count(task["unreadable_share"].get("n"))])
     rows += [[text(f"{g['group']}={g['value']}: {name}"), interval_cell(g[name], percent=True),
               count(g[name].get("n"))] for g in task["groups"] for name in ("accuracy", "macro_f1") if g.get(name)]
+    rows += [[text(f"published: {p['metric']} of {p['system']}"),
+              text(f"{100 * p['value']:.1f}% (n={p['n']})" if p.get("n") is not None else
+                   f"{100 * p['value']:.1f}% (n not stated; {p['source']})"), count(p.get("n"))]
+             for p in task["published"]]
     return table(["figure", "value [95% interval]", "n"], rows)
+
+
+def _why_none(name: str) -> str:
+    """Why a per-class figure has no value: what it divides by was zero."""
+    if name.startswith("precision["):
+        return "no answer said this class: precision divides by those answers"
+    if name.startswith("recall["):
+        return "no item has this class: recall divides by them"
+    return "nothing was scored"
+
+
+def _outcome(r: dict[str, Any]) -> str:
+    if not r["ok"]:
+        return "failed"
+    if not r["readable"]:
+        return "unreadable"
+    return "right" if _same(r["gold"], r["read"]) else "wrong"
+
+
+def _browser(report: dict[str, Any], store: Store) -> Block:
+    """The items as asked: the meme, the exact prompt, the raw answer, how it was read, the gold and the outcome."""
+    from memegauge.report.blocks import run_images
+
+    pictures = run_images(store, report["run"]) or {}
+    order = {"failed": 0, "unreadable": 1, "wrong": 2, "right": 3}
+    rows = sorted(report["details"], key=lambda r: order[_outcome(r)])
+    items = []
+    for r in rows[:BROWSED]:
+        read = "unreadable: no answer of the task's kind found" if r["ok"] and not r["readable"] else (
+            f"failed call: {r['error']}" if not r["ok"] else
+            f"read as {_shown(r['read'])}" + (f"; P(positive) = {r['p_positive']:.3f}"
+                                      if r.get("p_positive") is not None else ""))
+        items.append({"id": r["item"], "picture": pictures.get(r["item"]),
+                      "summary": f"{_outcome(r)} · {r['task']} · item {r['item']} · gold {_shown(r['gold'])} · "
+                                 f"read {_shown(r['read'])}",
+                      "parts": [("prompt (exact text sent, with the picture)", r["prompt"]),
+                                ("raw answer", r["answer"] or "(none)"), ("how it was read", read),
+                                ("gold", _shown(r["gold"]))]})
+    more = len(rows) - len(items)
+    return Block("items", "Items", items=items,
+                 text=("Failed, unreadable and wrong answers first; open an item for its prompt, raw answer, how it "
+                       "was read and the gold." + (f" {more} more (right answers) are in `memegauge export "
+                                                   f"{report['run']['name']} --table answers`." if more else "")))
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "–"
+    return ", ".join(value) if isinstance(value, list) else str(value)

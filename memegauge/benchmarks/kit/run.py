@@ -8,7 +8,9 @@ backend returns both, and is otherwise absent (the report says so; it is never m
 
 from __future__ import annotations
 
+import hashlib
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -23,8 +25,9 @@ from memegauge.benchmarks.kit.spec import PROMPTS, Benchmark, Task
 from memegauge.config import MethodConfig, method_config
 from memegauge.models.spec import ModelRegistry
 from memegauge.engine import Store, open_run
-from memegauge.methods import Checked, RunResult, default_run_name
-from memegauge.types import ChatRequest, ImagePart, InputError, Message, OutputSpec, SamplingParams
+from memegauge.files import canonical_json
+from memegauge.methods import Checked, RunResult
+from memegauge.types import ChatRequest, ImagePart, InputError, Message, OutputSpec, SamplingParams, file_sha256
 
 ANSWER_FORMATS = {
     "yes_no": "Answer format: yes or no.",
@@ -45,6 +48,9 @@ class BenchmarkConfig(MethodConfig):
     limit: int | None = Field(default=None, ge=1, description="Only the first N items of the split.")
     seed: int = Field(default=0, description="Seeds the bootstrap intervals (the calls are greedy).")
     tasks: list[str] | None = Field(default=None, description="Only these tasks (None: every task of the split).")
+    max_tokens: int | None = Field(default=None, ge=1, description="Every task's answer bound (None: each task's "
+                                   "own, 16 unless its YAML says): raise it for a model that reasons before it "
+                                   "answers (`eval -o max_tokens=512`).")
 
     def roles(self) -> dict[str, list[str]]:
         return {"targets": [self.model]}
@@ -107,22 +113,75 @@ async def run(spec: Benchmark, hooks: ModuleType | None, cfg: BenchmarkConfig, *
               checked: Checked | None = None) -> RunResult:
     inputs: Inputs = (checked or check(spec, hooks, cfg, registry)).inputs
     config_dict = stored(spec, cfg, inputs)
-    name = name or default_run_name(spec.name, [cfg.model], inputs.split.replace("/", "_"), config_dict)
-    asked = [(task_name, task, item, prompt(task, item)) for task_name, task in inputs.tasks.items()
-             for item in inputs.items if item.gold[task_name] is not None]
-    requests = [_request(spec, cfg.model, task_name, task, item, text) for task_name, task, item, text in asked]
+    name = name or run_name(spec, cfg, inputs.split)
+    asked = _asked(inputs)
+    requests = [_request(spec, cfg, task_name, task, item, text) for task_name, task, item, text in asked]
     async with open_run(store, registry, name=name, method=spec.name, config=config_dict, seed=cfg.seed,
                         progress=progress) as (opened, engine):
         outcomes = await engine.chat_many(requests)
         opened.put_many([_record(task_name, task, item, text, outcome)
                          for (task_name, task, item, text), outcome in zip(asked, outcomes, strict=True)])
+        opened.put_many(_pictures(inputs.items))  # the report's item browser shows each meme as asked
     return RunResult.of(store, name)
 
 
-def _request(spec: Benchmark, model: str, task_name: str, task: Task, item: Item, text: str) -> ChatRequest:
+_NAME_KEYS = {"benchmark", "model", "split", "limit", "seed"}  # what a default run name shows in words
+
+
+def run_name(spec: Benchmark, cfg: BenchmarkConfig, split: str) -> str:
+    """``<benchmark>-<model>-<split>[-n<limit>][-s<seed>]``, readable (a `--limit 10` run is ``…-n10``); six hex
+    digits of the other settings are added only when one differs from its default (``-o max_tokens=512``, a
+    `--data` folder rather than the catalogue's copy), so two configs never share a run by accident."""
+    parts = [spec.name, cfg.model, split.replace("/", "_")]
+    parts += [f"n{cfg.limit}"] if cfg.limit else []
+    parts += [f"s{cfg.seed}"] if cfg.seed else []
+    other = {k: v for k, v in cfg.model_dump(mode="json", exclude_defaults=True).items() if k not in _NAME_KEYS}
+    if other:
+        parts.append(hashlib.sha256(canonical_json(other).encode()).hexdigest()[:6])
+    return "-".join(_UNSAFE.sub("_", p).strip("_") or "x" for p in parts)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def _asked(inputs: Inputs) -> list[tuple[str, Task, Item, str]]:
+    return [(task_name, task, item, prompt(task, item)) for task_name, task in inputs.tasks.items()
+            for item in inputs.items if item.gold[task_name] is not None]
+
+
+def plan(spec: Benchmark, cfg: BenchmarkConfig, inputs: Inputs) -> list[Any]:
+    """`eval --dry-run`: one stage per task, its requests known before the run (cached ones are priced $0)."""
+    from memegauge.engine.estimate import PlannedCalls  # lazy: only for a dry run
+
+    out = []
+    for task_name, task in inputs.tasks.items():
+        mine = [a for a in _asked(inputs) if a[0] == task_name]
+        if mine:
+            requests = tuple(_request(spec, cfg, n, t, i, text) for n, t, i, text in mine)
+            out.append(PlannedCalls(stage=f"{spec.name}.{task_name}", model=cfg.model, calls=len(mine),
+                                    max_tokens=cfg.max_tokens or task.max_tokens, requests=requests,
+                                    prompt_words=sum(len(a[3].split()) for a in mine) / len(mine),
+                                    images=int(any(a[2].image for a in mine)), note="one per item"))
+    return out
+
+
+def _pictures(items: list[Item]) -> list[Any]:
+    """A thumbnail record (`MemeImage`, keyed by item id) of each item's picture, for the run page's item browser."""
+    from memegauge.images.thumbnail import MemeImage, thumbnail_data_url
+
+    out = []
+    for item in items:
+        url = thumbnail_data_url(item.image) if item.image else None
+        if url:
+            out.append(MemeImage(meme=item.id, sha256=file_sha256(item.image), thumbnail=url))
+    return out
+
+
+def _request(spec: Benchmark, cfg: BenchmarkConfig, task_name: str, task: Task, item: Item,
+             text: str) -> ChatRequest:
     parts: list[Any] = [ImagePart.of(item.image, alt_text=f'Meme text: "{item.text}"')] if item.image else []
-    return ChatRequest(model=model, messages=[Message.user(*parts, text)],
-                       params=SamplingParams(temperature=0, max_tokens=task.max_tokens),
+    return ChatRequest(model=cfg.model, messages=[Message.user(*parts, text)],
+                       params=SamplingParams(temperature=0, max_tokens=cfg.max_tokens or task.max_tokens),
                        output=OutputSpec(logprobs="auroc" in task.metrics), stage=f"{spec.name}.{task_name}")
 
 

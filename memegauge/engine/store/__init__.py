@@ -207,7 +207,7 @@ class Store(CallStats):
         """
         now = time.time()
         with self._tx():
-            row = self.db.execute("SELECT id, config_hash, method FROM runs WHERE name=?",
+            row = self.db.execute("SELECT id, config_hash, method, config_json FROM runs WHERE name=?",
                                   (name,)).fetchone()
             if row is None:
                 cur = self.db.execute(
@@ -217,10 +217,12 @@ class Store(CallStats):
                      version))
                 run_id = cur.lastrowid
             else:
-                run_id, old_hash, old_method = row
+                run_id, old_hash, old_method, old_config = row
                 if old_hash != config_hash or old_method != method:
                     raise InputError(
-                        f"run {name!r} exists with a different {'method' if old_method != method else 'config'}",
+                        f"run {name!r} exists with a different "
+                        + (f"method ({old_method}, not {method})" if old_method != method else
+                           f"config: {config_differences(json.loads(old_config or '{}'), config)}"),
                         where=str(self.path),
                         fix="choose another --run NAME, or rerun with the original config to resume")
                 self._take_lease_or_refuse(name, run_id, now)
@@ -432,3 +434,17 @@ def _call_row(record: CallRecord) -> tuple:
             record.cost, record.latency_s, record.created or time.time(),
             record.finish_reason, record.reasoning, record.images_sent,
             canonical_json(record.logprobs) if record.logprobs else "")
+
+
+def config_differences(stored: dict[str, Any], given: dict[str, Any], limit: int = 6) -> str:
+    """What differs between a stored run's config and the one given, key by key ("max_tokens: stored 16, now
+    64; limit: stored (not set), now 10"), at most `limit` keys named."""
+    def shown(value: Any) -> str:
+        text = "(not set)" if value is None else canonical_json(value).strip('"')
+        return text if len(text) <= 50 else text[:49] + "…"
+
+    keys = [k for k in sorted(set(stored) | set(given))
+            if canonical_json(stored.get(k)) != canonical_json(given.get(k))]
+    found = [f"{k}: stored {shown(stored.get(k))}, now {shown(given.get(k))}" for k in keys[:limit]]
+    more = f"; and {len(keys) - limit} more" if len(keys) > limit else ""
+    return ("; ".join(found) + more) if found else "its hash differs (a prompt file or a setting's content)"

@@ -210,7 +210,8 @@ class _App:
                 {
                     "index": index,
                     "message": {"role": "assistant", "content": content, "refusal": None},
-                    "logprobs": _logprobs(content, p_yes) if req.logprobs else None,
+                    "logprobs": _logprobs(content, p_yes) if req.logprobs and req.model not in self.config.no_logprobs
+                    else None,
                     "finish_reason": finish,
                 }
             )
@@ -303,7 +304,7 @@ class _App:
 class _ServerBase:
     """What the thread and the async variants share. Their arguments: the fields of `ServerConfig`
     (``latency_ms``, ``fault_rate``, ``seed``, ``faults``, ``hang_s``, ``retry_after``, ``models``,
-    ``shutdown_timeout``, ``style``, ``text_only``, ``refusers``) and ``port`` (0: any free one)."""
+    ``shutdown_timeout``, ``style``, ``text_only``, ``refusers``, ``no_logprobs``) and ``port`` (0: any free one)."""
 
     _app: _App
 

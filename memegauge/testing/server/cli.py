@@ -40,6 +40,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--hard-cap", type=int, default=0, help="429 for a request arriving with this many "
                         "in flight (0: never)")
     parser.add_argument("--refusers", default="", help="realistic: models that refuse 30%% of analyses")
+    parser.add_argument("--no-logprobs", default="", help="models whose answers never carry log-probabilities")
     return parser.parse_args(argv)
 
 
@@ -74,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
             style=args.style,
             text_only=tuple(m.strip() for m in args.text_only.split(",") if m.strip()),
             refusers=tuple(m.strip() for m in args.refusers.split(",") if m.strip()),
+            no_logprobs=tuple(m.strip() for m in args.no_logprobs.split(",") if m.strip()),
             capacity=args.capacity,
             hard_cap=args.hard_cap,
         )

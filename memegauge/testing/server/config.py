@@ -30,6 +30,7 @@ class ServerConfig:
     style: str = "strict"  # "realistic": replies shaped like real models' (memegauge.testing.realistic)
     text_only: tuple[str, ...] = ()  # models that answer an image with HTTP 500, as llama.cpp does
     refusers: tuple[str, ...] = ()  # realistic style: models that refuse 30% of analysis prompts
+    no_logprobs: tuple[str, ...] = ()  # models whose server ignores `logprobs` (as Ollama and many servers do)
     capacity: int = 0  # batching: at most this many requests served at once, each for latency_ms (a
     # step); the rest wait their turn, so latency grows beyond it (0: no limit, every request latency_ms)
     hard_cap: int = 0  # a request arriving with this many already in flight gets 429 (0: never)
@@ -39,6 +40,7 @@ class ServerConfig:
             self.faults = tuple(f.strip() for f in self.faults.split(",") if f.strip())
         self.faults = tuple(self.faults)
         self.text_only, self.refusers = tuple(self.text_only), tuple(self.refusers)
+        self.no_logprobs = tuple(self.no_logprobs)
         if self.style not in ("strict", "realistic"):
             raise ValueError(f"unknown style {self.style!r}; choose strict or realistic")
         self.models = tuple(self.models)
