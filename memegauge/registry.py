@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from importlib.metadata import EntryPoint, entry_points
+from types import FunctionType
 from typing import Any, Generic, TypeVar
 
 from memegauge.types import MemeGaugeError
@@ -156,9 +157,23 @@ def provide(name: str, function: Callable[..., Any]) -> None:
     _PROVIDED[name] = function
 
 
+PROVIDERS: Registry[Callable[..., Any]] = Registry("provider", "memegauge.providers", FunctionType, name_of=None)
+"""Functions a higher layer offers to a lower one by entry point, loaded when first asked for (a package that is
+not imported yet can still answer: `data list` asks which benchmarks read each data set, `compare` asks for the
+suite leaderboard of benchmark runs)."""
+
+
 def provided(name: str) -> Callable[..., Any] | None:
-    """What `provide` offered as `name`, or None."""
-    return _PROVIDED.get(name)
+    """What `provide` offered as `name`, else the function declared as entry point `name` of group
+    "memegauge.providers", or None."""
+    return _PROVIDED.get(name) or PROVIDERS.get(name)
+
+
+EVALUATED_BY = "evaluated-by"
+"""() -> {data set: [benchmarks `memegauge eval` reads it for]} (`memegauge data list` and `data info`)."""
+
+SUITE_BOARD = "suite-board"
+"""(store, reports) -> the suite leaderboard of these runs when all are benchmark runs, else None (`compare`)."""
 
 
 METHOD_STEPS = "method migration steps"

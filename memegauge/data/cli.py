@@ -48,13 +48,10 @@ def _short_status(status: str) -> str:
 
 def _evaluated_by() -> dict[str, list[str]]:
     """Data set → the benchmarks `memegauge eval` reads it for (`eval --list` says the same)."""
-    from memegauge.benchmarks.kit.entries import eval_entries  # lazy: the benchmarks only when listing
+    from memegauge.registry import EVALUATED_BY, provided
 
-    found: dict[str, list[str]] = {}
-    for entry in eval_entries():
-        if entry.data:
-            found.setdefault(entry.data, []).append(entry.name)
-    return found
+    evaluated_by = provided(EVALUATED_BY)  # the benchmark kit's, by entry point: data imports no benchmark
+    return evaluated_by() if evaluated_by is not None else {}
 
 
 def install_lines(name: str) -> list[str]:

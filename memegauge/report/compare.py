@@ -101,14 +101,10 @@ def _suite(store: Store, reports: list[dict[str, Any]]) -> Any:
     """The suite leaderboard of these runs when every one is a benchmark run `eval` makes (MemeQA's and the kit's;
     `memegauge.benchmarks.kit.entries`): a row per benchmark, split, task and metric, a column per model. None
     when any run is of another kind (AdamMeme, Arena, a MemeQA build)."""
-    from memegauge.benchmarks.kit.cli import suite_board
-    from memegauge.benchmarks.kit.entries import entry_of_method
+    from memegauge.registry import SUITE_BOARD, provided
 
-    if any(entry_of_method(r["run"]["method"], r["run"].get("config") or {}) is None for r in reports):
-        return None
-    names = [r["run"]["name"] for r in reports]
-    return suite_board(store, names, title=f"MemeGauge comparison (benchmarks: "
-                                           f"{', '.join(dict.fromkeys(r['run']['method'] for r in reports))})")
+    board_of = provided(SUITE_BOARD)  # the benchmark kit's, by entry point: the report imports no benchmark
+    return board_of(store, reports) if board_of is not None else None
 
 
 def render_board(board: Any, fmt: str) -> str:

@@ -372,3 +372,17 @@ def print_board(out, board) -> None:
         out.print(safe(f"not computed: {note}"), highlight=False)
     for name, why in board.skipped:
         out.print(safe(f"skipped: {name}: {why}"), highlight=False)
+
+
+def compared_suite_board(store, reports: list[dict]):
+    """The suite leaderboard of these reported runs when every one is a benchmark run `eval` makes (MemeQA's and
+    the kit's): a row per benchmark, split, task and metric, a column per model. None when any run is of another
+    kind (AdamMeme, Arena, a MemeQA build). `compare` asks for it through the registry's providers
+    (`memegauge.registry.SUITE_BOARD`)."""
+    from memegauge.benchmarks.kit.entries import entry_of_method
+
+    if any(entry_of_method(r["run"]["method"], r["run"].get("config") or {}) is None for r in reports):
+        return None
+    names = [r["run"]["name"] for r in reports]
+    return suite_board(store, names, title=f"MemeGauge comparison (benchmarks: "
+                                           f"{', '.join(dict.fromkeys(r['run']['method'] for r in reports))})")

@@ -101,7 +101,11 @@ def task_of(group: str) -> str:
 
 def entry(spec: Any) -> EvalEntry:
     """The `EvalEntry` of a kit benchmark (`memegauge.benchmarks.kit.spec.Benchmark`)."""
-    from memegauge.benchmarks.kit.run import BenchmarkConfig, plan, run_name  # lazy: when eval runs
+    def run() -> Any:  # the kit's run module (it imports the engine) only when a run is made, not to list
+        from memegauge.benchmarks.kit import run as kit_run
+
+        return kit_run
+
     def method() -> Any:
         from memegauge.methods import method as named  # lazy: the registry when eval runs
 
@@ -116,9 +120,9 @@ def entry(spec: Any) -> EvalEntry:
                       for name, t in spec.tasks.items())
     return EvalEntry(name=spec.name, title=spec.title, data=spec.data, suites=tuple(spec.suites),
                      splits=tuple(spec.splits), split=spec.split, tasks=tasks, method=method, config=config,
-                     keys=lambda: set(BenchmarkConfig.model_fields) - {"benchmark"},
-                     run_name=lambda cfg, inputs: run_name(spec, cfg, inputs.split),
-                     plan=lambda cfg, inputs: plan(spec, cfg, inputs),
+                     keys=lambda: set(run().BenchmarkConfig.model_fields) - {"benchmark"},
+                     run_name=lambda cfg, inputs: run().run_name(spec, cfg, inputs.split),
+                     plan=lambda cfg, inputs: run().plan(spec, cfg, inputs),
                      logprobs=lambda: any("auroc" in t.metrics for t in spec.tasks.values()),
                      split_of=lambda stored: str(stored.get("split") or spec.split), task_of=task_of,
                      published=lambda split, task, metric: published_figures(spec, split, task, metric))
@@ -143,3 +147,13 @@ def entry_of_method(method: str, config: dict[str, Any]) -> EvalEntry | None:
         if entry.method().name == method and entry.split_of(config):
             return entry
     return None
+
+
+def evaluated_by() -> dict[str, list[str]]:
+    """Data set -> the benchmarks `memegauge eval` reads it for (`memegauge data list`, through the registry's
+    providers: `memegauge.registry.EVALUATED_BY`)."""
+    found: dict[str, list[str]] = {}
+    for entry in eval_entries():
+        if entry.data:
+            found.setdefault(entry.data, []).append(entry.name)
+    return found
