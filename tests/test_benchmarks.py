@@ -540,8 +540,8 @@ def test_every_published_figure_quotes_its_source_with_its_address():
     assert shown  # FHM's abstract figures
     for name, figure in shown:
         assert re.search(r"https://\S+", figure.source), (name, figure)
-        quoted = re.findall(r'"([^"]+)"', figure.source)
-        assert any(f"{figure.value * 100:g}%" in q for q in quoted), (name, figure)
+        quoted = re.findall(r'"([^"]+)"', figure.source)  # a percentage, or a leaderboard's score (80.9)
+        assert any(re.search(rf"\b{re.escape(f'{figure.value * 100:g}')}(%|\b)", q) for q in quoted), (name, figure)
     assert not {round(p.value, 4) for _, p in shown} & {0.8265, 0.7141, 0.6506, 0.7397, 0.834}
 
 
@@ -683,5 +683,6 @@ def test_mami_imported_by_memegauge_data_is_read_by_name(world):
                cli(tmp, "export", run["name"], "--table", "answers", "--format", "jsonl").stdout.splitlines()]
     mine = [a for a in answers if a["task"] == "misogynous"]
     want = expected(mine, truths(server, "tsrv"), ["yes", "no"])
-    assert report["tasks"]["misogynous"]["answered"] == want["n"] == 16
+    assert report["tasks"]["misogynous"]["answered"] == want["n"] == 15  # 16 rows, one malformed label line
+    assert report["tasks"]["misogynous"]["left_out"] == {"malformed line in test_labels.txt": 1}
     assert report["tasks"]["misogynous"]["accuracy"]["value"] == pytest.approx(want["accuracy"], rel=1e-9)

@@ -75,8 +75,6 @@ class Task(_Strict):
     groups: list[str] = Field(default_factory=list, description="Item fields whose values split the figures "
                                                                 "(e.g. a language or a source data set).")
     splits: list[str] | None = Field(default=None, description="The splits that carry this task (None: all).")
-    labelled_only: bool = Field(default=False, description="Ask only the items that carry a gold answer for "
-                                                           "this task (HarMeme's target: harmful memes only).")
     max_tokens: int = Field(default=16, ge=1, description="The answer's token bound.")
 
     @model_validator(mode="after")

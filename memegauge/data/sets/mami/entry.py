@@ -26,7 +26,7 @@ def rows(folder: Path, split: str) -> list[ReleaseRow]:
     """MAMI's rows as released: a tab-separated table (``file_name, misogynous, shaming, stereotype,
     objectification, violence, Text Transcription``; the test table has only ``file_name, Text Transcription``
     and its labels come from ``test_labels.txt``: file_name and the five 0/1 flags, tab-separated, no header).
-    Labels: ``misogynous`` ("0"/"1", sub-task A) and ``subtypes`` (the types flagged 1, sub-task B; [] for none).
+    Ids are the file name's stem (``15236``). Labels: ``misogynous`` ("0"/"1", sub-task A) and ``subtypes`` (the types flagged 1, sub-task B; [] for none).
     A test row without a well-formed line in test_labels.txt has no labels, said ("no line in test_labels.txt",
     "malformed line in test_labels.txt"); never read half."""
     from memegauge.types import InputError  # light; kept out of the descriptor's import
@@ -46,7 +46,7 @@ def rows(folder: Path, split: str) -> list[ReleaseRow]:
             ok = isinstance(flags, list) and len(flags) == 5 and all(f in ("0", "1") for f in flags)
             why = "" if ok else flags if isinstance(flags, str) else "flags not 0/1"
             out.append(ReleaseRow(
-                where=f"{table}:{n}", id=file_name, picture=table.parent / file_name if file_name else None,
+                where=f"{table}:{n}", id=Path(file_name).stem, picture=table.parent / file_name if file_name else None,
                 text=(r.get("Text Transcription") or "").strip(),
                 labels={"misogynous": flags[0], "subtypes": [t for t, f in zip(TYPES, flags[1:], strict=True)
                                                              if f == "1"]} if ok else
@@ -72,8 +72,8 @@ def convert(root: Path) -> None:
     for split, name in (("train", "training"), ("test", "test")):
         if next(iter((root / "mami").rglob(TABLES[split])), None) is not None:
             write_rows(root, name, rows(root / "mami", split), "mami",
-                       labels=lambda row: ([["misogynous"] if row.labels["misogynous"] == "1" else []][0]
-                                           + (row.labels["subtypes"] or [])))
+                       labels=lambda row: (["misogynous"] if row.labels["misogynous"] == "1" else [])
+                       + (row.labels["subtypes"] or []))
 
 
 ENTRY = Entry(
