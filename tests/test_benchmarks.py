@@ -466,6 +466,13 @@ def test_each_data_sets_converted_meme_set_and_its_benchmark_count_the_same_rows
         memes = (folder / f"{converted}.jsonl").read_text().splitlines()
         released = entry(name).rows(folder.parent / name, split)
         assert len(memes) == len(released) == 10, name
+    harm = tmp / "harmeme-installed"  # the layout `data get harmeme` installs (annotations/ + pictures/)
+    harm_p(harm)
+    entry("harmeme").convert(harm)
+    memes = [json.loads(line) for line in (harm / "converted" / "harm-p-train.jsonl").read_text().splitlines()]
+    report, _, _ = run_of(tmp, world[1], "harmeme", "harm-p/train", harm)
+    assert len(memes) == len(entry("harmeme").rows(harm, "harm-p/train")) == report["tasks"]["harmful"]["rows"] == 27
+    assert next(m for m in memes if m["id"] == "memes_326")["labels"] == []  # no harm label: none converted
 
 
 FIFTH = """name: fifth
@@ -520,6 +527,101 @@ def test_a_fifth_benchmark_is_one_folder_and_one_entry_point_touching_no_shared_
     assert report["tasks"]["funny"]["macro_f1"]["value"] == pytest.approx(want["macro_f1"], rel=1e-9)
     assert "A fifth benchmark" in cli(tmp, "report", run["name"], "--format", "html", env=env).stdout
     assert shipped == {p: p.stat().st_mtime_ns for p in shipped}  # no file of MemeGauge written
+
+
+OWN_KIT = """from memegauge.benchmarks.kit.answers import register_answer
+from memegauge.benchmarks.kit.metrics import register_metric
+from memegauge.report.intervals import rate
+
+
+def first_word(plain, classes, options):
+    \"\"\"This benchmark's own answer kind: the answer's first word, when it is one of the classes.\"\"\"
+    word = plain.lower().split(" ")[0].strip(".,!") if plain else ""
+    return word if word in classes else None
+
+
+def said_first_class(gold, pred, seed):
+    \"\"\"This benchmark's own metric: the share of items the model put in the first class.\"\"\"
+    return rate(pred[:, 0].astype(float))
+
+
+register_answer("first_word", first_word)
+register_metric("said_first_class", said_first_class)
+"""
+
+
+def test_a_benchmark_brings_its_own_answer_kind_and_metric_in_its_module_touching_no_shared_file(world):
+    """The open kit: a benchmark folder installed from a temporary folder registers an answer kind and a metric in
+    its hooks.py; its YAML names them; the run reads answers with its kind and its report shows its metric (equal
+    to the share computed here), and no file of MemeGauge is written."""
+    tmp, server = world
+    shipped = {p: p.stat().st_mtime_ns for p in Path(__file__).parents[1].joinpath("memegauge").rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts}
+    own = FIFTH.replace("    answer: label", "    answer: first_word").replace(
+        "    labels: [funny, dull, odd]", "    labels: [funny, dull, odd]\n    metrics: [accuracy, said_first_class]"
+    ).replace("      How does this meme read?", "      How does this meme read?\n      Answer format: one of: {{ labels }}.")
+    env = _installed(tmp, "fifth", own)
+    (tmp / "site" / "fifthbench" / "hooks.py").write_text(OWN_KIT)
+    _jsonl(tmp / "d" / "dev.jsonl", [{"id": i, "img": picture(tmp / "d" / f"{i}.png", i), "text": f"fifth {i}",
+                                      "label": ["funny", "dull", "odd"][i % 3]} for i in range(15)])
+    cli(tmp, "eval", "fifth", "--model", "tsrv", "--data", str(tmp / "d"), env=env)
+    [run] = json.loads(cli(tmp, "runs", "--json", env=env).stdout)
+    report = json.loads(cli(tmp, "report", run["name"], "--format", "json", env=env).stdout)
+    answers = [json.loads(line) for line in
+               cli(tmp, "export", run["name"], "--table", "answers", "--format", "jsonl", env=env).stdout.splitlines()]
+    found = truths(server, "tsrv")
+    said = [meant(found, a["prompt"])["answer"] for a in answers]
+    assert [a["read"] for a in answers] == said  # read by the module's own kind
+    task = report["tasks"]["funny"]
+    assert task["said_first_class"]["value"] == pytest.approx(np.mean([s == "funny" for s in said]), rel=1e-9)
+    assert task["said_first_class"]["n"] == 15
+    assert shipped == {p: p.stat().st_mtime_ns for p in shipped}
+
+
+def test_a_yaml_naming_an_unregistered_metric_is_refused_before_any_call(world):
+    tmp, _ = world
+    env = _installed(tmp, "fifth", FIFTH.replace("    labels: [funny, dull, odd]",
+                                                 "    labels: [funny, dull, odd]\n    metrics: [accuracy, nope]"))
+    _jsonl(tmp / "d" / "dev.jsonl", [{"id": 1, "img": picture(tmp / "d" / "1.png", 1), "text": "t", "label": "odd"}])
+    done = cli(tmp, "eval", "fifth", "--model", "tsrv", "--data", str(tmp / "d"), env=env, check=False)
+    assert done.returncode == 2 and "unknown metric 'nope'" in done.stdout + done.stderr
+
+
+def test_memelens_config_names_parse_as_the_hub_spells_them():
+    from memegauge.data.sets.memelens.entry import config_groups
+
+    assert config_groups("Misogyny_hi_en__MIMIC2024") == ("Misogyny", "hi-en", "MIMIC2024")
+    assert config_groups("Harmful_Covid_en__HarMeme") == ("Harmful_Covid", "en", "HarMeme")
+    assert config_groups("sentiment_category_en__MET_Meme") == ("sentiment_category", "en", "MET_Meme")
+    assert config_groups("Hateful_ar__Prop2Hate-Meme") == ("Hateful", "ar", "Prop2Hate-Meme")
+    assert config_groups("Hateful_en_FHM") == ("Hateful", "en", "FHM")
+    assert config_groups("propoganda_ar_ArMeme") == ("propoganda", "ar", "ArMeme")
+    assert config_groups("abuse_bn__BanglaAbuseMeme") == ("abuse", "bn", "BanglaAbuseMeme")
+
+
+def test_fhm_knows_mmfs_four_checksums_and_reads_a_copy_shipping_img_tar_gz(world):
+    """mmf_cli/hm_convert.py: POSSIBLE_CHECKSUMS (four) and IMAGE_FILES = ["img.tar.gz", "img"]."""
+    import tarfile
+
+    from memegauge.data.catalogue import entry
+
+    [source] = entry("fhm").sources
+    assert sorted(source.known.values()) == sorted([
+        "d8f1073f5fbf1b08a541cc2325fc8645619ab8ed768091fb1317d5c3a6653a77",
+        "a424c003b7d4ea3f3b089168b5f5ea73b90a3ff043df4b8ff4d7ed87c51cb572",
+        "6e609b8c230faff02426cf462f0c9528957b7884d68c60ebc26ff83846e5f80f",
+        "c1363aae9649c79ae4abfdb151b56d3d170187db77757f3daa80856558ac367c"])
+    tmp, server = world
+    loose = tmp / "loose"
+    gold = fhm(loose, 9)
+    release = tmp / "tarred"
+    release.mkdir()
+    (release / "dev_seen.jsonl").write_text((loose / "dev_seen.jsonl").read_text())
+    with tarfile.open(release / "img.tar.gz", "w:gz") as tar:
+        tar.add(loose / "img", arcname="img")
+    report, answers, _ = run_of(tmp, server, "fhm", "dev_seen", release)
+    assert {a["item"]: a["gold"] for a in answers} == gold and report["tasks"]["hateful"]["asked"] == 9
+    assert not (release / "img").exists()  # unpacked into the user cache, the copy left as given
 
 
 def test_a_benchmark_named_as_a_shipped_one_is_refused(world):

@@ -58,6 +58,7 @@ class Split:
     left_out: dict[str, dict[str, int]]  # task → reason → rows left out of it for that reason
     rows_of: dict[str, int] = field(default_factory=dict)  # task → rows that are its own (GOAT-Bench: a task's
     # listing); a row whose labels lack a task's field altogether is another task's, neither asked nor left out
+    group_rows: dict[str, dict[str, int]] = field(default_factory=dict)  # task → "field=value" → its rows
 
     def asked(self, task: str) -> int:
         return sum(item.gold.get(task) is not None for item in self.items)
@@ -101,11 +102,14 @@ def read_split(spec: Benchmark, source: Path, split: str, module: ModuleType | N
     released = release_rows(spec, source, split, module)
     left_out: dict[str, Counter[str]] = {name: Counter() for name in tasks}
     rows_of: Counter[str] = Counter()
+    group_rows: dict[str, Counter[str]] = {name: Counter() for name in tasks}
     items: list[Item] = []
     seen: set[str] = set()
     for n, row in enumerate(released):
         own = [name for name, task in tasks.items() if task.gold in row.labels or name in row.labels]
         rows_of.update(own)
+        for name in own:
+            group_rows[name].update(f"{g}={row.groups[g]}" for g in tasks[name].groups if g in row.groups)
         if limit is not None and n >= limit:
             for name in own:
                 left_out[name]["beyond --limit"] += 1
@@ -117,7 +121,7 @@ def read_split(spec: Benchmark, source: Path, split: str, module: ModuleType | N
             seen.add(item.id)
             items.append(item)
     found = Split(items, len(released), {name: dict(counter) for name, counter in left_out.items()},
-                  {name: rows_of[name] for name in tasks})
+                  {name: rows_of[name] for name in tasks}, {name: dict(c) for name, c in group_rows.items()})
     if not any(found.asked(name) for name in tasks):
         raise InputError(nothing_to_ask(found, tasks), str(source / spec.splits[split]),
                          "give the release's labelled split, unchanged (`memegauge eval --list` names the splits)")

@@ -35,6 +35,8 @@ def build(spec: Benchmark, store: Store, run: dict[str, Any]) -> dict[str, Any]:
         found["published"] = [p.model_dump() for p in spec.published if p.task == name and p.split == split]
         found["rows"] = (counts.get(name) or {}).get("rows")  # the split's rows: "asked n of N" (stored at run)
         found["left_out"] = (counts.get(name) or {}).get("left_out", {})  # reason → rows left out of the task
+        for group in found["groups"]:  # each group value's rows in the split: "asked n of N" per config, language…
+            group["rows"] = ((counts.get(name) or {}).get("groups") or {}).get(f"{group['group']}={group['value']}")
     return {"benchmark": spec.name, "title": spec.title, "paper": spec.paper, "split": split,
             "model": config.get("model"), "items": len({r["item"] for r in rows}), "tasks": tasks,
             "prompts": config.get("benchmark_prompts") or {}, "details": rows}
@@ -47,7 +49,7 @@ def _task(task: Task, rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
                            "unreadable": sum(not r["readable"] for r in scored),
                            "unreadable_share": rate([float(not r["readable"]) for r in scored]),
                            **_figures(task, scored, seed)}
-    out["groups"] = [{"group": field, "value": value,
+    out["groups"] = [{"group": field, "value": value, "asked": sum(r["groups"].get(field) == value for r in rows),
                       **_figures(task, [r for r in scored if r["groups"].get(field) == value], seed, auroc_too=False)}
                      for field in task.groups
                      for value in sorted({r["groups"][field] for r in scored if field in r["groups"]})]
@@ -162,7 +164,9 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
     for name, task in report["tasks"].items():
         said = (f"{name}: {asked_line(task)}. {task['answered']} answered, {task['unreadable']} unreadable (scored "
                 f"as wrong), {task['failed']} failed (not scored)."
-                + (f" {task['auroc_note']}" if task.get("auroc_note") else ""))
+                + (f" {task['auroc_note']}" if task.get("auroc_note") else "")
+                + "".join(f" {g['group']}={g['value']}: asked {g['asked']} of {g['rows']}." for g in task["groups"]
+                          if g.get("rows") is not None))
         blocks.append(Block("table", f"{name}: figures (95% interval, n)", table=_figure_table(task), text=said))
         blocks.append(Block("text", "", text=said))  # a table block's page shows no text: said once more below it
         if task["published"]:

@@ -111,6 +111,7 @@ def stored(spec: Benchmark, cfg: BenchmarkConfig, inputs: Inputs) -> dict[str, A
                                "source": t.prompt_source} for name, t in inputs.tasks.items()},
             **({"benchmark_rows": {name: {"rows": inputs.read.rows_of.get(name, inputs.read.rows),
                                           "asked": inputs.read.asked(name),
+                                          "groups": inputs.read.group_rows.get(name, {}),
                                           "left_out": inputs.read.left_out.get(name, {})}
                                    for name in inputs.tasks}} if inputs.read is not None else {})}
 
