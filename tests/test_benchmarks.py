@@ -297,7 +297,8 @@ def memelens(root: Path, n: int = 12) -> str:
                      "task_description": f"Decide whether this meme is {' or '.join(classes)}.",
                      "explanation": "", "native_label": classes[i % len(classes)], "native_task_description": ""}
                     for i in range(count)]
-            pyarrow_parquet.write_table(pyarrow.Table.from_pylist(rows), root / config / f"{split}-00000-of-00001.parquet")
+            pyarrow_parquet.write_table(pyarrow.Table.from_pylist(rows),
+                                        root / config / f"{split}-00000-of-00001.parquet")
     return "test"
 
 
@@ -344,6 +345,7 @@ def test_each_shipped_benchmark_reads_its_release_and_scores_the_servers_answers
         assert {t: (task["asked"], task["rows"]) for t, task in report["tasks"].items()} == dict.fromkeys(GOAT_TASKS,
                                                                                                          (4, 4))
     if name == "ii-bench":  # the pictures inside the Parquet rows, written out once each, byte for byte
+        assert report["tasks"]["implication"]["published"] == []  # its published figures are the test split's
         written = sorted((tmp / "cache" / "benchmark-pictures").iterdir())
         assert sorted(p.read_bytes() for p in written) == sorted({png_bytes(i) for i in range(7)})
 
@@ -355,7 +357,10 @@ def test_memelens_asks_each_config_as_its_own_multi_class_task_with_its_classes_
     tmp, server = world
     report, answers, found = run_of(tmp, server, "memelens", memelens(tmp / "ml"), tmp / "ml")
     task = report["tasks"]["classify"]
+    assert report["run"]["method_version"] == "2"  # the YAML's `version:`, stored with the run
     assert (task["asked"], task["rows"], task["left_out"]) == (33, 36, {"no label": 3})
+    assert {(g["value"], g["asked"], g["rows"]) for g in task["groups"] if g["group"] == "config"} == {
+        (config, 11, 12) for config in MEMELENS_CONFIGS}
     assert {a["groups"]["config"]: (a["groups"]["task"], a["groups"]["language"], a["groups"]["source"])
             for a in answers} == {"Hateful_en_FHM": ("Hateful", "en", "FHM"),
                                   "Harmful_en__HarMeme": ("Harmful", "en", "HarMeme"),
@@ -559,7 +564,8 @@ def test_a_benchmark_brings_its_own_answer_kind_and_metric_in_its_module_touchin
                if p.is_file() and "__pycache__" not in p.parts}
     own = FIFTH.replace("    answer: label", "    answer: first_word").replace(
         "    labels: [funny, dull, odd]", "    labels: [funny, dull, odd]\n    metrics: [accuracy, said_first_class]"
-    ).replace("      How does this meme read?", "      How does this meme read?\n      Answer format: one of: {{ labels }}.")
+    ).replace("      How does this meme read?",
+              "      How does this meme read?\n      Answer format: one of: {{ labels }}.")
     env = _installed(tmp, "fifth", own)
     (tmp / "site" / "fifthbench" / "hooks.py").write_text(OWN_KIT)
     _jsonl(tmp / "d" / "dev.jsonl", [{"id": i, "img": picture(tmp / "d" / f"{i}.png", i), "text": f"fifth {i}",
@@ -629,6 +635,22 @@ def test_a_benchmark_named_as_a_shipped_one_is_refused(world):
     env = _installed(tmp, "fhm", FIFTH.replace("name: fifth", "name: fhm"))
     done = cli(tmp, "eval", "--list", env=env, check=False)
     assert done.returncode != 0 and "registered twice" in done.stdout + done.stderr
+
+
+def test_every_shipped_benchmark_yaml_has_a_version_and_is_read_by_its_data_sets_one_reader():
+    from memegauge.benchmarks.kit.family import BENCHMARKS_DIR, builtin_methods
+    from memegauge.benchmarks.kit.spec import load_spec
+    from memegauge.data.catalogue import entry
+
+    folders = sorted(p for p in BENCHMARKS_DIR.iterdir() if (p / "benchmark.yaml").is_file())
+    assert [p.name for p in folders] == ["fhm", "goat_bench", "harmeme", "ii_bench", "mami", "memelens"]
+    for folder in folders:
+        spec = load_spec(folder)
+        assert "version:" in (folder / "benchmark.yaml").read_text() and spec.version
+        assert spec.read.rows == "catalogue" and entry(spec.data).rows is not None
+        assert not (folder / "hooks.py").exists()  # nothing of the release parsed twice
+    versions = {spec.name: spec.version for spec in map(load_spec, folders)}
+    assert {m.name: m.version for m in builtin_methods()} == versions
 
 
 def test_every_published_figure_quotes_its_source_with_its_address():

@@ -171,8 +171,9 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
         blocks.append(Block("text", "", text=said))  # a table block's page shows no text: said once more below it
         if task["published"]:
             blocks.append(Block("table", f"{name}: published figures ({report['split']})", table=table(
-                ["system", "metric", "value", "source"],
-                [[text(p["system"]), text(p["metric"]), text(f"{100 * p['value']:.1f}%"), text(p["source"])]
+                ["system", "metric", "value", "n", "source"],
+                [[text(p["system"]), text(p["metric"]), text(f"{100 * p['value']:.1f}%"),
+                  text(str(p["n"]) if p.get("n") else "not stated"), text(p["source"])]
                  for p in task["published"]])))
     return blocks, {}
 

@@ -16,8 +16,7 @@ from typing import Any
 
 from pydantic import Field
 
-from memegauge.benchmarks.kit.answers import read_answer
-from memegauge.benchmarks.kit.answers import answer_kind
+from memegauge.benchmarks.kit.answers import answer_kind, read_answer
 from memegauge.benchmarks.kit.items import Item, Split, data_folder, read_split
 from memegauge.benchmarks.kit.metrics import KIT_METRICS, metric
 from memegauge.benchmarks.kit.records import BenchAnswer

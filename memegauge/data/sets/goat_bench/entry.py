@@ -36,7 +36,8 @@ def rows(folder: Path, split: str) -> list[ReleaseRow]:
     for task in TASKS:
         unpacked = folder / task / f"{split}.jsonl"
         if unpacked.is_file():
-            out += [_row(task, where, r, lambda img: _local(unpacked.parent, img)) for where, r in jsonl_rows(unpacked)]
+            part = unpacked.parent
+            out += [_row(task, where, r, lambda img, part=part: _local(part, img)) for where, r in jsonl_rows(unpacked)]
         else:
             out += _zipped(folder / split / f"{task}.zip", task, folder)
     return out
@@ -119,7 +120,7 @@ ENTRY = Entry(
         allow=("test/*.zip", "test/README.md", "README.md")),),
     folder=Path(__file__).parent,
     notes="Revision e7a9491 ('Update test/README.md', 21 commits; after c9751c1, 20) is the newest commit seen "
-          "from here (https://huggingface.co/datasets/HKBU-NLP/GOAT-Bench/tree/e7a94912601d40251b3cd59c21ef623cefd4a99a); "
+          "from here (huggingface.co/datasets/HKBU-NLP/GOAT-Bench/tree/e7a94912601d40251b3cd59c21ef623cefd4a99a); "
           "whether it is the head could not be confirmed. The zips' inside and test/README.md could not be read from "
           "here; each task's listing follows the public copy in oops343/MemeAgent (goat_dataset/TASK/test.jsonl).",
     needs=("fhm",),

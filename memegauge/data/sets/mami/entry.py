@@ -26,7 +26,8 @@ def rows(folder: Path, split: str) -> list[ReleaseRow]:
     """MAMI's rows as released: a tab-separated table (``file_name, misogynous, shaming, stereotype,
     objectification, violence, Text Transcription``; the test table has only ``file_name, Text Transcription``
     and its labels come from ``test_labels.txt``: file_name and the five 0/1 flags, tab-separated, no header).
-    Ids are the file name's stem (``15236``). Labels: ``misogynous`` ("0"/"1", sub-task A) and ``subtypes`` (the types flagged 1, sub-task B; [] for none).
+    Ids are the file name's stem (``15236``). Labels: ``misogynous`` ("0"/"1", sub-task A) and ``subtypes``
+    (the types flagged 1, sub-task B; [] for none).
     A test row without a well-formed line in test_labels.txt has no labels, said ("no line in test_labels.txt",
     "malformed line in test_labels.txt"); never read half."""
     from memegauge.types import InputError  # light; kept out of the descriptor's import
