@@ -38,7 +38,7 @@ def _memeqa_entry(folder: Path) -> Entry:
 
 
 @pytest.fixture
-def front(tmp_path, monkeypatch):
+def front(tmp_path, monkeypatch, request):
     """A realistic-style test server (tsrv2's answers never carry log-probabilities), priced models, a data folder
     with MemeQA fetched from a local mirror by `data get memeqa` and FHM imported by `data import fhm`."""
     monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "data-dir"))
@@ -53,8 +53,11 @@ def front(tmp_path, monkeypatch):
     folder.mkdir()
     (folder / "manifest.json").write_text(json.dumps(
         {"sample": {p: [len(d), hashlib.sha256(d).hexdigest()] for p, d in files.items()}}))
-    real = dict(catalogue.entries())
-    monkeypatch.setattr(catalogue, "entries", lambda: {**real, "memeqa": _memeqa_entry(folder)})
+    registered = catalogue.ENTRIES.snapshot()  # the toy MemeQA in the real one's place, in the one registry
+    catalogue.ENTRIES.all()
+    catalogue.ENTRIES.unregister("memeqa")
+    catalogue.ENTRIES.register(_memeqa_entry(folder), "test")
+    request.addfinalizer(lambda: catalogue.ENTRIES.restore(registered))
     with DataServer() as mirror:
         mirror.add_github("owner/memeqa-toy", COMMIT, files)
         assert main(["--quiet", "data", "get", "memeqa", "--mirror", mirror.url]) == 0

@@ -406,6 +406,7 @@ def test_a_command_that_opens_an_old_store_first_hands_it_the_methods_migration_
 
 _SIXTH = """name: sixth
 title: A sixth benchmark
+version: "1"
 paper: a test's own
 data: sixth
 splits: {dev: dev.jsonl}

@@ -151,6 +151,9 @@ class Entry:
     paths     `paths(root) -> {option: Path}`: what a command's path options read when given the entry's
               name (`qa eval --data memeqa`: ``data``, ``images``, ``texts``); None: the name is not
               accepted there.
+    rows      `rows(root, split) -> [ReleaseRow]`: the release's rows as released, typed (`memegauge.data.
+              memesets.ReleaseRow`); the one reader of the release, consumed by `convert` and by the
+              benchmark kit alike. None: the entry has no row reader.
     """
 
     name: str
@@ -165,6 +168,7 @@ class Entry:
     splits: Callable[[Path], dict[str, Path]] | None = None
     needs: tuple[str, ...] = ()
     paths: Callable[[Path], dict[str, Path]] | None = None
+    rows: Callable[[Path, str], list[Any]] | None = None
 
     def manifest(self) -> dict[str, dict[str, list[Any]]]:
         """``{source id: {path: [size, sha256]}}`` of every GitHub source (empty when none)."""

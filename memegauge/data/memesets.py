@@ -1,13 +1,52 @@
-"""Writing converted meme sets: the JSONL layout `memegauge.memes` reads (id, image relative to the
-file, text, labels), one file per split under ``ROOT/converted/``."""
+"""A data set's rows as released, typed (`ReleaseRow`), and the converted meme sets written from them.
+
+One reader per data set: each catalogue entry's `rows(root, split)` reads its release's own layout into
+`ReleaseRow`s; the meme-set conversion (`write_meme_set`, ``converted/SPLIT.jsonl``) and the benchmark kit
+(`memegauge.benchmarks.kit.items`, through the benchmark's YAML field names) both consume them, so a converted
+meme set and its benchmark count the same rows."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memegauge.files import write_text_atomic
+from memegauge.files import user_cache_root, write_bytes_atomic, write_text_atomic
+from memegauge.types import InputError
+
+
+@dataclass(frozen=True)
+class ReleaseRow:
+    """One row of a release, as released: nothing dropped, nothing guessed."""
+
+    where: str  # FILE:LINE (or FILE[ROW]) of the row, for messages
+    id: str  # the row's id as the release gives it ('' when it gives none: the kit counts it as left out)
+    picture: Path | str | None  # the picture's path (absolute), or None for a text-only row
+    text: str  # the meme's text as released
+    labels: dict[str, Any]  # label field → the value as released (None: the row carries none)
+    groups: dict[str, str] = field(default_factory=dict)  # group field → value (language, source data set, …)
+    why: dict[str, str] = field(default_factory=dict)  # label field → why it is absent (reported with its count)
+    extra: dict[str, Any] = field(default_factory=dict)  # other fields a prompt may read (question, options, …)
+
+
+def meme_labels(row: ReleaseRow) -> list[str]:
+    """The row's labels as a meme set's flat `labels` list (lists flattened, absent ones left out)."""
+    out: list[str] = []
+    for value in row.labels.values():
+        for label in value if isinstance(value, list) else [value]:
+            if label not in (None, "") and str(label) not in out:
+                out.append(str(label))
+    return out
+
+
+def write_rows(root: Path, split: str, rows: list[ReleaseRow], source: str,
+               labels: Any = meme_labels) -> Path:
+    """``root/converted/SPLIT.jsonl`` of `rows` (one meme per row; `labels(row)` its label list)."""
+    return write_meme_set(root, split, [
+        {"id": row.id, "image": row.picture, "text": row.text, "labels": labels(row), "source": source,
+         **({"groups": row.groups} if row.groups else {})} for row in rows])
 
 
 def write_meme_set(root: Path, split: str, rows: list[dict[str, Any]]) -> Path:
@@ -33,3 +72,56 @@ def pictures_by_name(folder: Path) -> dict[str, Path]:
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def jsonl_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(FILE:LINE, record) of a JSONL file; a line that is not a JSON object is one `InputError` naming it."""
+    from memegauge.types import InputError  # light; kept out of the descriptors' import
+
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc.msg}", f"{path}:{n}", "give the release's file unchanged") from None
+        if not isinstance(record, dict):
+            raise InputError("a line that is not a JSON object", f"{path}:{n}", "give the release's file unchanged")
+        out.append((f"{path}:{n}", record))
+    return out
+
+
+def parquet_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(FILE[ROW], record) of a Parquet file, as a Hugging Face release stores it (a picture column is a
+    struct {bytes, path}: `picture_file` writes it out)."""
+    try:
+        import pyarrow.parquet as pq  # lazy: only releases stored as Parquet need it
+    except ImportError:
+        raise InputError("reading Parquet needs pyarrow", str(path), "pip install 'memegauge[pandas]'") from None
+    try:
+        records = pq.read_table(path).to_pylist()
+    except Exception as exc:  # pyarrow raises its own classes for a damaged or foreign file
+        raise InputError(f"not a readable Parquet file: {exc}", str(path), "give the release's file unchanged "
+                         "(`memegauge data verify NAME` re-checks an installed copy)") from None
+    return [(f"{path}[{n}]", r) for n, r in enumerate(records)]
+
+
+_MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF8", ".gif"), (b"RIFF", ".webp"), (b"BM", ".bmp"))
+
+
+def picture_file(value: Any, where: str) -> str | None:
+    """A picture stored inside a release's Parquet row (a struct {bytes, path}, or raw bytes), written once to
+    the user cache under its sha256 (the installed copy stays as released, so `data verify` still holds), as
+    the absolute path the kit reads; None when the row has no picture."""
+    data = value.get("bytes") if isinstance(value, dict) else value
+    if data in (None, b""):
+        return None
+    if not isinstance(data, bytes):
+        raise InputError(f"picture is not bytes but {type(data).__name__}", where, "give the release's file unchanged")
+    suffix = next((ext for magic, ext in _MAGIC if data.startswith(magic)), ".img")
+    path = user_cache_root() / "benchmark-pictures" / f"{hashlib.sha256(data).hexdigest()}{suffix}"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, data)
+    return str(path)

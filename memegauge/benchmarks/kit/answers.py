@@ -10,8 +10,14 @@ as wrong (it misses its gold class, and is credited to no class).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from memegauge.benchmarks.kit.spec import Task
+
+Reader = Callable[[str, list[str], int], Any]
+"""An answer kind's reader: (answer text with its edges stripped, the task's classes, the item's number of
+options) → the answer read (a class, a letter, a list of classes), or `UNREADABLE`."""
 
 UNREADABLE = None
 _EDGE = re.compile(r"^[\s\"'*_`>#:\-]+|[\s\"'*_`.!]+$")
@@ -20,18 +26,42 @@ _LETTER = re.compile(r"^\(?([A-Z])(?:\)|\.|:|,|\s|$)")
 _SPLIT = re.compile(r"\s*(?:,|;|\band\b|\n)\s*")
 
 
-def read_answer(task: Task, text: str, options: int = 0) -> str | list[str] | None:
-    """The answer `text` says for `task` (a class, a letter, or a list of classes), or `UNREADABLE`."""
-    plain = _EDGE.sub("", text or "")
-    if task.answer == "letter":
-        return _letter(plain, options)
-    low = plain.lower()
-    if task.answer == "yes_no":
-        first = _WORD.match(low)
-        return first.group(0) if first and first.group(0) in ("yes", "no") else UNREADABLE
-    if task.answer == "label":
-        return _label(low, task.classes)
-    return _labels(low, task.classes)
+def read_answer(task: Task, text: str, options: int = 0, classes: list[str] | None = None) -> Any:
+    """The answer `text` says for `task` (a class, a letter, or a list of classes), or `UNREADABLE`; `classes`:
+    the item's own classes where the task reads them from the data (`labels_from`)."""
+    return answer_kind(task.answer)(_EDGE.sub("", text or ""), classes or task.classes, options)
+
+
+ANSWER_KINDS: dict[str, Reader] = {}
+"""Every answer kind by name: the four below, and any a benchmark's module registers."""
+
+
+def register_answer(name: str, reader: Reader) -> Reader:
+    """Register an answer kind (a benchmark's module may bring its own); a second kind of one name is refused."""
+    if name in ANSWER_KINDS and ANSWER_KINDS[name] is not reader:
+        raise ValueError(f"answer kind {name!r} is registered twice")
+    ANSWER_KINDS[name] = reader
+    return reader
+
+
+def answer_kind(name: str) -> Reader:
+    if name not in ANSWER_KINDS:
+        from memegauge.types import InputError  # light
+
+        raise InputError(f"unknown answer kind {name!r}", "answer", f"use one of: {', '.join(ANSWER_KINDS)} (or "
+                         "register it in the benchmark's module: answers.register_answer)")
+    return ANSWER_KINDS[name]
+
+
+def _yes_no(plain: str, classes: list[str], options: int) -> str | None:
+    first = _WORD.match(plain.lower())
+    return first.group(0) if first and first.group(0) in ("yes", "no") else UNREADABLE
+
+
+register_answer("yes_no", _yes_no)
+register_answer("label", lambda plain, classes, options: _label(plain.lower(), classes))
+register_answer("letter", lambda plain, classes, options: _letter(plain, options))
+register_answer("labels", lambda plain, classes, options: _labels(plain.lower(), classes))
 
 
 def _letter(plain: str, options: int) -> str | None:

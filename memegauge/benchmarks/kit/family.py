@@ -32,7 +32,8 @@ def benchmark_method(folder: Path) -> Method:
     hooks = _Hooks(folder, spec)
     return Method(name=spec.name, title=spec.title, report=hooks.report, view=hooks.view, config=hooks.config,
                   check=hooks.check, run=hooks.run, tables=hooks.call("tables"), models=hooks.call("models"),
-                  headline=hooks.call("headline"), exports=hooks.call("exports"), folder=folder)
+                  headline=hooks.call("headline"), exports=hooks.call("exports"), folder=folder,
+                  version=spec.version)
 
 
 class _Hooks:
@@ -60,6 +61,7 @@ class _Hooks:
     def report(self, store: Any, run: dict[str, Any]) -> dict[str, Any]:
         from memegauge.benchmarks.kit.report import build  # lazy: numpy and scipy when a report is built
 
+        self.hooks_module()  # the metrics and answer kinds a benchmark's module registers, before its report
         return build(self.spec, store, run)
 
     def view(self, report: dict[str, Any], store: Any) -> Any:

@@ -1,25 +1,37 @@
-"""A benchmark's items, read from its release's own layout: where the data is (`data_folder`), and what each
-item holds (`Item`), by the generic reader of the YAML's `read:` section or by the folder's `hooks.items`.
-
-A hook's `items(source: Path, split: str, spec: Benchmark) -> [(where, raw item)]` returns items shaped as the generic
-reader's: ``{"id", "image" (path relative to source, or absolute, or None), "text", "gold": {task: raw value},
-"groups": {field: value}, "options": [..], "extra": {..}}``; the kit checks and maps them the same way.
+"""A benchmark's items, read from its release's own layout: where the data is (`data_folder`), the release's rows
+(`ReleaseRow`: by the data catalogue entry's `rows` when the YAML says `read: {rows: catalogue}`, by the folder's
+module's `rows`, or by the generic reader of the YAML's `read:` section), and what each task asks of each row
+(`read_split`): a row is asked a task when it carries that task's gold answer, its picture is found and its id is
+new; every other row is counted, per task, under the reason it was left out (`Split.left_out`), never dropped
+silently, and a split that leaves nothing to ask is one `InputError` saying why.
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import importlib.util
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from memegauge.benchmarks.kit.spec import HOOKS_FILE, Benchmark, Task
-from memegauge.files import find_file, read_user_text, user_cache_root, write_bytes_atomic
+from memegauge.data.memesets import ReleaseRow  # the releases' readers' helpers
+from memegauge.files import find_file, read_user_text
 from memegauge.types import InputError
+
+
+@runtime_checkable
+class BenchmarkModule(Protocol):
+    """What a benchmark folder's optional module (`hooks.py`) may bring: its own row reader. (It may also
+    register answer kinds and metrics of its own when imported: `answers.register_answer`,
+    `metrics.register_metric`.)"""
+
+    def rows(self, source: Path, split: str, spec: Benchmark) -> list[ReleaseRow]:
+        """The split's rows as released, typed; a label absent from a row is None, with `why` saying why."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -33,6 +45,22 @@ class Item:
     groups: dict[str, str] = field(default_factory=dict)  # group field → value (language, source, …)
     options: list[str] = field(default_factory=list)  # a letter task's options, in letter order
     extra: dict[str, Any] = field(default_factory=dict)  # other fields a prompt may read
+    classes: dict[str, list[str]] = field(default_factory=dict)  # task → this item's classes (`labels_from`)
+
+
+@dataclass(frozen=True)
+class Split:
+    """A split as read: the items asked, how many rows it holds, and per task why the others were left out."""
+
+    items: list[Item]
+    rows: int  # rows in the split as released
+    left_out: dict[str, dict[str, int]]  # task → reason → rows left out of it for that reason
+    rows_of: dict[str, int] = field(default_factory=dict)  # task → rows that are its own (GOAT-Bench: a task's
+    # listing); a row whose labels lack a task's field altogether is another task's, neither asked nor left out
+    group_rows: dict[str, dict[str, int]] = field(default_factory=dict)  # task → "field=value" → its rows
+
+    def asked(self, task: str) -> int:
+        return sum(item.gold.get(task) is not None for item in self.items)
 
 
 def data_folder(spec: Benchmark, data: Path | None) -> Path:
@@ -64,26 +92,64 @@ def load_hooks(folder: Path, name: str) -> ModuleType | None:
     return module
 
 
-def read_items(spec: Benchmark, source: Path, split: str, hooks: ModuleType | None,
-               limit: int | None = None) -> list[Item]:
-    """The split's items, checked: ids unique, gold answers mapped and valid, pictures found."""
+def read_split(spec: Benchmark, source: Path, split: str, module: ModuleType | None,
+               tasks: dict[str, Task], limit: int | None = None) -> Split:
+    """The split's items for `tasks`, checked; every row left out of a task counted under its reason. A split
+    where no task has a row to ask is one `InputError` giving the counts."""
     if split not in spec.splits:
         raise InputError(f"{spec.name} has no split {split!r}", "--split", f"use one of: {', '.join(spec.splits)}")
-    raw = hooks.items(source, split, spec) if hooks and hasattr(hooks, "items") else _generic(spec, source, split)
-    tasks = spec.tasks_of(split)
-    items, seen = [], set()
-    for where, record in raw:
-        item = _item(spec, tasks, source, record, where)
-        if item.id in seen:
-            raise InputError(f"duplicate id {item.id!r}", where, "give every item a unique id")
-        seen.add(item.id)
-        items.append(item)
-        if limit is not None and len(items) >= limit:
-            break
-    if not items:
-        raise InputError(f"no items in split {split!r}", str(source / spec.splits[split]),
-                         "check the file is the release's own")
-    return items
+    released = release_rows(spec, source, split, module)
+    left_out: dict[str, Counter[str]] = {name: Counter() for name in tasks}
+    rows_of: Counter[str] = Counter()
+    group_rows: dict[str, Counter[str]] = {name: Counter() for name in tasks}
+    items: list[Item] = []
+    seen: set[str] = set()
+    for n, row in enumerate(released):
+        own = [name for name, task in tasks.items() if task.gold in row.labels or name in row.labels]
+        rows_of.update(own)
+        for name in own:
+            group_rows[name].update(f"{g}={row.groups[g]}" for g in tasks[name].groups if g in row.groups)
+        if limit is not None and n >= limit:
+            for name in own:
+                left_out[name]["beyond --limit"] += 1
+            continue
+        item, reasons = _item(spec, tasks, source, row, seen)
+        for name, reason in reasons.items():
+            left_out[name][reason] += 1
+        if item is not None:
+            seen.add(item.id)
+            items.append(item)
+    found = Split(items, len(released), {name: dict(counter) for name, counter in left_out.items()},
+                  {name: rows_of[name] for name in tasks}, {name: dict(c) for name, c in group_rows.items()})
+    if not any(found.asked(name) for name in tasks):
+        raise InputError(nothing_to_ask(found, tasks), str(source / spec.splits[split]),
+                         "give the release's labelled split, unchanged (`memegauge eval --list` names the splits)")
+    return found
+
+
+def nothing_to_ask(found: Split, tasks: dict[str, Task]) -> str:
+    """One line: why no row could be asked (the reasons and their counts, per task)."""
+    if not found.rows:
+        return "0 items to ask: the split holds no rows"
+    reasons = "; ".join(f"{name}: " + ", ".join(f"{count} {reason}" for reason, count in
+                                               sorted(found.left_out[name].items(), key=lambda kv: -kv[1]))
+                        for name in tasks)
+    return f"0 items to ask of {found.rows} rows ({reasons})"
+
+
+def release_rows(spec: Benchmark, source: Path, split: str, module: ModuleType | None) -> list[ReleaseRow]:
+    """The split's rows as released: the catalogue entry's reader, the module's, or the generic one."""
+    if spec.read.rows == "catalogue":
+        from memegauge.data.catalogue import entry  # lazy: only benchmarks read by their catalogue entry need it
+
+        reader = entry(spec.data).rows
+        if reader is None:
+            raise InputError(f"data set {spec.data!r} has no row reader", spec.name,
+                             "set the YAML's `read:` fields instead of `rows: catalogue`")
+        return reader(source, split)
+    if module is not None and isinstance(module, BenchmarkModule):
+        return module.rows(source, split, spec)
+    return _generic(spec, source, split)
 
 
 def split_file(spec: Benchmark, source: Path, split: str) -> Path:
@@ -109,41 +175,6 @@ def rows(path: Path, fmt: str) -> list[tuple[str, dict[str, Any]]]:
             for n, r in enumerate(reader)]
 
 
-def parquet_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    """(FILE[ROW], record) of a Parquet file, as a Hugging Face release stores it (a picture column is a
-    struct {bytes, path}: `picture_file` writes it out)."""
-    try:
-        import pyarrow.parquet as pq  # lazy: only releases stored as Parquet need it
-    except ImportError:
-        raise InputError("reading Parquet needs pyarrow", str(path), "pip install 'memegauge[pandas]'") from None
-    try:
-        records = pq.read_table(path).to_pylist()
-    except Exception as exc:  # pyarrow raises its own classes for a damaged or foreign file
-        raise InputError(f"not a readable Parquet file: {exc}", str(path), "give the release's file unchanged "
-                         "(`memegauge data verify NAME` re-checks an installed copy)") from None
-    return [(f"{path}[{n}]", r) for n, r in enumerate(records)]
-
-
-_MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF8", ".gif"), (b"RIFF", ".webp"), (b"BM", ".bmp"))
-
-
-def picture_file(value: Any, where: str) -> str | None:
-    """A picture stored inside a release's Parquet row (a struct {bytes, path}, or raw bytes), written once to
-    the user cache under its sha256 (the installed copy stays as released, so `data verify` still holds), as
-    the absolute path the kit reads; None when the row has no picture."""
-    data = value.get("bytes") if isinstance(value, dict) else value
-    if data in (None, b""):
-        return None
-    if not isinstance(data, bytes):
-        raise InputError(f"picture is not bytes but {type(data).__name__}", where, "give the release's file unchanged")
-    suffix = next((ext for magic, ext in _MAGIC if data.startswith(magic)), ".img")
-    path = user_cache_root() / "benchmark-pictures" / f"{hashlib.sha256(data).hexdigest()}{suffix}"
-    if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(path, data)
-    return str(path)
-
-
 def _json(text: str, where: str) -> Any:
     try:
         return json.loads(text)
@@ -151,56 +182,78 @@ def _json(text: str, where: str) -> Any:
         raise InputError(f"not valid JSON: {exc.msg}", where, "give the release's file unchanged") from None
 
 
-def _generic(spec: Benchmark, source: Path, split: str) -> list[tuple[str, dict[str, Any]]]:
+def _generic(spec: Benchmark, source: Path, split: str) -> list[ReleaseRow]:
     read = spec.read
     found = []
     for where, r in rows(split_file(spec, source, split), read.format):
         image = r.get(read.image) if read.image else None
-        found.append((where, {"id": r.get(read.id), "text": r.get(read.text) if read.text else "",
-                              "image": f"{read.image_dir}/{image}" if image and read.image_dir else image,
-                              "gold": {t.gold: r.get(t.gold) for t in spec.tasks.values()},
-                              "groups": {g: r.get(g) for t in spec.tasks.values() for g in t.groups},
-                              "options": r.get(read.options) if read.options else [], "extra": r}))
+        found.append(ReleaseRow(
+            where=where, id=str(r.get(read.id) if r.get(read.id) is not None else ""),
+            text=str(r.get(read.text) or "") if read.text else "",
+            picture=(f"{read.image_dir}/{image}" if read.image_dir else str(image)) if image else None,
+            labels={t.gold: r.get(t.gold) for t in spec.tasks.values()},
+            groups={g: str(r[g]) for t in spec.tasks.values() for g in t.groups if r.get(g) not in (None, "")},
+            extra={**r, **({"options": r.get(read.options)} if read.options else {})}))
     return found
 
 
-def _item(spec: Benchmark, tasks: dict[str, Task], source: Path, r: dict[str, Any], where: str) -> Item:
-    if r.get("id") in (None, ""):
-        raise InputError("item has no id", where, f"give every item its {spec.read.id!r}")
-    gold_raw = r.get("gold") or {}
-    gold = {name: _gold(task, gold_raw.get(task.gold, gold_raw.get(name)), where, name) for name, task in tasks.items()}
-    return Item(id=str(r["id"]), image=_image(source, r.get("image"), where), text=str(r.get("text") or ""),
-                gold=gold, groups={k: str(v) for k, v in (r.get("groups") or {}).items() if v not in (None, "")},
-                options=[str(o) for o in r.get("options") or []], extra=dict(r.get("extra") or {}))
+def _item(spec: Benchmark, tasks: dict[str, Task], source: Path, row: ReleaseRow,
+          seen: set[str]) -> tuple[Item | None, dict[str, str]]:
+    """The row as an item and, per task of its own it is not asked, why (an item asked no task is None)."""
+    tasks = {name: task for name, task in tasks.items() if task.gold in row.labels or name in row.labels}
+    if row.id in ("", "None"):
+        return None, dict.fromkeys(tasks, "no id")
+    if row.id in seen:
+        return None, dict.fromkeys(tasks, "duplicate id")
+    image, found = _image(source, row.picture)
+    if not found:
+        return None, dict.fromkeys(tasks, "picture not found")
+    gold, classes, reasons = {}, {}, {}
+    for name, task in tasks.items():
+        raw = row.labels.get(task.gold, row.labels.get(name))
+        own = [str(c) for c in row.extra.get(task.labels_from) or []] if task.labels_from else task.classes
+        value, reason = _gold(task, raw, own)
+        gold[name] = value
+        if value is None:
+            reasons[name] = row.why.get(task.gold) or row.why.get(name) or reason
+        elif task.labels_from:
+            classes[name] = own
+    if all(value is None for value in gold.values()):
+        return None, reasons
+    gold = {name: gold.get(name) for name in gold}
+    options = row.extra.get("options") or []
+    return Item(id=row.id, image=image, text=row.text, gold=gold, groups=dict(row.groups),
+                options=[str(o) for o in options], extra=dict(row.extra), classes=classes), reasons
 
 
-def _gold(task: Task, raw: Any, where: str, name: str) -> str | list[str] | None:
-    if (raw is None or raw == "") and task.labelled_only:
-        return None
-    if raw is None or raw == "":
-        raise InputError(f"task {name!r}: the item has no gold answer ({task.gold!r})", where,
-                         "this split carries no labels for it (a test split as first released?); use a labelled split")
+def _gold(task: Task, raw: Any, classes: list[str]) -> tuple[str | list[str] | None, str]:
+    """The gold answer as the task's kind, or None and why it cannot be asked (no gold, or a value that is not
+    one of the task's classes: counted, never a crash)."""
+    if raw is None or raw == "" or (raw == [] and task.answer != "labels"):
+        return None, f"no {task.gold}"
     value: Any = task.values.get(str(raw), raw) if task.values else raw
-    if task.answer == "labels":
-        value = value if isinstance(value, list) else [v for v in str(value).split(",") if v.strip()]
-        value = [str(v).strip().lower() for v in value]
-        wrong = [v for v in value if v not in task.classes]
-    elif task.answer == "letter":
+    if task.answer == "letter":
         value = str(value).strip().upper()
-        wrong = [] if len(value) == 1 and value.isalpha() else [value]
+        return (value, "") if len(value) == 1 and value.isalpha() else (None, f"{task.gold} is not a letter")
+    if task.answer in ("labels", "label") and isinstance(value, list):
+        value = [str(v).strip().lower() for v in value]
+        wrong = [v for v in value if v not in classes]
+        if task.answer == "label" and not value:
+            return None, f"no {task.gold}"
     else:
         value = str(value).strip().lower()
-        wrong = [] if value in task.classes else [value]
+        if task.answer == "labels":
+            value = [v.strip() for v in value.split(",") if v.strip()]
+            wrong = [v for v in value if v not in classes]
+        else:
+            wrong = [] if value in classes else [value]
     if wrong:
-        raise InputError(f"task {name!r}: gold answer {wrong} is not one of {task.classes or 'A-Z'}", where,
-                         "map the release's values in the task's `values:`")
-    return value
+        return None, f"{task.gold} not one of the task's classes"
+    return value, ""
 
 
-def _image(source: Path, value: Any, where: str) -> Path | None:
+def _image(source: Path, value: Any) -> tuple[Path | None, bool]:
     if value in (None, ""):
-        return None
+        return None, True
     path, found = find_file(source, str(value).strip())
-    if not found:
-        raise InputError(f"picture not found: {path}", where, "give the release's images folder beside its files")
-    return path
+    return path, found

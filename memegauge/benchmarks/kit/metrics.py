@@ -10,6 +10,7 @@ stays small on 10,000 items). Point values equal scikit-learn's (`f1_score(..., 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -100,7 +101,8 @@ def per_class(gold: np.ndarray, pred: np.ndarray, classes: list[str], f1: list[F
 
 def task_figures(gold: np.ndarray, pred: np.ndarray, correct: np.ndarray, classes: list[str], metrics: list[str],
                  seed: int) -> dict[str, Any]:
-    """Accuracy (a rate), macro-F1 and per-class P/R/F1 of one task's scored items."""
+    """Accuracy (a rate), macro-F1, per-class P/R/F1 and every other registered metric the task names, of one
+    task's scored items."""
     out: dict[str, Any] = {"accuracy": rate(correct.astype(float))}
     if "macro_f1" in metrics or "per_class" in metrics:
         macro, f1 = f1_figures(gold, pred, seed)
@@ -108,7 +110,66 @@ def task_figures(gold: np.ndarray, pred: np.ndarray, correct: np.ndarray, classe
             out["macro_f1"] = macro
         if "per_class" in metrics:
             out["per_class"] = per_class(gold, pred, classes, f1)
+    for name in metrics:
+        if name not in KIT_METRICS:
+            out[name] = metric(name)(gold, pred, seed)
     return out
+
+
+MetricFunction = Callable[[np.ndarray, np.ndarray, int], Figure]
+"""A registered metric: (gold, pred indicator matrices, items × classes; seed) → one figure with its interval and n."""
+KIT_METRICS = ("accuracy", "macro_f1", "per_class", "auroc")
+"""Figures the kit computes itself (`task_figures`, and AUROC from the stored probabilities)."""
+METRICS: dict[str, MetricFunction] = {}
+"""Every other metric by name: `type_weighted_f1` below, and any a benchmark's module registers."""
+
+
+def register_metric(name: str, function: MetricFunction) -> MetricFunction:
+    """Register a metric (a benchmark's module may bring its own); a second one of one name is refused."""
+    if name in KIT_METRICS or (name in METRICS and METRICS[name] is not function):
+        raise ValueError(f"metric {name!r} is registered twice")
+    METRICS[name] = function
+    return function
+
+
+def metric(name: str) -> MetricFunction:
+    if name not in METRICS:
+        from memegauge.types import InputError  # light
+
+        raise InputError(f"unknown metric {name!r}", "metrics", f"use one of: {', '.join((*KIT_METRICS, *METRICS))} "
+                         "(or register it in the benchmark's module: metrics.register_metric)")
+    return METRICS[name]
+
+
+def metric_names() -> list[str]:
+    return [*KIT_METRICS, *METRICS]
+
+
+def _type_weighted(gold: np.ndarray, pred: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Σ_c support_c · macroF1_c / Σ_c support_c, where macroF1_c is the mean F1 of "is c" and "is not c" over
+    the items and support_c the items whose gold includes c; nan where no item has any class."""
+    tp, fp, fn = _counts(gold, pred, weights)
+    tn = (~gold & ~pred).sum(axis=0).astype(float) if weights is None else weights @ (~gold & ~pred).astype(float)
+    binary = (_f1(tp, fp, fn) + _f1(tn, fn, fp)) / 2
+    support = tp + fn
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (binary * support).sum(axis=-1) / support.sum(axis=-1)
+
+
+def type_weighted_f1(gold: np.ndarray, pred: np.ndarray, seed: int, rounds: int = BOOTSTRAP_ROUNDS) -> Figure:
+    """A multi-label task scored as SemEval-2022 Task 5 scores sub-task B: each class's binary macro-F1 (the mean
+    of the F1 of "is it" and of "is it not"), weighted by the class's gold positives (`compute_scoreB` in
+    MIND-Lab/SemEval2022-Task-5-Multimedia-Automatic-Misogyny-Identification-MAMI-, Evaluation/evaluation.py),
+    with a bootstrap interval."""
+    n = gold.shape[0]
+    if n == 0 or not gold.any():
+        return figure(None, None, n, n, "bootstrap", TOO_FEW)
+    value = float(_type_weighted(gold, pred))
+    draws = np.concatenate([_type_weighted(gold, pred, w) for w in _resample_weights(n, seed, rounds)])
+    return _interval(value, draws, n)
+
+
+register_metric("type_weighted_f1", type_weighted_f1)
 
 
 def indicators(values: list[Any], classes: list[str]) -> np.ndarray:

@@ -26,5 +26,7 @@ class BenchAnswer(Record):
                                                                "log-probabilities; None when the backend gave none.")
     groups: dict[str, str] = Field(default_factory=dict, description="The item's group values (language, …).")
     options: int = Field(default=0, description="A letter task's number of options (0 otherwise).")
+    classes: list[str] = Field(default_factory=list, description="The item's own classes where the task reads "
+                                                                 "them from the data (`labels_from`); [] otherwise.")
     error: str = Field(default="", description="The failed call's error ('' when it answered).")
     prompt: str = Field(description="The exact prompt text sent (the picture, when there is one, goes with it).")

@@ -33,9 +33,13 @@ def build(spec: Benchmark, store: Store, run: dict[str, Any]) -> dict[str, Any]:
     tasks = {name: _task(spec.tasks[name], [r for r in rows if r["task"] == name], seed)
              for name in dict.fromkeys(r["task"] for r in rows) if name in spec.tasks}
     split = config.get("split") or spec.split
+    counts = config.get("benchmark_rows") or {}
     for name, found in tasks.items():
-        found["published"] = [{**p.model_dump(), "n": getattr(p, "n", None)} for p in spec.published
-                              if p.task == name and p.split == split]
+        found["published"] = [p.model_dump() for p in spec.published if p.task == name and p.split == split]
+        found["rows"] = (counts.get(name) or {}).get("rows")  # the split's rows: "asked n of N" (stored at run)
+        found["left_out"] = (counts.get(name) or {}).get("left_out", {})  # reason → rows left out of the task
+        for group in found["groups"]:  # each group value's rows in the split: "asked n of N" per config, language…
+            group["rows"] = ((counts.get(name) or {}).get("groups") or {}).get(f"{group['group']}={group['value']}")
     return {"benchmark": spec.name, "title": spec.title, "paper": spec.paper, "split": split,
             "model": config.get("model"), "items": len({r["item"] for r in rows}), "tasks": tasks,
             "prompts": config.get("benchmark_prompts") or {}, "details": rows}
@@ -48,7 +52,7 @@ def _task(task: Task, rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
                            "unreadable": sum(not r["readable"] for r in scored),
                            "unreadable_share": rate([float(not r["readable"]) for r in scored]),
                            **_figures(task, scored, seed)}
-    out["groups"] = [{"group": field, "value": value,
+    out["groups"] = [{"group": field, "value": value, "asked": sum(r["groups"].get(field) == value for r in rows),
                       **_figures(task, [r for r in scored if r["groups"].get(field) == value], seed, auroc_too=False)}
                      for field in task.groups
                      for value in sorted({r["groups"][field] for r in scored if field in r["groups"]})]
@@ -56,19 +60,28 @@ def _task(task: Task, rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
 
 
 def _figures(task: Task, scored: list[dict[str, Any]], seed: int, auroc_too: bool = True) -> dict[str, Any]:
-    """The task's figures over `scored` (answered items; unreadable ones score as wrong)."""
-    classes = task.classes if task.answer != "letter" else [chr(ord("A") + i) for i in range(26)]
+    """The task's figures over `scored` (answered items; unreadable ones score as wrong). Where each item brings
+    its own classes (`labels_from`), F1 figures are computed only over items sharing one class set."""
+    own = {tuple(r.get("classes") or ()) for r in scored} if task.labels_from else set()
+    named = list(next(iter(own))) if len(own) == 1 else task.classes
+    classes = named if task.answer != "letter" else [chr(ord("A") + i) for i in range(26)]
     gold = indicators([r["gold"] for r in scored], classes)
     pred = indicators([r["read"] for r in scored], classes)
     correct = np.array([r["readable"] and _same(r["gold"], r["read"]) for r in scored], dtype=bool)
-    metrics = [m for m in task.metrics if task.answer != "letter" or m == "accuracy"]
-    out = task_figures(gold, pred, correct, task.classes, metrics, seed)
+    metrics = [m for m in task.metrics if (task.answer != "letter" and len(own) <= 1) or m == "accuracy"]
+    out = task_figures(gold, pred, correct, named, metrics, seed)
+    if task.labels_from:
+        out["classes"] = named if len(own) == 1 else []
     if auroc_too and "auroc" in task.metrics:
         out["auroc"], out["auroc_note"] = _auroc(task, scored, seed)
     return out
 
 
 def _same(gold: Any, read: Any) -> bool:
+    """Right: a list answer equal to the gold list; a single answer equal to the gold, or, where the gold lists
+    several (a HarMeme meme with two targets), equal to any one of them."""
+    if isinstance(gold, list) and not isinstance(read, list):
+        return read in gold
     return sorted(gold) == sorted(read) if isinstance(gold, list) else gold == read
 
 
@@ -90,10 +103,25 @@ def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 
 def _named_figures(task: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    found = [(name, task[name]) for name in ("accuracy", "macro_f1", "auroc") if task.get(name)]
+    found = [(name, task[name]) for name in ("accuracy", "macro_f1", "auroc", *_extra(task)) if task.get(name)]
     for per in task.get("per_class", []):
         found += [(f"{part}[{per['class']}]", per[part]) for part in ("precision", "recall", "f1")]
     return found
+
+
+def _extra(task: dict[str, Any]) -> list[str]:
+    """The task's figures of registered metrics (type_weighted_f1, a benchmark module's own)."""
+    from memegauge.benchmarks.kit.metrics import METRICS  # light: the registry
+
+    return [name for name in METRICS if name in task]
+
+
+def asked_line(task: dict[str, Any]) -> str:
+    """``asked n of N`` and each reason a row was left out of the task, with its count."""
+    rows = task.get("rows")
+    line = f"asked {task['asked']} of {rows if rows is not None else '?'}"
+    reasons = sorted((task.get("left_out") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    return line + ("; left out: " + ", ".join(f"{reason} ({count})" for reason, count in reasons) if reasons else "")
 
 
 def models(config: dict[str, Any]) -> dict[str, list[str]]:
@@ -113,6 +141,9 @@ def headline(report: dict[str, Any]) -> list[Headline]:
             elif figure in task:  # asked for but not computable (AUROC without log-probabilities): say why
                 rows.append(row(run, model, f"overall ({name})", figure,
                                 {"value": None, "n": task["answered"], "note": task.get(f"{figure}_note")}, "rate"))
+        for figure in _extra(task):
+            if task.get(figure):
+                rows.append(row(run, model, f"overall ({name})", figure, task[figure], "rate"))
         rows.append(row(run, model, f"overall ({name})", "unreadable", task["unreadable_share"], "rate",
                         higher_is_better=False))
         for group in task["groups"]:
@@ -153,10 +184,13 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
              ("items", str(report["items"]))]
     blocks = [Block("facts", report["title"], facts=facts)]
     for name, task in report["tasks"].items():
+        said = (f"{name}: {asked_line(task)}. {task['answered']} answered, {task['unreadable']} unreadable (scored "
+                f"as wrong), {task['failed']} failed (not scored)."
+                + (f" {task['auroc_note']}" if task.get("auroc_note") else "")
+                + "".join(f" {g['group']}={g['value']}: asked {g['asked']} of {g['rows']}." for g in task["groups"]
+                          if g.get("rows") is not None))
         blocks.append(Block("table", f"{name}: figures (95% interval, n; published: the paper's own)",
-                            table=_figure_table(task),
-                            text=f"{task['asked']} asked, {task['answered']} answered, {task['unreadable']} "
-                                 f"unreadable (scored as wrong), {task['failed']} failed (not scored)."))
+                            table=_figure_table(task), text=said))
     blocks.append(_browser(report, store))
     return blocks, {}
 

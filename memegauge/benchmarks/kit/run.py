@@ -18,8 +18,9 @@ from typing import Any
 
 from pydantic import Field
 
-from memegauge.benchmarks.kit.answers import read_answer
-from memegauge.benchmarks.kit.items import Item, data_folder, read_items
+from memegauge.benchmarks.kit.answers import answer_kind, read_answer
+from memegauge.benchmarks.kit.items import Item, Split, data_folder, read_split
+from memegauge.benchmarks.kit.metrics import KIT_METRICS, metric
 from memegauge.benchmarks.kit.records import BenchAnswer
 from memegauge.benchmarks.kit.spec import PROMPTS, Benchmark, Task
 from memegauge.config import MethodConfig, method_config
@@ -64,6 +65,7 @@ class Inputs:
     split: str
     tasks: dict[str, Task]
     items: list[Item]
+    read: Split | None = None  # the split as read: its rows, and per task what was left out and why
 
 
 def config(spec: Benchmark, source: Path | str | dict[str, Any]) -> BenchmarkConfig:
@@ -88,24 +90,35 @@ def check(spec: Benchmark, hooks: ModuleType | None, cfg: BenchmarkConfig, regis
         raise InputError(f"{spec.name} ({split}) has no task {', '.join(unknown)}", "tasks",
                          f"use some of: {', '.join(tasks)}")
     tasks = {n: t for n, t in tasks.items() if cfg.tasks is None or n in cfg.tasks}
-    items = read_items(spec, data_folder(spec, cfg.data), split, hooks, cfg.limit)
+    for task in tasks.values():  # kinds and metrics a benchmark's module registers are known once it is loaded
+        answer_kind(task.answer)
+        [metric(m) for m in task.metrics if m not in KIT_METRICS]
+    read = read_split(spec, data_folder(spec, cfg.data), split, hooks, tasks, cfg.limit)
+    items = read.items
     pictures = [cfg.model] if any(i.image for i in items) else []
-    return Checked(inputs=Inputs(spec, split, tasks, items), models=[cfg.model], pictures=pictures)
+    return Checked(inputs=Inputs(spec, split, tasks, items, read), models=[cfg.model], pictures=pictures)
 
 
-def prompt(task: Task, item: Item) -> str:
+def prompt(task: Task, item: Item, name: str = "") -> str:
     """The exact text asked: the task's template rendered for the item, then the answer-format line."""
     options = "\n".join(f"({chr(ord('A') + i)}) {o}" for i, o in enumerate(item.options))
+    classes = item.classes.get(name) if task.labels_from else None
+    labels = ", ".join(classes or task.classes)
     body = PROMPTS.from_string(task.prompt).render(**{**item.extra, "text": item.text, "options": options,
-                                                      "labels": ", ".join(task.classes)}).strip()
-    return f"{body}\n{ANSWER_FORMATS[task.answer].format(labels=', '.join(task.classes))}"
+                                                      "labels": labels}).strip()
+    return f"{body}\n{ANSWER_FORMATS.get(task.answer, '').format(labels=labels)}".rstrip()
 
 
 def stored(spec: Benchmark, cfg: BenchmarkConfig, inputs: Inputs) -> dict[str, Any]:
     """The config as stored (and hashed), with the split run and each task's template and wording's source."""
     return {**cfg.stored(), "split": inputs.split,
-            "benchmark_prompts": {name: {"template": t.prompt, "answer_format": ANSWER_FORMATS[t.answer],
-                               "source": t.prompt_source} for name, t in inputs.tasks.items()}}
+            "benchmark_prompts": {name: {"template": t.prompt, "answer_format": ANSWER_FORMATS.get(t.answer, ""),
+                               "source": t.prompt_source} for name, t in inputs.tasks.items()},
+            **({"benchmark_rows": {name: {"rows": inputs.read.rows_of.get(name, inputs.read.rows),
+                                          "asked": inputs.read.asked(name),
+                                          "groups": inputs.read.group_rows.get(name, {}),
+                                          "left_out": inputs.read.left_out.get(name, {})}
+                                   for name in inputs.tasks}} if inputs.read is not None else {})}
 
 
 async def run(spec: Benchmark, hooks: ModuleType | None, cfg: BenchmarkConfig, *, store: Store,
@@ -145,8 +158,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
 def _asked(inputs: Inputs) -> list[tuple[str, Task, Item, str]]:
-    return [(task_name, task, item, prompt(task, item)) for task_name, task in inputs.tasks.items()
-            for item in inputs.items if item.gold[task_name] is not None]
+    return [(task_name, task, item, prompt(task, item, task_name)) for task_name, task in inputs.tasks.items()
+            for item in inputs.items if item.gold.get(task_name) is not None]
 
 
 def plan(spec: Benchmark, cfg: BenchmarkConfig, inputs: Inputs) -> list[Any]:
@@ -187,11 +200,13 @@ def _request(spec: Benchmark, cfg: BenchmarkConfig, task_name: str, task: Task, 
 
 def _record(task_name: str, task: Task, item: Item, text: str, outcome: Any) -> BenchAnswer:
     answer = outcome.text if outcome.ok else ""
-    read = read_answer(task, answer, len(item.options)) if outcome.ok else None
+    classes = item.classes.get(task_name, [])
+    read = read_answer(task, answer, len(item.options), classes) if outcome.ok else None
     p = p_positive(outcome.record.logprobs, task.positive) if outcome.ok and task.positive else None
     return BenchAnswer(task=task_name, item=item.id, gold=item.gold[task_name], ok=outcome.ok, answer=answer,
                        read=read, readable=outcome.ok and read is not None, p_positive=p, groups=item.groups,
-                       options=len(item.options), error=outcome.record.error if not outcome.ok else "", prompt=text)
+                       options=len(item.options), error=outcome.record.error if not outcome.ok else "", prompt=text,
+                       classes=classes)
 
 
 def p_positive(logprobs: dict[str, float], positive: str) -> float | None:

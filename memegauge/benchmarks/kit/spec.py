@@ -17,8 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from memegauge.config import validation_error
 from memegauge.types import InputError
 
-AnswerKind = Literal["yes_no", "label", "letter", "labels"]
-Metric = Literal["accuracy", "macro_f1", "per_class", "auroc"]
+AnswerKind = str
+"""An answer kind's registered name (`answers.ANSWER_KINDS`: yes_no, label, letter, labels, and any a benchmark's
+module registers with `answers.register_answer`)."""
+Metric = str
+"""A metric's registered name (`metrics.METRICS`: accuracy, macro_f1, per_class, auroc, type_weighted_f1, and any a
+benchmark's module registers with `metrics.register_metric`)."""
+BUILTIN_KINDS = ("yes_no", "label", "letter", "labels")
 SPEC_FILE = "benchmark.yaml"
 HOOKS_FILE = "hooks.py"
 
@@ -41,6 +46,9 @@ class Reader(_Strict):
     image_dir: str = Field(default="", description="A folder the image paths are relative to, inside the source.")
     text: str | None = Field(default="text", description="The field holding the meme's text (None: none).")
     options: str | None = Field(default=None, description="The field holding a letter task's options (a list).")
+    rows: Literal["catalogue"] | None = Field(default=None, description="`catalogue`: the rows are read by the "
+                                              "data catalogue entry's own reader (`Entry.rows`), the one the "
+                                              "meme-set conversion reads too; the fields above are then unused.")
 
 
 class Task(_Strict):
@@ -53,6 +61,9 @@ class Task(_Strict):
                                                "(e.g. FHM's 1 → yes); a raw value not listed is refused.")
     labels: list[str] = Field(default_factory=list, description="The answer's classes (label, labels); yes_no "
                                                                 "has yes and no.")
+    labels_from: str | None = Field(default=None, description="A row field holding each row's own classes (a "
+                                    "list read from the data, e.g. a MemeLens config's label set): the item is "
+                                    "asked with those, and scored against them; `labels:` stays empty.")
     positive: str | None = Field(default=None, description="The positive class of a yes_no task: AUROC scores "
                                                            "P(positive) from the model's yes/no log-probabilities.")
     prompt: str = Field(description="The Jinja template of the question (variables: text, labels, options, "
@@ -64,13 +75,11 @@ class Task(_Strict):
     groups: list[str] = Field(default_factory=list, description="Item fields whose values split the figures "
                                                                 "(e.g. a language or a source data set).")
     splits: list[str] | None = Field(default=None, description="The splits that carry this task (None: all).")
-    labelled_only: bool = Field(default=False, description="Ask only the items that carry a gold answer for "
-                                                           "this task (HarMeme's target: harmful memes only).")
     max_tokens: int = Field(default=16, ge=1, description="The answer's token bound.")
 
     @model_validator(mode="after")
     def _labels_fit_the_kind(self) -> Task:
-        if self.answer in ("label", "labels") and len(self.labels) < 2:
+        if self.answer in ("label", "labels") and len(self.labels) < 2 and not self.labels_from:
             raise ValueError(f"a {self.answer} task needs `labels:` (at least two)")
         if self.answer == "yes_no" and self.labels not in ([], ["yes", "no"]):
             raise ValueError("a yes_no task's labels are yes and no; leave `labels:` out")
@@ -93,7 +102,9 @@ class Published(_Strict):
     system: str = Field(description="The model or baseline it is of.")
     metric: str = Field(description="accuracy, macro_f1, auroc, …")
     value: float = Field(description="The published value, as a fraction (0.647 for 64.7%).")
-    source: str = Field(description="Where it is published (paper, table).")
+    n: int | None = Field(default=None, description="The items it was measured on, as the source states (None: "
+                                                    "the source does not say).")
+    source: str = Field(description="Where it is published (paper, table), with its address, quoted.")
 
 
 class Benchmark(_Strict):
@@ -101,6 +112,8 @@ class Benchmark(_Strict):
 
     name: str = Field(pattern=r"^[a-z][a-z0-9-]*$", description="The method name its runs carry.")
     title: str = Field(description="A human name.")
+    version: str = Field(pattern=r"^[0-9A-Za-z.\-]+$", description="The benchmark's version, stored with each "
+                         "of its runs (bump it when its reading, prompts or scoring change).")
     paper: str = Field(description="The paper that defines it (authors, title, venue, year).")
     data: str = Field(description="Its name in the data catalogue (`memegauge data`).")
     source: str | None = Field(default=None, description="The source id inside the catalogue entry "

@@ -445,6 +445,8 @@ def config_differences(stored: dict[str, Any], given: dict[str, Any], limit: int
 
     keys = [k for k in sorted(set(stored) | set(given))
             if canonical_json(stored.get(k)) != canonical_json(given.get(k))]
+    # settings first (a limit, a token bound), then what a run derives from its inputs (counts, hashes)
+    keys.sort(key=lambda k: isinstance(stored.get(k), dict | list) or isinstance(given.get(k), dict | list))
     found = [f"{k}: stored {shown(stored.get(k))}, now {shown(given.get(k))}" for k in keys[:limit]]
     more = f"; and {len(keys) - limit} more" if len(keys) > limit else ""
     return ("; ".join(found) + more) if found else "its hash differs (a prompt file or a setting's content)"

@@ -2,15 +2,105 @@
 
 Installed layout (docs/data.md): ``goat-bench/`` the dataset repository at the pinned revision:
 ``test/{harmfulness,hatefulness,misogyny,offensiveness,sarcasm}.zip`` and ``README.md``, kept as
-released (the zips are not unpacked: their inner layout could not be read from here). The
-hatefulness part (58 kB) holds no pictures: they are FHM's, so it needs ``fhm`` installed too.
+released. The hatefulness part (58 kB) holds no pictures: they are FHM's, so it needs ``fhm`` installed too.
+
+Each task's listing, as the public copy in oops343/MemeAgent (goat_dataset/TASK/test.jsonl, commit 32d7e5d)
+shows it: one JSON object a line, ``{"id": "15740", "img": "15740.png", "label": "1", "text": "…"}`` (ids and
+labels as strings; picture names bare: ``covid_memes_5425.png``, ``15591.jpg``, ``Qj9x2wz.png``,
+``823315070423797760.jpg``). The authors' script (DanielLin97/GOAT-Bench, Script/LMM_infer.py) reads ``text``
+or else ``org_sent``, ``img`` or else ``image``, and the id from the picture's name (``img.replace('.png', '')``)
+when ``id`` is missing; this reader does the same. What could not be read from here: the inside of the Hub
+zips (a listing anywhere inside is read, pictures found by their bare name anywhere inside) and the card's
+test/README.md (its label coding): label ``1`` is read as "the trait is present", as in the source sets (FHM's
+1 = hateful).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
+import zipfile
+from pathlib import Path, PurePosixPath
+from typing import Any
 
 from memegauge.data.catalogue import Entry, HubSource
+from memegauge.data.memesets import ReleaseRow, jsonl_rows
+
+TASKS = ("hatefulness", "misogyny", "offensiveness", "sarcasm", "harmfulness")
+
+
+def rows(folder: Path, split: str) -> list[ReleaseRow]:
+    """Every task's rows (ids ``TASK/ID``), each carrying its own task's label only: from ``TASK/SPLIT.jsonl``
+    unpacked beside its pictures, else from ``SPLIT/TASK.zip`` as the Hub keeps it. A hatefulness picture not in
+    the part is FHM's, found by its bare name in the installed ``fhm`` (img/NAME)."""
+    out = []
+    for task in TASKS:
+        unpacked = folder / task / f"{split}.jsonl"
+        if unpacked.is_file():
+            part = unpacked.parent
+            out += [_row(task, where, r, lambda img, part=part: _local(part, img)) for where, r in jsonl_rows(unpacked)]
+        else:
+            out += _zipped(folder / split / f"{task}.zip", task, folder)
+    return out
+
+
+def _row(task: str, where: str, r: dict[str, Any], picture: Any) -> ReleaseRow:
+    img = str(r.get("img") or r.get("image") or "")
+    found = r.get("id") if r.get("id") not in (None, "") else img.replace(".png", "")  # as LMM_infer.py
+    label = r.get("label")
+    return ReleaseRow(where=where, id=f"{task}/{found}" if found else "", picture=picture(img) if img else None,
+                      text=str(r.get("text") if r.get("text") is not None else r.get("org_sent") or ""),
+                      labels={task: None if label in (None, "") else str(label)},
+                      why={} if label not in (None, "") else {task: "no label"})
+
+
+def _local(part: Path, img: str) -> str:
+    """The picture beside the unpacked listing (as named, or by its bare name anywhere below), else FHM's."""
+    direct = part / img
+    if direct.is_file():
+        return str(direct)
+    nested = next(iter(sorted(part.rglob(PurePosixPath(img).name))), None)
+    return str(nested) if nested else fhm_picture(img)
+
+
+def _zipped(archive: Path, task: str, folder: Path) -> list[ReleaseRow]:
+    from memegauge.types import InputError  # light; kept out of the descriptor's import
+
+    if not archive.is_file():
+        raise InputError(f"GOAT-Bench's {task} part not found: {archive}", str(folder),
+                         "run `memegauge data get goat-bench`, or give --data the folder holding test/TASK.zip "
+                         "(or TASK/test.jsonl unpacked)")
+    from memegauge.data.memesets import picture_file  # lazy: pictures written out of the zip when read
+
+    out = []
+    with zipfile.ZipFile(archive) as z:
+        members = [n for n in z.namelist() if not n.endswith("/") and not n.startswith("__MACOSX")]
+        listings = sorted(n for n in members if n.endswith((".jsonl", ".json")))
+        if not listings:
+            raise InputError("no JSON or JSONL listing inside the zip", str(archive),
+                             "give the zip as the Hub serves it, or unpack it: --data holding TASK/test.jsonl")
+        by_name = {PurePosixPath(n).name: n for n in members}
+        for listing in listings:
+            text = z.read(listing).decode("utf-8")
+            records = (json.loads(text) if text.lstrip().startswith("[") else
+                       [json.loads(line) for line in text.splitlines() if line.strip()])
+            for n, r in enumerate(records):
+                where = f"{archive}!{listing}[{n}]"
+
+                def picture(img: str, where: str = where) -> str:
+                    member = img if img in members else by_name.get(PurePosixPath(img).name)
+                    return picture_file(z.read(member), where) or "" if member else fhm_picture(img)
+                out.append(_row(task, where, r, picture))
+    return out
+
+
+def fhm_picture(img: str) -> str:
+    """A hatefulness meme's picture, by its bare name in the installed FHM (``img/15740.png``); the path where it
+    would be when FHM is not installed or lacks it (the kit counts the row as "picture not found")."""
+    from memegauge.data import installed_dir  # lazy: only the hatefulness part needs FHM
+    from memegauge.data.sets.fhm.entry import pictures  # lazy: as above (img/ or img.tar.gz)
+
+    release = installed_dir("fhm") / "fhm"
+    return str(pictures(release) / "img" / PurePosixPath(img).name) if release.is_dir() else str(release / "img" / img)
 
 ENTRY = Entry(
     name="goat-bench",
@@ -20,18 +110,19 @@ ENTRY = Entry(
             "own terms)",
     citation="""@article{lin2024goat,
   title   = {{GOAT-Bench}: Safety Insights to Large Multimodal Models through Meme-Based Social Abuse},
-  author  = {Lin, Hongzhan and others},
+  author  = {Lin, Hongzhan and Luo, Ziyang and Wang, Bo and Yang, Ruichao and Ma, Jing},
   journal = {arXiv preprint arXiv:2401.01523},
   year    = {2024}
 }""",
     sources=(HubSource(
-        id="goat-bench", repo_id="HKBU-NLP/GOAT-Bench", revision="c9751c13ca10104896e583aa71efc2796087496c",
+        id="goat-bench", repo_id="HKBU-NLP/GOAT-Bench", revision="e7a94912601d40251b3cd59c21ef623cefd4a99a",
         licence="none declared", what="test/*.zip, one per task, and README.md",
         allow=("test/*.zip", "test/README.md", "README.md")),),
     folder=Path(__file__).parent,
-    notes="The citation's full author list could not be confirmed from here (arXiv:2401.01523 has it). "
-          "Revision c9751c1 ('Update test/README.md') is the newest commit seen from here; whether it is "
-          "the repository's head could not be confirmed. The zips' inner layout and fields could not be "
-          "read from here.",
+    notes="Revision e7a9491 ('Update test/README.md', 21 commits; after c9751c1, 20) is the newest commit seen "
+          "from here (huggingface.co/datasets/HKBU-NLP/GOAT-Bench/tree/e7a94912601d40251b3cd59c21ef623cefd4a99a); "
+          "whether it is the head could not be confirmed. The zips' inside and test/README.md could not be read from "
+          "here; each task's listing follows the public copy in oops343/MemeAgent (goat_dataset/TASK/test.jsonl).",
     needs=("fhm",),
+    rows=rows,
 )

@@ -13,20 +13,53 @@ from __future__ import annotations
 from pathlib import Path
 
 from memegauge.data.catalogue import Entry, GitHubSource, UserCopy
-from memegauge.data.memesets import converted_splits, pictures_by_name, read_jsonl, write_meme_set
+from memegauge.data.memesets import ReleaseRow, converted_splits, jsonl_rows, pictures_by_name, write_rows
 
 ANNOTATIONS = "annotations/HarMeme_V1/Annotations"
+HARM = ("not harmful", "somewhat harmful", "very harmful")
+SPLITS = {f"{part.lower()}/{name}": f"{ANNOTATIONS}/{part}/{name}{suffix}.jsonl"
+          for part, suffix in (("Harm-C", ""), ("Harm-P", "_v1")) for name in ("train", "val", "test")}
+"""Split name → annotation file, as LCS2-IIITD/MOMENTA lays them out (HarMeme_V1/Annotations/Harm-C/test.jsonl,
+Harm-P/train_v1.jsonl …; read at commit 11722ec, the pinned one)."""
+
+
+def rows(root: Path, split: str) -> list[ReleaseRow]:
+    """HarMeme's rows as released: ``{"id", "image", "labels": [harm, target…], "text"}`` per line. `labels`
+    holds the harmfulness first and, for a harmful meme, its target(s). The rules (docs/data.md):
+
+    - a row without a harm label (Harm-P train_v1.jsonl:1706, ``["", "individual", "organization"]``) has
+      harmfulness None, said as "no harm label";
+    - the target is asked of harmful memes only: a not-harmful row has target None, said (12 rows of Harm-P
+      train carry a target anyway: "not harmful (carries a target)");
+    - a harmful row's target is its one target, or the list of every target it names (18 rows of Harm-P
+      train name two): an answer naming any one of them is right;
+    - a harmful row naming no target has target None ("harmful, no target given")."""
+    pictures = pictures_by_name(root / "pictures")
+    out = []
+    for where, r in jsonl_rows(root / SPLITS[split]):
+        labels = [str(label).strip().lower() for label in r.get("labels") or []]
+        harm = next((x for x in labels if x in HARM), None)
+        targets = [x for x in labels if x and x not in HARM]
+        why = {}
+        if harm is None:
+            why = {"harmfulness": "no harm label", "target": "no harm label"}
+        elif harm == "not harmful":
+            why = {"target": "not harmful (carries a target)" if targets else "not harmful"}
+        elif not targets:
+            why = {"target": "harmful, no target given"}
+        image = str(r.get("image") or "")
+        out.append(ReleaseRow(where=where, id=str(r.get("id") or ""), text=str(r.get("text") or ""),
+                              picture=pictures.get(image, root / "pictures" / image) if image else None,
+                              labels={"harmfulness": harm, "target": None if harm in (None, "not harmful") or not
+                                      targets else targets[0] if len(targets) == 1 else targets},
+                              why=why))
+    return out
 
 
 def convert(root: Path) -> None:
-    pictures = pictures_by_name(root / "pictures")
-    for part in ("Harm-C", "Harm-P"):
-        for path in sorted((root / ANNOTATIONS / part).glob("*.jsonl")):
-            split = f"{part.lower()}-{path.stem.removesuffix('_v1')}"
-            write_meme_set(root, split, [
-                {"id": row["id"], "image": pictures.get(row["image"], root / "pictures" / row["image"]),
-                 "text": row.get("text", ""), "labels": row.get("labels", []), "source": f"harmeme/{part}"}
-                for row in read_jsonl(path)])
+    for split in SPLITS:
+        if (root / SPLITS[split]).is_file():
+            write_rows(root, split.replace("/", "-"), rows(root, split), f"harmeme/{split.split('/')[0]}")
 
 
 ENTRY = Entry(
@@ -56,4 +89,5 @@ ENTRY = Entry(
           "import keeps it as given and records every file's sha256.",
     convert=convert,
     splits=converted_splits,
+    rows=rows,
 )

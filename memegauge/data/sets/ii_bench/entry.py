@@ -13,6 +13,36 @@ from __future__ import annotations
 from pathlib import Path
 
 from memegauge.data.catalogue import Entry, HubSource
+from memegauge.data.memesets import ReleaseRow
+
+GROUPS = ("domain", "emotion", "difficulty")
+OPTIONS = tuple(f"option{n}" for n in range(1, 7))
+
+
+def rows(folder: Path, split: str) -> list[ReleaseRow]:
+    """II-Bench's rows (data/SPLIT-*.parquet), with the card's columns (`dataset_info.features`): id, image
+    (struct {bytes, path}), question, option1..option6, answer (a letter), correct_option, image_type,
+    difficulty, domain, emotion, rhetoric, explanation, local_path. A row without an answer (the test split as
+    released for the challenge may carry none) has answer None, said."""
+    from memegauge.data.memesets import parquet_rows, picture_file  # lazy: pyarrow when read
+    from memegauge.types import InputError  # light
+
+    files = sorted(folder.glob(f"data/{split}-*.parquet"))
+    if not files:
+        raise InputError(f"II-Bench's {split} files not found: {folder}/data/{split}-*.parquet", str(folder),
+                         "run `memegauge data get ii-bench`, or give --data the folder holding the release's data/")
+    out = []
+    for path in files:
+        for where, r in parquet_rows(path):
+            answer = str(r.get("answer") or "").strip() or None
+            out.append(ReleaseRow(
+                where=where, id=str(r.get("id") if r.get("id") is not None else ""),
+                picture=picture_file(r.get("image"), where), text="", labels={"answer": answer},
+                why={} if answer else {"answer": "no answer (unlabelled split)"},
+                groups={g: str(r[g]) for g in GROUPS if r.get(g) not in (None, "")},
+                extra={"question": str(r.get("question") or ""),
+                       "options": [r[o] for o in OPTIONS if r.get(o) not in (None, "")]}))
+    return out
 
 ENTRY = Entry(
     name="ii-bench",
@@ -32,5 +62,6 @@ ENTRY = Entry(
         allow=("data/*", "README.md")),),
     folder=Path(__file__).parent,
     notes="Revision a1484f3 ('add claude-3.5-sonnet') is the newest commit seen from here. The Parquet "
-          "files' column names could not be read from here.",
+          "files' column names are the card's `dataset_info.features` (as the issue quotes them).",
+    rows=rows,
 )

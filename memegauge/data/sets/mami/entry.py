@@ -15,37 +15,66 @@ import csv
 from pathlib import Path
 
 from memegauge.data.catalogue import Entry, UserCopy
-from memegauge.data.memesets import converted_splits, write_meme_set
+from memegauge.data.memesets import ReleaseRow, converted_splits, write_rows
 
-TYPES = ("misogynous", "shaming", "stereotype", "objectification", "violence")
+TYPES = ("shaming", "stereotype", "objectification", "violence")
+TABLES = {"train": "training.csv", "test": "Test.csv"}
+"""Split → its table, found by name anywhere in the copy (folder names vary between releases)."""
 
 
-def _rows(table: Path, labels: dict[str, list[str]] | None) -> list[dict]:
+def rows(folder: Path, split: str) -> list[ReleaseRow]:
+    """MAMI's rows as released: a tab-separated table (``file_name, misogynous, shaming, stereotype,
+    objectification, violence, Text Transcription``; the test table has only ``file_name, Text Transcription``
+    and its labels come from ``test_labels.txt``: file_name and the five 0/1 flags, tab-separated, no header).
+    Ids are the file name's stem (``15236``). Labels: ``misogynous`` ("0"/"1", sub-task A) and ``subtypes``
+    (the types flagged 1, sub-task B; [] for none).
+    A test row without a well-formed line in test_labels.txt has no labels, said ("no line in test_labels.txt",
+    "malformed line in test_labels.txt"); never read half."""
+    from memegauge.types import InputError  # light; kept out of the descriptor's import
+
+    name = TABLES[split]
+    table = folder / name if (folder / name).is_file() else next(iter(sorted(folder.rglob(name))), None)
+    if table is None:
+        raise InputError(f"MAMI's {split} table not found: no {name} in {folder}", str(folder),
+                         "give the folder holding the release as unpacked (training.csv, Test.csv, test_labels.txt)")
+    labels = _test_labels(folder) if split == "test" else None
+    out = []
     with table.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle, delimiter="\t")
-        return [{"id": Path(row["file_name"]).stem, "image": table.parent / row["file_name"],
-                 "text": row.get("Text Transcription", ""), "source": "mami",
-                 "labels": labels.get(row["file_name"], []) if labels is not None
-                 else [t for t in TYPES if row.get(t) == "1"]} for row in reader]
+        for n, r in enumerate(csv.DictReader(handle, delimiter="\t"), 2):
+            file_name = (r.get("file_name") or "").strip()
+            flags = labels.get(file_name, "no line in test_labels.txt") if labels is not None else \
+                [(r.get(t) or "").strip() for t in ("misogynous", *TYPES)]
+            ok = isinstance(flags, list) and len(flags) == 5 and all(f in ("0", "1") for f in flags)
+            why = "" if ok else flags if isinstance(flags, str) else "flags not 0/1"
+            out.append(ReleaseRow(
+                where=f"{table}:{n}", id=Path(file_name).stem, picture=table.parent / file_name if file_name else None,
+                text=(r.get("Text Transcription") or "").strip(),
+                labels={"misogynous": flags[0], "subtypes": [t for t, f in zip(TYPES, flags[1:], strict=True)
+                                                             if f == "1"]} if ok else
+                {"misogynous": None, "subtypes": None},
+                why={} if ok else {"misogynous": why, "subtypes": why}))
+    return out
 
 
-def _test_labels(copy: Path) -> dict[str, list[str]]:
-    found = sorted(copy.rglob("test_labels.txt"))
+def _test_labels(folder: Path) -> dict[str, list[str] | str]:
+    """test_labels.txt: file_name → its five flags, or why its line cannot be read."""
+    found = sorted(folder.rglob("test_labels.txt"))
     if not found:
         return {}
-    labels = {}
+    out: dict[str, list[str] | str] = {}
     for line in found[0].read_text(encoding="utf-8").splitlines():
-        cells = line.strip().split("\t")
-        if len(cells) == len(TYPES) + 1:
-            labels[cells[0]] = [t for t, flag in zip(TYPES, cells[1:], strict=True) if flag == "1"]
-    return labels
+        cells = [c.strip() for c in line.split("\t")]
+        if cells[0]:
+            out[cells[0]] = cells[1:] if len(cells) == 6 else "malformed line in test_labels.txt"
+    return out
 
 
 def convert(root: Path) -> None:
-    copy = root / "mami"
-    for name, split in (("training.csv", "training"), ("Test.csv", "test")):
-        for table in sorted(copy.rglob(name))[:1]:
-            write_meme_set(root, split, _rows(table, _test_labels(copy) if split == "test" else None))
+    for split, name in (("train", "training"), ("test", "test")):
+        if next(iter((root / "mami").rglob(TABLES[split])), None) is not None:
+            write_rows(root, name, rows(root / "mami", split), "mami",
+                       labels=lambda row: (["misogynous"] if row.labels["misogynous"] == "1" else [])
+                       + (row.labels["subtypes"] or []))
 
 
 ENTRY = Entry(
@@ -72,4 +101,5 @@ ENTRY = Entry(
           "beyond finding training.csv.",
     convert=convert,
     splits=converted_splits,
+    rows=rows,
 )
