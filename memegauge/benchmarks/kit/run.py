@@ -137,12 +137,18 @@ def _record(task_name: str, task: Task, item: Item, text: str, outcome: Any) -> 
 
 def p_positive(logprobs: dict[str, float], positive: str) -> float | None:
     """P(positive) of a yes/no answer from the first token's alternatives: exp(yes) / (exp(yes) + exp(no)),
-    summing the spellings of each ("Yes", " yes", "YES"); None unless both words are among them."""
-    mass = {"yes": 0.0, "no": 0.0}
+    summing the spellings of each ("Yes", " yes", "YES"); None unless both words are among them.
+
+    A log-probability that is not a finite number at most 0 (``inf``, ``nan``, ``1e308``: a broken server's,
+    or one stored before such values were dropped at the backend) is left out, so P is computed from the rest
+    or is None, and never overflows."""
+    found: dict[str, list[float]] = {"yes": [], "no": []}
     for token, logprob in logprobs.items():
         word = token.strip().lower()
-        if word in mass:
-            mass[word] += math.exp(logprob)
-    if not (mass["yes"] and mass["no"]):
+        if word in found and isinstance(logprob, (int, float)) and math.isfinite(logprob) and logprob <= 1e-4:
+            found[word].append(min(0.0, float(logprob)))
+    if not (found["yes"] and found["no"]):
         return None
+    top = max(found["yes"] + found["no"])  # shifted by the largest: exp never overflows nor all underflows
+    mass = {word: sum(math.exp(v - top) for v in values) for word, values in found.items()}
     return mass[positive] / (mass["yes"] + mass["no"])

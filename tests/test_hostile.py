@@ -1,0 +1,246 @@
+"""Issue 47: hostile replies, headers, archives, copies and YAML. Each test is one probe of the issue (its
+shape made small: a 2 MB member claiming 200 MB, a 50 MB reply cut at 1 MB); a local server stands in for
+every remote one, nothing reaches the internet."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from memegauge.benchmarks.kit.run import p_positive
+from memegauge.engine.concurrency import ConcurrencyController, ControllerSettings
+from memegauge.models.openai_backend import OpenAIBackend, first_token_logprobs
+from memegauge.models.spec import ModelSpec
+from memegauge.types import MAX_PAUSE_S, ChatRequest, ErrorClass, Message, ModelCallError, clamp_pause
+
+# --------------------------------------------------------------------------------------------------
+# a server that answers whatever a test says
+# --------------------------------------------------------------------------------------------------
+
+Reply = tuple[int, dict[str, str], bytes | Callable[[], Iterator[bytes]]]
+
+
+class Hostile:
+    """A chat endpoint on 127.0.0.1 whose every answer is `reply` (status, headers, body or a body generator
+    sent without a Content-Length)."""
+
+    def __init__(self, reply: Reply) -> None:
+        self.reply = reply
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                status, headers, body = owner.reply
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                if callable(body):
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    try:
+                        for chunk in body():
+                            self.wfile.write(chunk)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+                    self.close_connection = True
+                    return
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _ask(reply: Reply, **spec: object) -> ModelCallError | object:
+    """One call through the OpenAI backend to a server answering `reply`: the result, or the error raised."""
+    server = Hostile(reply)
+
+    async def call() -> object:
+        backend = OpenAIBackend(ModelSpec(name="m", backend="openai", model="m", base_url=server.base_url,
+                                          timeout_s=20, **spec))
+        try:
+            return await backend.complete(ChatRequest(model="m", messages=[Message.user("hi")]))
+        except ModelCallError as error:
+            return error
+        finally:
+            await backend.aclose()
+
+    try:
+        return asyncio.run(call())
+    finally:
+        server.close()
+
+
+def _json(data: object) -> Reply:
+    return 200, {}, json.dumps(data).encode()
+
+
+def _answer(**choice: object) -> dict:
+    return {"choices": [{"message": {"content": "yes"}, "finish_reason": "stop", **choice}], "model": "m"}
+
+
+# --------------------------------------------------------------------------------------------------
+# Any reply, any header
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("header", ["999999", "inf", "nan", "Wed, 21 Oct 2099 07:28:00 GMT", "soon"])
+def test_a_retry_after_of_any_size_or_spelling_is_clamped_to_the_documented_maximum(header):
+    """Probe: `Retry-After: 999999` (or `inf`) hung a run. The pause asked is at most MAX_PAUSE_S and the
+    call is a classified rate-limit failure."""
+    error = _ask((429, {"Retry-After": header}, b'{"error": {"message": "slow down"}}'))
+    assert isinstance(error, ModelCallError) and error.error_class is ErrorClass.RATE_LIMIT
+    assert error.retry_after == MAX_PAUSE_S
+
+
+def test_every_pause_the_gate_keeps_is_clamped_too():
+    """The gate paused new sends for the raw header before every call: now at most MAX_PAUSE_S."""
+    c = ConcurrencyController(ControllerSettings(), clock=lambda: 0.0)
+    c.on_error("rate_limit", 999999.0, in_flight=8)
+    assert c.pause_left() == MAX_PAUSE_S
+    c.on_error("rate_limit", math.inf, in_flight=8)
+    assert c.pause_left() == MAX_PAUSE_S
+    assert clamp_pause(-5.0) == 0.0 and clamp_pause(None) is None and clamp_pause(2.5) == 2.5
+    assert ModelCallError(ErrorClass.RATE_LIMIT, "x", math.inf).retry_after == MAX_PAUSE_S
+
+
+@pytest.mark.parametrize("data, what", [
+    ({"choices": "garbage"}, "choices is a str"),
+    ({"choices": [1]}, "choices is a list"),
+    ({"choices": [{"message": "garbage"}]}, "message is a str"),
+    ({"choices": [{"message": {"content": {"a": 1}}}]}, "content is a dict"),
+    ("garbage", "without choices"),
+    ([1, 2], "without choices"),
+])
+def test_any_shape_of_choices_is_one_failed_classified_call(data, what):
+    """Probe: `choices: "garbage"` ended in a traceback."""
+    error = _ask(_json(data))
+    assert isinstance(error, ModelCallError) and error.error_class is ErrorClass.SERVER and what in str(error)
+
+
+@pytest.mark.parametrize("logprobs", ["garbage", 5, [1], {"content": "x"}, {"content": [5]},
+                                      {"content": [{"top_logprobs": "x"}]},
+                                      {"content": [{"top_logprobs": [{"token": 1, "logprob": -1}, "x"]}]}])
+def test_any_shape_of_logprobs_answers_without_log_probabilities(logprobs):
+    """Probe: `logprobs: "garbage"` ended in a traceback. The answer stands; it carries no log-probabilities."""
+    result = _ask(_json(_answer(logprobs=logprobs)))
+    assert not isinstance(result, ModelCallError), result
+    assert result.text == "yes" and result.logprobs == {}
+
+
+def test_a_reply_nested_100k_deep_is_a_failed_classified_call():
+    """Probe: 100k-deep JSON ended in a RecursionError traceback."""
+    error = _ask((200, {}, b"[" * 100_000 + b"]" * 100_000))
+    assert isinstance(error, ModelCallError) and error.error_class is ErrorClass.SERVER
+    assert "invalid JSON" in str(error)
+
+
+def test_a_reply_over_max_reply_bytes_is_cut_there_and_counted_as_truncated():
+    """Probe: a 50 MB reply to a 16-token request was stored whole (here 5 MB against a 1 MB limit)."""
+    body = json.dumps(_answer(message={"content": "x" * 5_000_000})).encode()
+    error = _ask((200, {}, body), max_reply_bytes=1_000_000)
+    assert isinstance(error, ModelCallError) and error.error_class is ErrorClass.TRUNCATED
+    assert "max_reply_bytes (1000000)" in str(error)
+
+
+def test_an_endless_reply_without_a_length_is_cut_at_max_reply_bytes():
+    sent = []
+
+    def endless() -> Iterator[bytes]:
+        yield b'{"choices": [{"message": {"content": "'
+        while True:
+            sent.append(1)
+            yield b"x" * 65536
+
+    error = _ask((200, {}, endless), max_reply_bytes=1_000_000)
+    assert isinstance(error, ModelCallError) and error.error_class is ErrorClass.TRUNCATED
+
+
+def test_a_well_formed_reply_still_reads_with_content_parts_and_odd_usage():
+    result = _ask(_json({"choices": [{"message": {"content": [{"type": "text", "text": "a"},
+                                                              {"type": "text", "text": "b"}]},
+                                      "finish_reason": 7}], "usage": {"prompt_tokens": "x", "completion_tokens": 3},
+                         "model": ["m"]}))
+    assert result.text == "ab" and result.finish_reason == "stop" and result.served_model == ""
+    assert result.usage.prompt_tokens == 0 and result.usage.completion_tokens == 3
+
+
+def test_non_finite_or_impossible_log_probabilities_are_dropped_at_the_backend():
+    """Probe: a logprob of 1e308 overflowed math.exp after the answers were stored; `inf` gave AUROC "nan%"."""
+    choice = {"logprobs": {"content": [{"top_logprobs": [
+        {"token": "yes", "logprob": 1e308}, {"token": "no", "logprob": -0.5}, {"token": "Yes", "logprob": math.inf},
+        {"token": " no", "logprob": math.nan}, {"token": "maybe", "logprob": -1e400}, {"token": "x", "logprob": True},
+        {"token": "YES", "logprob": 0.00001}]}]}}
+    assert first_token_logprobs(choice) == {"no": -0.5, "YES": 0.0}
+
+
+def test_p_yes_from_stored_log_probabilities_never_overflows_and_drops_what_is_not_finite():
+    """A store written before the fix holds 1e308: every rerun crashed in math.exp. Now such values are left
+    out: P is computed from the rest, or is None."""
+    assert p_positive({"yes": 1e308, "no": -0.1}, "yes") is None
+    assert p_positive({"yes": math.inf, " yes": -0.2, "no": -1.8}, "yes") == pytest.approx(
+        math.exp(-0.2) / (math.exp(-0.2) + math.exp(-1.8)))
+    assert p_positive({"yes": -800.0, "no": -801.0}, "yes") == pytest.approx(1 / (1 + math.exp(-1)))
+    assert p_positive({"yes": math.nan, "no": -1.0}, "no") is None
+
+
+# --------------------------------------------------------------------------------------------------
+# Recovery at the server's pace
+# --------------------------------------------------------------------------------------------------
+
+
+def test_after_a_429_storm_the_limit_doubles_back_while_calls_succeed():
+    """Probe: three 429s at the start set the limit to 1 and it climbed back by one every 30 s. Now it
+    doubles each round trip of answers back to the storm's first cut, within a few dozen answers."""
+    now = [0.0]
+    c = ConcurrencyController(ControllerSettings(), clock=lambda: now[0])
+    for in_flight in (8, 6, 4, 2):  # a storm: each round trip's 429 cuts again
+        c.on_error("rate_limit", 0.1, in_flight=in_flight)
+        now[0] += 1.0
+    assert c.limit == 1
+    answered = 0
+    while c.limit < 5 and answered < 100:
+        c.on_success(0.05, in_flight=c.limit)
+        now[0] += 0.05 / c.limit
+        answered += 1
+    assert c.limit == 5 and answered <= 12 and now[0] < 20  # (was: one step per 30 s)
+    assert c.recoveries >= 2
+
+
+def test_a_hard_limit_is_not_probed_again_at_every_round_trip():
+    """Recovery goes back to the storm's first cut, not above it: a server that refuses more than 10 in
+    flight is not asked for more again until `cap_hold_s` has passed."""
+    now = [0.0]
+    c = ConcurrencyController(ControllerSettings(), clock=lambda: now[0])
+    for _ in range(300):
+        c.on_success(0.1, in_flight=c.limit)
+        now[0] += 0.1 / c.limit
+    c.on_error("rate_limit", None, in_flight=11)
+    level = c.cap
+    for _ in range(500):
+        c.on_success(0.1, in_flight=c.limit)
+        now[0] += 0.001
+    assert c.cap == level and c.limit <= 8
