@@ -230,6 +230,25 @@ def test_after_a_429_storm_the_limit_doubles_back_while_calls_succeed():
     assert c.recoveries >= 2
 
 
+def test_a_storm_that_refused_even_one_call_in_flight_leaves_no_cap_behind():
+    """A storm that refuses a lone call says nothing about calls in flight (a quota, an outage): the cap
+    doubles back to the limit before the storm and is dropped, so latency leads the limit again."""
+    now = [0.0]
+    c = ConcurrencyController(ControllerSettings(), clock=lambda: now[0])
+    for in_flight in (8, 6, 4, 2, 1, 1):
+        c.on_error("rate_limit", 0.1, in_flight=in_flight)
+        now[0] += 1.0
+    assert c.limit == 1
+    for _ in range(40):
+        c.on_success(0.05, in_flight=c.limit)
+        now[0] += 0.05 / c.limit
+    assert c.cap == math.inf and c.limit >= 8
+    for _ in range(300):
+        c.on_success(0.05, in_flight=c.limit)
+        now[0] += 0.05 / c.limit
+    assert c.limit > 16  # grows on latency as a run with no storm does
+
+
 def test_a_hard_limit_is_not_probed_again_at_every_round_trip():
     """Recovery goes back to the storm's first cut, not above it: a server that refuses more than 10 in
     flight is not asked for more again until `cap_hold_s` has passed."""

@@ -21,7 +21,9 @@ Netflix's concurrency-limits (Gradient2, Vegas) with TCP's AIMD on overload:
   it again at every round trip. The first cut of a storm (overload after `cap_hold_s` of calm) marks
   the level to recover to: while calls succeed the cap doubles each round trip (a limit's worth of
   answers without an overload) back up to it, as TCP's slow start does, so a short 429 storm costs a
-  few round trips, not one step per `cap_hold_s`; a 429 met on the way lowers that level. Above it
+  few round trips, not one step per `cap_hold_s`; a 429 met on the way lowers that level. A storm that
+  refused even a single call in flight taught nothing about calls in flight (a quota, an outage): the cap
+  then doubles back to the limit before the storm and is dropped, and latency leads again. Above it
   the cap is raised by one after `cap_hold_s` without an overload error (a server's limit may have
   been raised). `Retry-After` pauses new sends that long, at most `MAX_PAUSE_S` (a longer or
   non-finite value is clamped: the call then fails as a classified rate-limit error, retried within
@@ -89,6 +91,8 @@ class ConcurrencyController:
     recoveries: int = 0  # times the cap was doubled on the way back
     _wins: int = 0  # answers since the last overload or cap change
     _climbed: bool = False  # the cap has doubled since the last cut
+    _before: float = 0.0  # the limit when the storm began
+    _not_a_limit: bool = False  # this storm refused even one call in flight (a quota, not a concurrency limit)
     _epoch_start: float = 0.0
     _epoch_n: int = 0
     _last_cut: float = -math.inf
@@ -136,9 +140,11 @@ class ConcurrencyController:
             cut = max(float(self.settings.floor), min(self.value, in_flight) * self.settings.backoff)
             if kind == "rate_limit":  # the server refused: it takes fewer than were in flight
                 if calm or self.recover_to == math.inf:
-                    self.recover_to = cut
+                    self.recover_to, self._before, self._not_a_limit = cut, float(self.limit), False
                 elif self._climbed:  # refused again on the way back: the level to recover to is lower
                     self.recover_to = min(self.recover_to, cut)
+                if in_flight <= self.settings.floor:  # refused with one call in flight: a quota or a storm,
+                    self._not_a_limit = True  # not a limit on calls in flight: recover to where it was
                 self.cap = min(self.cap, cut)
                 self._climbed = False
             self.value = self._bounded(cut)
@@ -193,11 +199,14 @@ class ConcurrencyController:
         if self.cap == math.inf:
             return
         self._wins += 1
-        if self.cap < self.recover_to and self._wins >= self.cap:  # a round trip of answers, no overload
-            self.cap = min(self.recover_to, self.cap * 2)
+        goal = max(self.recover_to, self._before) if self._not_a_limit else self.recover_to
+        if self.cap < goal and self._wins >= self.cap:  # a round trip of answers, no overload
+            self.cap = min(goal, self.cap * 2)
             self.value = max(self.value, self.cap)  # the level recovered to was served before the storm
             self._wins, self._climbed = 0, True
             self.recoveries += 1
+            if self._not_a_limit and self.cap >= goal:  # no limit on calls in flight was learnt: none is kept
+                self.cap, self.recover_to, self._not_a_limit = math.inf, math.inf, False
         elif now - self._last_overload >= self.settings.cap_hold_s:
             self.cap += 1  # probe: the server's limit may have been raised
             self._last_overload = now
