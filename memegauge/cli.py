@@ -50,6 +50,9 @@ def main_options(
     max_meme_text: int | None = typer.Option(None, "--max-meme-text", min=1, help="The most characters a "
                                              "meme's text may have (default 20000, or $MEMEGAUGE_MAX_MEME_TEXT); "
                                              "a longer one is refused where it is read."),
+    allow_unchecked: bool = typer.Option(False, "--allow-unchecked", help="Read installed data sets whose last "
+                                         "`data verify` found bad files (refused otherwise; also "
+                                         "$MEMEGAUGE_ALLOW_UNCHECKED=1)."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit.",
                                  is_eager=True, callback=lambda value: _print_version(value)),
 ) -> None:
@@ -66,6 +69,10 @@ def main_options(
     set_grace(grace)
     set_progress_every(progress_every)
     set_budget(None)  # a method command's --budget sets it for its own runs
+    if allow_unchecked:
+        from memegauge.data.store import set_allow_unchecked
+
+        set_allow_unchecked(True)
     store_path = store or Path(os.environ.get(ENV_STORE) or "memegauge.db")
     models = registry_path(models)  # here: a command that needs no model never reads it
     ctx.obj = Settings(store_path=store_path, models_path=models, verbose=verbose, quiet=quiet)

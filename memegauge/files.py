@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import os
+import re
 import secrets
 import shlex
 from pathlib import Path
@@ -156,6 +157,56 @@ def jsonl_rows(path: Path | str, fix: str) -> Iterator[tuple[str, Any]]:
         if line.strip():
             where = f"{path}:{number}"
             yield where, parse_json(line, where, fix)
+
+
+class Row(dict):
+    """One JSON object read from a line of a file, knowing its FILE:LINE (`where`): a key it lacks is one
+    `InputError` naming the file, the line and the key, not a KeyError from deep inside a reader."""
+
+    where: str = ""
+
+    def __missing__(self, key: Any) -> Any:
+        raise InputError(f"the row has no {printable(key)!r}", self.where,
+                         f"give every row of {printable(self.where.rsplit(':', 1)[0])} a {printable(key)!r}, "
+                         "or fix the file from the release")
+
+
+def jsonl_objects(path: Path | str, fix: str) -> list[Row]:
+    """Every non-blank line of a JSONL file as a `Row` (`jsonl_rows`): a line that is not JSON or not an
+    object is one `InputError` naming FILE:LINE."""
+    rows = []
+    for where, value in jsonl_rows(path, fix):
+        if not isinstance(value, dict):
+            raise InputError(f"the line is {type(value).__name__}, not a JSON object", where, fix)
+        row = Row(value)
+        row.where = where
+        rows.append(row)
+    return rows
+
+
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(name: object) -> str:
+    """A name (a file, a member of an archive, a data set, a key) fit for one line of output: every control
+    character, newline and escape sequence shown as its escape (``\\n``, ``\\x1b``), so a name can never
+    forge a status line or move the cursor."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(name))
+
+
+def confined(root: Path | str, given: str | Path, where: str, what: str = "picture") -> Path:
+    """`given` (a path written in a release's file, relative to `root`) as a path inside `root`: one that
+    leaves it (``../``, an absolute path, a NUL byte) is refused with one `InputError` naming `where`. The
+    check is on the path as written (not through links a user made in their own folder)."""
+    text = str(given).strip()
+    base = Path(os.path.abspath(root))
+    if "\0" in text or not text:
+        raise InputError(f"the {what} path {printable(text)!r} is not a path", where, "fix the row")
+    path = Path(os.path.normpath(base / text))
+    if Path(text).is_absolute() or not path.is_relative_to(base):
+        raise InputError(f"the {what} path {printable(text)!r} leaves the release's folder {printable(base)}",
+                         where, f"a release's {what}s are read from inside its own folder; fix the row")
+    return path
 
 
 def read_csv_rows(path: Path | str) -> list[tuple[int, list[str]]]:
