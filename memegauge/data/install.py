@@ -338,11 +338,12 @@ def _write_hashed(stream, target: Path, limit: int | None = None, label: str = "
             if not block:
                 break
             size += len(block)
-            if budget is not None:
-                budget.take(len(block))
             if limit is not None and size > limit:
+                handle.write(block[:len(block) - (size - limit)])  # up to the bound; the next byte is refused
                 raise ChecksumError(f"{label}: {printable(name or target.name)} goes past {limit} bytes, the most "
                                     "expected of it; stopped at the first byte over, nothing was installed")
+            if budget is not None:
+                budget.take(len(block))
             digest.update(block)
             handle.write(block)
     return [size, digest.hexdigest()]
