@@ -203,7 +203,7 @@ def confined(root: Path | str, given: str | Path, where: str, what: str = "pictu
     if "\0" in text or not text:
         raise InputError(f"the {what} path {printable(text)!r} is not a path", where, "fix the row")
     path = Path(os.path.normpath(base / text))
-    if Path(text).is_absolute() or not path.is_relative_to(base):
+    if not path.is_relative_to(base):
         raise InputError(f"the {what} path {printable(text)!r} leaves the release's folder {printable(base)}",
                          where, f"a release's {what}s are read from inside its own folder; fix the row")
     return path

@@ -385,3 +385,38 @@ def test_a_full_disk_or_a_read_only_folder_is_one_message_for_every_command(env,
     monkeypatch.setattr("memegauge.data.install.os.replace", fail)
     with pytest.raises(InputError, match=message):
         remove("mine")
+
+
+# --------------------------------------------------------------------------------------------------
+# every row error one message naming file and line; picture paths confined to the release
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rows, where, message", [
+    ('{"id": 1, "img": "img/1.png", "label": 0}\n{"id": 2, "img": \n', "train.jsonl:2", "invalid JSON"),
+    ('{"id": 1, "img": "img/1.png", "label": 0}\n\n{"id": 2, "label": 1}\n', "train.jsonl:3", "has no 'img'"),
+    ('[1, 2]\n', "train.jsonl:1", "not a JSON object"),
+    ('{"id": 1, "img": "/etc/passwd", "label": 0}\n', "train (row 1", "leaves the release's folder"),
+    ('{"id": 1, "img": "../../../etc/passwd", "label": 0}\n', "train (row 1", "leaves the release's folder"),
+])
+def test_every_row_error_of_a_users_copy_is_one_message_naming_file_and_line(tmp_path, monkeypatch, rows, where,
+                                                                            message):
+    """Probes: a broken JSONL line, a missing `img` or `img: "/etc/passwd"` ended in JSONDecodeError / KeyError /
+    ValueError tracebacks (the real FHM entry's reader); nothing is installed."""
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "data"))
+    release = _release(tmp_path / "release", rows)
+    with pytest.raises(InputError, match=message) as caught:
+        import_copy("fhm", release, say=lambda text: None)
+    assert where in str(caught.value)
+    with pytest.raises(InputError, match="not installed"):
+        installed_dir("fhm")
+
+
+def test_confined_keeps_paths_inside_the_release(tmp_path):
+    from memegauge.files import confined
+
+    assert confined(tmp_path, "img/1.png", "w") == tmp_path / "img" / "1.png"
+    assert confined(tmp_path, tmp_path / "img" / "1.png", "w") == tmp_path / "img" / "1.png"
+    for bad in ("../x.png", "/etc/passwd", "img/../../x.png", "a\0b"):
+        with pytest.raises(InputError, match="FILE:3"):
+            confined(tmp_path, bad, "FILE:3")

@@ -7,15 +7,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memegauge.files import write_text_atomic
+from memegauge.files import confined, jsonl_objects, printable, write_text_atomic
 
 
 def write_meme_set(root: Path, split: str, rows: list[dict[str, Any]]) -> Path:
     """``root/converted/SPLIT.jsonl`` from rows whose ``image`` is a path inside `root`."""
     path = root / "converted" / f"{split}.jsonl"
     lines = []
-    for row in rows:
-        image = Path(row["image"])
+    for number, row in enumerate(rows, start=1):
+        where = getattr(row, "where", "") or f"{split} (row {number}, id {printable(row.get('id'))})"
+        image = confined(root, Path(row["image"]), where)  # a release's `../` or `/etc/passwd` stays out
         lines.append(json.dumps({**row, "image": str(Path("..") / image.relative_to(root))}, ensure_ascii=False))
     write_text_atomic(path, "\n".join(lines) + "\n")
     return path
@@ -32,4 +33,6 @@ def pictures_by_name(folder: Path) -> dict[str, Path]:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """Every row of a release's JSONL file; a broken line, or a key a reader asks of a row that lacks it,
+    is one `InputError` naming the file and line (`memegauge.files.jsonl_objects`)."""
+    return jsonl_objects(path, "fix that line of the release's file, or import an unaltered copy")

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memegauge.benchmarks.kit.items import picture_file, rows
+from memegauge.files import confined
 from memegauge.types import InputError
 
 ASSUMED = ("GOAT-Bench's zip layout is assumed, not confirmed (docs/benchmarks.md): unpack it and give --data "
@@ -26,7 +27,7 @@ def items(source: Path, split: str, spec: Any) -> list[tuple[str, dict[str, Any]
     for task in spec.tasks:
         unpacked = source / task / f"{split}.jsonl"
         if unpacked.is_file():
-            found += [(where, _item(task, r, str(unpacked.parent / str(r.get("img")))))
+            found += [(where, _item(task, r, str(confined(unpacked.parent, str(r.get("img")), where))))
                       for where, r in rows(unpacked, "jsonl")]
         else:
             found += _zipped(source / split / f"{task}.zip", task, source)
@@ -73,7 +74,7 @@ def _fhm_picture(img: str, where: str) -> str:
     """A hatefulness meme's picture, from the installed FHM (GOAT-Bench ships its text only)."""
     from memegauge.data import installed_dir  # lazy: only the hatefulness part needs the catalogue
 
-    path = installed_dir("fhm") / "fhm" / img
+    path = confined(installed_dir("fhm") / "fhm", img, where)
     if not path.is_file():
         raise InputError(f"picture not found in the zip nor in the installed FHM: {img}", where,
                          "import FHM (`memegauge data import fhm DIR`), then run again")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memegauge.benchmarks.kit.items import rows, split_file
+from memegauge.files import confined
 
 HARM = ("not harmful", "somewhat harmful", "very harmful")
 
@@ -19,7 +20,7 @@ def items(source: Path, split: str, spec: Any) -> list[tuple[str, dict[str, Any]
         labels = [str(label).strip().lower() for label in r.get("labels") or []]
         image = str(r.get("image") or "")
         found.append((where, {"id": r.get("id"), "text": r.get("text"),
-                              "image": str(pictures.get(image, source / "pictures" / image)),
+                              "image": str(pictures.get(image) or confined(source / "pictures", image, where)),
                               "gold": {"harmfulness": next((x for x in labels if x in HARM), None),
                                        "target": next((x for x in labels if x not in HARM), None)}}))
     return found

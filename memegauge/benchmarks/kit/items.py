@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from memegauge.benchmarks.kit.spec import HOOKS_FILE, Benchmark, Task
-from memegauge.files import find_file, read_user_text, user_cache_root, write_bytes_atomic
+from memegauge.files import confined, find_file, read_user_text, user_cache_root, write_bytes_atomic
 from memegauge.types import InputError
 
 
@@ -156,8 +156,10 @@ def _generic(spec: Benchmark, source: Path, split: str) -> list[tuple[str, dict[
     found = []
     for where, r in rows(split_file(spec, source, split), read.format):
         image = r.get(read.image) if read.image else None
+        if image not in (None, ""):  # a release's picture path stays inside the release (`../`, /etc/passwd)
+            image = str(confined(source, f"{read.image_dir}/{image}" if read.image_dir else str(image), where))
         found.append((where, {"id": r.get(read.id), "text": r.get(read.text) if read.text else "",
-                              "image": f"{read.image_dir}/{image}" if image and read.image_dir else image,
+                              "image": image,
                               "gold": {t.gold: r.get(t.gold) for t in spec.tasks.values()},
                               "groups": {g: r.get(g) for t in spec.tasks.values() for g in t.groups},
                               "options": r.get(read.options) if read.options else [], "extra": r}))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memegauge.benchmarks.kit.items import rows, split_file
+from memegauge.files import confined
 
 TYPES = ("shaming", "stereotype", "objectification", "violence")
 
@@ -19,7 +20,8 @@ def items(source: Path, split: str, spec: Any) -> list[tuple[str, dict[str, Any]
     found = []
     for where, r in rows(path, "tsv"):
         gold = labels.get(r.get("file_name", ""), r)
-        found.append((where, {"id": r.get("file_name"), "image": str(path.parent / r.get("file_name", "")),
+        picture = confined(path.parent, r.get("file_name", ""), where)  # inside the release
+        found.append((where, {"id": r.get("file_name"), "image": str(picture),
                               "text": r.get("Text Transcription", ""),
                               "gold": {"misogynous": gold.get("misogynous"),
                                        "subtypes": [t for t in TYPES if gold.get(t) == "1"]}}))
