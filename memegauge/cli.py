@@ -18,7 +18,7 @@ from rich.table import Table
 from memegauge._version import __version__
 from memegauge.clikit import SKIP_PREFLIGHT, Settings, console, finish, notes, out, safe, settings  # noqa: F401 (the API)
 from memegauge.config import ENV_STORE, registry_path
-from memegauge.files import write_text_atomic
+from memegauge.files import terminal_text, write_text_atomic
 from memegauge.types import InputError, MemeGaugeError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -184,8 +184,8 @@ def export_command(
     rows, text = export(cfg.store(), run, table, fmt, out_path)
     if text is None:
         console.print(f"{rows} rows written to {safe(out_path)}")
-    else:
-        sys.stdout.write(text)
+    else:  # on a terminal a meme's escape sequences are shown, not run; a pipe or file gets the bytes as stored
+        sys.stdout.write(terminal_text(text) if sys.stdout.isatty() else text)
 
 
 @app.command("demo")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator
 
-from memegauge.types import InputError
+from memegauge.types import InputError, printable  # noqa: F401  (printable: shared from here too)
 
 #: Environment variable that moves MemeGauge's cache (joined weights, demo inputs).
 ENV_CACHE_DIR = "MEMEGAUGE_CACHE_DIR"
@@ -184,14 +184,13 @@ def jsonl_objects(path: Path | str, fix: str) -> list[Row]:
     return rows
 
 
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_TERMINAL_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def printable(name: object) -> str:
-    """A name (a file, a member of an archive, a data set, a key) fit for one line of output: every control
-    character, newline and escape sequence shown as its escape (``\\n``, ``\\x1b``), so a name can never
-    forge a status line or move the cursor."""
-    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(name))
+def terminal_text(text: str) -> str:
+    """Text for a terminal with its lines kept: every other control character (ESC and its sequences,
+    carriage returns, bells) shown as its escape instead of acting on the terminal."""
+    return _TERMINAL_UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def confined(root: Path | str, given: str | Path, where: str, what: str = "picture") -> Path:
@@ -207,6 +206,61 @@ def confined(root: Path | str, given: str | Path, where: str, what: str = "pictu
         raise InputError(f"the {what} path {printable(text)!r} leaves the release's folder {printable(base)}",
                          where, f"a release's {what}s are read from inside its own folder; fix the row")
     return path
+
+
+MAX_YAML_NODES = 100_000
+"""The most values a YAML document may hold once its aliases are expanded (docs/models.md): a real
+registry, config or benchmark file holds hundreds; a billion-laughs alias bomb, billions."""
+
+
+def parse_yaml(text: str, where: str) -> Any:
+    """The one way MemeGauge reads YAML: PyYAML's safe loader (no Python objects), with the document's
+    size counted as if every alias were expanded before anything is built from it. A document past
+    `MAX_YAML_NODES`, or an alias that contains itself, is one `InputError`; a syntax error raises
+    `yaml.YAMLError` as `yaml.safe_load` does (callers word it with the line)."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node, where)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _expanded_size(root: Any, where: str) -> int:
+    """Values in the document with aliases expanded, counted over the node graph (each node once, its
+    size remembered), so a bomb is measured without being built."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: Any) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_nodes:
+            raise InputError("the YAML has an alias that contains itself", where,
+                             "write the value out instead of referring to the anchor inside itself")
+        open_nodes.add(key)
+        if isinstance(node, yaml.SequenceNode):
+            total = 1 + sum(size(child) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            total = 1 + sum(size(k) + size(v) for k, v in node.value)
+        else:
+            total = 1
+        open_nodes.discard(key)
+        if total > MAX_YAML_NODES:
+            raise InputError(f"the YAML expands to more than {MAX_YAML_NODES} values through its aliases "
+                             "(an alias bomb?)", where, "write the file without nesting anchors in anchors")
+        sizes[key] = total
+        return total
+
+    return size(root)
 
 
 def read_csv_rows(path: Path | str) -> list[tuple[int, list[str]]]:

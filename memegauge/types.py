@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import math
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -309,10 +310,22 @@ class MemeGaugeError(Exception):
     exit_code = 1
 
 
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(name: object) -> str:
+    """A name (a file, a member of an archive, a data set, a key, an error's location) fit for one line of
+    output: every control character, newline and escape sequence shown as its escape (``\\n``,
+    ``\\x1b``), so a name can never forge a status line or move the cursor."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(name))
+
+
 class ActionableError(MemeGaugeError):
-    """A failure that says what is wrong, where, and how to fix it (exit code 1 unless overridden)."""
+    """A failure that says what is wrong, where (one printable line: `printable`), and how to fix it (exit
+    code 1 unless overridden)."""
 
     def __init__(self, what: str, where: str = "", fix: str = "") -> None:
+        where = printable(where)
         self.what, self.where, self.fix = what, where, fix
         message = what
         if where:

@@ -263,3 +263,99 @@ def test_a_hard_limit_is_not_probed_again_at_every_round_trip():
         c.on_success(0.1, in_flight=c.limit)
         now[0] += 0.001
     assert c.cap == level and c.limit <= 8
+
+
+# --------------------------------------------------------------------------------------------------
+# Nothing raw reaches the terminal or a template
+# --------------------------------------------------------------------------------------------------
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(8))
+
+
+def test_an_alias_bomb_in_models_yaml_is_refused_before_it_is_built(tmp_path):
+    """Probe (partly): models.yaml accepted a billion-laughs alias bomb (3 GB before it was killed)."""
+    from memegauge.config import load_registry, read_yaml
+    from memegauge.types import InputError
+
+    path = tmp_path / "models.yaml"
+    path.write_text(BOMB)
+    with pytest.raises(InputError, match="expands to more than 100000 values"):
+        read_yaml(path)
+    with pytest.raises(InputError, match="expands to more than"):
+        load_registry(path)
+    path.write_text("a: &a [*a]\n")
+    with pytest.raises(InputError, match="contains itself"):
+        read_yaml(path)
+    path.write_text("base: &base {backend: openai, base_url: 'http://127.0.0.1:9/v1'}\n"
+                    "m1: {<<: *base, model: one}\nm2: {<<: *base, model: two}\n")
+    assert read_yaml(path)["m2"] == {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "two"}
+
+
+def test_an_alias_bomb_is_refused_in_a_benchmark_yaml_and_a_command_line_override(tmp_path):
+    from memegauge.benchmarks.kit.spec import load_spec
+    from memegauge.config import parse_overrides
+    from memegauge.types import InputError
+
+    (tmp_path / "benchmark.yaml").write_text(BOMB)
+    with pytest.raises(InputError, match="expands to more than"):
+        load_spec(tmp_path)
+    with pytest.raises(InputError, match="expands to more than"):
+        parse_overrides(["x=" + "[" + ", ".join(["[" + ", ".join(["[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"] * 60) + "]"]
+                                                 * 200) + "]"])
+
+
+def test_the_cli_refuses_an_alias_bomb_in_one_message(tmp_path, capsys):
+    from memegauge.cli import main
+
+    (tmp_path / "models.yaml").write_text(BOMB)
+    assert main(["--models", str(tmp_path / "models.yaml"), "models", "--check", "x"]) == 2
+    assert "alias bomb" in capsys.readouterr().err
+
+
+def test_a_benchmark_templates_python_internals_are_out_of_reach(tmp_path):
+    """Probe (partly): a benchmark YAML's Jinja ran unsandboxed (`{{ ''.__class__ … }}` ran `id`)."""
+    from memegauge.benchmarks.kit.items import Item
+    from memegauge.benchmarks.kit.run import prompt
+    from memegauge.benchmarks.kit.spec import Task
+    from memegauge.types import InputError
+
+    attack = ("{{ ''.__class__.__mro__[1].__subclasses__() }}"
+              "{{ cycler.__init__.__globals__.os.popen('echo pwned > " + str(tmp_path / "pwned") + "').read() }}")
+    task = Task(answer="yes_no", gold="label", prompt=attack, prompt_source="test")
+    item = Item(id="1", image=None, text="t", gold={"t": "yes"})
+    with pytest.raises(InputError, match="tried what a template may not"):
+        prompt(task, item)
+    assert not (tmp_path / "pwned").exists()
+    task = Task(answer="yes_no", gold="label", prompt="Meme: {{ text | upper }}", prompt_source="test")
+    assert prompt(task, item).startswith("Meme: T")
+
+
+def test_an_error_location_is_one_printable_line():
+    """Probe (partly): a newline inside an archive member's name printed a forged status line."""
+    from memegauge.types import InputError, printable
+
+    error = InputError("bad", "x.tar: a\ndone: installed\x1b[2J", "fix it")
+    assert str(error).count("\n") == 1 and "a\\ndone: installed\\x1b[2J" in str(error)
+    assert printable("é ok\u2028") == "é ok\\u2028"
+
+
+def test_export_on_a_terminal_shows_escape_sequences_and_a_pipe_gets_the_bytes(monkeypatch, capsys):
+    """Probe (partly): `export` wrote a meme's ESC sequences raw to the terminal."""
+    import sys
+
+    from memegauge import cli
+
+    stored = 'id,text\n1,"red \x1b[31mALERT\x1b]0;title\x07 \r"\n'
+    monkeypatch.setattr("memegauge.export.export", lambda *args: (1, stored))
+    settings = type("Settings", (), {"store_path": cli.Path(__file__), "store": lambda self: None})()
+    monkeypatch.setattr(cli, "settings", lambda ctx: settings)
+
+    def run(tty: bool) -> str:
+        monkeypatch.setattr(sys.stdout, "isatty", lambda: tty, raising=False)
+        cli.export_command(None, "run", "answers", "csv", None)
+        return capsys.readouterr().out
+
+    shown = run(True)
+    assert "\x1b" not in shown and "\r" not in shown and "\\x1b[31mALERT" in shown and shown.count("\n") == 2
+    assert run(False) == stored

@@ -420,3 +420,35 @@ def test_confined_keeps_paths_inside_the_release(tmp_path):
     for bad in ("../x.png", "/etc/passwd", "img/../../x.png", "a\0b"):
         with pytest.raises(InputError, match="FILE:3"):
             confined(tmp_path, bad, "FILE:3")
+
+
+@pytest.mark.parametrize("img", ["/etc/passwd", "../outside.png", "img/../../outside.png"])
+def test_a_release_files_picture_path_is_confined_to_the_release_folder(tmp_path, img):
+    """Probe (partly): a release file's picture path could point anywhere (`../`, `/etc/passwd` was sent to the
+    model). The kit's reader refuses it, naming the file and line."""
+    from memegauge.benchmarks.kit.items import read_items
+    from memegauge.benchmarks.kit.spec import load_spec
+
+    folder = Path(install_module.__file__).parents[1] / "benchmarks" / "fhm"
+    release = tmp_path / "release"
+    release.mkdir()
+    (tmp_path / "outside.png").write_bytes(_png())
+    (release / "dev_seen.jsonl").write_text(json.dumps({"id": 1, "img": img, "label": 0, "text": "t"}) + "\n")
+    with pytest.raises(InputError, match="leaves the release's folder") as caught:
+        read_items(load_spec(folder), release, "dev_seen", None)
+    assert "dev_seen.jsonl:1" in str(caught.value)
+
+
+def test_a_mami_release_files_picture_path_is_confined_too(tmp_path):
+    from memegauge.benchmarks.kit.items import load_hooks, read_items
+    from memegauge.benchmarks.kit.spec import load_spec
+
+    folder = Path(install_module.__file__).parents[1] / "benchmarks" / "mami"
+    spec = load_spec(folder)
+    release = tmp_path / "release"
+    split = release / spec.splits[spec.split]
+    split.parent.mkdir(parents=True)
+    split.write_text("file_name\tmisogynous\tshaming\tstereotype\tobjectification\tviolence\tText Transcription\n"
+                     "../../../etc/passwd\t1\t0\t0\t0\t0\thello\n")
+    with pytest.raises(InputError, match="leaves the release's folder"):
+        read_items(spec, release, spec.split, load_hooks(folder, spec.name))

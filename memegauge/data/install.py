@@ -684,9 +684,9 @@ def _verify(name: str) -> list[str]:
         for path, (_size, sha) in sorted(expected.items()):
             file = folder / path
             if not file.is_file():
-                problems.append(f"{name}/{source_id}/{path}: missing")
+                problems.append(f"{name}/{source_id}/{printable(path)}: missing")
             elif (got := _sha256(file)) != sha:
-                problems.append(f"{name}/{source_id}/{path}: expected sha256 {sha}, got {got}")
+                problems.append(f"{name}/{source_id}/{printable(path)}: expected sha256 {sha}, got {got}")
     # the outcome is kept with the copy: `data list` shows a copy whose last verify failed as not checked
     kept = {k: v for k, v in state.items() if k not in ("checked", "verify_failed")}
     write_state(name, {**kept, "verify_failed": {"at": _now(), "problems": len(problems)}} if problems

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from jinja2.exceptions import SecurityError
 from pydantic import Field
 
 from memegauge.benchmarks.kit.answers import read_answer
@@ -90,8 +91,12 @@ def check(spec: Benchmark, hooks: ModuleType | None, cfg: BenchmarkConfig, regis
 def prompt(task: Task, item: Item) -> str:
     """The exact text asked: the task's template rendered for the item, then the answer-format line."""
     options = "\n".join(f"({chr(ord('A') + i)}) {o}" for i, o in enumerate(item.options))
-    body = PROMPTS.from_string(task.prompt).render(**{**item.extra, "text": item.text, "options": options,
-                                                      "labels": ", ".join(task.classes)}).strip()
+    try:
+        body = PROMPTS.from_string(task.prompt).render(**{**item.extra, "text": item.text, "options": options,
+                                                          "labels": ", ".join(task.classes)}).strip()
+    except SecurityError as exc:  # the sandbox refused what the template tried (a benchmark folder is input)
+        raise InputError(f"a task's prompt tried what a template may not ({exc})", f"item {item.id}",
+                         "the benchmark's YAML is unsafe: use its prompt variables only (docs/benchmarks.md)") from None
     return f"{body}\n{ANSWER_FORMATS[task.answer].format(labels=', '.join(task.classes))}"
 
 
