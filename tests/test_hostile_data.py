@@ -452,3 +452,36 @@ def test_a_mami_release_files_picture_path_is_confined_too(tmp_path):
                      "../../../etc/passwd\t1\t0\t0\t0\t0\thello\n")
     with pytest.raises(InputError, match="leaves the release's folder"):
         read_items(spec, release, spec.split, load_hooks(folder, spec.name))
+
+
+def test_get_refuses_before_writing_when_the_disk_cannot_hold_the_manifests_files(env, monkeypatch):
+    env.add_github("owner/bomb", COMMIT, archive=_tar(f"bomb-{COMMIT}", SMALL))
+    monkeypatch.setattr(install_module.shutil, "disk_usage", lambda path: type("U", (), {"free": 1000})())
+    with pytest.raises(InputError, match="needs 2.0 MB and the disk has 0.0 MB free"):
+        _get("bomb", env)
+    assert not (data_dir() / ".staging" / "bomb-files").exists() or _written(data_dir() / ".staging") == 0
+
+
+def test_a_download_announcing_more_than_expected_is_refused_before_its_body_is_read(env, tmp_path):
+    env.add("/big", bytes(3_000_000))
+    with httpx.Client() as client, pytest.raises(DownloadError, match="announces 3000000 bytes, more than the "
+                                                                      "2000000 expected"):
+        download(f"{env.url}/big", tmp_path / "dl" / "big", client=client, quiet=True, max_bytes=2_000_000)
+    assert not list((tmp_path / "dl").iterdir())
+
+
+def test_the_bound_without_a_manifest_is_ten_times_the_stated_size_and_at_least_a_gib():
+    from memegauge.data.install import stated_bytes, unpacked_bound
+
+    assert stated_bytes("71 MB") == 71_000_000 and stated_bytes("3.9 GB (the release zip)") == 3_900_000_000
+    assert stated_bytes("about a gigabyte") == 0
+    toy = Entry(name="t", title="t", size="3.9 GB", licence="-", citation="-", sources=(), folder=Path("."))
+    assert unpacked_bound(toy) == 39_000_000_000
+    assert unpacked_bound(Entry(name="t", title="t", size="1 MB", licence="-", citation="-", sources=(),
+                                folder=Path("."))) == 1 << 30
+
+
+def test_a_mirror_listing_a_file_the_entry_does_not_pin_installs_nothing(env):
+    env.add_hub("org/pinned", HUB_COMMIT, {**HUB_FILES, "extra.bin": b"x"}, lfs={"data/test.parquet"})
+    with pytest.raises(ChecksumError, match="not pinned: extra.bin"):
+        get("pinned", quiet=True, say=lambda text: None)
