@@ -359,3 +359,24 @@ def test_export_on_a_terminal_shows_escape_sequences_and_a_pipe_gets_the_bytes(m
     shown = run(True)
     assert "\x1b" not in shown and "\r" not in shown and "\\x1b[31mALERT" in shown and shown.count("\n") == 2
     assert run(False) == stored
+
+
+def test_auroc_is_over_the_usable_log_probabilities_and_counts_the_rest():
+    """Probe: a logprob of `inf` showed AUROC as "nan%". The unusable one is dropped: AUROC over the rest,
+    and the note counts what was left out."""
+    from memegauge.benchmarks.kit.report import _auroc
+    from memegauge.benchmarks.kit.spec import Task
+
+    task = Task(answer="yes_no", gold="label", positive="yes", metrics=["accuracy", "auroc"], prompt="{{ text }}",
+                prompt_source="test")
+    replies = [({"yes": -0.1, "no": -2.5}, "yes"), ({"yes": -2.0, "no": -0.2}, "no"), ({"yes": -0.5, "no": -1.0}, "yes"),
+               ({"yes": -1.5, "no": -0.3}, "no"), ({"yes": math.inf, "no": -0.1}, "no"),
+               ({"yes": 1e308, "no": -0.1}, "yes")]
+    scored = [{"p_positive": p_positive(first_token_logprobs({"logprobs": {"content": [{"top_logprobs": [
+        {"token": t, "logprob": v} for t, v in lp.items()]}]}}) | {k: v for k, v in lp.items() if not math.isfinite(v)
+                                                                    or v > 0}, "yes"), "gold": gold}
+              for lp, gold in replies]
+    assert [s["p_positive"] is None for s in scored] == [False] * 4 + [True] * 2
+    figure, note = _auroc(task, scored, seed=0)
+    assert math.isfinite(figure["value"]) and figure["value"] == pytest.approx(1.0)
+    assert note == "2 answer(s) without yes/no log-probabilities left out"
