@@ -485,3 +485,13 @@ def test_a_mirror_listing_a_file_the_entry_does_not_pin_installs_nothing(env):
     env.add_hub("org/pinned", HUB_COMMIT, {**HUB_FILES, "extra.bin": b"x"}, lfs={"data/test.parquet"})
     with pytest.raises(ChecksumError, match="not pinned: extra.bin"):
         get("pinned", quiet=True, say=lambda text: None)
+
+
+def test_links_in_an_archive_are_charged_to_the_bound_as_the_copies_they_become(env, tmp_path, monkeypatch):
+    monkeypatch.setattr(install_module, "MIN_UNPACK_BOUND", 0)  # 10 × "1 MB"
+    archive = tmp_path / "release.tar.gz"
+    archive.write_bytes(_tar("release", {"train.jsonl": b"{}\n", "img/1.png": b"\1" * 1_000_000},
+                             {f"img/{n}.png": "1.png" for n in range(2, 30)}))
+    with pytest.raises(ChecksumError, match="more than 10000000 bytes"):
+        import_copy("mine", archive, say=lambda text: None)
+    assert not (data_dir() / "mine" / "copy").exists()

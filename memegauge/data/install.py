@@ -617,18 +617,21 @@ def _copy(path: Path, plan: Plan, staging: Path, source: UserCopy, budget: Budge
         except (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error) as exc:
             raise InputError(f"the archive cannot be read ({exc})", str(path), "download it again") from exc
     for relative, target in plan.links.items():
-        _resolve_link(staging, relative, target, path)
+        _resolve_link(staging, relative, target, path, budget)
     return known
 
 
-def _resolve_link(staging: Path, relative: str, target: str, archive: Path) -> None:
-    """An archive's link, replaced by the content of the file or folder it points to inside the copy."""
+def _resolve_link(staging: Path, relative: str, target: str, archive: Path, budget: Budget) -> None:
+    """An archive's link, replaced by the content of the file or folder it points to inside the copy (its
+    bytes charged to the budget: a thousand links to one large file are a thousand copies of it)."""
     found = staging / target
     where = f"{archive}: {printable(relative)}"
     if found.is_file():
+        budget.take(found.stat().st_size)
         (staging / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(found, staging / relative)
     elif found.is_dir() and not (staging / relative).resolve().is_relative_to(found.resolve()):
+        budget.take(sum(p.stat().st_size for p in found.rglob("*") if p.is_file()))
         shutil.copytree(found, staging / relative, symlinks=False)
     elif found.is_dir():
         raise InputError(f"a link loop: it leads back to {printable(target)}, a folder it is in", where,
