@@ -380,3 +380,22 @@ def test_auroc_is_over_the_usable_log_probabilities_and_counts_the_rest():
     figure, note = _auroc(task, scored, seed=0)
     assert math.isfinite(figure["value"]) and figure["value"] == pytest.approx(1.0)
     assert note == "2 answer(s) without yes/no log-probabilities left out"
+
+
+def test_a_run_against_a_server_asking_for_999999_s_ends_with_classified_failures(tmp_path, monkeypatch):
+    """Probe: `Retry-After: 999999` hung a run. Here the documented maximum is shortened to 0.3 s so the test
+    is quick: every call fails as `rate_limit` after its bounded retries, and the run ends."""
+    import time
+
+    from memegauge import types
+    from memegauge.engine import Store
+    from memegauge.testing.server import start_server
+    from memegauge.testing.workload import probe_registry, run_workload
+
+    monkeypatch.setattr(types, "MAX_PAUSE_S", 0.3)
+    with start_server(fault_rate=1.0, faults=("429",), retry_after=999999) as server:
+        started = time.monotonic()
+        result = asyncio.run(run_workload(Store(tmp_path / "s.db"), probe_registry(
+            server.base_url, "auto", max_retries=2, backoff_s=0.01, backoff_max_s=0.05), 6, "storm"))
+    assert result["error_classes"] == ["rate_limit"] * 6
+    assert time.monotonic() - started < 30
