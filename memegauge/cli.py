@@ -153,6 +153,9 @@ def main_options(
     max_meme_text: int | None = typer.Option(None, "--max-meme-text", min=1, help="The most characters a "
                                              "meme's text may have (default 20000, or $MEMEGAUGE_MAX_MEME_TEXT); "
                                              "a longer one is refused where it is read."),
+    allow_unchecked: bool = typer.Option(False, "--allow-unchecked", help="Read installed data sets whose last "
+                                         "`data verify` found bad files (refused otherwise; also "
+                                         "$MEMEGAUGE_ALLOW_UNCHECKED=1)."),
     version: bool = typer.Option(False, "--version", help="Print the version and exit.",
                                  is_eager=True, callback=lambda value: _print_version(value)),
 ) -> None:
@@ -165,6 +168,10 @@ def main_options(
     set_text_encoding(encoding)
     set_max_meme_text(max_meme_text)
     _engine_settings(grace, progress_every)
+    if allow_unchecked:
+        from memegauge.data.store import set_allow_unchecked
+
+        set_allow_unchecked(True)
     store_path = store or Path(os.environ.get(ENV_STORE) or "memegauge.db")
     models = registry_path(models)  # here: a command that needs no model never reads it
     ctx.obj = Settings(store_path=store_path, models_path=models, verbose=verbose, quiet=quiet)
@@ -285,6 +292,7 @@ def export_command(
 ) -> None:
     """Export one table of a run, one row per item (docs/runs.md: "Exports")."""
     from memegauge.export import export
+    from memegauge.files import terminal_text
     from memegauge.types import InputError
 
     cfg = settings(ctx)
@@ -293,8 +301,8 @@ def export_command(
     rows, text = export(cfg.store(), run, table, fmt, out_path)
     if text is None:
         console.print(f"{rows} rows written to {safe(out_path)}")
-    else:
-        sys.stdout.write(text)
+    else:  # on a terminal a meme's escape sequences are shown, not run; a pipe or file gets the bytes as stored
+        sys.stdout.write(terminal_text(text) if sys.stdout.isatty() else text)
 
 
 @app.command("demo")

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
-from memegauge.files import read_user_text
+from memegauge.files import parse_yaml, read_user_text
 from memegauge.models import backends, find_backend
 from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.types import InputError
@@ -50,7 +50,7 @@ def read_yaml(path: Path) -> Any:
     if not path.is_file():
         raise InputError("file not found", where=str(path), fix="check the path")
     try:
-        return yaml.safe_load(read_user_text(path))
+        return parse_yaml(read_user_text(path), str(path))
     except RecursionError:
         raise InputError("invalid YAML (nested too deeply)", where=str(path),
                          fix="write the file as a flat mapping of keys and values") from None
@@ -165,7 +165,7 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
             raise InputError(f"override {item!r} is not KEY=VALUE", "-o", "write e.g. -o seed=3 or "
                              "-o max_tokens.judging=900 (nested keys with dots)")
         try:
-            out[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+            out[key.strip()] = parse_yaml(raw, f"-o {key.strip()}") if raw.strip() else ""
         except yaml.YAMLError:
             out[key.strip()] = raw
     return out

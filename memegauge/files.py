@@ -8,13 +8,14 @@ import csv
 import io
 import json
 import os
+import re
 import secrets
 import shlex
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator
 
-from memegauge.types import InputError
+from memegauge.types import InputError, printable  # noqa: F401  (printable: shared from here too)
 
 #: Environment variable that moves MemeGauge's cache (joined weights, demo inputs).
 ENV_CACHE_DIR = "MEMEGAUGE_CACHE_DIR"
@@ -156,6 +157,110 @@ def jsonl_rows(path: Path | str, fix: str) -> Iterator[tuple[str, Any]]:
         if line.strip():
             where = f"{path}:{number}"
             yield where, parse_json(line, where, fix)
+
+
+class Row(dict):
+    """One JSON object read from a line of a file, knowing its FILE:LINE (`where`): a key it lacks is one
+    `InputError` naming the file, the line and the key, not a KeyError from deep inside a reader."""
+
+    where: str = ""
+
+    def __missing__(self, key: Any) -> Any:
+        raise InputError(f"the row has no {printable(key)!r}", self.where,
+                         f"give every row of {printable(self.where.rsplit(':', 1)[0])} a {printable(key)!r}, "
+                         "or fix the file from the release")
+
+
+def jsonl_objects(path: Path | str, fix: str) -> list[Row]:
+    """Every non-blank line of a JSONL file as a `Row` (`jsonl_rows`): a line that is not JSON or not an
+    object is one `InputError` naming FILE:LINE."""
+    rows = []
+    for where, value in jsonl_rows(path, fix):
+        if not isinstance(value, dict):
+            raise InputError(f"the line is {type(value).__name__}, not a JSON object", where, fix)
+        row = Row(value)
+        row.where = where
+        rows.append(row)
+    return rows
+
+
+_TERMINAL_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_text(text: str) -> str:
+    """Text for a terminal with its lines kept: every other control character (ESC and its sequences,
+    carriage returns, bells) shown as its escape instead of acting on the terminal."""
+    return _TERMINAL_UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def confined(root: Path | str, given: str | Path, where: str, what: str = "picture") -> Path:
+    """`given` (a path written in a release's file, relative to `root`) as a path inside `root`: one that
+    leaves it (``../``, an absolute path, a NUL byte) is refused with one `InputError` naming `where`. The
+    check is on the path as written (not through links a user made in their own folder)."""
+    text = str(given).strip()
+    base = Path(os.path.abspath(root))
+    if "\0" in text or not text:
+        raise InputError(f"the {what} path {printable(text)!r} is not a path", where, "fix the row")
+    path = Path(os.path.normpath(base / text))
+    if not path.is_relative_to(base):
+        raise InputError(f"the {what} path {printable(text)!r} leaves the release's folder {printable(base)}",
+                         where, f"a release's {what}s are read from inside its own folder; fix the row")
+    return path
+
+
+MAX_YAML_NODES = 100_000
+"""The most values a YAML document may hold once its aliases are expanded (docs/models.md): a real
+registry, config or benchmark file holds hundreds; a billion-laughs alias bomb, billions."""
+
+
+def parse_yaml(text: str, where: str) -> Any:
+    """The one way MemeGauge reads YAML: PyYAML's safe loader (no Python objects), with the document's
+    size counted as if every alias were expanded before anything is built from it. A document past
+    `MAX_YAML_NODES`, or an alias that contains itself, is one `InputError`; a syntax error raises
+    `yaml.YAMLError` as `yaml.safe_load` does (callers word it with the line)."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node, where)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _expanded_size(root: Any, where: str) -> int:
+    """Values in the document with aliases expanded, counted over the node graph (each node once, its
+    size remembered), so a bomb is measured without being built."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: Any) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_nodes:
+            raise InputError("the YAML has an alias that contains itself", where,
+                             "write the value out instead of referring to the anchor inside itself")
+        open_nodes.add(key)
+        if isinstance(node, yaml.SequenceNode):
+            total = 1 + sum(size(child) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            total = 1 + sum(size(k) + size(v) for k, v in node.value)
+        else:
+            total = 1
+        open_nodes.discard(key)
+        if total > MAX_YAML_NODES:
+            raise InputError(f"the YAML expands to more than {MAX_YAML_NODES} values through its aliases "
+                             "(an alias bomb?)", where, "write the file without nesting anchors in anchors")
+        sizes[key] = total
+        return total
+
+    return size(root)
 
 
 def read_csv_rows(path: Path | str) -> list[tuple[int, list[str]]]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import math
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -308,10 +310,22 @@ class MemeGaugeError(Exception):
     exit_code = 1
 
 
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(name: object) -> str:
+    """A name (a file, a member of an archive, a data set, a key, an error's location) fit for one line of
+    output: every control character, newline and escape sequence shown as its escape (``\\n``,
+    ``\\x1b``), so a name can never forge a status line or move the cursor."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(name))
+
+
 class ActionableError(MemeGaugeError):
-    """A failure that says what is wrong, where, and how to fix it (exit code 1 unless overridden)."""
+    """A failure that says what is wrong, where (one printable line: `printable`), and how to fix it (exit
+    code 1 unless overridden)."""
 
     def __init__(self, what: str, where: str = "", fix: str = "") -> None:
+        where = printable(where)
         self.what, self.where, self.fix = what, where, fix
         message = what
         if where:
@@ -327,12 +341,29 @@ class InputError(ActionableError):
     exit_code = 2
 
 
+MAX_PAUSE_S = 60.0
+"""The longest pause a server's `Retry-After` imposes (docs/reliability.md): a longer, infinite or
+unreadable value is clamped to it, the call failing as a classified rate-limit error retried within its
+bounds; no run waits on a server's word for ever."""
+
+
+def clamp_pause(seconds: float | None) -> float | None:
+    """A server's requested pause within [0, `MAX_PAUSE_S`]; None when it asked for none. A value that
+    is not a finite number (``inf``, ``nan``) counts as the maximum."""
+    if seconds is None:
+        return None
+    if not math.isfinite(seconds):
+        return 0.0 if seconds < 0 else MAX_PAUSE_S
+    return min(MAX_PAUSE_S, max(0.0, seconds))
+
+
 class ModelCallError(MemeGaugeError):
-    """A model call failed. `error_class` decides retrying; `retry_after` honours a server's hint."""
+    """A model call failed. `error_class` decides retrying; `retry_after` honours a server's hint (clamped
+    to `MAX_PAUSE_S`)."""
 
     def __init__(self, error_class: ErrorClass, message: str, retry_after: float | None = None):
         self.error_class = error_class
-        self.retry_after = retry_after
+        self.retry_after = clamp_pause(retry_after)
         super().__init__(f"{error_class.value}: {message}")
 
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from memegauge.types import printable
+
 data_app = typer.Typer(no_args_is_help=True, help="Benchmark data: fetch, import, check and cite the data sets "
                        "(docs/data.md).")
 
@@ -144,13 +146,14 @@ def get_command(ctx: typer.Context, names: list[str] = typer.Argument(..., help=
                       say=lambda text: console.print(safe(text), highlight=False, soft_wrap=True))
         where = entry_dir(name)
         if outcome.already and read_state(name).get("verify_failed"):
-            damaged.append(f"{name}: installed in {safe(where)} (0 requests), but its last `memegauge data "
+            damaged.append(f"{name}: installed in {safe(printable(where))} (0 requests), but its last `memegauge data "
                            f"verify` found bad files; fix: {reinstall_line(name)}")
         elif outcome.already:
-            out.print(f"{name}: already installed in {safe(where)} (0 requests); not re-hashed: "
+            out.print(f"{name}: already installed in {safe(printable(where))} (0 requests); not re-hashed: "
                       f"`memegauge data verify {name}` does", soft_wrap=True)
         elif outcome.installed:
-            out.print(f"{name}: installed {', '.join(outcome.installed)} in {safe(where)} — {outcome.requests} "
+            out.print(f"{name}: installed {', '.join(outcome.installed)} in {safe(printable(where))} — "
+                      f"{outcome.requests} "
                       f"requests, {outcome.received / 1e6:.1f} MB received, {outcome.seconds:.1f} s", soft_wrap=True)
         gated += [("your copy", line) for line in outcome.gated]
         gated += [("also needed", f"{name} reads {need} at use time, which is not installed; install it with:\n"
@@ -176,7 +179,8 @@ def import_command(name: str = typer.Argument(..., help="Data set name."),
     from memegauge.data.store import entry_dir
 
     outcome = import_copy(name, path, say=lambda text: console.print(safe(text), highlight=False, soft_wrap=True))
-    out.print(f"{name}: imported {', '.join(outcome.installed)} from {safe(path)} into {safe(entry_dir(name))} "
+    out.print(f"{name}: imported {', '.join(outcome.installed)} from {safe(printable(path))} into "
+              f"{safe(printable(entry_dir(name)))} "
               f"({outcome.seconds:.1f} s)", soft_wrap=True)
     for line in outcome.gated:
         console.print(f"[yellow]still missing:[/] {safe(line)}", highlight=False, soft_wrap=True)
@@ -188,7 +192,7 @@ def path_command(name: str = typer.Argument(..., help="Data set name.")) -> None
     from memegauge.clikit import out
     from memegauge.data.store import installed_dir
 
-    out.print(str(installed_dir(name)), soft_wrap=True, highlight=False)
+    out.print(printable(installed_dir(name)), soft_wrap=True, highlight=False, markup=False)
 
 
 @data_app.command("verify")

@@ -8,6 +8,8 @@ bytes, speed and ETA on a terminal, plain timestamped lines elsewhere.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sys
 import time
@@ -24,6 +26,8 @@ from memegauge.types import MemeGaugeError
 
 RETRIES = 3
 PLAIN_EVERY_S = 10.0
+MAX_REDIRECTS = 5
+"""Redirects followed for one download (GitHub's archive URL takes one): more is one `DownloadError`."""
 
 
 class DownloadError(MemeGaugeError):
@@ -93,8 +97,13 @@ class Meter:
 
 
 def download(url: str, target: Path, *, client: httpx.Client, label: str = "", quiet: bool = False,
-             headers: dict[str, str] | None = None) -> Fetched:
-    """Download `url` to `target` (resuming ``target.part``); returns what was done."""
+             headers: dict[str, str] | None = None, max_bytes: int | None = None) -> Fetched:
+    """Download `url` to `target` (resuming ``target.part``); returns what was done.
+
+    `max_bytes` bounds the file (the expected size, or a stated cap): a server announcing more is refused
+    before its body is read, and a body running past it (no Content-Length, or a false one) is stopped
+    at the first byte over, its part file deleted. Redirects past the client's `max_redirects` (a loop)
+    are one `DownloadError`."""
     if target.is_file():
         return Fetched(target)
     part = target.with_name(target.name + ".part")
@@ -103,8 +112,14 @@ def download(url: str, target: Path, *, client: httpx.Client, label: str = "", q
     with Meter(label or target.name, quiet) as meter:
         for attempt in range(RETRIES + 1):
             try:
-                _attempt(url, part, client, fetched, meter, headers or {})
+                _attempt(url, part, client, fetched, meter, headers or {}, max_bytes)
                 break
+            except httpx.TooManyRedirects:
+                raise DownloadError(f"{url}: redirected more than {client.max_redirects} times (a redirect loop?); "
+                                    "nothing was installed: check the mirror's address (--mirror)") from None
+            except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+                raise DownloadError(f"{url}: cannot be fetched ({exc}); nothing was installed: check the mirror's "
+                                    "address (--mirror)") from None
             except (httpx.TransportError, _Short) as exc:
                 if attempt == RETRIES:
                     raise DownloadError(f"{url}: the download failed {RETRIES + 1} times ({exc}); "
@@ -115,12 +130,43 @@ def download(url: str, target: Path, *, client: httpx.Client, label: str = "", q
     return fetched
 
 
+def remember(path: Path, url: str) -> None:
+    """Note beside a complete download where it came from and its sha256 (``NAME.json``), for `cached`."""
+    from memegauge.files import write_text_atomic
+
+    write_text_atomic(path.with_name(path.name + ".json"), json.dumps({"url": url, "sha256": _sha256(path)}))
+
+
+def cached(path: Path, url: str) -> bool:
+    """Whether a complete download at `path` may be reused for `url`: it came from that very URL and its
+    bytes still hash to what was noted when it completed. Anything else (another mirror's, a file left
+    without its note by a killed run, a changed file) is deleted and fetched again."""
+    note = path.with_name(path.name + ".json")
+    try:
+        known = json.loads(note.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, ValueError):
+        known = None
+    if isinstance(known, dict) and known.get("url") == url and known.get("sha256") == _sha256(path):
+        return True
+    path.unlink(missing_ok=True)
+    note.unlink(missing_ok=True)
+    return False
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 class _Short(Exception):
     """The body ended before the length the server announced."""
 
 
 def _attempt(url: str, part: Path, client: httpx.Client, fetched: Fetched, meter: Meter,
-             headers: dict[str, str]) -> None:
+             headers: dict[str, str], max_bytes: int | None = None) -> None:
     have = part.stat().st_size if part.exists() else 0
     request = dict(headers)
     if have:
@@ -134,11 +180,22 @@ def _attempt(url: str, part: Path, client: httpx.Client, fetched: Fetched, meter
             raise DownloadError(f"{url}: HTTP {response.status_code} {response.reason_phrase}")
         append = response.status_code == 206 and have > 0
         fetched.resumed |= append
-        length = response.headers.get("content-length")
-        total = (have if append else 0) + int(length) if length else None
+        length = response.headers.get("content-length", "")
+        total = (have if append else 0) + int(length) if length.isdigit() else None
+        if max_bytes is not None and total is not None and total > max_bytes:
+            part.unlink(missing_ok=True)
+            raise DownloadError(f"{url}: the server announces {total} bytes, more than the {max_bytes} expected; "
+                                "nothing was read or installed")
         done = have if append else 0
         with part.open("ab" if append else "wb") as handle:
             for chunk in response.iter_raw():  # as received: a chunk size would hold back bytes a drop then loses
+                if max_bytes is not None and done + len(chunk) > max_bytes:
+                    handle.write(chunk[:max_bytes - done])
+                    fetched.received += max_bytes - done
+                    handle.close()
+                    part.unlink(missing_ok=True)
+                    raise DownloadError(f"{url}: the body goes past {max_bytes} bytes, the most expected; stopped "
+                                        f"at the first byte over, nothing was installed")
                 handle.write(chunk)
                 done += len(chunk)
                 fetched.received += len(chunk)

@@ -18,11 +18,18 @@ from typing import Any
 
 from memegauge.data.catalogue import HubSource
 from memegauge.data.errors import ChecksumError
+from memegauge.files import printable
 from memegauge.types import InputError, MemeGaugeError
 
 
-def fetch_hub(source: HubSource, staging: Path, *, quiet: bool = False) -> tuple[dict[str, list[Any]], str]:
-    """Fetch `source` into `staging` and check it; ``({path: [size, sha256]}, commit)``."""
+def fetch_hub(source: HubSource, staging: Path, *, quiet: bool = False,
+              pinned: dict[str, list[Any]] | None = None) -> tuple[dict[str, list[Any]], str]:
+    """Fetch `source` into `staging` and check it; ``({path: [size, sha256]}, commit)``.
+
+    `pinned` (the entry's manifest for this source, ``{path: [size, sha256]}``): the files are held against
+    these hashes, written in the entry, and the server's file list must name exactly them, so a mirror
+    (``HF_ENDPOINT``) cannot supply both the files and the hashes they are checked against. Without it,
+    the answering server's own hashes are used (a mirror's, when ``HF_ENDPOINT`` names one)."""
     from httpx2 import TransportError  # huggingface_hub 2.x's HTTP client: a dropped connection raises this
     from huggingface_hub import HfApi, snapshot_download
     from huggingface_hub.hf_api import RepoFile
@@ -51,7 +58,7 @@ def fetch_hub(source: HubSource, staging: Path, *, quiet: bool = False) -> tuple
                              "may lack it") from exc
     except (HfHubHTTPError, TransportError, OSError) as exc:
         raise MemeGaugeError(f"{where}: the download failed ({exc}); rerun the command to resume") from exc
-    files = _check(source, staging, wanted, where)
+    files = _check_pinned(staging, wanted, pinned, where) if pinned else _check(source, staging, wanted, where)
     shutil.rmtree(staging / ".cache", ignore_errors=True)  # huggingface_hub's own download records
     return files, commit
 
@@ -77,6 +84,30 @@ def _check(source: HubSource, staging: Path, wanted: list, where: str) -> dict[s
             raise ChecksumError(f"{where}: {sibling.path} does not match the Hub: expected git blob "
                                 f"{sibling.blob_id}, got {blob}; nothing was installed")
         files[sibling.path] = [path.stat().st_size, data_sha]
+    return files
+
+
+def _check_pinned(staging: Path, wanted: list, pinned: dict[str, list[Any]], where: str) -> dict[str, list[Any]]:
+    """Each file against the size and sha256 pinned in the entry; a file listed by the server but not
+    pinned, or pinned but not listed, installs nothing."""
+    listed = {sibling.path for sibling in wanted}
+    extra, absent = sorted(listed - set(pinned)), sorted(set(pinned) - listed)
+    if extra or absent:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise ChecksumError(f"{where}: the server's file list differs from the files pinned in the entry ("
+                            + "; ".join(part for part in (f"not pinned: {', '.join(map(printable, extra[:5]))}" if extra
+                                                          else "", f"missing: {', '.join(absent[:5])}" if absent
+                                                          else "") if part) + "); nothing was installed")
+    files: dict[str, list[Any]] = {}
+    for path_name, (size, sha) in sorted(pinned.items()):
+        path = staging / path_name
+        got = [path.stat().st_size, _hashes(path)[0]] if path.is_file() else None
+        if got != [size, sha]:
+            shutil.rmtree(staging, ignore_errors=True)
+            found = f"{got[1]} ({got[0]} bytes)" if got else "no file"
+            raise ChecksumError(f"{where}: {printable(path_name)} does not match the sha256 pinned in the entry: "
+                                f"expected {sha} ({size} bytes), got {found}; nothing was installed")
+        files[path_name] = got
     return files
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memegauge.files import user_cache_root, write_bytes_atomic, write_text_atomic
+from memegauge.files import confined, jsonl_objects, printable, user_cache_root, write_bytes_atomic, write_text_atomic
 from memegauge.types import InputError
 
 
@@ -43,7 +43,12 @@ def meme_labels(row: ReleaseRow) -> list[str]:
 
 def write_rows(root: Path, split: str, rows: list[ReleaseRow], source: str,
                labels: Any = meme_labels) -> Path:
-    """``root/converted/SPLIT.jsonl`` of `rows` (one meme per row; `labels(row)` its label list)."""
+    """``root/converted/SPLIT.jsonl`` of `rows` (one meme per row; `labels(row)` its label list); a row without
+    a picture is one `InputError` naming its file and line (a meme set's memes are pictures)."""
+    for row in rows:
+        if row.picture is None:
+            raise InputError("the row has no picture", row.where, "give every row its picture, or fix the file "
+                             "from the release")
     return write_meme_set(root, split, [
         {"id": row.id, "image": row.picture, "text": row.text, "labels": labels(row), "source": source,
          **({"groups": row.groups} if row.groups else {})} for row in rows])
@@ -53,8 +58,9 @@ def write_meme_set(root: Path, split: str, rows: list[dict[str, Any]]) -> Path:
     """``root/converted/SPLIT.jsonl`` from rows whose ``image`` is a path inside `root`."""
     path = root / "converted" / f"{split}.jsonl"
     lines = []
-    for row in rows:
-        image = Path(row["image"])
+    for number, row in enumerate(rows, start=1):
+        where = getattr(row, "where", "") or f"{split} (row {number}, id {printable(row.get('id'))})"
+        image = confined(root, Path(row["image"]), where)  # a release's `../` or `/etc/passwd` stays out
         lines.append(json.dumps({**row, "image": str(Path("..") / image.relative_to(root))}, ensure_ascii=False))
     write_text_atomic(path, "\n".join(lines) + "\n")
     return path
@@ -71,25 +77,15 @@ def pictures_by_name(folder: Path) -> dict[str, Path]:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """Every row of a release's JSONL file; a broken line, or a key a reader asks of a row that lacks it,
+    is one `InputError` naming the file and line (`memegauge.files.jsonl_objects`)."""
+    return jsonl_objects(path, "fix that line of the release's file, or import an unaltered copy")
 
 
 def jsonl_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    """(FILE:LINE, record) of a JSONL file; a line that is not a JSON object is one `InputError` naming it."""
-    from memegauge.types import InputError  # light; kept out of the descriptors' import
-
-    out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg}", f"{path}:{n}", "give the release's file unchanged") from None
-        if not isinstance(record, dict):
-            raise InputError("a line that is not a JSON object", f"{path}:{n}", "give the release's file unchanged")
-        out.append((f"{path}:{n}", record))
-    return out
+    """(FILE:LINE, record) of a release's JSONL file; a line that is not a JSON object, or a key a reader asks
+    of a row that lacks it, is one `InputError` naming the file and line (`memegauge.files.jsonl_objects`)."""
+    return [(row.where, row) for row in jsonl_objects(path, "give the release's file unchanged")]
 
 
 def parquet_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:

@@ -78,16 +78,38 @@ def reinstall_line(name: str) -> str:
     return f"memegauge data remove {name} && {get_line(name, fresh=True)}"
 
 
+ENV_ALLOW_UNCHECKED = "MEMEGAUGE_ALLOW_UNCHECKED"
+
+
+def set_allow_unchecked(allowed: bool) -> None:
+    """`memegauge --allow-unchecked`: copies whose last `data verify` failed may be read (this process and
+    the ones it starts)."""
+    if allowed:
+        os.environ[ENV_ALLOW_UNCHECKED] = "1"
+
+
+def allow_unchecked() -> bool:
+    return os.environ.get(ENV_ALLOW_UNCHECKED, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
 def installed_dir(name: str) -> Path:
     """The folder of the installed, checked copy of catalogue entry `name`.
 
-    Raises `InputError` naming the command that installs it when any of its sources is missing.
+    Raises `InputError` naming the command that installs it when any of its sources is missing, and the
+    one that replaces it when its last `data verify` found bad files (NOT checked), unless
+    `--allow-unchecked` (``$MEMEGAUGE_ALLOW_UNCHECKED=1``) says to read it anyway.
     """
     missing = missing_sources(name)
     if missing:
         raise InputError(f"data set {name!r} is not installed" + (
             f" (missing: {', '.join(missing)})" if len(missing) < len(_sources(name)) else ""),
             str(entry_dir(name)), f"run `{get_line(name)}`")
+    failed = read_state(name).get("verify_failed")
+    if failed and not allow_unchecked():
+        raise InputError(f"data set {name!r} is NOT checked: its last `memegauge data verify` ({failed.get('at')}) "
+                         f"found {failed.get('problems')} bad files", str(entry_dir(name)),
+                         f"replace it: `{reinstall_line(name)}`; or read it as it is with "
+                         "`memegauge --allow-unchecked ...` (figures from a damaged copy are not the release's)")
     return entry_dir(name)
 
 

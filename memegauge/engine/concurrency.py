@@ -18,8 +18,16 @@ Netflix's concurrency-limits (Gradient2, Vegas) with TCP's AIMD on overload:
 * **overload** (429, 503 and other server errors, timeouts): multiplicative decrease (× `backoff` of
   what was in flight), at most once per round trip (the burst of errors one overshoot causes counts
   once); a 429 also makes that the *cap*, so the limit settles under a hard limit instead of probing
-  it again at every round trip; the cap is raised by one after `cap_hold_s` without an overload
-  error (a server's limit may have been raised). `Retry-After` pauses new sends that long.
+  it again at every round trip. The first cut of a storm (overload after `cap_hold_s` of calm) marks
+  the level to recover to: while calls succeed the cap doubles each round trip (a limit's worth of
+  answers without an overload) back up to it, as TCP's slow start does, so a short 429 storm costs a
+  few round trips, not one step per `cap_hold_s`; a 429 met on the way lowers that level. A storm that
+  refused even a single call in flight taught nothing about calls in flight (a quota, an outage): the cap
+  then doubles back to the limit before the storm and is dropped, and latency leads again. Above it
+  the cap is raised by one after `cap_hold_s` without an overload error (a server's limit may have
+  been raised). `Retry-After` pauses new sends that long, at most `MAX_PAUSE_S` (a longer or
+  non-finite value is clamped: the call then fails as a classified rate-limit error, retried within
+  its bounds, and no run waits on a server's word for ever).
 * **load published by the server** (vLLM's/SGLang's `/metrics`: requests running and waiting):
   requests waiting means the server's batch is full; the limit is held at what it runs plus a short
   queue (√running), and raised by its square root at each reading that finds none waiting.
@@ -34,6 +42,8 @@ import math
 import time
 from dataclasses import dataclass, field
 from collections.abc import Callable
+
+from memegauge.types import MAX_PAUSE_S, clamp_pause  # noqa: F401  (MAX_PAUSE_S: documented here too)
 
 DEFAULT_CEILING = 256
 """`max_concurrency_ceiling` when the registry names none: auto never goes above it."""
@@ -77,6 +87,12 @@ class ConcurrencyController:
     load_holds: int = 0  # of those, times requests were waiting at the server
     best_rate: float = 0.0  # the most answers a second over a round trip (slowly forgotten)
     best_limit: int = 0  # the smallest limit that brought it
+    recover_to: float = math.inf  # after a storm, the cap doubles back up to this (its first cut)
+    recoveries: int = 0  # times the cap was doubled on the way back
+    _wins: int = 0  # answers since the last overload or cap change
+    _climbed: bool = False  # the cap has doubled since the last cut
+    _before: float = 0.0  # the limit when the storm began
+    _not_a_limit: bool = False  # this storm refused even one call in flight (a quota, not a concurrency limit)
     _epoch_start: float = 0.0
     _epoch_n: int = 0
     _last_cut: float = -math.inf
@@ -113,15 +129,24 @@ class ConcurrencyController:
             return self.limit
         now = self.clock()
         self.overloads += 1
-        self._last_overload = now
-        if retry_after:
-            self.paused_until = max(self.paused_until, now + retry_after)
+        calm = now - self._last_overload >= self.settings.cap_hold_s  # the first overload of a storm
+        self._last_overload, self._wins = now, 0
+        pause = clamp_pause(retry_after)
+        if pause:
+            self.paused_until = max(self.paused_until, now + pause)
         if now - self._last_cut >= (self.rtt or 0.0):  # one cut per round trip: one overshoot's burst counts once
             self._last_cut = now
             self.decreases += 1
             cut = max(float(self.settings.floor), min(self.value, in_flight) * self.settings.backoff)
             if kind == "rate_limit":  # the server refused: it takes fewer than were in flight
+                if calm or self.recover_to == math.inf:
+                    self.recover_to, self._before, self._not_a_limit = cut, float(self.limit), False
+                elif self._climbed:  # refused again on the way back: the level to recover to is lower
+                    self.recover_to = min(self.recover_to, cut)
+                if in_flight <= self.settings.floor:  # refused with one call in flight: a quota or a storm,
+                    self._not_a_limit = True  # not a limit on calls in flight: recover to where it was
                 self.cap = min(self.cap, cut)
+                self._climbed = False
             self.value = self._bounded(cut)
         return self.limit
 
@@ -171,7 +196,18 @@ class ConcurrencyController:
 
     def _raise_cap(self) -> None:
         now = self.clock()
-        if self.cap < math.inf and now - self._last_overload >= self.settings.cap_hold_s:
+        if self.cap == math.inf:
+            return
+        self._wins += 1
+        goal = max(self.recover_to, self._before) if self._not_a_limit else self.recover_to
+        if self.cap < goal and self._wins >= self.cap:  # a round trip of answers, no overload
+            self.cap = min(goal, self.cap * 2)
+            self.value = max(self.value, self.cap)  # the level recovered to was served before the storm
+            self._wins, self._climbed = 0, True
+            self.recoveries += 1
+            if self._not_a_limit and self.cap >= goal:  # no limit on calls in flight was learnt: none is kept
+                self.cap, self.recover_to, self._not_a_limit = math.inf, math.inf, False
+        elif now - self._last_overload >= self.settings.cap_hold_s:
             self.cap += 1  # probe: the server's limit may have been raised
             self._last_overload = now
             if self.cap >= self.settings.ceiling:

@@ -18,6 +18,7 @@ CPU per call than a bare `openai` loop (bench/cpu_per_call.py).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import time
@@ -32,12 +33,14 @@ from memegauge.models.seeds import draw_seed
 from memegauge.models.spec import ModelSpec
 from memegauge.types import (
     ChatRequest,
+    MAX_PAUSE_S,
     ChatResult,
     ErrorClass,
     ImagePart,
     ModelCallError,
     OutputKind,
     Usage,
+    clamp_pause,
 )
 
 COOL_DOWN_S = 5.0
@@ -117,39 +120,50 @@ class OpenAIBackend:
         try:
             async with self._session(replica).post(replica.url.rstrip("/") + "/chat/completions", data=body,
                                                    headers=self._headers) as response:
-                raw = await response.read()
-                if response.status >= 400:
-                    raise self._status_error(response.status, raw, response.headers)
+                if response.status >= 400:  # an error body: its first bytes say why (never read whole)
+                    raise self._status_error(response.status, await response.content.read(ERROR_BODY_BYTES),
+                                             response.headers)
+                # streamed, so that a reply longer than `max_reply_bytes` is cut there, not read whole
+                raw = await _read_bounded(response, self.spec.max_reply_bytes)
             data = json.loads(raw)
         except ModelCallError:
             raise
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise self._classify(exc) from None
-        except ValueError as exc:  # 200 with a body that is not JSON
-            raise ModelCallError(ErrorClass.SERVER, f"invalid JSON from server: {exc}") from None
+        except (ValueError, RecursionError) as exc:  # 200 with a body that is not JSON (or nested past reading)
+            raise ModelCallError(ErrorClass.SERVER, f"invalid JSON from server: {str(exc)[:200]}") from None
         finally:
             replica.outstanding -= 1
         replica.served += 1
         return self._result(data, replica.url, time.monotonic() - started)
 
     def _result(self, data: Any, url: str, latency: float) -> ChatResult:
+        """The answer read from any JSON a server sends: a reply of another shape than OpenAI's is one
+        classified failure (`malformed`) naming what was wrong, never an exception from deep inside."""
         choices = data.get("choices") if isinstance(data, dict) else None
         if not choices:
             raise ModelCallError(ErrorClass.SERVER, "response without choices")
-        choice = choices[0]
+        choice = choices[0] if isinstance(choices, list) else None
+        if not isinstance(choice, dict):
+            raise malformed(f"choices is {_kind(choices)}, not a list of objects")
         message = choice.get("message") or {}
-        if message.get("refusal"):
-            raise ModelCallError(ErrorClass.REFUSAL, f"model refused: {message['refusal'][:200]!r}")
+        if not isinstance(message, dict):
+            raise malformed(f"choices[0].message is {_kind(message)}, not an object")
+        refusal = message.get("refusal")
+        if refusal:
+            raise ModelCallError(ErrorClass.REFUSAL, f"model refused: {str(refusal)[:200]!r}")
         usage = data.get("usage") or {}
         # vLLM, SGLang and DeepSeek put a reasoning model's thinking beside the answer.
         reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
+        finish = choice.get("finish_reason") or "stop"
+        served = data.get("model") or ""
         return ChatResult(  # an answer that echoes the key is stored, and so shown, without it
-            text=self._redact(message.get("content") or ""),
+            text=self._redact(_text(message.get("content"))),
             reasoning=self._redact(reasoning) if isinstance(reasoning, str) else "",
-            usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
-                        completion_tokens=usage.get("completion_tokens") or 0),
-            finish_reason=choice.get("finish_reason") or "stop", logprobs=first_token_logprobs(choice),
-            served_model=data.get("model") or "", replica=url, latency_s=latency)
+            usage=Usage(prompt_tokens=_count(usage, "prompt_tokens"),
+                        completion_tokens=_count(usage, "completion_tokens")),
+            finish_reason=finish if isinstance(finish, str) else "stop", logprobs=first_token_logprobs(choice),
+            served_model=served if isinstance(served, str) else "", replica=url, latency_s=latency)
 
     def _body(self, request: ChatRequest) -> dict[str, Any]:
         messages = [self._message(m.role, m.content) for m in request.messages]
@@ -266,11 +280,27 @@ def _connection_closed(exc: BaseException) -> str:
 
 
 def _retry_after(headers: Any) -> float | None:
-    value = headers.get("retry-after") if headers is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
+    """The pause a 429 asks for (``Retry-After``: seconds or an HTTP date; ``retry-after-ms``), clamped
+    to `MAX_PAUSE_S`: a larger, infinite or unreadable value asks for the maximum, never more."""
+    headers = headers if headers is not None else {}
+    value, millis = headers.get("retry-after"), headers.get("retry-after-ms")
+    if value is None and millis is None:
         return None
+    try:
+        seconds = float(value) if value is not None else float(millis) / 1000
+    except ValueError:
+        seconds = _http_date_in(value)
+    return clamp_pause(seconds)
+
+
+def _http_date_in(value: str | None) -> float:
+    """Seconds until an HTTP date (``Retry-After: Wed, 21 Oct 2026 07:28:00 GMT``); unreadable: the maximum."""
+    from email.utils import parsedate_to_datetime
+
+    try:
+        return parsedate_to_datetime(value or "").timestamp() - time.time()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return MAX_PAUSE_S
 
 
 # How servers word "this model takes no images": llama.cpp ("image input is not supported"),
@@ -336,10 +366,74 @@ def _json_chunks(value: Any, out: list[bytes]) -> None:
 _encode_string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes for a string
 
 
+def malformed(what: str) -> ModelCallError:
+    """A reply whose JSON is not shaped as OpenAI's: a failed call of class `server`, retried, recorded."""
+    return ModelCallError(ErrorClass.SERVER, f"malformed reply: {what}")
+
+
+def _kind(value: Any) -> str:
+    return f"a {type(value).__name__}" if value is not None else "missing"
+
+
+def _text(content: Any) -> str:
+    """The message's text: a string, or the text parts of a list of content parts (some servers send
+    those); anything else is a malformed reply."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if isinstance(content, list) and all(isinstance(p, dict) for p in content):
+        return "".join(p["text"] for p in content if isinstance(p.get("text"), str))
+    raise malformed(f"choices[0].message.content is {_kind(content)}, not text")
+
+
+def _count(usage: Any, key: str) -> int:
+    """A token count of `usage`, 0 when absent or not a whole number >= 0."""
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+ERROR_BODY_BYTES = 65_536
+"""How much of an HTTP error's body is read: its message is in the first bytes."""
+
+
+async def _read_bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The reply's body, at most `limit` bytes: a longer one is cut there and the call fails as
+    truncated (the model's `max_reply_bytes`)."""
+    length = response.headers.get("content-length", "")
+    if length.isdigit() and int(length) > limit:
+        raise ModelCallError(ErrorClass.TRUNCATED, f"the reply is {int(length)} bytes, over max_reply_bytes "
+                                                   f"({limit}): not read")
+    chunks, size = [], 0
+    async for chunk in response.content.iter_chunked(65_536):
+        size += len(chunk)
+        if size > limit:
+            raise ModelCallError(ErrorClass.TRUNCATED, f"the reply passed max_reply_bytes ({limit}): cut there")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+LOGPROB_SLACK = 1e-4
+"""A log-probability up to this above 0 is a rounding error (read as 0); anything higher is impossible."""
+
+
 def first_token_logprobs(choice: dict[str, Any]) -> dict[str, float]:
     """{token: log-probability} of the first answer token's top alternatives (OpenAI's `logprobs.content[0]
-    .top_logprobs`), or {} when the server sent none; a token's surrounding spaces are kept as sent."""
-    content = (choice.get("logprobs") or {}).get("content") or []
-    first = content[0] if content and isinstance(content[0], dict) else {}
-    return {str(alt["token"]): float(alt["logprob"]) for alt in first.get("top_logprobs") or []
-            if isinstance(alt, dict) and "token" in alt and isinstance(alt.get("logprob"), (int, float))}
+    .top_logprobs`), or {} when the server sent none; a token's surrounding spaces are kept as sent.
+
+    Any other shape gives {}; a value that is not a finite number at most 0 (``inf``, ``nan``, ``1e308``,
+    a string) is dropped, so only usable log-probabilities are stored (a benchmark whose yes or no token
+    was dropped has no P(yes) for that answer, and its AUROC note counts it)."""
+    logprobs = choice.get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    first = content[0] if isinstance(content, list) and content and isinstance(content[0], dict) else {}
+    alternatives = first.get("top_logprobs")
+    kept: dict[str, float] = {}
+    for alt in alternatives if isinstance(alternatives, list) else []:
+        value = alt.get("logprob") if isinstance(alt, dict) else None
+        if isinstance(alt, dict) and isinstance(alt.get("token"), str) and _usable_logprob(value):
+            kept[alt["token"]] = min(0.0, float(value))
+    return kept
+
+
+def _usable_logprob(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and value <= LOGPROB_SLACK)

@@ -94,6 +94,9 @@ class ModelServing(BaseModel):
                                          "in flight per replica than this.")
     rpm: float | None = Field(default=None, gt=0, description="Requests per minute cap.")
     timeout_s: float = Field(default=120.0, gt=0, description="Per-attempt timeout.")
+    max_reply_bytes: int = Field(default=8_000_000, ge=1024, description="The longest reply body read (an "
+                                 "HTTP backend's): a longer one is cut there and the call fails as truncated, "
+                                 "so a server cannot fill memory or the store.")
     serving: ServingOptions = Field(
         default_factory=ServingOptions, description="Speed and memory knobs of the backend (n_parallel, "
         "n_threads, batch_size); also accepted inside `extra`.")

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from memegauge.benchmarks.kit.spec import HOOKS_FILE, Benchmark, Task
 from memegauge.data.memesets import ReleaseRow  # the releases' readers' helpers
-from memegauge.files import find_file, read_user_text
+from memegauge.files import confined, find_file, read_user_text
 from memegauge.types import InputError
 
 
@@ -190,7 +190,9 @@ def _generic(spec: Benchmark, source: Path, split: str) -> list[ReleaseRow]:
         found.append(ReleaseRow(
             where=where, id=str(r.get(read.id) if r.get(read.id) is not None else ""),
             text=str(r.get(read.text) or "") if read.text else "",
-            picture=(f"{read.image_dir}/{image}" if read.image_dir else str(image)) if image else None,
+            # a release's picture path stays inside the release (`../`, /etc/passwd)
+            picture=confined(source, f"{read.image_dir}/{image}" if read.image_dir else str(image), where)
+            if image not in (None, "") else None,
             labels={t.gold: r.get(t.gold) for t in spec.tasks.values()},
             groups={g: str(r[g]) for t in spec.tasks.values() for g in t.groups if r.get(g) not in (None, "")},
             extra={**r, **({"options": r.get(read.options)} if read.options else {})}))

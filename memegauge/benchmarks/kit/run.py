@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from jinja2.exceptions import SecurityError
 from pydantic import Field
 
 from memegauge.benchmarks.kit.answers import answer_kind, read_answer
@@ -104,8 +105,12 @@ def prompt(task: Task, item: Item, name: str = "") -> str:
     options = "\n".join(f"({chr(ord('A') + i)}) {o}" for i, o in enumerate(item.options))
     classes = item.classes.get(name) if task.labels_from else None
     labels = ", ".join(classes or task.classes)
-    body = PROMPTS.from_string(task.prompt).render(**{**item.extra, "text": item.text, "options": options,
-                                                      "labels": labels}).strip()
+    try:
+        body = PROMPTS.from_string(task.prompt).render(**{**item.extra, "text": item.text, "options": options,
+                                                          "labels": labels}).strip()
+    except SecurityError as exc:  # the sandbox refused what the template tried (a benchmark folder is input)
+        raise InputError(f"a task's prompt tried what a template may not ({exc})", f"item {item.id}",
+                         "the benchmark's YAML is unsafe: use its prompt variables only (docs/benchmarks.md)") from None
     return f"{body}\n{ANSWER_FORMATS.get(task.answer, '').format(labels=labels)}".rstrip()
 
 
@@ -211,12 +216,18 @@ def _record(task_name: str, task: Task, item: Item, text: str, outcome: Any) -> 
 
 def p_positive(logprobs: dict[str, float], positive: str) -> float | None:
     """P(positive) of a yes/no answer from the first token's alternatives: exp(yes) / (exp(yes) + exp(no)),
-    summing the spellings of each ("Yes", " yes", "YES"); None unless both words are among them."""
-    mass = {"yes": 0.0, "no": 0.0}
+    summing the spellings of each ("Yes", " yes", "YES"); None unless both words are among them.
+
+    A log-probability that is not a finite number at most 0 (``inf``, ``nan``, ``1e308``: a broken server's,
+    or one stored before such values were dropped at the backend) is left out, so P is computed from the rest
+    or is None, and never overflows."""
+    found: dict[str, list[float]] = {"yes": [], "no": []}
     for token, logprob in logprobs.items():
         word = token.strip().lower()
-        if word in mass:
-            mass[word] += math.exp(logprob)
-    if not (mass["yes"] and mass["no"]):
+        if word in found and isinstance(logprob, (int, float)) and math.isfinite(logprob) and logprob <= 1e-4:
+            found[word].append(min(0.0, float(logprob)))
+    if not (found["yes"] and found["no"]):
         return None
+    top = max(found["yes"] + found["no"])  # shifted by the largest: exp never overflows nor all underflows
+    mass = {word: sum(math.exp(v - top) for v in values) for word, values in found.items()}
     return mass[positive] / (mass["yes"] + mass["no"])

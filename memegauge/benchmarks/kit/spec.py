@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from jinja2 import Environment, StrictUndefined, TemplateSyntaxError
+from jinja2 import StrictUndefined, TemplateSyntaxError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from memegauge.config import validation_error
+from memegauge.files import parse_yaml
 from memegauge.types import InputError
 
 AnswerKind = str
@@ -27,9 +29,11 @@ BUILTIN_KINDS = ("yes_no", "label", "letter", "labels")
 SPEC_FILE = "benchmark.yaml"
 HOOKS_FILE = "hooks.py"
 
-PROMPTS = Environment(undefined=StrictUndefined, keep_trailing_newline=False, trim_blocks=True, lstrip_blocks=True,
-                      autoescape=False)
-"""Prompts are Jinja templates rendered with StrictUndefined: a variable the item lacks is an error."""
+PROMPTS = ImmutableSandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=False, trim_blocks=True,
+                                       lstrip_blocks=True, autoescape=False)
+"""Prompts are Jinja templates rendered with StrictUndefined (a variable the item lacks is an error) in Jinja's
+immutable sandbox: a benchmark folder is someone else's file, and its template may not reach Python's internals
+(`{{ ''.__class__ }}`), call unsafe methods or change the values it is given."""
 
 
 class _Strict(BaseModel):
@@ -148,8 +152,8 @@ def load_spec(folder: Path) -> Benchmark:
     """The folder's `benchmark.yaml`, checked (its prompts parsed too); one `InputError` if anything is wrong."""
     path = folder / SPEC_FILE
     try:
-        raw: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        raw: Any = parse_yaml(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, yaml.YAMLError, RecursionError) as exc:
         raise InputError(f"cannot read the benchmark file: {exc}", str(path),
                          "give the folder a valid benchmark.yaml (docs/benchmarks.md)") from None
     try:

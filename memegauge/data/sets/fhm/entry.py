@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memegauge.data.catalogue import Entry, UserCopy
+from memegauge.files import confined
 from memegauge.data.memesets import ReleaseRow, converted_splits, jsonl_rows, write_rows
 
 LABELS = {"0": "not hateful", "1": "hateful"}
@@ -52,7 +53,8 @@ def rows(folder: Path, split: str) -> list[ReleaseRow]:
     for where, r in jsonl_rows(folder / f"{split}.jsonl"):
         label = r.get("label")
         out.append(ReleaseRow(where=where, id=str(r.get("id") if r.get("id") is not None else ""),
-                              picture=base / str(r["img"]) if r.get("img") else None, text=str(r.get("text") or ""),
+                              picture=confined(base, str(r["img"]), where) if r.get("img") else None,
+                              text=str(r.get("text") or ""),
                               labels={"label": None if label is None else str(label)},
                               why={} if label is not None else {"label": "no label (unlabelled split)"}))
     return out

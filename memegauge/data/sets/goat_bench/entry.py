@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memegauge.data.catalogue import Entry, HubSource
+from memegauge.files import confined
 from memegauge.data.memesets import ReleaseRow, jsonl_rows
 
 TASKS = ("hatefulness", "misogyny", "offensiveness", "sarcasm", "harmfulness")
@@ -55,7 +56,7 @@ def _row(task: str, where: str, r: dict[str, Any], picture: Any) -> ReleaseRow:
 
 def _local(part: Path, img: str) -> str:
     """The picture beside the unpacked listing (as named, or by its bare name anywhere below), else FHM's."""
-    direct = part / img
+    direct = confined(part, img, f"{part} (picture {img!r})")  # a listing's `../` stays inside the release
     if direct.is_file():
         return str(direct)
     nested = next(iter(sorted(part.rglob(PurePosixPath(img).name))), None)
@@ -100,7 +101,8 @@ def fhm_picture(img: str) -> str:
     from memegauge.data.sets.fhm.entry import pictures  # lazy: as above (img/ or img.tar.gz)
 
     release = installed_dir("fhm") / "fhm"
-    return str(pictures(release) / "img" / PurePosixPath(img).name) if release.is_dir() else str(release / "img" / img)
+    name = PurePosixPath(img).name  # by its bare name: a listing's path never leaves FHM's img/
+    return str(pictures(release) / "img" / name) if release.is_dir() else str(release / "img" / name)
 
 ENTRY = Entry(
     name="goat-bench",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memegauge.data.catalogue import Entry, GitHubSource, UserCopy
+from memegauge.files import confined
 from memegauge.data.memesets import ReleaseRow, converted_splits, jsonl_rows, pictures_by_name, write_rows
 
 ANNOTATIONS = "annotations/HarMeme_V1/Annotations"
@@ -49,7 +50,8 @@ def rows(root: Path, split: str) -> list[ReleaseRow]:
             why = {"target": "harmful, no target given"}
         image = str(r.get("image") or "")
         out.append(ReleaseRow(where=where, id=str(r.get("id") or ""), text=str(r.get("text") or ""),
-                              picture=pictures.get(image, root / "pictures" / image) if image else None,
+                              picture=(pictures.get(image) or confined(root / "pictures", image, where))
+                              if image else None,
                               labels={"harmfulness": harm, "target": None if harm in (None, "not harmful") or not
                                       targets else targets[0] if len(targets) == 1 else targets},
                               why=why))

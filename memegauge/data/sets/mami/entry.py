@@ -15,6 +15,7 @@ import csv
 from pathlib import Path
 
 from memegauge.data.catalogue import Entry, UserCopy
+from memegauge.files import confined
 from memegauge.data.memesets import ReleaseRow, converted_splits, write_rows
 
 TYPES = ("shaming", "stereotype", "objectification", "violence")
@@ -47,7 +48,8 @@ def rows(folder: Path, split: str) -> list[ReleaseRow]:
             ok = isinstance(flags, list) and len(flags) == 5 and all(f in ("0", "1") for f in flags)
             why = "" if ok else flags if isinstance(flags, str) else "flags not 0/1"
             out.append(ReleaseRow(
-                where=f"{table}:{n}", id=Path(file_name).stem, picture=table.parent / file_name if file_name else None,
+                where=f"{table}:{n}", id=Path(file_name).stem,
+                picture=confined(table.parent, file_name, f"{table}:{n}") if file_name else None,
                 text=(r.get("Text Transcription") or "").strip(),
                 labels={"misogynous": flags[0], "subtypes": [t for t, f in zip(TYPES, flags[1:], strict=True)
                                                              if f == "1"]} if ok else
