@@ -210,6 +210,7 @@ def _register_commands() -> None:
     register_report_commands(app)
     register_data_commands(app)
     register_eval(app)
+    __import__("memegauge.profile.cli", fromlist=["register"]).register(app)  # `memegauge profile` (issue 45)
     for method in methods():
         if method.commands:
             method.commands(app)

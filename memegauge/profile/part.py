@@ -1,0 +1,151 @@
+"""A method's side of `memegauge profile`: a `ProfilePart`, provided by the method (or by the benchmark kit for
+every benchmark) through the entry point group ``memegauge.profile``, never listed here.
+
+    [project.entry-points."memegauge.profile"]
+    memeqa = "memegauge.memeqa.profile:PART"            # a ProfilePart for the method of that name
+    benchmarks = "memegauge.benchmarks.kit.profile:FAMILY"  # a ProfileFamily: a part for each benchmark
+
+The profile reads only the store: a run's report (`memegauge.report.build_report`) and its headline rows
+(`memegauge.report.headline`), so every figure it shows is the figure of the run's own report. A part says
+what the shared code cannot know: which runs measure the same thing (`kind`), which rows are the headline,
+which items each model answered (for examples and paired differences) and which published figures sit beside
+the run on the same split and metric. A method without a part is profiled from its headline rows alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+
+from memegauge.types import MemeGaugeError
+
+if TYPE_CHECKING:
+    from memegauge.engine.store import Store
+    from memegauge.profile.records import Outcome, PublishedFigure
+    from memegauge.report.headline import Headline
+
+ENTRY_POINT_GROUP = "memegauge.profile"
+
+
+def overall_rows(rows: list[Headline]) -> list[Headline]:
+    """The default headline: the first figure of the first `overall…` group (a run's key figure)."""
+    overall = [r for r in rows if r.group.startswith("overall")]
+    if not overall:
+        return []
+    first = overall[0]
+    return [r for r in overall if r.group == first.group and r.figure == first.figure]
+
+
+def group_rows(rows: list[Headline]) -> list[Headline]:
+    """The default groups ranked for strengths and weaknesses: every non-overall group's row of the
+    headline's figure."""
+    lead = overall_rows(rows)
+    figure = lead[0].figure if lead else (rows[0].figure if rows else None)
+    return [r for r in rows if not r.group.startswith("overall") and r.figure == figure]
+
+
+def _no_outcomes(store: Store, report: dict[str, Any], model: str) -> list[Outcome]:
+    return []
+
+
+def _no_published(report: dict[str, Any]) -> list[PublishedFigure]:
+    return []
+
+
+def _no_sources(report: dict[str, Any]) -> dict[str, str]:
+    return {}
+
+
+@dataclass(frozen=True)
+class ProfilePart:
+    """A method's profile part.
+
+    kind       `kind(report) -> str | None`: what the run measured, as a label two runs share only when their
+               figures are comparable (MemeQA's version and split, a benchmark's split, …); the profile keeps
+               the newest run of each kind per model. None: the run is not profiled (a build, a fine-tuning).
+    headline   `headline(rows) -> [Headline]`: of one model's headline rows of the run, those of its headline
+               block (default: the first figure of the first overall group).
+    groups     `groups(rows) -> [Headline]`: those ranked for strengths and weaknesses (default: the
+               non-overall groups of the headline's figure).
+    outcomes   `outcomes(store, report, model) -> [Outcome]`: the model's items in the run, each right or wrong
+               (for its examples and for paired differences between models on the same items); none by default.
+    published  `published(report) -> [PublishedFigure]`: the published figures measured on the run's split with
+               the run's metric (never another split); none by default.
+    sources    `sources(report) -> {label: value}`: the data behind the run as it was pinned (catalogue source,
+               checksums, question-set hash); none by default.
+    paired_figure  What an outcome's `correct` means, as paired differences name it ("accuracy", "share not
+               failed", "head-to-head win rate").
+    """
+
+    kind: Callable[[dict[str, Any]], str | None]
+    headline: Callable[[list[Headline]], list[Headline]] = overall_rows
+    groups: Callable[[list[Headline]], list[Headline]] = group_rows
+    outcomes: Callable[[Store, dict[str, Any], str], list[Outcome]] = _no_outcomes
+    published: Callable[[dict[str, Any]], list[PublishedFigure]] = _no_published
+    sources: Callable[[dict[str, Any]], dict[str, str]] = _no_sources
+    paired_figure: str = "accuracy"
+
+
+@dataclass(frozen=True)
+class ProfileFamily:
+    """Parts for several methods behind one entry point: `part_for(method name)` or None (the benchmark kit's,
+    for every registered benchmark)."""
+
+    part_for: Callable[[str], ProfilePart | None]
+
+
+class DuplicateProfilePart(MemeGaugeError):
+    """Two providers claim one method's profile part."""
+
+
+class _Parts:
+    def __init__(self) -> None:
+        self._parts: dict[str, tuple[ProfilePart, str]] = {}
+        self._families: list[tuple[ProfileFamily, str]] = []
+        self._loaded = False
+
+    def register(self, name: str, part: ProfilePart, source: str = "code") -> ProfilePart:
+        if name in self._parts:
+            raise DuplicateProfilePart(f"the profile part of method {name!r} is provided twice: by "
+                                       f"{self._parts[name][1]} and by {source}; remove one of them")
+        self._parts[name] = (part, source)
+        return part
+
+    def load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+            found = point.load()
+            if isinstance(found, ProfileFamily):
+                self._families.append((found, f"entry point {point.value}"))
+            elif isinstance(found, ProfilePart):
+                self.register(point.name, found, f"entry point {point.value}")
+            else:
+                raise MemeGaugeError(f"entry point {point.name!r} = {point.value!r} of group {ENTRY_POINT_GROUP!r} "
+                                     "is neither a ProfilePart nor a ProfileFamily")
+
+    def get(self, name: str) -> ProfilePart | None:
+        self.load()
+        if name in self._parts:
+            return self._parts[name][0]
+        found = [(p, source) for family, source in self._families if (p := family.part_for(name)) is not None]
+        if len(found) > 1:
+            raise DuplicateProfilePart(f"the profile part of method {name!r} is provided twice: by "
+                                       f"{found[0][1]} and by {found[1][1]}; remove one of them")
+        return found[0][0] if found else None
+
+
+PARTS = _Parts()
+
+
+def register_part(name: str, part: ProfilePart, source: str = "code") -> ProfilePart:
+    """Register a method's profile part from code (tests, notebooks); see the module docstring for packages."""
+    return PARTS.register(name, part, source)
+
+
+def part_of(name: str) -> ProfilePart | None:
+    """The profile part of the method `name`, or None (the method is then profiled from its headline rows)."""
+    return PARTS.get(name)
