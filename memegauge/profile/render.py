@@ -146,12 +146,24 @@ def model_sections(profile: Profile, p: ModelProfile) -> list[dict[str, Any]]:
     return out
 
 
+def reading(d: PairedDifference) -> str:
+    """What a paired difference supports: a better model only when its 95% interval excludes 0 and the exact
+    McNemar test agrees (p < 0.05); an interval and a test that disagree (few discordant items) say so."""
+    if d.ci95_lo is None:
+        return "no interval"
+    excludes = d.ci95_lo > 0 or d.ci95_hi < 0
+    if not excludes:
+        return "no clear difference"
+    if d.mcnemar_p is None or d.mcnemar_p >= 0.05:
+        return "unclear: the interval excludes 0, McNemar p ≥ 0.05"
+    return f"{d.model_a if d.ci95_lo > 0 else d.model_b} better"
+
+
 def paired_lines(profile: Profile) -> list[dict[str, Any]]:
     out = []
     for d in profile.paired:
         ci = "" if d.ci95_lo is None else f" [{100 * d.ci95_lo:+.1f}, {100 * d.ci95_hi:+.1f}]"
-        verdict = ("" if d.ci95_lo is None else f"{d.model_a} better" if d.ci95_lo > 0 else
-                   f"{d.model_b} better" if d.ci95_hi < 0 else "no clear difference")
+        verdict = reading(d)
         out.append({"d": d, "difference": f"{100 * d.difference:+.1f} pts{ci}" + (f" ({d.note})" if d.note else ""),
                     "p": "–" if d.mcnemar_p is None else f"{d.mcnemar_p:.3g}", "verdict": verdict})
     return out
