@@ -280,3 +280,72 @@ def test_parts_are_registered_by_entry_point_and_refused_twice():
     assert part_of("no-such-method") is None
     with pytest.raises(DuplicateProfilePart):
         register_part("memeqa", ProfilePart(kind=lambda report: "x"))
+
+
+# ---- the static site in headless Chromium, network off ---------------------------------------------------------
+
+RECORD_VIOLATIONS = """window.__violations = [];
+document.addEventListener("securitypolicyviolation", function (e) { window.__violations.push(e.blockedURI); });"""
+
+
+@pytest.fixture(scope="module")
+def site(world, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("site") / "site"
+    assert world.cli("profile", "--site", str(folder)) == 0
+    return folder
+
+
+def test_the_site_has_an_index_a_page_per_model_and_the_comparison(site):
+    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
+    assert "index.html" in pages and "compare.html" in pages
+    assert sum(p.startswith("models/") for p in pages) == 3  # qwen-x, gpt-x and the arena's reference, llava-x
+    for page in site.rglob("*.html"):
+        html = page.read_text()
+        for url in re.findall(r'(?:src|href)="([^"]*)"', html):
+            assert url.startswith(("data:", "#", "models/", "../index.html", "index.html", "compare.html")), (page, url)
+    index = (site / "index.html").read_text()
+    order = re.findall(r'<td data-v="([^"]+)"><a href="models/', index)
+    assert set(order) == {A, B, "llava-x"}
+
+
+@pytest.mark.skipif(not __import__("memegauge.testing.browser", fromlist=["available"]).available(),
+                    reason="needs Debian's chromium and chromedriver and selenium")
+def test_the_site_offline_in_chromium_requests_nothing_outside_and_runs_no_payload(site):
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.common.by import By
+
+    from memegauge.testing.browser import start_driver
+
+    driver = start_driver()
+    try:
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": True, "latency": 0,
+                                                                    "downloadThroughput": 0, "uploadThroughput": 0})
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORD_VIOLATIONS})
+        for page in sorted(site.rglob("*.html")):
+            driver.get(page.as_uri())
+            resources = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+            assert all(r.startswith((site.as_uri(), "data:")) for r in resources), (page, resources)
+            assert driver.execute_script("return window.__violations") == [], page  # nothing was even attempted
+            assert driver.execute_script("return window.__xss === undefined"), page
+            with pytest.raises(NoAlertPresentException):
+                driver.switch_to.alert.text  # noqa: B018
+            text = driver.find_element(By.TAG_NAME, "body").text
+            if page.parent.name == "models" or page.name == "compare.html":
+                assert "Headline" in text and "Reproducibility" in text
+        # a model page shows the payloads as text
+        qwen = next(p for p in (site / "models").iterdir() if p.name.startswith("qwen-x"))
+        driver.get(qwen.as_uri())
+        assert "onerror" in driver.find_element(By.TAG_NAME, "body").text
+        # the index sorts with its inline script (allowed by hash only) and reads the same without it
+        driver.get((site / "index.html").as_uri())
+        assert driver.execute_script("return document.body.getAttribute('data-ready')") == "1"
+        header = driver.find_elements(By.CSS_SELECTOR, "#leaderboard th")[0]
+        names = lambda: [r.find_elements(By.TAG_NAME, "td")[0].text  # noqa: E731
+                         for r in driver.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")]
+        header.click()
+        assert names() == sorted(names())
+        header.click()
+        assert names() == sorted(names(), reverse=True)
+    finally:
+        driver.quit()
