@@ -56,5 +56,16 @@ def sources(report: dict[str, Any]) -> dict[str, str]:
     return {k: str(config[k]) for k in ("memes", "legacy_import", "agent", "seed") if config.get(k) is not None}
 
 
-PART = ProfilePart(kind=kind, outcomes=outcomes, sources=sources,
+def configs(base: dict[str, Any], models: list[str]) -> list[tuple[dict[str, Any], list[str]]]:
+    """One run with every model as a target: all of them are scored on one sample S (paired)."""
+    return [({**base, "targets": list(models)}, list(models))]
+
+
+def plan(config: Any, checked: Any, name: str) -> list[Any]:
+    from memegauge.adammeme.plan import plan_calls
+
+    return plan_calls(config, checked.inputs)
+
+
+PART = ProfilePart(kind=kind, outcomes=outcomes, sources=sources, configs=configs, plan=plan,
                    paired_figure="share not failed (score above the threshold)")

@@ -68,5 +68,20 @@ def sources(report: dict[str, Any]) -> dict[str, str]:
     return {k: str(config[k]) for k in ("memes", "limit", "agent", "seed") if config.get(k) is not None}
 
 
+def configs(base: dict[str, Any], models: list[str]) -> list[tuple[dict[str, Any], list[str]]]:
+    """One arena: the base config's reference targets and every model not among them."""
+    targets = list(base.get("targets") or [])
+    return [({**base, "targets": targets + [m for m in models if m not in targets]}, list(models))]
+
+
+def plan(config: Any, checked: Any, name: str) -> list[Any]:
+    from memegauge.arena.pipeline import repeat_runs
+    from memegauge.arena.plan import plan_calls
+
+    return [p for _, seed in repeat_runs(config, name)
+            for p in plan_calls(config.model_copy(update={"seed": seed}), checked.inputs.memes)]
+
+
 PART = ProfilePart(kind=kind, headline=headline, groups=groups, outcomes=outcomes, sources=sources,
+                   configs=configs, plan=plan,
                    paired_figure="head-to-head win rate (their battles against each other; a tie is neither's win)")

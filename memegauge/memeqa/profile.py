@@ -73,4 +73,22 @@ def sources(report: dict[str, Any]) -> dict[str, str]:
     return out | {"questions asked": str(len(report.get("details", [])))}
 
 
-PART = ProfilePart(kind=kind, headline=headline, outcomes=outcomes, published=published, sources=sources)
+def configs(base: dict[str, Any], models: list[str]) -> list[tuple[dict[str, Any], list[str]]]:
+    """Both versions for each model, on the base config's split and sample (its `limit`: a stated sample)."""
+    return [({**base, "model": m, "version": v}, [m]) for m in models for v in ("none-minus", "none-plus")]
+
+
+def covers(stored: dict[str, Any], planned: dict[str, Any]) -> bool:
+    return all(stored.get(k) == planned.get(k) for k in ("version", "split", "limit", "circular"))
+
+
+def plan(config: Any, checked: Any, name: str) -> list[Any]:
+    from memegauge.memeqa.plan import plan_eval
+
+    questions, memes = checked.inputs
+    return plan_eval(questions, memes, model=config.model, version=config.version, circular=config.circular,
+                     requests=True)
+
+
+PART = ProfilePart(kind=kind, headline=headline, outcomes=outcomes, published=published, sources=sources,
+                   configs=configs, covers=covers, plan=plan)

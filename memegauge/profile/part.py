@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
@@ -58,6 +59,10 @@ def _no_sources(report: dict[str, Any]) -> dict[str, str]:
     return {}
 
 
+def _any_run(stored: dict[str, Any], planned: dict[str, Any]) -> bool:
+    return True
+
+
 @dataclass(frozen=True)
 class ProfilePart:
     """A method's profile part.
@@ -77,6 +82,19 @@ class ProfilePart:
                checksums, question-set hash); none by default.
     paired_figure  What an outcome's `correct` means, as paired differences name it ("accuracy", "share not
                failed", "head-to-head win rate").
+
+    `profile --run-missing` (memegauge.profile.plan) plans each missing part as a normal run of its method:
+    configs    `configs(base, models) -> [(config dict, models it measures)]`: the runs that measure `models` from a
+               base config (the
+               user's, `--with METHOD=FILE`, validated; or `auto`'s): MemeQA both versions, one AdamMeme run for
+               every target, one arena with the reference targets and the models. None: the profile cannot plan
+               this method's runs.
+    covers     `covers(stored config, planned config) -> bool`: a done run of the model with the stored config
+               already measures what the planned one would (MemeQA: the same version); default: any run of the
+               method.
+    plan       `plan(config, checked, run name) -> [PlannedCalls]`: the planned calls (`--dry-run`).
+    auto       `auto(data folder or None) -> base config | None`: a run the profile plans unasked (every installed
+               field benchmark, from `--bench-data DIR/<name>` or the data catalogue's copy); None: only when asked.
     """
 
     kind: Callable[[dict[str, Any]], str | None]
@@ -86,6 +104,10 @@ class ProfilePart:
     published: Callable[[dict[str, Any]], list[PublishedFigure]] = _no_published
     sources: Callable[[dict[str, Any]], dict[str, str]] = _no_sources
     paired_figure: str = "accuracy"
+    configs: Callable[[dict[str, Any], list[str]], list[tuple[dict[str, Any], list[str]]]] | None = None
+    covers: Callable[[dict[str, Any], dict[str, Any]], bool] = _any_run
+    plan: Callable[[Any, Any, str], list[Any]] | None = None
+    auto: Callable[[Path | None], dict[str, Any] | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,9 @@ def _poison_first(path: Path, field: str, value: str) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-def build(root: Path, base_url: str) -> ProfileWorld:
-    """Write the inputs and run every method for both models into `root/store.db` (through the CLI)."""
+def write_inputs(root: Path, base_url: str) -> dict[str, Path | str]:
+    """The inputs of every method (configs, a MemeQA data set with a `test` split, three benchmark releases under
+    `root/bench/<name>`) and a model registry; nothing is run. Returns the paths and each benchmark's split."""
     from test_benchmarks import fhm, harmeme, mami  # the releases' own layouts, as the kit's tests write them
 
     memes = write_meme_set(root / "memes", 9, seed=5)
@@ -56,10 +57,19 @@ def build(root: Path, base_url: str) -> ProfileWorld:
         items = json.loads((data / version / "dev.json").read_text())
         items[0]["options"][0] = f"alpha {XSS}"
         (data / version / "test.json").write_text(json.dumps(items))
-    fhm(root / "fhm", 10)
-    _poison_first(root / "fhm" / "dev_seen.jsonl", "text", f"fhm text {XSS}")
-    splits = {"fhm": "dev_seen", "mami": mami(root / "mami", 10), "harmeme": harmeme(root / "harmeme", 9)}
-    w = ProfileWorld(root, root / "store.db", models)
+    bench = root / "bench"
+    fhm(bench / "fhm", 10)
+    _poison_first(bench / "fhm" / "dev_seen.jsonl", "text", f"fhm text {XSS}")
+    splits = {"fhm": "dev_seen", "mami": mami(bench / "mami", 10), "harmeme": harmeme(bench / "harmeme", 9)}
+    (root / "qa.yaml").write_text(f"data: {data}\nimages: {images}\nsplit: test\nversion: none-minus\nmodel: {MODELS[0]}\n")
+    return {"models": models, "qa_data": data, "qa_images": images, "bench": bench, **splits}
+
+
+def build(root: Path, base_url: str) -> ProfileWorld:
+    """Write the inputs and run every method for both models into `root/store.db` (through the CLI)."""
+    found = write_inputs(root, base_url)
+    data, images = found["qa_data"], found["qa_images"]
+    w = ProfileWorld(root, root / "store.db", found["models"])
     assert w.cli("adam", "-c", str(root / "adam.yaml"), "--run", "adam") == 0
     assert w.cli("arena", "-c", str(root / "arena.yaml"), "--run", "arena") == 0
     for model in MODELS:
@@ -67,7 +77,8 @@ def build(root: Path, base_url: str) -> ProfileWorld:
             assert w.cli("qa", "eval", "--data", str(data), "--images", str(images), "--version", version,
                          "--split", "test", "--model", model, "--run", f"qa-{version}-{model}") == 0
         for name in BENCHMARKS:
-            assert w.cli("eval", name, "--model", model, "--split", splits[name], "--data", str(root / name)) == 0
+            assert w.cli("eval", name, "--model", model, "--split", str(found[name]), "--data",
+                         str(found["bench"] / name)) == 0
     return w
 
 

@@ -6,6 +6,7 @@ report itself already keeps only the run's split)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from memegauge.profile.part import ProfileFamily, ProfilePart
@@ -79,13 +80,45 @@ def sources(report: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def configs(base: dict[str, Any], models: list[str]) -> list[tuple[dict[str, Any], list[str]]]:
+    return [({**base, "model": m}, [m]) for m in models]
+
+
+def covers(stored: dict[str, Any], planned: dict[str, Any]) -> bool:
+    return stored.get("split") == (planned.get("split") or stored.get("split")) and not stored.get("limit")
+
+
+def plan(config: Any, checked: Any, name: str) -> list[Any]:
+    """One call per (task, item with a gold answer), exactly (the kit's run asks each once)."""
+    from memegauge.benchmarks.kit.run import prompt
+    from memegauge.engine.estimate import PlannedCalls
+
+    inputs = checked.inputs
+    out = []
+    for task_name, task in inputs.tasks.items():
+        asked = [item for item in inputs.items if item.gold[task_name] is not None]
+        if not asked:
+            continue
+        words = sum(len(prompt(task, item).split()) for item in asked) / len(asked)
+        out.append(PlannedCalls(stage=f"{inputs.spec.name}.{task_name}", model=config.model, calls=len(asked),
+                                max_tokens=task.max_tokens, prompt_words=words,
+                                images=int(any(item.image for item in asked)), note="items × 1"))
+    return out
+
+
 def part_for(name: str) -> ProfilePart | None:
     from memegauge.benchmarks.kit.family import benchmark_spec
 
     if benchmark_spec(name) is None:
         return None
+
+    def auto(data: Path | None) -> dict[str, Any]:
+        """Every installed benchmark: its folder under `--bench-data DIR` when there is one, else the catalogue's."""
+        folder = data / name if data is not None and (data / name).is_dir() else None
+        return {"data": folder}
+
     return ProfilePart(kind=kind, headline=headline, groups=groups, outcomes=outcomes, published=published,
-                       sources=sources)
+                       sources=sources, configs=configs, covers=covers, plan=plan, auto=auto)
 
 
 FAMILY = ProfileFamily(part_for)
