@@ -62,7 +62,8 @@ def test_each_model_gathers_every_method_and_benchmark(found):
         assert sum(k.startswith("MemeQA none-plus · test") for k in kinds) == 1
         assert {r.method for r in page.runs} == {"memeqa", "adammeme", "arena", *BENCHMARKS}
         assert page.missing == []
-        assert all(r.status == "done" and r.calls > 0 and re.fullmatch(r"[0-9a-f]{16,64}", r.config_hash) for r in page.runs)
+        assert all(r.status == "done" and r.calls > 0 and re.fullmatch(r"[0-9a-f]{16,64}", r.config_hash)
+                   for r in page.runs)
         assert page.endpoint is not None and page.endpoint.model == page.model and page.endpoint.base_url
 
 
@@ -98,8 +99,8 @@ def test_the_figures_are_the_reports_numbers_not_recomputed(world, found, capsys
             if run.method == "memeqa":
                 macro = report["intervals"]["macro"]
                 assert mine[("overall (macro)", "accuracy")].value == pytest.approx(macro["value"], rel=1e-12)
-                assert [mine[("overall (macro)", "accuracy")].ci95_lo, mine[("overall (macro)", "accuracy")].ci95_hi] == \
-                    pytest.approx(macro["ci95"])
+                shown = mine[("overall (macro)", "accuracy")]
+                assert [shown.ci95_lo, shown.ci95_hi] == pytest.approx(macro["ci95"])
             if run.method in BENCHMARKS:
                 for task, figures in report["tasks"].items():
                     assert mine[(f"overall ({task})", "accuracy")].value == pytest.approx(figures["accuracy"]["value"])
@@ -123,8 +124,7 @@ def test_published_figures_sit_only_beside_the_same_split(found):
 def test_a_run_on_another_split_gets_no_published_figure(world, tmp_path):
     w = copy(world, tmp_path / "w")
     with start_server(seed=4, style="realistic") as server:
-        w.models.write_text(w.models.read_text().replace(re.search(r"http://127\.0\.0\.1:\d+/v1", w.models.read_text())[0],
-                                                         server.base_url))
+        w.models.write_text(re.sub(r"http://127\.0\.0\.1:\d+/v1", server.base_url, w.models.read_text()))
         assert w.cli("qa", "eval", "--data", str(w.root / "qa" / "data"), "--images", str(w.root / "qa" / "images"),
                      "--version", "none-minus", "--split", "dev", "--model", A, "--run", "qa-dev") == 0
     found = build_profile(Store(w.store), [A])
@@ -246,7 +246,8 @@ def test_json_markdown_and_pandas_carry_the_same_figures(found):
     assert len(head) == sum(len(p.headline) for p in found.models)
     for p in found.models:
         for h in p.headline:
-            line = head[(head.model == h.model) & (head.run == h.run) & (head.group == h.group) & (head.figure == h.figure)]
+            line = head[(head.model == h.model) & (head.run == h.run) & (head.group == h.group)
+                        & (head.figure == h.figure)]
             assert line["value"].iloc[0] == pytest.approx(h.value) and line["n"].iloc[0] == h.n
     assert len(frames["paired"]) == len(found.paired) and set(frames["runs"].model) == set(MODELS)
 
@@ -349,3 +350,13 @@ def test_the_site_offline_in_chromium_requests_nothing_outside_and_runs_no_paylo
         assert names() == sorted(names(), reverse=True)
     finally:
         driver.quit()
+
+
+def test_the_profile_package_names_no_method():
+    """Shared code: what only a method knows comes from its profile part (entry points), never from a list here."""
+    from helpers.imports import PACKAGE
+    from test_structure import _method_words, names_of_methods
+
+    words = _method_words()
+    for path in sorted((PACKAGE / "profile").rglob("*.py")):
+        assert names_of_methods(path, words) == [], path

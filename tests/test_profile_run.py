@@ -4,7 +4,6 @@ asking any question twice (each missing part is a normal run of its method, resu
 
 from __future__ import annotations
 
-import pytest
 
 from memegauge.config import load_registry
 from memegauge.engine import Store

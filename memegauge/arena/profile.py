@@ -83,5 +83,5 @@ def plan(config: Any, checked: Any, name: str) -> list[Any]:
 
 
 PART = ProfilePart(kind=kind, headline=headline, groups=groups, outcomes=outcomes, sources=sources,
-                   configs=configs, plan=plan,
+                   configs=configs, plan=plan, radar=True,
                    paired_figure="head-to-head win rate (their battles against each other; a tie is neither's win)")

@@ -1,4 +1,5 @@
-"""`memegauge profile MODEL [MODEL2 …]`: one page per model across every stored run that evaluated it (docs/profile.md)."""
+"""`memegauge profile MODEL [MODEL2 …]`: one page per model across every stored run that evaluated it
+(docs/profile.md)."""
 
 from __future__ import annotations
 
@@ -41,8 +42,8 @@ def profile_command(
     run_missing: bool = typer.Option(False, "--run-missing", help="First run what the models lack: every installed "
                                      "field benchmark, and each method given with --with (docs/profile.md)."),
     with_: list[str] | None = typer.Option(None, "--with", help="METHOD=CONFIG.yaml: a base config of a method "
-                                           "to run for the models that lack it (its models are filled in: MemeQA both "
-                                           "versions, AdamMeme's targets, the arena's targets beside its references)."),
+                                           "to run for the models that lack it; the method fills in the models "
+                                           "(docs/profile.md says how each does)."),
     bench_data: Path | None = typer.Option(None, "--bench-data", help="A folder holding one release folder per "
                                            "benchmark name (default: the data catalogue's copies)."),
     dry: bool = typer.Option(False, "--dry-run", help="With --run-missing: print the planned runs, their calls and "
@@ -71,11 +72,11 @@ def profile_command(
             return  # --dry-run: the plan only
     if not cfg.store_path.exists():
         raise InputError("no store here yet", where=str(cfg.store_path),
-                         fix="run a method first (memegauge qa eval, adam, arena, eval), or pass --store PATH")
+                         fix="run a method first (memegauge --help lists them), or pass --store PATH")
     store = cfg.store()
     if not names and site is None:
-        raise InputError("no model named", where="memegauge profile", fix="name one or more models, as their runs "
-                                                                        "name them (memegauge runs), or pass --site DIR")
+        raise InputError("no model named", where="memegauge profile",
+                         fix="name one or more models, as their runs name them (memegauge runs), or pass --site DIR")
     names = names or evaluated_models(store)
     if not names:
         raise InputError("the store holds no run that evaluated a model", where=str(cfg.store_path),
@@ -145,6 +146,7 @@ def plan_table(runs: list, registry, store):  # noqa: ANN001, ANN201 (a rich Tab
         calls, cached = calls + n, cached + hit
         cost = None if cost is None or money is None else cost + money
         table.add_row(safe(run.method), safe(run.name), safe(", ".join(run.models)), safe(run.state),
-                      f"{n} ({bound})" if rows else "–", str(hit), "price unknown" if money is None else f"≤ {money:.4f}")
+                      f"{n} ({bound})" if rows else "–", str(hit),
+                      "price unknown" if money is None else f"≤ {money:.4f}")
     table.add_row("total", "", "", "", str(calls), str(cached), "price unknown" if cost is None else f"≤ {cost:.4f}")
     return table

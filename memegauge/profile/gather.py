@@ -14,10 +14,10 @@ from typing import Any
 from memegauge._version import __version__
 from memegauge.engine.store import Store
 from memegauge.methods import method
-from memegauge.profile import paired as pairs
-from memegauge.profile.part import ProfilePart, group_rows, overall_rows, part_of
+from memegauge.profile.paired import paired as paired_difference
+from memegauge.profile.part import ProfilePart, part_of
 from memegauge.profile.records import (Endpoint, Example, ModelProfile, Outcome, PairedDifference, Profile,
-                                       PublishedFigure, RunUsed)
+                                       RunUsed)
 from memegauge.report import build_report
 from memegauge.report.headline import Headline, headline_rows, iso_date
 from memegauge.types import InputError, MemeGaugeError
@@ -96,18 +96,20 @@ def newest(runs: list[_Run]) -> tuple[dict[str, _Run], dict[str, list[str]]]:
 
 
 def _seconds(store: Store, run_id: int) -> float:
-    row = store.db.execute("SELECT COALESCE(SUM(ended - started), 0) FROM executions WHERE run_id=? AND ended IS NOT NULL",
+    row = store.db.execute("SELECT COALESCE(SUM(ended - started), 0) FROM executions"
+                           " WHERE run_id=? AND ended IS NOT NULL",
                            (run_id,)).fetchone()
     return round(float(row[0] or 0.0), 3)
 
 
 def _run_used(store: Store, run: _Run, older: list[str]) -> RunUsed:
     h = run.report["run"]
-    return RunUsed(kind=run.kind, method=h["method"], run=h["name"], date=iso_date(h.get("created")), status=h["status"],
+    return RunUsed(kind=run.kind, method=h["method"], run=h["name"], date=iso_date(h.get("created")),
+                   status=h["status"],
                    config_hash=h["config_hash"], package_version=h.get("package_version"), calls=h["calls"],
                    calls_made=h["calls_made"], failed_calls=h["failed_calls"], tokens=h["tokens"],
                    cost=float(h["cost"]), seconds=_seconds(store, run.run_id), sources=run.part.sources(run.report),
-                   older=older)
+                   older=older, radar=run.part.radar)
 
 
 def ranked(rows: list[Headline]) -> list[Headline]:
@@ -148,10 +150,11 @@ def _endpoint(registry: Any, model: str) -> Endpoint | None:
     return Endpoint(backend=spec.backend, model=spec.model, base_url=list(spec.base_url))
 
 
-def model_profile(store: Store, model: str, runs: list[_Run], registry: Any = None) -> tuple[ModelProfile, dict[str, _Run]]:
+def model_profile(store: Store, model: str, runs: list[_Run],
+                  registry: Any = None) -> tuple[ModelProfile, dict[str, _Run]]:
     chosen, older = newest(runs)
     headline, groups, strengths, weaknesses, examples, published = [], [], [], [], [], []
-    for kind, run in chosen.items():
+    for run in chosen.values():
         headline += run.part.headline(run.rows)
         mine = run.part.groups(run.rows)
         groups += ranked(mine)
@@ -182,7 +185,7 @@ def paired_differences(store: Store, a: str, b: str, runs_a: dict[str, _Run], ru
                                           else group in mine[k].groups and group in theirs[k].groups)]
             if not keys:
                 continue
-            found = pairs.paired([mine[k].correct for k in keys], [theirs[k].correct for k in keys],
+            found = paired_difference([mine[k].correct for k in keys], [theirs[k].correct for k in keys],
                                  [mine[k].meme for k in keys])
             ci = found.pop("ci95")
             out.append(PairedDifference(kind=kind, group=group, model_a=a, model_b=b,

@@ -69,4 +69,5 @@ def paired(a: Sequence[bool], b: Sequence[bool], memes: Sequence[Any]) -> dict[s
         interval, method, note = found["ci95"], NEWCOMBE, found["note"]
     return {"n": n, "memes": clusters, "a_rate": float(x.mean()), "b_rate": float(y.mean()),
             "difference": float(diff.mean()), "ci95": None if interval is None else tuple(interval),
-            "method": method, "note": note, "a_only": a_only, "b_only": b_only, "mcnemar_p": mcnemar_exact(a_only, b_only)}
+            "method": method, "note": note, "a_only": a_only, "b_only": b_only,
+            "mcnemar_p": mcnemar_exact(a_only, b_only)}

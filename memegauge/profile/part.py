@@ -82,6 +82,7 @@ class ProfilePart:
                checksums, question-set hash); none by default.
     paired_figure  What an outcome's `correct` means, as paired differences name it ("accuracy", "share not
                failed", "head-to-head win rate").
+    radar      Draw the groups as a radar too (a handful of judged dimensions), beside the bars.
 
     `profile --run-missing` (memegauge.profile.plan) plans each missing part as a normal run of its method:
     configs    `configs(base, models) -> [(config dict, models it measures)]`: the runs that measure `models` from a
@@ -104,6 +105,7 @@ class ProfilePart:
     published: Callable[[dict[str, Any]], list[PublishedFigure]] = _no_published
     sources: Callable[[dict[str, Any]], dict[str, str]] = _no_sources
     paired_figure: str = "accuracy"
+    radar: bool = False
     configs: Callable[[dict[str, Any], list[str]], list[tuple[dict[str, Any], list[str]]]] | None = None
     covers: Callable[[dict[str, Any], dict[str, Any]], bool] = _any_run
     plan: Callable[[Any, Any, str], list[Any]] | None = None

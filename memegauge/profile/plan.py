@@ -1,9 +1,10 @@
 """`memegauge profile --run-missing`: the runs a profile lacks, planned from the user's base configs (`--with
 METHOD=FILE`) and every installed field benchmark (each part's `auto`), shown before anything is sent (`--dry-run`:
-each run's planned calls and cost bound, `memegauge.engine.estimate`), then made one by one through the one run path
-(`memegauge.run_path.run_checked`). Each planned run has a name fixed by its method and config (the method's
-default run name, `memegauge.methods.default_run_name` for the benchmarks), so a profile stopped by `--budget` or Ctrl-C resumes where it stopped: the
-rerun reopens the same runs and the engine's cache answers every question already answered."""
+each run's planned calls and cost bound, `memegauge.engine.estimate`), then made one by one through the one run
+path (`memegauge.run_path.run_checked`). Each planned run has a name fixed by its method and config (the method's
+default run name; `memegauge.methods.default_run_name` for the benchmarks), so a profile stopped by `--budget` or
+Ctrl-C resumes where it stopped: the rerun reopens the same runs and the engine's cache answers every question
+already answered."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ class PlannedRun:
     state: str = "to run"  # to run | resume (its stored status) | skipped: why
 
 
-def _stored_cover(found: dict[str, list[Any]], model: str, name: str, part: ProfilePart, planned: dict[str, Any]) -> str | None:
+def _stored_cover(found: dict[str, list[Any]], model: str, name: str, part: ProfilePart,
+                  planned: dict[str, Any]) -> str | None:
     """The name of a done stored run of `model` by method `name` that already measures what `planned` would."""
     for run in found.get(model, []):
         header = run.report["run"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -74,6 +75,8 @@ class RunUsed(_Record):
     sources: dict[str, str] = Field(description="The data behind it (its method's profile part: paths, splits, "
                                                 "the catalogue's pinned source and checksums).")
     older: list[str] = Field(default_factory=list, description="Older runs of the same kind and model, not shown.")
+    radar: bool = Field(default=False, description="Its method's part draws its groups as a radar too (the "
+                                                   "judged dimensions of a rating).")
 
 
 class Endpoint(_Record):
@@ -137,8 +140,6 @@ class Profile(_Record):
     def to_pandas(self, table: str | None = None) -> Any:
         """The figures as DataFrames: `headline`, `groups`, `published`, `paired`, `runs`, `examples` (one, or
         all of them in a dict when `table` is None)."""
-        from memegauge.profile.render import tables
-
         try:
             import pandas
         except ImportError:
@@ -148,3 +149,32 @@ class Profile(_Record):
             raise InputError("to_pandas needs pandas", "Profile.to_pandas", install_hint("pandas")) from None
         found = {name: pandas.DataFrame(rows, columns=columns) for name, (columns, rows) in tables(self).items()}
         return found if table is None else found[table]
+
+
+# ---- flat tables (`Profile.to_pandas`) --------------------------------------------------------------------------
+
+def kinds_by_run(profile: Profile) -> dict[tuple[str, str], str]:
+    return {(p.model, r.run): r.kind for p in profile.models for r in p.runs}
+
+
+def tables(profile: Profile) -> dict[str, tuple[list[str], list[dict[str, Any]]]]:
+    """{name: (columns, rows)}: `headline`, `groups`, `strengths`, `weaknesses` (Headline rows with `kind`),
+    `published`, `paired`, `runs` and `examples`."""
+    kinds = kinds_by_run(profile)
+    out: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
+    head_columns = ["kind", *Headline.model_fields]
+    for name in ("headline", "groups", "strengths", "weaknesses"):
+        out[name] = (head_columns, [{"kind": kinds[(p.model, r.run)], **r.model_dump()}
+                                    for p in profile.models for r in getattr(p, name)])
+    out["published"] = (list(PublishedFigure.model_fields),
+                        [dict(x) for x in {json.dumps(f.model_dump(), sort_keys=True): f.model_dump()
+                                           for p in profile.models for f in p.published}.values()])
+    out["paired"] = (list(PairedDifference.model_fields), [d.model_dump() for d in profile.paired])
+    run_columns = ["model", *RunUsed.model_fields]
+    out["runs"] = (run_columns, [{"model": p.model, **{k: (json.dumps(v) if isinstance(v, (dict, list)) else v)
+                                                      for k, v in r.model_dump().items()}}
+                                 for p in profile.models for r in p.runs])
+    example_columns = ["model", "kind", "run", "group", "meme", "text", "answer", "expected"]
+    out["examples"] = (example_columns, [{"model": p.model, **e.model_dump(exclude={"picture"})}
+                                         for p in profile.models for e in p.examples])
+    return out

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -14,42 +13,13 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from memegauge.profile.records import Headline, ModelProfile, PairedDifference, Profile, PublishedFigure
+from memegauge.profile.records import Headline, ModelProfile, PairedDifference, Profile, PublishedFigure, kinds_by_run
 from memegauge.report.leaderboard import cell
 
 HERE = Path(__file__).parent
 FORMATS = ("html", "md", "json")
 INTERVALS = ("95% intervals: Wilson for rates (clustered by meme where items share one), cluster bootstrap for means "
              "and ratings, as each run's own report gives them; paired differences: see each row's method.")
-
-
-# ---- flat tables ---------------------------------------------------------------------------------------------
-
-def _kinds_by_run(profile: Profile) -> dict[tuple[str, str], str]:
-    return {(p.model, r.run): r.kind for p in profile.models for r in p.runs}
-
-
-def tables(profile: Profile) -> dict[str, tuple[list[str], list[dict[str, Any]]]]:
-    """{name: (columns, rows)}: `headline`, `groups`, `strengths`, `weaknesses` (Headline rows with `kind`),
-    `published`, `paired`, `runs` and `examples`."""
-    kinds = _kinds_by_run(profile)
-    out: dict[str, tuple[list[str], list[dict[str, Any]]]] = {}
-    head_columns = ["kind", *Headline.model_fields]
-    for name in ("headline", "groups", "strengths", "weaknesses"):
-        out[name] = (head_columns, [{"kind": kinds[(p.model, r.run)], **r.model_dump()}
-                                    for p in profile.models for r in getattr(p, name)])
-    out["published"] = (list(PublishedFigure.model_fields),
-                        [dict(x) for x in {json.dumps(f.model_dump(), sort_keys=True): f.model_dump()
-                                           for p in profile.models for f in p.published}.values()])
-    out["paired"] = (list(PairedDifference.model_fields), [d.model_dump() for d in profile.paired])
-    run_columns = ["model", *(c for c in profile.models[0].runs[0].model_fields)] if any(p.runs for p in profile.models) else ["model"]
-    out["runs"] = (run_columns, [{"model": p.model, **{k: (json.dumps(v) if isinstance(v, (dict, list)) else v)
-                                                      for k, v in r.model_dump().items()}}
-                                 for p in profile.models for r in p.runs])
-    example_columns = ["model", "kind", "run", "group", "meme", "text", "answer", "expected"]
-    out["examples"] = (example_columns, [{"model": p.model, **e.model_dump(exclude={"picture"})}
-                                         for p in profile.models for e in p.examples])
-    return out
 
 
 # ---- what the pages show -------------------------------------------------------------------------------------
@@ -69,7 +39,7 @@ def _kinds(profile: Profile) -> list[str]:
 def headline_lines(profile: Profile) -> list[dict[str, Any]]:
     """One line per kind × group × figure of the headline block: each model's cell, and the published figures
     for that kind, group and metric (same split by construction)."""
-    kinds = _kinds_by_run(profile)
+    kinds = kinds_by_run(profile)
     lines: dict[tuple[str, str, str], dict[str, Any]] = {}
     for p in profile.models:
         for r in p.headline:
@@ -96,7 +66,8 @@ def bar(r: Headline) -> dict[str, Any]:
     if r.unit != "rate" or r.value is None:
         return {"shown": False}
     lo, hi = (r.ci95_lo, r.ci95_hi) if r.ci95_lo is not None else (r.value, r.value)
-    return {"shown": True, "value": round(100 * r.value, 2), "lo": round(100 * lo, 2), "width": round(100 * (hi - lo), 2)}
+    return {"shown": True, "value": round(100 * r.value, 2), "lo": round(100 * lo, 2),
+            "width": round(100 * (hi - lo), 2)}
 
 
 def radar(rows: list[Headline], size: int = 220) -> Markup | None:
@@ -130,7 +101,7 @@ def radar(rows: list[Headline], size: int = 220) -> Markup | None:
 def model_sections(profile: Profile, p: ModelProfile) -> list[dict[str, Any]]:
     """Per kind of one model: its groups ranked (with bars), strengths, weaknesses with examples, radar."""
     out = []
-    kinds = _kinds_by_run(profile)
+    kinds = kinds_by_run(profile)
     for run in p.runs:
         groups = [r for r in p.groups if kinds[(p.model, r.run)] == run.kind]
         out.append({
@@ -140,7 +111,7 @@ def model_sections(profile: Profile, p: ModelProfile) -> list[dict[str, Any]]:
             "weaknesses": [{"row": r, "cell": cell(r),
                             "examples": [e for e in p.examples if e.run == run.run and e.group == r.group]}
                            for r in p.weaknesses if kinds[(p.model, r.run)] == run.kind],
-            "radar": radar(groups) if run.method == "arena" else None,
+            "radar": radar(groups) if run.radar else None,
             "higher_is_better": groups[0].higher_is_better if groups else True,
         })
     return out
@@ -185,7 +156,8 @@ def to_html(profile: Profile, links: dict[str, str] | None = None, home: str | N
     href of its own page (the static site); `home`: the href of the site's index."""
     return _environment().get_template("profile.html.j2").render(
         profile=profile, title=" vs ".join(p.model for p in profile.models), headline=headline_lines(profile),
-        sections={p.model: {s["kind"]: s for s in model_sections(profile, p)} for p in profile.models}, paired=paired_lines(profile),
+        sections={p.model: {s["kind"]: s for s in model_sections(profile, p)} for p in profile.models},
+        paired=paired_lines(profile),
         kinds=_kinds(profile), intervals=INTERVALS, style=style(), links=links or {}, home=home)
 
 
@@ -210,7 +182,8 @@ def _md_table(header: list[str], rows: list[list[Any]]) -> list[str]:
 def to_markdown(profile: Profile) -> str:
     models = [p.model for p in profile.models]
     out = [f"# MemeGauge profile: {md(' vs '.join(models))}", "",
-           f"MemeGauge {md(profile.version)} · built {md(profile.date)} · store {md(profile.store)}", "", "## Headline", ""]
+           f"MemeGauge {md(profile.version)} · built {md(profile.date)} · store {md(profile.store)}", "",
+           "## Headline", ""]
     out += _md_table(["kind", "group", "figure", *models, "published (same split and metric)"],
                      [[x["kind"], x["group"], x["figure"], *(x["cells"].get(m, "–") for m in models),
                        x["published_text"] or "–"] for x in headline_lines(profile)])
@@ -218,7 +191,8 @@ def to_markdown(profile: Profile) -> str:
         out += ["## Side by side: paired differences on the items both answered", ""]
         out += _md_table(["kind", "group", "figure", "A − B", "n", "A only right", "B only right", "McNemar p",
                           "reading", "method"],
-                         [[x["d"].kind, x["d"].group, x["d"].figure, f"{x['d'].model_a} − {x['d'].model_b}: {x['difference']}",
+                         [[x["d"].kind, x["d"].group, x["d"].figure,
+                           f"{x['d'].model_a} − {x['d'].model_b}: {x['difference']}",
                            x["d"].n, x["d"].a_only, x["d"].b_only, x["p"], x["verdict"], x["d"].method]
                           for x in paired_lines(profile)])
     for p in profile.models:
@@ -239,11 +213,13 @@ def to_markdown(profile: Profile) -> str:
                 out += [""] if weak["examples"] else []
         out += ["### Reproducibility", ""]
         if p.endpoint:
-            out += [f"Endpoint: {md(p.endpoint.backend)} {md(p.endpoint.model)} at {md(', '.join(p.endpoint.base_url) or 'local')}", ""]
+            where = ", ".join(p.endpoint.base_url) or "local"
+            out += [f"Endpoint: {md(p.endpoint.backend)} {md(p.endpoint.model)} at {md(where)}", ""]
         out += _md_table(["kind", "run", "date", "status", "config hash", "MemeGauge", "calls (made, failed)", "tokens",
                           "cost $", "seconds", "data"],
                          [[r.kind, r.run, r.date, r.status, r.config_hash[:16], r.package_version,
-                           f"{r.calls} ({r.calls_made}, {r.failed_calls})", r.tokens, f"{r.cost:.4f}", f"{r.seconds:.1f}",
+                           f"{r.calls} ({r.calls_made}, {r.failed_calls})", r.tokens, f"{r.cost:.4f}",
+                           f"{r.seconds:.1f}",
                            "; ".join(f"{k}: {v}" for k, v in r.sources.items())] for r in p.runs])
     return "\n".join(out + [INTERVALS, ""])
 

@@ -50,7 +50,8 @@ def write_inputs(root: Path, base_url: str) -> dict[str, Path | str]:
                               f"backoff_s: 0.01, backoff_max_s: 0.05}}\n" for m in ("agent", *MODELS, REFERENCE)))
     (root / "adam.yaml").write_text(f"memes: {memes}\nagent: agent\ntargets: [{', '.join(MODELS)}]\nerase: false\n"
                                     "seeds_per_category: 2\nmax_steps: 2\nwarn_below: 0\n")
-    (root / "arena.yaml").write_text(f"memes: {memes}\nlimit: 3\nagent: agent\ntargets: [{', '.join((*MODELS, REFERENCE))}]\n"
+    contestants = ", ".join((*MODELS, REFERENCE))
+    (root / "arena.yaml").write_text(f"memes: {memes}\nlimit: 3\nagent: agent\ntargets: [{contestants}]\n"
                                      f"judges: [{REFERENCE}, gpt-x]\nbootstrap_rounds: 50\nboth_orders: true\n")
     data, images = qa_dataset(root / "qa", memes=("m1", "m2", "m3"))
     for version in ("none-minus", "none-plus"):
@@ -61,7 +62,8 @@ def write_inputs(root: Path, base_url: str) -> dict[str, Path | str]:
     fhm(bench / "fhm", 10)
     _poison_first(bench / "fhm" / "dev_seen.jsonl", "text", f"fhm text {XSS}")
     splits = {"fhm": "dev_seen", "mami": mami(bench / "mami", 10), "harmeme": harmeme(bench / "harmeme", 9)}
-    (root / "qa.yaml").write_text(f"data: {data}\nimages: {images}\nsplit: test\nversion: none-minus\nmodel: {MODELS[0]}\n")
+    (root / "qa.yaml").write_text(f"data: {data}\nimages: {images}\nsplit: test\nversion: none-minus\n"
+                                  f"model: {MODELS[0]}\n")
     return {"models": models, "qa_data": data, "qa_images": images, "bench": bench, **splits}
 
 
