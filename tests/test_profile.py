@@ -360,3 +360,32 @@ def test_the_profile_package_names_no_method():
     words = _method_words()
     for path in sorted((PACKAGE / "profile").rglob("*.py")):
         assert names_of_methods(path, words) == [], path
+
+
+def test_view_serves_the_sites_pages(world, site):
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from memegauge.report.cli import store_server
+
+    server = store_server(Store(world.store))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/profiles/"
+
+    def undated(html: str) -> str:  # the build time, and the endpoints (from --models, which view is not given)
+        return re.sub(r"built \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|<p>Served by .*?</p>"
+                      r"|<p><span class=\"note\">Endpoint: .*?</p>", "", html)
+    try:
+        for page in ("index.html", "compare.html", *(f"models/{p.name}" for p in (site / "models").iterdir())):
+            with urllib.request.urlopen(url + page) as response:
+                assert response.status == 200
+                assert undated(response.read().decode()) == undated((site / page).read_text()), page
+        with urllib.request.urlopen(url) as response:  # the folder's address is its index
+            assert undated(response.read().decode()) == undated((site / "index.html").read_text())
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(url + "models/nobody.html")
+        assert missing.value.code == 404
+    finally:
+        server.shutdown()
+        server.server_close()

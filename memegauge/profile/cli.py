@@ -16,21 +16,6 @@ def register(app: typer.Typer) -> None:
     app.command("profile")(profile_command)
 
 
-def evaluated_models(store) -> list[str]:  # noqa: ANN001 (a Store)
-    """Every model some stored run evaluated (its headline rows name it), in first-run order."""
-    from memegauge.report import build_report
-    from memegauge.report.headline import headline_rows
-    from memegauge.types import MemeGaugeError
-
-    found: dict[str, None] = {}
-    for run in store.list_runs():
-        try:
-            found |= dict.fromkeys(r.model for r in headline_rows(build_report(store, run["name"])))
-        except MemeGaugeError:
-            continue
-    return list(found)
-
-
 def profile_command(
     ctx: typer.Context,
     models: list[str] | None = typer.Argument(None, help="The models to profile (as their runs name them); with "
@@ -77,6 +62,8 @@ def profile_command(
     if not names and site is None:
         raise InputError("no model named", where="memegauge profile",
                          fix="name one or more models, as their runs name them (memegauge runs), or pass --site DIR")
+    from memegauge.profile.gather import evaluated_models
+
     names = names or evaluated_models(store)
     if not names:
         raise InputError("the store holds no run that evaluated a model", where=str(cfg.store_path),

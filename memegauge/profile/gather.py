@@ -194,6 +194,17 @@ def paired_differences(store: Store, a: str, b: str, runs_a: dict[str, _Run], ru
     return out
 
 
+def evaluated_models(store: Store) -> list[str]:
+    """Every model some stored run evaluated (its headline rows name it), in first-run order."""
+    found: dict[str, None] = {}
+    for run in store.list_runs():
+        try:
+            found |= dict.fromkeys(r.model for r in headline_rows(build_report(store, run["name"])))
+        except MemeGaugeError:
+            continue
+    return list(found)
+
+
 def build_profile(store: Store, models: list[str], registry: Any = None) -> Profile:
     """The profile of `models` (one or more) from the runs in `store`."""
     models = list(dict.fromkeys(models))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from typing import Any
 
 from markupsafe import Markup
 
@@ -69,22 +70,31 @@ def index_html(profile: Profile, links: dict[str, str]) -> str:
         script_hash=script_hash(SORTER), compare="compare.html" if len(profile.models) > 1 else None)
 
 
+def site_pages(profile: Profile) -> dict[str, str]:
+    """{path relative to the site's folder: page}: what `write_site` writes and `memegauge view` serves."""
+    links = {p.model: f"models/{page_name(p.model)}" for p in profile.models}
+    pages = {links[p.model]: to_html(_single(profile, i), home="../index.html") for i, p in enumerate(profile.models)}
+    if len(profile.models) > 1:
+        pages["compare.html"] = to_html(profile, links=links, home="index.html")
+    return {**pages, "index.html": index_html(profile, links)}
+
+
+def served_page(store: Any, path: str) -> str | None:
+    """`memegauge view`'s `/profiles/<path>`: the static site's page at `path` for every model the store evaluated,
+    built from the store when asked for; None when the site has no such page."""
+    from memegauge.profile.gather import build_profile, evaluated_models
+
+    models = evaluated_models(store)
+    return site_pages(build_profile(store, models)).get(path or "index.html") if models else None
+
+
 def write_site(profile: Profile, folder: Path) -> list[Path]:
     """Write the site into `folder` (created); each file whole or not at all. Returns the files written."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "models").mkdir(exist_ok=True)
-    links = {p.model: f"models/{page_name(p.model)}" for p in profile.models}
-    written = []
-    for i, p in enumerate(profile.models):
-        path = folder / links[p.model]
-        write_text_atomic(path, to_html(_single(profile, i), home="../index.html"))
-        written.append(path)
-    if len(profile.models) > 1:
-        path = folder / "compare.html"
-        write_text_atomic(path, to_html(profile, links=links, home="index.html"))
-        written.append(path)
-    write_text_atomic(folder / "index.html", index_html(profile, links))
-    return [*written, folder / "index.html"]
+    pages = site_pages(profile)  # every page rendered before the first is written
+    (folder / "models").mkdir(parents=True, exist_ok=True)
+    for path, text in pages.items():
+        write_text_atomic(folder / path, text)
+    return [folder / path for path in pages]
 
 
 __all__ = ["page_name", "write_site"]

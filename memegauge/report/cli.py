@@ -84,6 +84,11 @@ def store_server(store: Any, run: str | None = None, port: int = 0,
                     "\nto compare them anyway, with the differences listed: add &allow_different=1 to the address "
                     "(or tick 'also runs that asked different questions' on the run list)\n")
                 return HTTPStatus.BAD_REQUEST, TEXT, f"cannot compare: {exc}\n{again}".encode()
+        if path.startswith("/profiles/"):  # `memegauge profile --site`'s pages, built when asked for (docs/profile.md)
+            from memegauge.profile.site import served_page
+
+            if (found := served_page(store, unquote(path[len("/profiles/"):]))) is not None:
+                return HTTPStatus.OK, HTML, found.encode("utf-8")
         return HTTPStatus.NOT_FOUND, TEXT, b"not found: this server has /, /run/<name> and /compare?runs=...\n"
 
     def respond(method: str, path: str, headers: Mapping[str, str], _: bytes) -> Response:
