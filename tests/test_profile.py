@@ -118,19 +118,26 @@ def test_published_figures_sit_only_beside_the_same_split(found):
         gpt4o = [f for f in memeqa if f.system == "GPT-4o (zero-shot)" and f.group == "overall (macro)"]
         assert {round(f.value, 3) for f in gpt4o} == {0.596, 0.616}  # Table 2's macro, None− and None+
         assert all(f.kind in kinds for f in page.published)
-        assert not [f for f in page.published if f.kind.startswith("Facebook")]  # FHM publishes test_seen only
+        fhm = {(f.group, f.metric, f.system, f.value) for f in page.published if f.kind.startswith("Facebook")}
+        assert fhm == {("overall (hateful)", "accuracy", "human annotators", 0.847),
+                       ("overall (hateful)", "accuracy", "the paper's best baseline", 0.6473)}
+        assert {f.split for f in page.published if f.kind.startswith("Facebook")} == {"test_seen"}
 
 
 def test_a_run_on_another_split_gets_no_published_figure(world, tmp_path):
+    """MemeQA on dev and FHM on dev_seen: the papers publish test and test_seen figures only."""
     w = copy(world, tmp_path / "w")
     with start_server(seed=4, style="realistic") as server:
         w.models.write_text(re.sub(r"http://127\.0\.0\.1:\d+/v1", server.base_url, w.models.read_text()))
         assert w.cli("qa", "eval", "--data", str(w.root / "qa" / "data"), "--images", str(w.root / "qa" / "images"),
                      "--version", "none-minus", "--split", "dev", "--model", A, "--run", "qa-dev") == 0
+        assert w.cli("eval", "fhm", "--model", A, "--split", "dev_seen", "--data", str(w.root / "bench" / "fhm")) == 0
     found = build_profile(Store(w.store), [A])
-    dev = [r for r in found.models[0].runs if r.run == "qa-dev"]
-    assert dev and dev[0].kind == "MemeQA none-minus · dev"
-    assert not [f for f in found.models[0].published if f.kind == dev[0].kind]
+    kinds = {r.kind for r in found.models[0].runs}
+    assert {"MemeQA none-minus · dev", "Facebook Hateful Memes · dev_seen"} <= kinds
+    assert not [f for f in found.models[0].published if f.kind in ("MemeQA none-minus · dev",
+                                                                    "Facebook Hateful Memes · dev_seen")]
+    assert [f for f in found.models[0].published if f.kind == "Facebook Hateful Memes · test_seen"]
 
 
 def test_the_newest_run_of_a_kind_is_shown_and_the_older_named(world, tmp_path):

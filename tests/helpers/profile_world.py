@@ -61,7 +61,9 @@ def write_inputs(root: Path, base_url: str) -> dict[str, Path | str]:
     bench = root / "bench"
     fhm(bench / "fhm", 10)
     _poison_first(bench / "fhm" / "dev_seen.jsonl", "text", f"fhm text {XSS}")
-    splits = {"fhm": "dev_seen", "mami": mami(bench / "mami", 10), "harmeme": harmeme(bench / "harmeme", 9)}
+    # FHM's published figures are on test_seen: the fixture's items serve as that split too, so they apply
+    (bench / "fhm" / "test_seen.jsonl").write_text((bench / "fhm" / "dev_seen.jsonl").read_text())
+    splits = {"fhm": "test_seen", "mami": mami(bench / "mami", 10), "harmeme": harmeme(bench / "harmeme", 9)}
     (root / "qa.yaml").write_text(f"data: {data}\nimages: {images}\nsplit: test\nversion: none-minus\n"
                                   f"model: {MODELS[0]}\n")
     return {"models": models, "qa_data": data, "qa_images": images, "bench": bench, **splits}
