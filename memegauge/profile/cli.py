@@ -102,7 +102,7 @@ def _run_missing(cfg, names: list[str], with_: list[str], bench_data: Path | Non
     found = stored_runs(store, names) if store is not None else {}
     runs, notes = plan(found, names, with_, registry, bench_data)
     mark_stored(runs, store)
-    out.print(plan_table(runs, registry, store))
+    (out if dry else console).print(plan_table(runs, registry, store))  # the page alone on stdout
     for note in notes:
         console.print(f"  {safe(note)}", soft_wrap=True, highlight=False)
     if dry:
