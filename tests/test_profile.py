@@ -316,6 +316,7 @@ def test_the_site_has_an_index_a_page_per_model_and_the_comparison(site):
     assert set(order) == {A, B, "llava-x"}
 
 
+@pytest.mark.slow  # headless Chromium
 @pytest.mark.skipif(not __import__("memegauge.testing.browser", fromlist=["available"]).available(),
                     reason="needs Debian's chromium and chromedriver and selenium")
 def test_the_site_offline_in_chromium_requests_nothing_outside_and_runs_no_payload(site):
