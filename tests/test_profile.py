@@ -155,6 +155,25 @@ def test_the_newest_run_of_a_kind_is_shown_and_the_older_named(world, tmp_path):
     assert by_kind["MemeQA none-plus · test · first 5 questions (seed 0)"].run == "qa-sample"  # another kind
 
 
+def test_a_newer_run_that_did_not_finish_does_not_replace_the_done_one(world, tmp_path):
+    w = copy(world, tmp_path / "w")
+    with start_server(seed=9, style="realistic", latency_ms=20) as server:
+        w.models.write_text(re.sub(r"http://127\.0\.0\.1:\d+/v1", server.base_url, w.models.read_text())
+                            .replace("max_concurrency: 8", "max_concurrency: 1")
+                            .replace("backoff_s", "price_in: 2.5, price_out: 10, backoff_s")
+                            .replace(f"model: {A},", f"model: {A}-v2,"))  # a new served id: nothing cached
+        qa = ["qa", "eval", "--data", str(w.root / "qa" / "data"), "--images", str(w.root / "qa" / "images"),
+              "--version", "none-plus", "--split", "test", "--model", A]
+        assert w.cli(*qa, "--run", "qa-stopped", "--budget", "0.0005") == 1
+    store = Store(w.store)
+    assert store.run_summary("qa-stopped")["status"] == "stopped"
+    found = build_profile(store, [A])
+    shown = next(r for r in found.models[0].runs if r.kind == "MemeQA none-plus · test")
+    assert shown.run == f"qa-none-plus-{A}" and shown.status == "done"
+    # a stopped run is named: among the other runs of its kind, or (no figures yet) in the profile's notes
+    assert "qa-stopped" in shown.older or any("qa-stopped" in note and "stopped" in note for note in found.notes)
+
+
 # ---- strengths, weaknesses and their examples -----------------------------------------------------------------
 
 def test_weaknesses_are_the_lowest_groups_with_wrong_answers_the_runs_stored(world, found):

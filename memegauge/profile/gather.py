@@ -61,8 +61,9 @@ def _targets(summary: dict[str, Any]) -> set[str]:
     return set(roles.get("targets", [])) | set(roles.get("model", []))
 
 
-def stored_runs(store: Store, models: list[str]) -> dict[str, list[_Run]]:
-    """model → every run that evaluated it and its method profiles (oldest first)."""
+def stored_runs(store: Store, models: list[str], notes: list[str] | None = None) -> dict[str, list[_Run]]:
+    """model → every run that evaluated it and its method profiles (oldest first); a run that names one of the
+    models but cannot be reported is said in `notes`, never dropped silently."""
     wanted = set(models)
     found: dict[str, list[_Run]] = {m: [] for m in models}
     for summary in store.list_runs():
@@ -71,13 +72,18 @@ def stored_runs(store: Store, models: list[str]) -> dict[str, list[_Run]]:
             continue
         try:
             report = build_report(store, summary["name"])
-        except MemeGaugeError:
-            continue  # a method not installed, a run with nothing to report: not part of any profile
+        except MemeGaugeError as exc:  # a method not installed, a run stopped before its results
+            if named and notes is not None:
+                notes.append(f"run {summary['name']} ({summary['method']}, {summary['status']}) not shown: {exc}")
+            continue
         part = part_of(summary["method"]) or _generic(summary["method"])
         kind = part.kind(report)
-        if kind is None:
+        rows = headline_rows(report) if kind is not None else []
+        if not {r.model for r in rows} & wanted:
+            if named & wanted and summary["status"] != "done" and notes is not None:
+                notes.append(f"run {summary['name']} ({summary['method']}, {summary['status']}) not shown: it has "
+                             "no figures yet (rerun its command to finish it)")
             continue
-        rows = headline_rows(report)
         for model in {r.model for r in rows} & wanted:
             found[model].append(_Run(summary["name"], float(summary["created"]), int(summary["id"]), report, part,
                                      kind, [r for r in rows if r.model == model]))
@@ -85,10 +91,10 @@ def stored_runs(store: Store, models: list[str]) -> dict[str, list[_Run]]:
 
 
 def newest(runs: list[_Run]) -> tuple[dict[str, _Run], dict[str, list[str]]]:
-    """({kind: its newest run}, {kind: the older runs' names})."""
+    """({kind: its newest done run, or its newest run when none is done}, {kind: the other runs' names})."""
     chosen: dict[str, _Run] = {}
     older: dict[str, list[str]] = {}
-    for run in sorted(runs, key=lambda r: (r.created, r.run_id)):
+    for run in sorted(runs, key=lambda r: (r.report["run"]["status"] == "done", r.created, r.run_id)):
         if run.kind in chosen:
             older.setdefault(run.kind, []).append(chosen[run.kind].name)
         chosen[run.kind] = run
@@ -210,7 +216,8 @@ def build_profile(store: Store, models: list[str], registry: Any = None) -> Prof
     models = list(dict.fromkeys(models))
     if not models:
         raise InputError("no model to profile", where="memegauge profile", fix="name one or more models")
-    found = stored_runs(store, models)
+    notes: list[str] = []
+    found = stored_runs(store, models, notes)
     pages, chosen = [], {}
     for model in models:
         page, chosen[model] = model_profile(store, model, found[model], registry)
@@ -221,4 +228,4 @@ def build_profile(store: Store, models: list[str], registry: Any = None) -> Prof
     paired = [d for a, b in itertools.combinations(models, 2)
               for d in paired_differences(store, a, b, chosen[a], chosen[b])]
     return Profile(version=__version__, date=iso_date(dt.datetime.now(dt.UTC).timestamp()), store=str(Path(store.path)),
-                   models=pages, paired=paired)
+                   models=pages, paired=paired, notes=notes)

@@ -74,7 +74,8 @@ class RunUsed(_Record):
     seconds: float = Field(description="Wall time of its executions, summed.")
     sources: dict[str, str] = Field(description="The data behind it (its method's profile part: paths, splits, "
                                                 "the catalogue's pinned source and checksums).")
-    older: list[str] = Field(default_factory=list, description="Older runs of the same kind and model, not shown.")
+    older: list[str] = Field(default_factory=list, description="The other runs of the same kind and model, not "
+                                                               "shown: older ones, or ones not done while this is.")
     radar: bool = Field(default=False, description="Its method's part draws its groups as a radar too (the "
                                                    "judged dimensions of a rating).")
 
@@ -136,6 +137,9 @@ class Profile(_Record):
     store: str = Field(description="The store it read.")
     models: list[ModelProfile]
     paired: list[PairedDifference] = Field(description="Every pair of models, on the items both answered.")
+    notes: list[str] = Field(default_factory=list, description="Stored runs of these models not shown, and why "
+                                                               "(a run stopped before its results, a method not "
+                                                               "installed).")
 
     def to_pandas(self, table: str | None = None) -> Any:
         """The figures as DataFrames: `headline`, `groups`, `published`, `paired`, `runs`, `examples` (one, or

@@ -183,7 +183,7 @@ def to_markdown(profile: Profile) -> str:
     models = [p.model for p in profile.models]
     out = [f"# MemeGauge profile: {md(' vs '.join(models))}", "",
            f"MemeGauge {md(profile.version)} · built {md(profile.date)} · store {md(profile.store)}", "",
-           "## Headline", ""]
+           *(f"Not shown: {md(note)}" for note in profile.notes), "", "## Headline", ""]
     out += _md_table(["kind", "group", "figure", *models, "published (same split and metric)"],
                      [[x["kind"], x["group"], x["figure"], *(x["cells"].get(m, "–") for m in models),
                        x["published_text"] or "–"] for x in headline_lines(profile)])
