@@ -22,6 +22,10 @@ def __getattr__(name: str) -> Any:
         from memegauge import api
 
         return getattr(api, name)
+    if name == "profile":  # memegauge.profile(models, store=…): the package, callable (memegauge/profile/__init__.py)
+        from importlib import import_module
+
+        return import_module("memegauge.profile")
     if name.startswith("run_"):  # run_<method>: any registered method's entry point (`api.entry_point`)
         from memegauge import api
         from memegauge.methods import method

@@ -172,6 +172,9 @@ def provided(name: str) -> Callable[..., Any] | None:
 EVALUATED_BY = "evaluated-by"
 """() -> {data set: [benchmarks `memegauge eval` reads it for]} (`memegauge data list` and `data info`)."""
 
+PROFILE_PAGE = "profile-page"
+"""(store, page) -> the HTML of one page of `memegauge profile --site`, or None (`memegauge view`'s /profiles/)."""
+
 SUITE_BOARD = "suite-board"
 """(store, reports) -> the suite leaderboard of these runs when all are benchmark runs, else None (`compare`)."""
 

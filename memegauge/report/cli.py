@@ -84,6 +84,13 @@ def store_server(store: Any, run: str | None = None, port: int = 0,
                     "\nto compare them anyway, with the differences listed: add &allow_different=1 to the address "
                     "(or tick 'also runs that asked different questions' on the run list)\n")
                 return HTTPStatus.BAD_REQUEST, TEXT, f"cannot compare: {exc}\n{again}".encode()
+        if path.startswith("/profiles/"):  # `memegauge profile --site`'s pages, built when asked for (docs/profile.md)
+            from memegauge.registry import PROFILE_PAGE, provided
+
+            served_page = provided(PROFILE_PAGE)  # the profile's, by entry point: the report imports no profile
+            if served_page is not None and (found := served_page(store, unquote(path[len("/profiles/"):]))) \
+                    is not None:
+                return HTTPStatus.OK, HTML, found.encode("utf-8")
         return HTTPStatus.NOT_FOUND, TEXT, b"not found: this server has /, /run/<name> and /compare?runs=...\n"
 
     def respond(method: str, path: str, headers: Mapping[str, str], _: bytes) -> Response:

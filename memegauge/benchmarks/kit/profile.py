@@ -1,0 +1,124 @@
+"""The benchmark kit's profile part, for every registered benchmark (`memegauge.profile.part.ProfileFamily`): a
+run's kind is its benchmark, split and sample; its headline is each task's accuracy; the groups ranked for
+strengths and weaknesses are the tasks' group values (language, source, subtype); its items are its answers; the
+published figures are the benchmark YAML's `published` ones on the run's split, matched by task and metric (the
+report itself already keeps only the run's split)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memegauge.profile.part import ProfileFamily, ProfilePart
+from memegauge.profile.records import Outcome, PublishedFigure
+from memegauge.report.headline import Headline
+
+MAIN = "accuracy"
+
+
+def kind(report: dict[str, Any]) -> str | None:
+    if not report.get("tasks"):
+        return None
+    config = report["run"].get("config") or {}
+    sample = [f"first {config['limit']} items"] if config.get("limit") else []
+    sample += [f"tasks: {', '.join(config['tasks'])}"] if config.get("tasks") else []
+    return f"{report['title']} · {report['split']}" + (f" · {'; '.join(sample)}" if sample else "")
+
+
+def headline(rows: list[Headline]) -> list[Headline]:
+    return [r for r in rows if r.group.startswith("overall (") and r.figure == MAIN]
+
+
+def groups(rows: list[Headline]) -> list[Headline]:
+    return [r for r in rows if not r.group.startswith("overall") and r.figure == MAIN]
+
+
+def outcomes(store: Any, report: dict[str, Any], model: str) -> list[Outcome]:
+    from memegauge.benchmarks.kit.report import exports
+
+    if str(report.get("model")) != model:
+        return []
+    run = {**report["run"], "id": store.run_row(report["run"]["name"])["id"]}
+    out = []
+    for a in exports()["answers"].rows(store, run):  # the kit's own item table, with its `correct`
+        gold = ", ".join(a["gold"]) if isinstance(a["gold"], list) else a["gold"]
+        out.append(Outcome(key=f"{a['task']}|{a['item']}", meme=str(a["item"]), correct=a["correct"], overall=False,
+                           groups=[f"overall ({a['task']})",
+                                   *(f"{a['task']}: {field}={value}" for field, value in a["groups"].items())],
+                           text=a["prompt"], answer=a["answer"] if a["ok"] else None, expected=gold))
+    return out
+
+
+def published(report: dict[str, Any]) -> list[PublishedFigure]:
+    kind_ = kind(report) or ""
+    return [PublishedFigure(kind=kind_, group=f"overall ({name})", metric=p["metric"], system=p["system"],
+                            value=p["value"], split=p["split"], source=p["source"])
+            for name, task in report["tasks"].items() for p in task.get("published", [])
+            if p["split"] == report["split"]]
+
+
+def sources(report: dict[str, Any]) -> dict[str, str]:
+    from memegauge.benchmarks.kit.family import benchmark_spec
+
+    config = report["run"].get("config") or {}
+    out = {"split": str(report["split"]), "items": str(report.get("items"))}
+    if config.get("data"):
+        out["data"] = str(config["data"])
+    spec = benchmark_spec(report["benchmark"])
+    if spec is not None:
+        out["catalogue entry"] = spec.data
+        try:
+            from memegauge.data.catalogue import entry
+
+            found = entry(spec.data)
+            out["pinned sources"] = "; ".join(s.where() for s in found.sources)
+            manifest = found.manifest()
+            if manifest:
+                out["manifest files (sha256 pinned)"] = str(sum(len(files) for files in manifest.values()))
+        except Exception as exc:  # noqa: BLE001 (a catalogue without the entry: say so, the profile goes on)
+            out["pinned sources"] = f"not in the data catalogue ({type(exc).__name__})"
+    return out
+
+
+def configs(base: dict[str, Any], models: list[str]) -> list[tuple[dict[str, Any], list[str]]]:
+    return [({**base, "model": m}, [m]) for m in models]
+
+
+def covers(stored: dict[str, Any], planned: dict[str, Any]) -> bool:
+    return stored.get("split") == (planned.get("split") or stored.get("split")) and not stored.get("limit")
+
+
+def plan(config: Any, checked: Any, name: str) -> list[Any]:
+    """One call per (task, item with a gold answer), exactly (the kit's run asks each once)."""
+    from memegauge.benchmarks.kit.run import prompt
+    from memegauge.engine.estimate import PlannedCalls
+
+    inputs = checked.inputs
+    out = []
+    for task_name, task in inputs.tasks.items():
+        asked = [item for item in inputs.items if item.gold[task_name] is not None]
+        if not asked:
+            continue
+        words = sum(len(prompt(task, item).split()) for item in asked) / len(asked)
+        out.append(PlannedCalls(stage=f"{inputs.spec.name}.{task_name}", model=config.model, calls=len(asked),
+                                max_tokens=task.max_tokens, prompt_words=words,
+                                images=int(any(item.image for item in asked)), note="items × 1"))
+    return out
+
+
+def part_for(name: str) -> ProfilePart | None:
+    from memegauge.benchmarks.kit.family import benchmark_spec
+
+    if benchmark_spec(name) is None:
+        return None
+
+    def auto(data: Path | None) -> dict[str, Any]:
+        """Every installed benchmark: its folder under `--bench-data DIR` when there is one, else the catalogue's."""
+        folder = data / name if data is not None and (data / name).is_dir() else None
+        return {"data": folder}
+
+    return ProfilePart(kind=kind, headline=headline, groups=groups, outcomes=outcomes, published=published,
+                       sources=sources, configs=configs, covers=covers, plan=plan, auto=auto)
+
+
+FAMILY = ProfileFamily(part_for)

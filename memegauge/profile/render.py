@@ -1,0 +1,234 @@
+"""The profile as a page: self-contained HTML (no script, no request leaving the file; every meme text, answer
+and name escaped by the template engine), Markdown, JSON, and flat tables (`tables`, `Profile.to_pandas`). All of
+them render one `Profile`, so every format shows the same figures."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import math
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from memegauge.profile.records import Headline, ModelProfile, PairedDifference, Profile, PublishedFigure, kinds_by_run
+from memegauge.report.leaderboard import cell
+
+HERE = Path(__file__).parent
+FORMATS = ("html", "md", "json")
+INTERVALS = ("95% intervals: Wilson for rates (clustered by meme where items share one), cluster bootstrap for means "
+             "and ratings, as each run's own report gives them; paired differences: see each row's method.")
+
+
+# ---- what the pages show -------------------------------------------------------------------------------------
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def _published_text(found: list[PublishedFigure], unit_rate: bool = True) -> str:
+    return "; ".join(f"{f.system} {_pct(f.value) if unit_rate else f'{f.value:.2f}'}" for f in found)
+
+
+def _kinds(profile: Profile) -> list[str]:
+    return list(dict.fromkeys(r.kind for p in profile.models for r in p.runs))
+
+
+def headline_lines(profile: Profile) -> list[dict[str, Any]]:
+    """One line per kind × group × figure of the headline block: each model's cell, and the published figures
+    for that kind, group and metric (same split by construction)."""
+    kinds = kinds_by_run(profile)
+    lines: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for p in profile.models:
+        for r in p.headline:
+            key = (kinds[(p.model, r.run)], r.group, r.figure)
+            line = lines.setdefault(key, {"kind": key[0], "group": r.group, "figure": r.figure, "cells": {},
+                                          "values": {}, "published": []})
+            line["cells"][p.model] = cell(r)
+            line["values"][p.model] = r.value
+            line["n"] = line.get("n", {}) | {p.model: r.n}
+    seen = set()
+    for p in profile.models:
+        for f in p.published:
+            key = (f.kind, f.group, f.metric)
+            if key in lines and (key, f.system) not in seen:
+                seen.add((key, f.system))
+                lines[key]["published"].append(f)
+    for line in lines.values():
+        line["published_text"] = _published_text(line["published"])
+    return sorted(lines.values(), key=lambda x: (_kinds(profile).index(x["kind"]), x["group"], x["figure"]))
+
+
+def bar(r: Headline) -> dict[str, Any]:
+    """A CSS bar for a rate with its interval: widths in percent of the track (no script, no picture)."""
+    if r.unit != "rate" or r.value is None:
+        return {"shown": False}
+    lo, hi = (r.ci95_lo, r.ci95_hi) if r.ci95_lo is not None else (r.value, r.value)
+    return {"shown": True, "value": round(100 * r.value, 2), "lo": round(100 * lo, 2),
+            "width": round(100 * (hi - lo), 2)}
+
+
+def radar(rows: list[Headline], size: int = 220) -> Markup | None:
+    """An inline SVG radar of a model's arena win rate per dimension (3+ dimensions), with a text title per point;
+    every name escaped. None with fewer than 3 dimensions."""
+    rows = [r for r in rows if r.unit == "rate" and r.value is not None]
+    if len(rows) < 3:
+        return None
+    from markupsafe import escape
+
+    centre, radius = size / 2, size / 2 - 40
+    points, axes, labels = [], [], []
+    for i, r in enumerate(rows):
+        angle = -math.pi / 2 + 2 * math.pi * i / len(rows)
+        x, y = math.cos(angle), math.sin(angle)
+        points.append(f"{centre + radius * r.value * x:.1f},{centre + radius * r.value * y:.1f}")
+        axes.append(f'<line x1="{centre}" y1="{centre}" x2="{centre + radius * x:.1f}" y2="{centre + radius * y:.1f}" '
+                    'stroke="#c8ccd4"/>')
+        anchor = "middle" if abs(x) < 0.3 else ("start" if x > 0 else "end")
+        labels.append(f'<text x="{centre + (radius + 6) * x:.1f}" y="{centre + (radius + 12) * y:.1f}" '
+                      f'text-anchor="{anchor}" font-size="10">{escape(r.group)} {100 * r.value:.0f}%</text>')
+    rings = "".join(f'<circle cx="{centre}" cy="{centre}" r="{radius * f:.1f}" fill="none" stroke="#e3e6ec"/>'
+                    for f in (0.25, 0.5, 0.75, 1.0))
+    title = escape("Win rate per judged dimension: " + "; ".join(f"{r.group} {cell(r)}" for r in rows))
+    return Markup(f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{size}" height="{size}" '
+                  f'viewBox="0 0 {size} {size}"><title>{title}</title>{rings}{"".join(axes)}'
+                  f'<polygon points="{" ".join(points)}" fill="rgba(46,90,172,.25)" stroke="#2e5aac"/>'
+                  f'{"".join(labels)}</svg>')
+
+
+def model_sections(profile: Profile, p: ModelProfile) -> list[dict[str, Any]]:
+    """Per kind of one model: its groups ranked (with bars), strengths, weaknesses with examples, radar."""
+    out = []
+    kinds = kinds_by_run(profile)
+    for run in p.runs:
+        groups = [r for r in p.groups if kinds[(p.model, r.run)] == run.kind]
+        out.append({
+            "kind": run.kind, "run": run.run,
+            "groups": [{"row": r, "cell": cell(r), "bar": bar(r)} for r in groups],
+            "strengths": [r for r in p.strengths if kinds[(p.model, r.run)] == run.kind],
+            "weaknesses": [{"row": r, "cell": cell(r),
+                            "examples": [e for e in p.examples if e.run == run.run and e.group == r.group]}
+                           for r in p.weaknesses if kinds[(p.model, r.run)] == run.kind],
+            "radar": radar(groups) if run.radar else None,
+            "higher_is_better": groups[0].higher_is_better if groups else True,
+        })
+    return out
+
+
+def reading(d: PairedDifference) -> str:
+    """What a paired difference supports: a better model only when its 95% interval excludes 0 and the exact
+    McNemar test agrees (p < 0.05); an interval and a test that disagree (few discordant items) say so."""
+    if d.ci95_lo is None:
+        return "no interval"
+    excludes = d.ci95_lo > 0 or d.ci95_hi < 0
+    if not excludes:
+        return "no clear difference"
+    if d.mcnemar_p is None or d.mcnemar_p >= 0.05:
+        return "unclear: the interval excludes 0, McNemar p ≥ 0.05"
+    return f"{d.model_a if d.ci95_lo > 0 else d.model_b} better"
+
+
+def paired_lines(profile: Profile) -> list[dict[str, Any]]:
+    out = []
+    for d in profile.paired:
+        ci = "" if d.ci95_lo is None else f" [{100 * d.ci95_lo:+.1f}, {100 * d.ci95_hi:+.1f}]"
+        verdict = reading(d)
+        out.append({"d": d, "difference": f"{100 * d.difference:+.1f} pts{ci}" + (f" ({d.note})" if d.note else ""),
+                    "p": "–" if d.mcnemar_p is None else f"{d.mcnemar_p:.3g}", "verdict": verdict})
+    return out
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["pct"] = _pct
+    return env
+
+
+def style() -> Markup:
+    return Markup((HERE / "templates" / "profile.css").read_text(encoding="utf-8"))
+
+
+def to_html(profile: Profile, links: dict[str, str] | None = None, home: str | None = None) -> str:
+    """One self-contained page: a column per model (side by side when there are several). `links`: model → the
+    href of its own page (the static site); `home`: the href of the site's index."""
+    return _environment().get_template("profile.html.j2").render(
+        profile=profile, title=" vs ".join(p.model for p in profile.models), headline=headline_lines(profile),
+        sections={p.model: {s["kind"]: s for s in model_sections(profile, p)} for p in profile.models},
+        paired=paired_lines(profile),
+        kinds=_kinds(profile), intervals=INTERVALS, style=style(), links=links or {}, home=home)
+
+
+def script_hash(script: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+
+
+# ---- Markdown ------------------------------------------------------------------------------------------------
+
+def md(value: Any) -> str:
+    """A Markdown table cell: markup shown as text by any renderer that passes HTML through, pipes escaped."""
+    text = "" if value is None else str(value)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("`", "\\`")
+
+
+def _md_table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    return ["| " + " | ".join(md(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|",
+            *("| " + " | ".join(md(c) for c in row) + " |" for row in rows), ""]
+
+
+def to_markdown(profile: Profile) -> str:
+    models = [p.model for p in profile.models]
+    out = [f"# MemeGauge profile: {md(' vs '.join(models))}", "",
+           f"MemeGauge {md(profile.version)} · built {md(profile.date)} · store {md(profile.store)}", "",
+           *(f"Not shown: {md(note)}" for note in profile.notes), "", "## Headline", ""]
+    out += _md_table(["kind", "group", "figure", *models, "published (same split and metric)"],
+                     [[x["kind"], x["group"], x["figure"], *(x["cells"].get(m, "–") for m in models),
+                       x["published_text"] or "–"] for x in headline_lines(profile)])
+    if profile.paired:
+        out += ["## Side by side: paired differences on the items both answered", ""]
+        out += _md_table(["kind", "group", "figure", "A − B", "n", "A only right", "B only right", "McNemar p",
+                          "reading", "method"],
+                         [[x["d"].kind, x["d"].group, x["d"].figure,
+                           f"{x['d'].model_a} − {x['d'].model_b}: {x['difference']}",
+                           x["d"].n, x["d"].a_only, x["d"].b_only, x["p"], x["verdict"], x["d"].method]
+                          for x in paired_lines(profile)])
+    for p in profile.models:
+        out += [f"## {md(p.model)}", ""]
+        if p.missing:
+            out += [f"Not measured (another profiled model was): {md('; '.join(p.missing))}", ""]
+        for section in model_sections(profile, p):
+            out += [f"### {md(section['kind'])}", ""]
+            if section["groups"]:
+                out += _md_table(["group", "figure", "value [95% CI]", "n"],
+                                 [[g["row"].group, g["row"].figure, g["cell"], g["row"].n] for g in section["groups"]])
+            if section["strengths"]:
+                out += ["Strengths: " + md("; ".join(f"{r.group} {cell(r)}" for r in section["strengths"])), ""]
+            for weak in section["weaknesses"]:
+                out += [f"Weakness: **{md(weak['row'].group)}** {md(weak['cell'])}", ""]
+                out += [f"- meme {md(e.meme)}: {md(e.text)} — answer: {md(e.answer)} — expected: {md(e.expected)}"
+                        for e in weak["examples"]]
+                out += [""] if weak["examples"] else []
+        out += ["### Reproducibility", ""]
+        if p.endpoint:
+            where = ", ".join(p.endpoint.base_url) or "local"
+            out += [f"Endpoint: {md(p.endpoint.backend)} {md(p.endpoint.model)} at {md(where)}", ""]
+        out += _md_table(["kind", "run", "date", "status", "config hash", "MemeGauge", "calls (made, failed)", "tokens",
+                          "cost $", "seconds", "data"],
+                         [[r.kind, r.run, r.date, r.status, r.config_hash[:16], r.package_version,
+                           f"{r.calls} ({r.calls_made}, {r.failed_calls})", r.tokens, f"{r.cost:.4f}",
+                           f"{r.seconds:.1f}",
+                           "; ".join(f"{k}: {v}" for k, v in r.sources.items())] for r in p.runs])
+    return "\n".join(out + [INTERVALS, ""])
+
+
+def render(profile: Profile, fmt: str) -> str:
+    from memegauge.types import InputError
+
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format {fmt!r}", where="--format", fix=f"use one of {', '.join(FORMATS)}")
+    if fmt == "json":
+        return profile.model_dump_json(indent=2)
+    return to_markdown(profile) if fmt == "md" else to_html(profile)
