@@ -195,8 +195,9 @@ def terminal_text(text: str) -> str:
 
 def confined(root: Path | str, given: str | Path, where: str, what: str = "picture") -> Path:
     """`given` (a path written in a release's file, relative to `root`) as a path inside `root`: one that
-    leaves it (``../``, an absolute path, a NUL byte) is refused with one `InputError` naming `where`. The
-    check is on the path as written (not through links a user made in their own folder)."""
+    leaves it (``../``, an absolute path, a NUL byte), or a link whose target lies outside it (a picture linked
+    to /etc/passwd would be sent to the model), is refused with one `InputError` naming `where`. A link inside
+    the folder, or a release folder that is itself a link, is followed."""
     text = str(given).strip()
     base = Path(os.path.abspath(root))
     if "\0" in text or not text:
@@ -205,6 +206,12 @@ def confined(root: Path | str, given: str | Path, where: str, what: str = "pictu
     if not path.is_relative_to(base):
         raise InputError(f"the {what} path {printable(text)!r} leaves the release's folder {printable(base)}",
                          where, f"a release's {what}s are read from inside its own folder; fix the row")
+    real = Path(os.path.realpath(path))
+    if not real.is_relative_to(Path(os.path.realpath(base))):
+        raise InputError(f"the {what} path {printable(text)!r} is a link that leaves the release's folder "
+                         f"{printable(base)} (to {printable(real)})", where,
+                         f"copy the {what}s themselves into the release's folder (or `memegauge data import` it: "
+                         "links inside a copy are kept as their content)")
     return path
 
 

@@ -497,3 +497,22 @@ def test_links_in_an_archive_are_charged_to_the_bound_as_the_copies_they_become(
     with pytest.raises(ChecksumError, match="more than 10000000 bytes"):
         import_copy("mine", archive, say=lambda text: None)
     assert not (data_dir() / "mine" / "copy").exists()
+
+
+def test_a_picture_linked_out_of_a_data_folder_is_refused_and_a_link_inside_it_is_followed(tmp_path):
+    """Review of issue 47: a picture of a `--data` release given as a link to /etc/passwd was sent to the model
+    (the check read the path as written). A link that leaves the release is refused; one inside it is followed."""
+    from memegauge.files import confined
+
+    release = tmp_path / "release"
+    (release / "img").mkdir(parents=True)
+    (release / "img" / "1.png").write_bytes(_png())
+    (release / "img" / "inside.png").symlink_to(release / "img" / "1.png")
+    (release / "img" / "outside.png").symlink_to("/etc/passwd")
+    assert confined(release, "img/inside.png", "w") == release / "img" / "inside.png"
+    with pytest.raises(InputError, match="is a link that leaves the release's folder") as caught:
+        confined(release, "img/outside.png", "dev_seen.jsonl:1")
+    assert "dev_seen.jsonl:1" in str(caught.value)
+    linked = tmp_path / "linked-release"
+    linked.symlink_to(release)  # a release folder that is itself a link is followed
+    assert confined(linked, "img/1.png", "w") == linked / "img" / "1.png"

@@ -129,7 +129,7 @@ def test_memeqa_report_accuracy_filter_and_a_question(driver, runs):
     assert rows["macro"][2] == shown(report["intervals"]["macro"], percent=True)
     assert rows["macro"][2].startswith(f"{100 * report['macro']:.1f}% [")
     assert set(rows) == {*[t for t, n in report["n"].items() if n], "macro", "micro"}
-    assert table_rows(driver, "None+")  # the none-plus run of the same evaluation is in the store
+    assert table_rows(driver, "None+ (95% CI)")  # the none-plus run of the same evaluation is in the store
     root = driver.find_element(By.CSS_SELECTOR, "[data-browser=memeqa]")
     outcome = root.find_element(By.CSS_SELECTOR, "select[aria-label=outcome] option[value=correct]")
     outcome.click()
