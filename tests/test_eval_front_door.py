@@ -258,3 +258,11 @@ def test_runs_never_cuts_a_run_name_and_says_which_columns_it_left_out():
         assert long in text, (width, text)  # whole, on one line
         assert all(len(line) <= width for line in text.splitlines())
         assert (width == 200) == (not dropped) and "name" not in dropped and "status" not in dropped
+
+
+def test_a_data_folder_holding_no_benchmark_is_named_as_such_not_as_data_not_installed(tmp_path, capsys):
+    """Review of issue 43: `eval --suite memes --data /nonexistent` said the data sets were "not installed"
+    (fhm was installed) and told to install them; the --data folder is what is wrong."""
+    code = main(["--quiet", "eval", "--suite", "memes", "--model", "m", "--data", str(tmp_path / "none")])
+    said = " ".join(capsys.readouterr().err.split())
+    assert code == 2 and f"--data {tmp_path / 'none'} holds no folder for" in said and "not installed" not in said

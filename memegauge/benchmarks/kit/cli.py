@@ -74,6 +74,10 @@ def eval_command(ctx: typer.Context,
         label = "skipped" if suite is not None else "not installed"
         console.print(f"[yellow]{label}:[/] {name}: {safe(why)}", highlight=False, soft_wrap=True)
     chosen = [entry for entry in chosen if entry.name not in missing]
+    if missing and (suite is None or not chosen) and data is not None:  # a --data folder, not the catalogue
+        raise InputError(f"--data {data} holds no folder for {', '.join(missing)}", "--data",
+                         "put each benchmark's release in DIR/NAME (docs/benchmarks.md), or leave out --data to read "
+                         "the copies `memegauge data` installed")
     if missing and (suite is None or not chosen):
         raise InputError(f"the data of {', '.join(missing)} is not installed", "eval",
                          "install it with the line(s) above" + (", or leave those benchmarks out" if chosen else ""))
