@@ -186,3 +186,28 @@ def test_adam_and_arena_default_names_show_the_seed():
 
     assert default_run_name("adam", ["a", "b"], "memes.jsonl", {"seed": 3}).startswith("adam-a+b-memes-s3-")
     assert "-s" not in default_run_name("x", ["a"], "memes.jsonl", {})
+
+
+def test_a_rate_limited_server_does_not_hold_the_probes_for_its_retry_after(tmp_path, capsys):
+    """A server that answers every request 429 with `Retry-After: 3600`: the picture probe is sent once,
+    unanswered, and said (the run starts; the engine then waits as the server asks); `models --check`
+    sends one request a model (no picture probe after an unanswered ping), with no minute-long wait."""
+    import asyncio
+    import time
+
+    from memegauge.config import load_registry
+    from memegauge.engine.preflight import check_listed, find_problems
+
+    for step in ("preflight", "check"):  # a server each: a 429's pause is kept per endpoint, process-wide
+        with start_server(fault_rate=1.0, faults=("429",), retry_after=3600) as busy:
+            registry = load_registry(_registry(tmp_path, busy))
+            start = time.monotonic()
+            if step == "preflight":
+                assert asyncio.run(find_problems(registry, ["vl"], pictures=["vl"])) == []
+                err = capsys.readouterr().err
+                assert "picture probe got no answer" in err and "429" in err, err
+            else:
+                [row] = asyncio.run(check_listed(registry, ["vl"]))
+                assert (row["ok"], row["error_class"], row["image"]) == (False, "rate_limit", "unknown")
+            assert busy.stats["requests"] == 1
+            assert time.monotonic() - start < 20  # not the clamped 60 s pause of a Retry-After

@@ -12,6 +12,7 @@ import asyncio
 import os
 from pathlib import Path
 from typing import Any
+from collections.abc import Callable
 
 from memegauge.engine.core import Engine
 from memegauge.engine.store import Store
@@ -28,7 +29,10 @@ async def check_models(registry: ModelRegistry, names: list[str]) -> list[dict[s
     try:
         outcomes = await asyncio.gather(*(engine.chat(_probe(n), detect_refusal=False)
                                           for n in names))
-        images = await asyncio.gather(*(_accepts_image(engine, checked.get(n)) for n in names))
+        # a model that did not answer the text probe is not shown a picture: its server is down or
+        # rate-limited, and a Retry-After would hold the picture probe for up to a minute
+        images = await asyncio.gather(*(_accepts_image(engine, checked.get(n)) if o.ok else _unasked()
+                                        for n, o in zip(names, outcomes, strict=True)))
     finally:
         await engine.aclose()
     return [{"model": n, "ok": o.ok, "error_class": o.error_class.value if o.error_class else "",
@@ -37,9 +41,11 @@ async def check_models(registry: ModelRegistry, names: list[str]) -> list[dict[s
             for n, o, image in zip(names, outcomes, images, strict=True)]
 
 
-async def refusing_images(registry: ModelRegistry, names: list[str], store: Store | None = None) -> dict[str, str]:
+async def refusing_images(registry: ModelRegistry, names: list[str], store: Store | None = None,
+                          unanswered: Callable[[str, str], None] | None = None) -> dict[str, str]:
     """{model: the server's words} for the models of `names` declared to see images whose server refuses
-    a small picture (probed in parallel through `store`'s cache; an unanswered probe is no refusal)."""
+    a small picture (probed in parallel through `store`'s cache; an unanswered probe is no refusal, told
+    to `unanswered(model, why)` when given)."""
     vision = [n for n in dict.fromkeys(names) if registry.get(n).vision and registry.get(n).backend == "openai"]
     if not vision:
         return {}
@@ -48,16 +54,27 @@ async def refusing_images(registry: ModelRegistry, names: list[str], store: Stor
         answers = await asyncio.gather(*(_image_answer(engine, n) for n in vision))
     finally:
         await engine.aclose()
+    for n, (answer, words) in zip(vision, answers, strict=True):
+        if answer == "unknown" and unanswered:
+            unanswered(n, words)
     return {n: words for n, (answer, words) in zip(vision, answers, strict=True) if answer == "no"}
 
 
 async def _image_answer(engine: Engine, name: str) -> tuple[str, str]:
-    """'yes' (answered), 'no' (the server refuses pictures, with its words) or 'unknown' (no answer)."""
+    """'yes' (answered), 'no' (the server refuses pictures, with its words) or 'unknown' (no answer,
+    with its error class and message)."""
     try:
         outcome = await engine.chat(_image_probe(name), detect_refusal=False)
     except InputError as exc:
         return "no", exc.what
-    return ("yes" if outcome.ok else "unknown"), ""
+    if outcome.ok:
+        return "yes", ""
+    error_class = outcome.error_class.value if outcome.error_class else "no answer"
+    return "unknown", (outcome.record.error or error_class)[:120]
+
+
+async def _unasked() -> str:
+    return "unknown"
 
 
 async def _accepts_image(engine: Engine, spec) -> str:
@@ -69,7 +86,9 @@ async def _accepts_image(engine: Engine, spec) -> str:
 
 
 def _quick(registry: ModelRegistry, names: list[str]) -> ModelRegistry:
-    return ModelRegistry({n: registry.get(n).model_copy(update={"max_retries": 1, "backoff_s": 0.5})
+    """The models as probed: one request each, no retry (a rate-limited server's Retry-After would
+    otherwise hold the check, silently, for up to a minute per retry)."""
+    return ModelRegistry({n: registry.get(n).model_copy(update={"max_retries": 0, "backoff_s": 0.5})
                           for n in names}, registry.source)
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from rich.console import Console
+from rich.markup import escape
 
 from memegauge.config import BUILTIN_MODELS
 from memegauge.engine.check import check_models, refusing_images
@@ -86,10 +87,16 @@ async def find_problems(registry: ModelRegistry, names: list[str], pictures: lis
     probed = [n for n in names if n in pictures]
     store = open_store() if open_store and probed else None
     new = store is not None and str(store.path) != ":memory:" and not store.path.exists()
-    refusals = _refusals(registry, await refusing_images(registry, probed, store))
+    refusals = _refusals(registry, await refusing_images(registry, probed, store, _warn_unanswered))
     if refusals and new:  # the run stops before it starts: the store its probes made goes with it
         _remove_store(store)
     return refusals
+
+
+def _warn_unanswered(model: str, why: str) -> None:
+    """An unanswered picture probe does not stop the run (the server may be busy), but is said."""
+    console.print(f"[yellow]warning:[/] model {model!r}: the picture probe got no answer ({escape(why)}); "
+                  "whether its server accepts pictures is unknown, and the run starts anyway")
 
 
 def _remove_store(store: Store) -> None:
