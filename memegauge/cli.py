@@ -324,13 +324,16 @@ def demo_command(ctx: typer.Context,
 INTERRUPTED = ("interrupted: the run is marked `interrupted`; every answer received so far is stored. "
                "Rerun the same command to continue where it stopped.")
 TERMINATED = "terminated (SIGTERM), treated as Ctrl-C: " + INTERRUPTED.removeprefix("interrupted: ")
+NO_RUN = ("interrupted before the run started (during the checks or while reading the data): no run "
+          "was opened, so there is nothing to resume. Rerun the same command to start it.")
 
 
 def _interrupted() -> int:
     """The message and exit status of a Ctrl-C (130) or a SIGTERM (143, what schedulers expect)."""
-    from memegauge.signals import terminated
+    from memegauge.signals import run_opened, terminated
 
-    console.print(TERMINATED if terminated() else INTERRUPTED)
+    said = (TERMINATED if terminated() else INTERRUPTED) if run_opened() else NO_RUN
+    console.print(("terminated (SIGTERM): " if terminated() and not run_opened() else "") + said)
     return 143 if terminated() else 130
 
 

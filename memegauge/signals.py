@@ -15,6 +15,15 @@ from collections.abc import Callable, Iterator
 
 _TERMINATED = [False]
 _DRAINER: list[Callable[[int, Any], None]] = []  # the open run's first-Ctrl-C handler, for SIGTERM
+_RUN_OPENED = [False]  # a run was opened in the store by this command (its Ctrl-C message says so)
+
+
+def run_opened(opened: bool | None = None) -> bool:
+    """Whether this command opened a run (`run_opened(True)`: the engine says it did). A Ctrl-C before
+    any run (during the preflight, while reading data) has no run to mark `interrupted`."""
+    if opened is not None:
+        _RUN_OPENED[0] = opened
+    return _RUN_OPENED[0]
 
 
 def terminated() -> bool:
@@ -32,6 +41,7 @@ def sigterm_as_ctrl_c() -> Iterator[None]:
         yield
         return
     _TERMINATED[0] = False
+    _RUN_OPENED[0] = False
 
     def on_sigterm(signum: int, frame: Any) -> None:
         _TERMINATED[0] = True

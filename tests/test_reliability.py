@@ -227,6 +227,33 @@ def test_ctrl_c_stores_the_answers_in_flight_and_none_is_asked_again(tmp_path, s
     assert Store(tmp_path / "s.db").run_summary("r")["status"] == "done"
 
 
+def test_ctrl_c_during_the_preflight_says_no_run_was_opened(tmp_path):
+    """Ctrl-C while the preflight waits for a server's /models (before any run exists): exit 130, and
+    the message says no run was opened (not that a run is marked `interrupted`); the store holds no run."""
+    import select
+    import socket
+
+    data, images = make_dataset(tmp_path)
+    with socket.socket() as silent:  # accepts connections (the kernel's backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        (tmp_path / "models.yaml").write_text(f"vlm: {{backend: openai, model: vlm, base_url: "
+                                              f"'http://127.0.0.1:{port}/v1'}}\n")
+        child = subprocess.Popen([sys.executable, "-c", CTRL_C_START, *_eval_args(tmp_path, data, images)],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        assert select.select([silent], [], [], 60)[0], "the preflight never connected"
+        child.send_signal(signal.SIGINT)
+        code = child.wait(timeout=60)
+    message = " ".join(child.stderr.read().split())
+    assert code == 130, message
+    assert "no run was opened" in message and "marked" not in message, message
+    assert "Task was destroyed" not in message, message
+    if (tmp_path / "s.db").exists():
+        with sqlite3.connect(tmp_path / "s.db") as con:
+            assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
+
+
 # ---- docs/reliability.md ----------------------------------------------------------------------------
 
 

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Iterator
 from memegauge._version import __version__
 from memegauge.engine.core import BudgetReached, CallOutcome, Engine, cache_key, call_priority
 from memegauge.engine.interrupt import StopSignal, graceful_ctrl_c
+from memegauge.signals import run_opened
 from memegauge.engine.preflight import preflight_vision
 from memegauge.engine.progress import CallProgress
 from memegauge.engine.store import HEARTBEAT_S, RunBusy, Store, StoreError, canonical_json
@@ -76,6 +77,7 @@ async def open_run(store: Store, registry: ModelRegistry, *, name: str, method: 
         await preflight_vision(registry, vision_models, store)
     run_id, execution_id = store.open_run(name, method, config, config_hash(config), seed,
                                           __version__)
+    run_opened(True)
     run = Run(store, run_id, execution_id, name, method, seed)
     log.info("run %r (%s): execution %d started", name, method, execution_id)
     beating = asyncio.create_task(_heartbeat(store, run_id, execution_id))
