@@ -666,9 +666,12 @@ def test_every_published_figure_quotes_its_source_with_its_address():
     assert shown  # FHM's abstract figures
     for name, figure in shown:
         assert re.search(r"https://\S+", figure.source), (name, figure)
-        quoted = re.findall(r'"([^"]+)"', figure.source)  # a percentage, or a leaderboard's score (80.9)
-        assert any(re.search(rf"\b{re.escape(f'{figure.value * 100:g}')}(%|\b)", q) for q in quoted), (name, figure)
-    assert not {round(p.value, 4) for _, p in shown} & {0.8265, 0.7141, 0.6506, 0.7397, 0.834}
+        quoted = re.findall(r'"([^"]+)"', figure.source)  # a percentage, a score (80.9) or a fraction (0.834, .787)
+        written = {float(n) for q in quoted for n in re.findall(r"(?<![\d.])(\d*\.\d+|\d+)(?![\d.])", q)}
+        assert figure.value in written or round(figure.value * 100, 6) in {round(n, 6) for n in written}, \
+            (name, figure)
+    # FHM's AUROCs and dev_seen figures once typed from memory stay out (MAMI's 0.834 is back, read in SRCB's abstract)
+    assert not {round(p.value, 4) for _, p in shown} & {0.8265, 0.7141, 0.6506, 0.7397}
 
 
 def test_unreadable_answers_are_counted_and_never_a_class():
