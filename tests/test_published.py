@@ -18,7 +18,8 @@ from test_benchmarks import cli, mami, memelens, world  # noqa: F401  (world: th
 
 ROOT = Path(__file__).resolve().parents[1]
 LINE_METRICS = {"accuracy", "macro_f1", "auroc", "type_weighted_f1"}  # the figures a task's leaderboard line shows
-GROUP_METRICS = {"accuracy", "macro_f1"}  # a group value's line (`task: field=value`): accuracy and macro-F1
+GROUP_METRICS = {"accuracy", "macro_f1"}
+COUNTED = ("goat-bench", "memelens")  # docs/benchmarks.md counts their figures rather than listing each  # a group value's line (`task: field=value`): accuracy and macro-F1
 
 
 def _figures():
@@ -34,7 +35,7 @@ def test_every_published_figure_carries_its_address_split_metric_and_n():
     from memegauge.report.leaderboard import published_cell
 
     figures = _figures()
-    assert {spec.name for spec, _ in figures} == {"fhm", "ii-bench", "mami", "memelens"}
+    assert {spec.name for spec, _ in figures} == {"fhm", "goat-bench", "ii-bench", "mami", "memelens"}
     for spec, p in figures:
         where = (spec.name, p.task, p.system, p.metric)
         assert re.search(r"https://\S+", p.source), where  # an address a reader can open
@@ -82,7 +83,10 @@ def test_the_leaderboard_entry_gives_a_figure_only_for_its_own_split_task_line_a
     assert [p.value for p in entry["mami"].published("test", "subtypes", "type_weighted_f1")] == [0.731, 0.710]
     assert entry["mami"].published("test", "subtypes", "macro_f1") == []  # B is scored by weighted F1, not macro
     assert entry["mami"].published("train", "misogynous", "macro_f1") == []
-    assert entry["goat-bench"].published("test", "hatefulness", "macro_f1") == []  # its tables were not readable
+    goat = {p.system: p.value for p in entry["goat-bench"].published("test", "hatefulness", "macro_f1")}
+    assert len(goat) == 11 and goat["GPT-4V (-)"] == 0.7128 and goat["LLaVA-1.5 (13B)"] == 0.6140
+    assert entry["goat-bench"].published("test", "harmfulness", "accuracy")[2].value == 0.6670  # LLaVA-1.5's
+    assert entry["harmeme"].published("harm-c/test", "harmful", "macro_f1") == []  # its tables were not readable
 
 
 def _docs_table() -> list[list[str]]:
@@ -95,19 +99,21 @@ def _docs_table() -> list[list[str]]:
 
 def test_the_docs_table_of_published_figures_is_the_yamls_own():
     """docs/benchmarks.md lists every published figure (benchmark, split, task, metric, system, value, n) but
-    MemeLens' per-config ones, which it counts; each row is one of the YAMLs', and each YAML figure is a row."""
+    GOAT-Bench's and MemeLens' (110 and 36: it counts them); each row is one of the YAMLs', and each YAML figure is
+    a row."""
     def percent(value: float) -> str:
         return f"{100 * value:.1f}%"
 
     wanted = {(f"`{spec.name}`", f"`{p.split}`", f"`{p.task}`", p.metric, p.system, percent(p.value),
                str(p.n) if p.n is not None else "not stated")
-              for spec, p in _figures() if spec.name != "memelens"}
+              for spec, p in _figures() if spec.name not in COUNTED}
     rows = _docs_table()
     assert {tuple(r[:7]) for r in rows} == wanted
     assert all(re.search(r"https://", r[7]) for r in rows)  # each row names its source's address
     text = (ROOT / "docs" / "benchmarks.md").read_text()
-    count = sum(spec.name == "memelens" for spec, _ in _figures())
-    assert f"`memelens` lists {count} figures" in text
+    for name in COUNTED:
+        count = sum(spec.name == name for spec, _ in _figures())
+        assert f"`{name}` lists {count} figures" in text
 
 
 @pytest.mark.slow  # two benchmarks through eval and the CSV leaderboard: several seconds
