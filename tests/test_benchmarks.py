@@ -229,8 +229,10 @@ def goat_listing(task: str) -> list[dict]:
 
 def goat(root: Path, zipped: bool = True) -> str:
     """GOAT-Bench: hatefulness' pictures from the installed FHM (imported here, its release naming them
-    img/15740.png, img/04796.png); the others beside their listing: in test/TASK.zip (the Hub's files; the zip's
-    inside could not be read, a listing at TASK/test.jsonl is assumed) or unpacked as TASK/test.jsonl."""
+    img/15740.png, img/04796.png); the others beside their listing, in TASK/images/ as oops343/MemeAgent's
+    load_dataset.py lays a task out: in test/TASK.zip (the Hub's files; the zip's inside could not be read, a
+    listing at TASK/test.jsonl is assumed) or unpacked as TASK/test.jsonl. Label "1" is the trait present (as
+    MemeAgent's summary.py scores it: pred_label 1 for yes)."""
     release = root.parent / "fhm-for-goat"
     rows = [{"id": int(name.split(".")[0]), "img": f"img/{name}", "label": 1, "text": f"fhm {name}"}
             for name in GOAT_NAMES["hatefulness"]]
