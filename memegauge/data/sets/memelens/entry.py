@@ -130,9 +130,10 @@ ENTRY = Entry(
     size="100K–1M rows (download size not confirmed from here)",
     licence="declared MIT on the dataset card — in conflict with the terms of the sets it re-releases "
             "(FHM and MAMI forbid redistribution; others are research-only); use it as those terms allow",
-    citation="""@misc{memelens2026,
-  title  = {MemeLens},
-  author = {{Qatar Computing Research Institute}},
+    citation="""@misc{shahroor2026memelens,
+  title  = {{MemeLens}: Multilingual Multitask {VLMs} for Memes},
+  author = {Shahroor, Ali Ezzat and Kmainasi, Mohamed Bayan and Hasnat, Abul and Dimitrov, Dimitar
+            and Da San Martino, Giovanni and Nakov, Preslav and Alam, Firoj},
   year   = {2026},
   eprint = {2601.12539},
   archivePrefix = {arXiv}
@@ -141,8 +142,8 @@ ENTRY = Entry(
         id="memelens", repo_id="QCRI/MemeLens", revision="98eac34fc64fad505c98a0cc94aa70cb2e72a449",
         licence="MIT (declared; see the conflict above)", what="every config's Parquet files and README.md"),),
     folder=Path(__file__).parent,
-    notes="The paper's title and authors could not be confirmed from here: the citation gives the arXiv id "
-          "the dataset card links (2601.12539). "
+    notes="The paper's title and authors are as a copy of arXiv:2601.12539 gives them "
+          "(http://kk6lht.com/papers/2601.12539.md; the model card QCRI/MemeLens-VLM names the same title). "
           "Revision 98eac34 ('Upload stereotype_en__MAMI') is the newest commit seen from here, not "
           "confirmed as the head. The columns were read later from mirrors of the Hub's viewer and card (the "
           "card now describes a JSONL layout, LANG/DATASET/{train,test,val}.jsonl beside images/, which the "
