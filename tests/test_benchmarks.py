@@ -229,8 +229,10 @@ def goat_listing(task: str) -> list[dict]:
 
 def goat(root: Path, zipped: bool = True) -> str:
     """GOAT-Bench: hatefulness' pictures from the installed FHM (imported here, its release naming them
-    img/15740.png, img/04796.png); the others beside their listing: in test/TASK.zip (the Hub's files; the zip's
-    inside could not be read, a listing at TASK/test.jsonl is assumed) or unpacked as TASK/test.jsonl."""
+    img/15740.png, img/04796.png); the others beside their listing, in TASK/images/ as oops343/MemeAgent's
+    load_dataset.py lays a task out: in test/TASK.zip (the Hub's files; the zip's inside could not be read, a
+    listing at TASK/test.jsonl is assumed) or unpacked as TASK/test.jsonl. Label "1" is the trait present (as
+    MemeAgent's summary.py scores it: pred_label 1 for yes)."""
     release = root.parent / "fhm-for-goat"
     rows = [{"id": int(name.split(".")[0]), "img": f"img/{name}", "label": 1, "text": f"fhm {name}"}
             for name in GOAT_NAMES["hatefulness"]]
@@ -666,9 +668,12 @@ def test_every_published_figure_quotes_its_source_with_its_address():
     assert shown  # FHM's abstract figures
     for name, figure in shown:
         assert re.search(r"https://\S+", figure.source), (name, figure)
-        quoted = re.findall(r'"([^"]+)"', figure.source)  # a percentage, or a leaderboard's score (80.9)
-        assert any(re.search(rf"\b{re.escape(f'{figure.value * 100:g}')}(%|\b)", q) for q in quoted), (name, figure)
-    assert not {round(p.value, 4) for _, p in shown} & {0.8265, 0.7141, 0.6506, 0.7397, 0.834}
+        quoted = re.findall(r'"([^"]+)"', figure.source)  # a percentage, a score (80.9) or a fraction (0.834, .787)
+        written = {float(n) for q in quoted for n in re.findall(r"(?<![\d.])(\d*\.\d+|\d+)(?![\d.])", q)}
+        assert figure.value in written or round(figure.value * 100, 6) in {round(n, 6) for n in written}, \
+            (name, figure)
+    # FHM's AUROCs and dev_seen figures once typed from memory stay out (MAMI's 0.834 is back, read in SRCB's abstract)
+    assert not {round(p.value, 4) for _, p in shown} & {0.8265, 0.7141, 0.6506, 0.7397}
 
 
 def test_unreadable_answers_are_counted_and_never_a_class():

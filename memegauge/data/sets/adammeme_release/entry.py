@@ -32,6 +32,8 @@ ENTRY = Entry(
         include=("data/", "results/llava_5k/info.json", "results/llava_5k/log", "README.md")),),
     folder=Path(__file__).parent,
     paths=lambda root: {"data": root / "release"},
-    notes="results/llava_5k/scoring_res.json is not kept: it could not be read from here to pin its sha256, "
-          "so an import has no iteration-0 scores.",
+    notes="results/llava_5k/scoring_res.json is not kept: it could not be read from here to pin its sha256 "
+          "(a snapshot of the repository at 0044188 lists it as git blob fa672380253c183f8a0d75cc46c1830312220bc9 "
+          "but lacks its content: files of 4 MiB and more are not copied here), so an import has no "
+          "iteration-0 scores.",
 )

@@ -9,10 +9,12 @@ shows it: one JSON object a line, ``{"id": "15740", "img": "15740.png", "label":
 labels as strings; picture names bare: ``covid_memes_5425.png``, ``15591.jpg``, ``Qj9x2wz.png``,
 ``823315070423797760.jpg``). The authors' script (DanielLin97/GOAT-Bench, Script/LMM_infer.py) reads ``text``
 or else ``org_sent``, ``img`` or else ``image``, and the id from the picture's name (``img.replace('.png', '')``)
-when ``id`` is missing; this reader does the same. What could not be read from here: the inside of the Hub
-zips (a listing anywhere inside is read, pictures found by their bare name anywhere inside) and the card's
-test/README.md (its label coding): label ``1`` is read as "the trait is present", as in the source sets (FHM's
-1 = hateful).
+when ``id`` is missing; this reader does the same. MemeAgent's loader (load_dataset.py, commit 32d7e5d) lays
+each task out as ``TASK/test.jsonl`` with its pictures in ``TASK/images/IMG``, and its scorer (summary.py, commit
+9eead8f) sets ``pred_label = 1 if 'yes' in …`` against the listing's label: label ``1`` is "the trait is present",
+as this reader reads it (and as in the source sets: FHM's 1 = hateful). What could not be read from here: the
+inside of the Hub zips (a listing anywhere inside is read, pictures found by their bare name anywhere inside) and
+the card's test/README.md (only its commit pages, 335 bytes at e7a9491, could be seen).
 """
 
 from __future__ import annotations
@@ -124,7 +126,9 @@ ENTRY = Entry(
     notes="Revision e7a9491 ('Update test/README.md', 21 commits; after c9751c1, 20) is the newest commit seen "
           "from here (huggingface.co/datasets/HKBU-NLP/GOAT-Bench/tree/e7a94912601d40251b3cd59c21ef623cefd4a99a); "
           "whether it is the head could not be confirmed. The zips' inside and test/README.md could not be read from "
-          "here; each task's listing follows the public copy in oops343/MemeAgent (goat_dataset/TASK/test.jsonl).",
+          "here (only their commit pages); each task's listing follows the public copy in oops343/MemeAgent "
+          "(goat_dataset/TASK/test.jsonl), whose loader keeps pictures in TASK/images/ and whose scorer reads "
+          "label 1 as yes (load_dataset.py, summary.py).",
     needs=("fhm",),
     rows=rows,
 )

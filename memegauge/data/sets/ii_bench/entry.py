@@ -62,6 +62,11 @@ ENTRY = Entry(
         allow=("data/*", "README.md")),),
     folder=Path(__file__).parent,
     notes="Revision a1484f3 ('add claude-3.5-sonnet') is the newest commit seen from here. The Parquet "
-          "files' column names are the card's `dataset_info.features` (as the issue quotes them).",
+          "files' column names are the card's `dataset_info.features` (as the issue quotes them). Test answers: "
+          "the authors' GitHub copy (II-Bench/II-Bench at 7cf6187, data/test.json) gives each test question "
+          "`id, question, options` and no `answer` or `correct_option`, which every dev question has "
+          "(data/dev.json: `\"correct_option\": …, \"answer\": \"E\"`); so the test answers are not public "
+          "there, and a test row without one is counted and not asked. Whether the Hub's test Parquet carries "
+          "them could not be read from here (its viewer would not load).",
     rows=rows,
 )
