@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from test_benchmarks import expected, picture, run_of, world  # noqa: F401  (world: the fixture, used by name)
+from test_benchmarks import expected, picture, run_of, world  # noqa: F401,F811  (world: the fixture, used by name)
 
 # config → (its language folder, its classes), as the authors' download_dataset.py files them (LANGUAGE_DATASETS)
 JSONL_CONFIGS = {
@@ -45,7 +45,7 @@ def memelens_jsonl(root: Path, n: int = 10) -> None:
             (folder / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
 
 
-def test_memelens_in_the_hubs_jsonl_layout_asks_each_config_with_its_own_classes(world):
+def test_memelens_in_the_hubs_jsonl_layout_asks_each_config_with_its_own_classes(world):  # noqa: F811 (the fixture imported above)
     tmp, server = world
     data = tmp / "ml"
     memelens_jsonl(data)

@@ -19,7 +19,7 @@ from test_benchmarks import cli, mami, memelens, world  # noqa: F401  (world: th
 ROOT = Path(__file__).resolve().parents[1]
 LINE_METRICS = {"accuracy", "macro_f1", "auroc", "type_weighted_f1"}  # the figures a task's leaderboard line shows
 GROUP_METRICS = {"accuracy", "macro_f1"}
-COUNTED = ("goat-bench", "memelens")  # docs/benchmarks.md counts their figures rather than listing each  # a group value's line (`task: field=value`): accuracy and macro-F1
+COUNTED = ("goat-bench", "memelens")  # docs/benchmarks.md counts their figures rather than listing each
 
 
 def _figures():

@@ -90,8 +90,8 @@ ENTRY = Entry(
           "their sha256 (a snapshot of the repository at 11722ec lists them as git blobs "
           "acdb94c55d155bb7ac2bed3a351c348842cdf895, HarMeme_COVID_GCVwBB_3544.json, and "
           "276f298814eccc1077422720bc5767f80a706bd5, HarMeme_USPOL_GCVwBB_3552.json, but lacks their content: "
-          "files of 4 MiB and more are not copied here). The picture archive's layout and checksum could not be confirmed from here: the "
-          "import keeps it as given and records every file's sha256.",
+          "files of 4 MiB and more are not copied here). The picture archive's layout and checksum could not "
+          "be confirmed from here: the import keeps it as given and records every file's sha256.",
     convert=convert,
     splits=converted_splits,
     rows=rows,
