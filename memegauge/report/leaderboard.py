@@ -167,6 +167,7 @@ class Board:
     runs: list[dict[str, Any]] = field(default_factory=list)  # {name, method, status, date, models}
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (benchmark, why, with the line that installs it)
     notes: list[str] = field(default_factory=list)  # each figure not computed: the reason and the fix, once
+    warnings: list[str] = field(default_factory=list)  # "RUN: …" for each run whose answers mostly could not be read
 
     def systems(self) -> list[str]:
         """The published systems, in first-seen order (a column each in CSV, Markdown and HTML)."""
@@ -246,6 +247,8 @@ def board_markdown(board: Board) -> str:
     out += [""] if board.runs else []
     out += ["| " + " | ".join(map(_md_escape, header)) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(map(_md_escape, row)) + " |" for row in rows]
+    if board.warnings:
+        out += ["", "WARNING (most answers could not be read):"] + [f"- {_md_escape(w)}" for w in board.warnings]
     if board.notes:
         out += ["", "Not computed:"] + [f"- {_md_escape(n)}" for n in board.notes]
     if board.skipped:

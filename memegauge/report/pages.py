@@ -200,6 +200,8 @@ def board_page(board: Any, links: bool = False) -> str:
     blocks = [Block("note", "Leaderboard", text="Each figure with its 95% interval and n (items behind it); "
                                                 "published: the papers' own figures on the same split and metric, "
                                                 "never ours, with the paper's n.")]
+    blocks += [Block("note", "These figures measure the output format, not the model", text=warning)
+               for warning in board.warnings]
     blocks += board_tables(board)
     if board.notes:
         blocks.append(Block("note", "Not computed", text=" ".join(board.notes)))
@@ -207,8 +209,8 @@ def board_page(board: Any, links: bool = False) -> str:
         rows = []
         for name, why in board.skipped:
             reason, *commands = why.split("\n")
-            rows += [[text(name), text(reason.removesuffix("; install with:")), text(c.strip())]
-                     for c in (commands or [""])]
+            reason = reason.removesuffix("; install with:").removesuffix("; commands:")
+            rows += [[text(name), text(reason), text(c.strip() or None)] for c in (commands or [""])]
         blocks.append(Block("table", "Skipped benchmarks (data not installed)", table=table(
             ["benchmark", "why", "command (one per line)"], rows)))
     rows = [r for line in board.lines for r in line.cells.values() if r.value is not None]

@@ -42,7 +42,26 @@ def build(spec: Benchmark, store: Store, run: dict[str, Any]) -> dict[str, Any]:
             group["rows"] = ((counts.get(name) or {}).get("groups") or {}).get(f"{group['group']}={group['value']}")
     return {"benchmark": spec.name, "title": spec.title, "paper": spec.paper, "split": split,
             "model": config.get("model"), "items": len({r["item"] for r in rows}), "tasks": tasks,
+            "format_warning": format_warning(tasks),
             "prompts": config.get("benchmark_prompts") or {}, "details": rows}
+
+
+UNREADABLE_ABOVE = 0.5
+"""More than half the answered items unreadable: every figure is then bounded by the output format (as MemeQA's
+`memegauge.memeqa.metrics.UNREADABLE_ABOVE`); the report, the run page and `eval`'s exit status (3) say so."""
+
+
+def format_warning(tasks: dict[str, Any]) -> str | None:
+    """What to tell a user whose run's answers mostly could not be read (over every task), or None."""
+    answered = sum(t["answered"] for t in tasks.values())
+    unreadable = sum(t["unreadable"] for t in tasks.values())
+    if not answered or unreadable <= UNREADABLE_ABOVE * answered:
+        return None
+    return (f"{unreadable} of {answered} answers could not be read (more than {UNREADABLE_ABOVE:.0%} of the answered "
+            "items): these figures measure the model's output format, not its understanding of memes. Check the raw "
+            "answers (the run page's items, or `memegauge export RUN --table answers`): a reasoning model spends its "
+            "answer tokens thinking (raise them with -o max_tokens=512), or it answers in prose; fix the model's "
+            "settings (models.yaml) and rerun.")
 
 
 def _task(task: Task, rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
@@ -183,6 +202,9 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
     facts = [("paper", report["paper"]), ("split", report["split"]), ("model", str(report["model"])),
              ("items", str(report["items"]))]
     blocks = [Block("facts", report["title"], facts=facts)]
+    if report.get("format_warning"):  # first, before any figure it qualifies
+        blocks.append(Block("note", "These figures measure the output format, not the model",
+                            text=report["format_warning"]))
     for name, task in report["tasks"].items():
         said = (f"{name}: {asked_line(task)}. {task['answered']} answered, {task['unreadable']} unreadable (scored "
                 f"as wrong), {task['failed']} failed (not scored)."
