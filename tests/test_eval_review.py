@@ -133,3 +133,116 @@ def test_with_a_data_suite_folder_each_skipped_benchmark_is_said_once_with_a_com
         cells = row.split("<td")[1:]
         command = cells[2]
         assert "memegauge data" in command or "mkdir" in command, row  # never an empty command cell
+
+
+def _twelve(root: Path, one_class: bool) -> Path:
+    """FHM's layout with 12 dev_seen items: 4 hateful and 8 not, or all 12 not hateful."""
+    from test_benchmarks import fhm
+
+    fhm(root, 12)
+    lines = [json.loads(line) for line in (root / "dev_seen.jsonl").read_text().splitlines()]
+    (root / "dev_seen.jsonl").write_text("".join(json.dumps({**r, "label": 0 if one_class else r["label"]}) + "\n"
+                                                 for r in lines))
+    return root
+
+
+def test_auroc_on_twelve_items_is_computed_from_the_servers_log_probabilities_or_says_why_not(tmp_path, capsys):
+    from sklearn.metrics import roc_auc_score
+
+    from test_benchmarks import meant, truths
+
+    both, single = _twelve(tmp_path / "both", False), _twelve(tmp_path / "single", True)
+    with start_server(seed=3, style="realistic", no_logprobs=("plain",)) as server:
+        (tmp_path / "models.yaml").write_text("".join(
+            f"{m}: {{backend: openai, model: {m}, base_url: {server.base_url}}}\n" for m in ("tsrv", "plain")))
+        for folder, run in ((both, "both"), (single, "single")):
+            code, out, err = _cli(tmp_path, capsys, "eval", "fhm", "--model", "tsrv", "--model", "plain", "--data",
+                                  str(folder), "--split", "dev_seen", "--run", run, "--out", str(tmp_path / f"{run}.csv"))
+            assert code == 0, err
+            if run == "both":
+                assert "one class only" not in out and "not computed: no log-probabilities" in out
+            else:
+                assert "not computed: one class only" in out and "all gold 'no'" in out
+        found = truths(server, "tsrv")
+    rows = {(r["metric"]): r for r in csv.DictReader(io.StringIO((tmp_path / "both.csv").read_text()))}
+    _, exported, _ = _cli(tmp_path, capsys, "export", "both-tsrv", "--table", "answers", "--format", "jsonl")
+    answers = [json.loads(line) for line in exported.splitlines()]
+    with_p = [(a["gold"] == "yes", meant(found, a["prompt"])["p_yes"]) for a in answers
+              if meant(found, a["prompt"])["p_yes"] is not None]
+    assert len(with_p) >= 9 and {y for y, _ in with_p} == {True, False}
+    assert float(rows["auroc"]["tsrv"]) == pytest.approx(roc_auc_score(*zip(*with_p)), rel=1e-6)
+    assert int(rows["auroc"]["tsrv_n"]) == len(with_p) and rows["auroc"]["tsrv_ci95_lo"] != ""
+    assert rows["auroc"]["plain"] == "" and "no log-probabilities" in rows["auroc"]["plain_note"]
+    assert "--max-logprobs" in rows["auroc"]["plain_note"]  # the server flag that keeps them
+    one = {(r["metric"]): r for r in csv.DictReader(io.StringIO((tmp_path / "single.csv").read_text()))}
+    assert one["auroc"]["tsrv"] == "" and one["auroc"]["tsrv_note"].startswith("one class only")
+    # the run pages: the figure where there is one, the reason where there is none (never "nothing was scored")
+    for name, said in (("both-tsrv", "auroc"), ("single-tsrv", "not computed — one class only"),
+                       ("both-plain", "not computed — no log-probabilities")):
+        assert _cli(tmp_path, capsys, "report", name, "--format", "html", "--out", str(tmp_path / f"{name}.html"))[0] == 0
+        page = " ".join((tmp_path / f"{name}.html").read_text().split())
+        assert said in page and "nothing was scored" not in page
+    page = " ".join((tmp_path / "both-tsrv.html").read_text().split())
+    value = float(rows["auroc"]["tsrv"])
+    assert f"{100 * value:.1f}%" in page and "not computed — " not in page
+
+
+def _one_command(line: str) -> None:
+    """A fix line: one command a shell runs as pasted (words, then perhaps a `#` comment); no prose in it."""
+    import shlex
+
+    command = line.strip().split("  # ", 1)[0]
+    words = shlex.split(command)
+    assert words and words[0] in ("memegauge", "mkdir", "pip"), line
+    assert not {"&&", ";", "||"} & set(words) and "`" not in line and "(" not in command and "," not in command, line
+
+
+def test_every_fix_line_is_one_pasteable_command_with_the_prose_outside(tmp_path, monkeypatch, capsys):
+    import re
+
+    from memegauge.benchmarks.kit import cli as eval_cli
+    from memegauge.benchmarks.kit.entries import eval_entries
+    from memegauge.data import store
+    from memegauge.data.catalogue import entries
+    from memegauge.types import InputError
+
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "data-dir"))
+    names = list(entries())
+    assert {"fhm", "mami", "harmeme", "memeqa"} <= set(names)
+    for name in names:  # install, reinstall (after a failed verify), and what `eval` and `data get` print
+        for line in store.get_lines(name) + store.get_lines(name, fresh=True) + store.reinstall_lines(name):
+            _one_command(line)
+    # a copy whose last verify failed (NOT checked): the refusal's fix holds its commands one per line
+    monkeypatch.setattr(store, "missing_sources", lambda name: [])
+    monkeypatch.setattr(store, "read_state", lambda name: {"verify_failed": {"at": "2026-11-28", "problems": 2}})
+    for name in ("fhm", "mami", "goat-bench"):
+        with pytest.raises(InputError) as refused:
+            store.installed_dir(name)
+        commands = [line for line in refused.value.fix.splitlines() if line.startswith("    ")]
+        assert commands[0] == f"    memegauge data remove {name}" and len(commands) >= 2
+        for line in commands:
+            _one_command(line)
+        assert "--allow-unchecked" in refused.value.fix.splitlines()[-1]  # the prose on its own line
+    monkeypatch.undo()
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "data-dir"))
+    # `eval --list` and a `--data` folder lacking a benchmark: the commands under the line, one a line
+    assert main(["eval", "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert any("mami" in line and line.endswith("not installed; install with:") for line in listed)
+    assert [line for line in listed if line.startswith("    ")]
+    for line in listed:
+        if line.startswith("    "):
+            _one_command(line)
+    for entry in eval_entries():
+        for line in eval_cli._no_folder(entry, tmp_path / "suite" / entry.name).splitlines()[1:]:
+            _one_command(line)
+    # the source: no backtick span holds a command with `&&`, a second command, or prose in parentheses
+    root = Path(eval_cli.__file__).parents[2]
+    found = []
+    for path in root.rglob("*.py"):
+        text = re.sub(r"\{[^{}\n]*\}", "{}", path.read_text(encoding="utf-8"))  # f-string fields as {}
+        for span in re.findall(r"`(?:memegauge|pip) [^`\n]*`", text):
+            if "&&" in span or re.search(r"\s\(|, then ", span):
+                found.append(f"{path.relative_to(root)}: {span}")
+        found += [f"{path.relative_to(root)}: {m}" for m in re.findall(r"`\{[^`\n]*_lines?\(", path.read_text())]
+    assert not found, found

@@ -216,16 +216,18 @@ def install_lines(name: str) -> list[str]:
 
 def _list(out, found) -> None:
     """One line per benchmark (its splits, default, tasks, suites, data set and whether it is installed); the same
-    names `memegauge data list` marks as evaluated by `eval`."""
+    names `memegauge data list` marks as evaluated by `eval`. Under a benchmark whose data set is not installed, the
+    commands that install it, one pasteable command per line (a copy you must request: where, as a shell comment)."""
     for entry in found:
         why = _missing(entry, None, True)
-        commands = [line.split("  #")[0] for line in install_lines(entry.data)] if entry.data and why else []
-        data = (f"data {entry.data}: " + ("installed" if why is None else
-                                          "not installed: " + " and ".join(f"`{c}`" for c in commands)
-                                          + (f" (`memegauge data info {entry.data}`: where to request your copy)"
-                                             if any(" PATH" in c for c in commands) else ""))) if entry.data else ""
+        commands = install_lines(entry.data) if entry.data and why else []
+        data = (f"data {entry.data}: " + ("installed" if why is None else "not installed; install with:")
+                if entry.data else "")
         out.print(f"{entry.name}: {entry.title} — splits {', '.join(entry.splits)} (default {entry.split}); "
-                  f"tasks {entry.tasks}; suites {', '.join(entry.suites)}; {data}", highlight=False, markup=False)
+                  f"tasks {entry.tasks}; suites {', '.join(entry.suites)}; {data}", highlight=False, markup=False,
+                  soft_wrap=True)
+        for command in commands:
+            out.print(f"    {command}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _chosen(found, names: list[str], suite: str | None):
