@@ -254,7 +254,7 @@ def test_a_failed_verify_gives_the_fix_is_kept_with_the_copy_and_list_shows_it_n
     assert main(["data", "verify", "toy"]) == 1
     said = capsys.readouterr()
     assert "img/1.png: expected sha256" in said.err
-    assert "fix: replace it:\n    memegauge data remove toy\n    memegauge data get toy\n" in said.err  # a command a line
+    assert "fix: replace it:\n    memegauge data remove toy\n    memegauge data get toy\n" in said.err  # one a line
     assert main(["data", "list"]) == 0
     listed = " ".join(capsys.readouterr().out.split())
     assert "NOT checked" in listed and "yes, checked" not in listed
@@ -273,8 +273,8 @@ def test_a_failed_verify_gives_the_fix_is_kept_with_the_copy_and_list_shows_it_n
     (installed_dir("gated") / "copy" / "train.jsonl").write_text("changed\n")
     capsys.readouterr()
     assert main(["data", "verify", "gated"]) == 1
-    assert "fix: replace it:\n    memegauge data remove gated\n    memegauge data get gated\n    memegauge data import " \
-        "gated PATH  # PATH: your copy; " in capsys.readouterr().err
+    assert "fix: replace it:\n    memegauge data remove gated\n    memegauge data get gated\n    memegauge data " \
+        "import gated PATH  # PATH: your copy; " in capsys.readouterr().err
     picture.write_bytes(FILES["img/1.png"])  # repaired: the next verify records the check again
     assert main(["data", "verify", "toy"]) == 0 and main(["data", "list"]) == 0
     assert "yes, checked" in " ".join(capsys.readouterr().out.split())

@@ -678,7 +678,8 @@ def _verify(name: str) -> list[str]:
     described = entry(name)
     state = read_state(name)
     if not state:
-        raise InputError(f"data set {name!r} is not installed", str(entry_dir(name)), "install it:" + command_block(get_lines(name)))
+        raise InputError(f"data set {name!r} is not installed", str(entry_dir(name)),
+                         "install it:" + command_block(get_lines(name)))
     manifest = described.manifest()
     problems = []
     for source_id, record in sorted(state["sources"].items()):

@@ -5,7 +5,8 @@ The rows are long (one per figure); a leaderboard is wide: one line per run × m
 AdamMeme target × category, an Arena model, a MemeQA model × question type), and per figure its value,
 the ends of its 95% interval and its n. In CSV the numbers are plain (rates as fractions 0–1, so
 pandas reads them as numbers); in Markdown and in the terminal they are shown as "25.0% [10.3, 49.4]",
-or with the reason there is no interval ("6.20 (too few items, n=1)": a mean of one item; a rate always has one). Dates are ISO 8601 (UTC).
+or with the reason there is no interval ("6.20 (too few items, n=1)": a mean of one item; a rate always has
+one). Dates are ISO 8601 (UTC).
 """
 
 from __future__ import annotations
