@@ -286,3 +286,39 @@ def test_every_run_command_takes_the_run_options_from_clikits_one_definition():
              for p, c in walk(command_group())}
     assert "adam-<targets>-<memes>-<hash>" in helps["adam"]["--run"]  # each command's own words kept
     assert "EvalConfig" in helps["qa eval"]["--config"]
+
+
+@pytest.mark.slow  # a real browser
+def test_the_suite_page_and_memeqas_run_page_fit_a_1200_pixel_window(suite, capsys):
+    """MemeQA's twenty-odd published systems once made its suite table 5,209 px wide: now a compact column and
+    tables of their own (a row per system, at most 7 tasks a table), so nothing scrolls sideways at 1200 px."""
+    from memegauge.testing.browser import available, start_driver
+
+    if not available():
+        pytest.skip("chromium, chromedriver or selenium not installed")
+    tmp, folder = suite
+    models = ("qwen2-vl-7b-instruct", "llava-onevision-qwen2-7b")  # names as long as real ones
+    with start_server(seed=4, style="realistic") as server:
+        (tmp / "models.yaml").write_text("".join(f"{m}: {{backend: openai, model: {m}, base_url: {server.base_url}}}\n"
+                                                 for m in models))
+        code, _, err = _cli(tmp, capsys, "eval", "--suite", "memes", "--model", models[0], "--model", models[1],
+                            "--data", str(folder), "--split", "fhm=test_seen", "--split", "memeqa=none-minus/test",
+                            "--out", str(tmp / "suite.html"))
+    assert code == 4, err
+    assert _cli(tmp, capsys, "report", f"memeqa-eval-{models[0]}-none-minus-test", "--format", "html", "--out",
+                str(tmp / "qa.html"))[0] == 0
+    page = (tmp / "suite.html").read_text()
+    assert "published figures (accuracy, tasks 1–7 of 12)" in page and "GPT-4o (zero-shot)" in page
+    driver = start_driver(width=1200)
+    try:
+        for name in ("suite.html", "qa.html"):
+            driver.get((tmp / name).as_uri())
+            width = driver.execute_script("return window.innerWidth")
+            assert width == 1200
+            assert driver.execute_script("return document.documentElement.scrollWidth") <= width, name
+            wider = driver.execute_script("""return Array.from(document.querySelectorAll('table'))
+                .filter(t => t.scrollWidth > t.parentElement.clientWidth)
+                .map(t => [t.closest('section').querySelector('h2').textContent, t.scrollWidth])""")
+            assert wider == [], (name, wider)
+    finally:
+        driver.quit()

@@ -219,8 +219,9 @@ def board_csv(board: Board) -> str:
 TERMINAL_PUBLISHED = 3  # published figures shown per row in the terminal (all of them in CSV, Markdown, HTML)
 
 
-def few_published(published: list[Any], limit: int = TERMINAL_PUBLISHED) -> str:
-    """The published figures of a row in a few words: human first, then the best system, then random; '+k more'."""
+def few_published(published: list[Any], limit: int = TERMINAL_PUBLISHED, where: str = "--out") -> str:
+    """The published figures of a row in a few words: human first, then the best system, then random; '+k more
+    (WHERE)' saying where the others are."""
     if not published:
         return "–"
     human = [p for p in published if "human" in p.system.lower()]
@@ -228,7 +229,7 @@ def few_published(published: list[Any], limit: int = TERMINAL_PUBLISHED) -> str:
     others = sorted((p for p in published if p not in human and p not in chance), key=lambda p: -p.value)
     chosen = (human[:1] + others[:1] + chance[:1] + others[1:])[:limit]
     more = len(published) - len(chosen)
-    return "; ".join(f"{p.system}: {published_cell(p)}" for p in chosen) + (f"; +{more} more (--out)" if more else "")
+    return "; ".join(f"{p.system}: {published_cell(p)}" for p in chosen) + (f"; +{more} more ({where})" if more else "")
 
 
 def board_text_rows(board: Board, every_published: bool = False) -> tuple[list[str], list[list[str]]]:

@@ -156,16 +156,26 @@ def runs_page(store: Store) -> str:
                        form=choices or None)
 
 
+PUBLISHED_COLUMNS = 4
+"""Published systems a benchmark's table shows as columns beside the models; a benchmark with more (MemeQA's Tables
+2–3: some twenty) gets a compact column (human, best, random) and the full set as tables of their own, a row per
+system and a column per task (`PUBLISHED_TASKS` at most per table), so no table is wider than a 1200 px page."""
+PUBLISHED_TASKS = 7
+
+
 def board_tables(board: Any) -> list[Block]:
     """A suite leaderboard (`memegauge.report.leaderboard.Board`) as HTML tables, one per benchmark and split: task,
     metric, a column per model (value [interval] n, or why it was not computed), and a column per published system
-    of that benchmark, marked published, with the paper's n in its header (in the cell where it varies by row)."""
+    of that benchmark, marked published, with the paper's n in its header (in the cell where it varies by row); with
+    more than `PUBLISHED_COLUMNS` systems, the published figures as tables of their own (`_published_tables`)."""
     sections: dict[tuple[str, str], list[Any]] = {}
     for line in board.lines:
         sections.setdefault((line.benchmark, line.split), []).append(line)
     blocks = []
     for (benchmark, split), lines in sections.items():
         systems = list(dict.fromkeys(p.system for line in lines for p in line.published))
+        notes = " ".join(sorted({p.n_note for line in lines for p in line.published if p.n_note}))
+        compact = len(systems) > PUBLISHED_COLUMNS
         ns = {s: {(p.n, p.n_note != "") for line in lines for p in line.published if p.system == s} for s in systems}
         shared = {s: next(iter(found)) for s, found in ns.items() if len(found) == 1}
 
@@ -182,13 +192,42 @@ def board_tables(board: Any) -> list[Block]:
                 r = line.cells.get(m)
                 cells.append(Cell(leaderboard.board_cell(r), r.value if r else None))
             by_system = {p.system: p for p in line.published}
-            cells += [text(None) if s not in by_system else
-                      Cell(f"{100 * by_system[s].value:.1f}%" if s in shared else
-                           leaderboard.published_cell(by_system[s]), by_system[s].value) for s in systems]
+            if compact:
+                cells.append(text(leaderboard.few_published(line.published, 2, "in the tables below")
+                                  if line.published else None))
+            else:
+                cells += [text(None) if s not in by_system else
+                          Cell(f"{100 * by_system[s].value:.1f}%" if s in shared else
+                               leaderboard.published_cell(by_system[s]), by_system[s].value) for s in systems]
             body.append(cells)
-        notes = {p.n_note for line in lines for p in line.published if p.n_note}
-        blocks.append(Block("table", f"{benchmark} · {split}", text=" ".join(sorted(notes)),
-                            table=table(["task", "metric", *board.models, *map(header, systems)], body)))
+        columns = ["task", "metric", *board.models,
+                   *(["published (paper's n)"] if compact else
+                     map(header, systems))]
+        blocks.append(Block("table", f"{benchmark} · {split}", text=notes, table=table(columns, body)))
+        if compact:
+            blocks += _published_tables(benchmark, split, lines, systems, notes)
+    return blocks
+
+
+def _published_tables(benchmark: str, split: str, lines: list[Any], systems: list[str], notes: str) -> list[Block]:
+    """A benchmark's published figures as the paper prints them: a row per system, a column per task and metric
+    (`PUBLISHED_TASKS` at most per table), each cell the paper's figure (marked published; its n in the note)."""
+    shown = [line for line in lines if line.published]
+    metrics = {line.metric for line in shown}
+    blocks = []
+    for start in range(0, len(shown), PUBLISHED_TASKS):
+        chunk = shown[start:start + PUBLISHED_TASKS]
+        columns = ["published system", *(line.task if len(metrics) == 1 else f"{line.task} ({line.metric})"
+                                         for line in chunk)]
+        rows = []
+        for system in systems:
+            found = [{p.system: p for p in line.published}.get(system) for line in chunk]
+            if any(found):
+                rows.append([text(system), *(text(None) if p is None else Cell(f"{100 * p.value:.1f}%", p.value)
+                                             for p in found)])
+        part = "" if len(shown) <= PUBLISHED_TASKS else f", tasks {start + 1}–{start + len(chunk)} of {len(shown)}"
+        blocks.append(Block("table", f"{benchmark} · {split}: published figures ({', '.join(sorted(metrics))}{part})",
+                            text=("The papers' own figures, never ours. " + notes).strip(), table=table(columns, rows)))
     return blocks
 
 
