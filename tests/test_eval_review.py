@@ -322,3 +322,41 @@ def test_the_suite_page_and_memeqas_run_page_fit_a_1200_pixel_window(suite, caps
             assert wider == [], (name, wider)
     finally:
         driver.quit()
+
+
+def test_the_views_compare_form_offers_benchmark_runs_of_any_benchmarks_together(suite, capsys):
+    """`compare` makes one suite leaderboard of MemeQA's and the kit's eval runs: the view's form offers them in one
+    group (a MemeQA scoring run, not an eval run, stays with its method) and its /compare serves that leaderboard."""
+    import re
+    import threading
+    import urllib.request
+    from urllib.parse import urlencode
+
+    from memegauge.engine import Store
+    from memegauge.report.cli import store_server
+
+    tmp, folder = suite
+    with start_server(seed=4, style="realistic") as server:
+        _models(tmp, server.base_url)
+        assert _eval(tmp, folder, capsys)[0] == 4
+    questions = json.loads((folder / "memeqa" / "none-minus" / "dev.json").read_text())
+    (tmp / "p.jsonl").write_text("".join(json.dumps({"id": q["id"], "prediction": "A"}) + "\n" for q in questions))
+    assert _cli(tmp, capsys, "qa", "score", "--data", str(folder / "memeqa"), "--predictions", str(tmp / "p.jsonl"),
+                "--run", "scored")[0] == 0
+    store = Store(tmp / "s.db")
+    served = store_server(store)
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{served.server_address[1]}"
+    try:
+        page = urllib.request.urlopen(base + "/").read().decode()
+        groups = dict(re.findall(r"<legend>(.*?)</legend>(.*?)</fieldset>", page, re.S))
+        together = groups["benchmark runs (eval: any benchmarks together, as one suite leaderboard)"]
+        evals = [r["name"] for r in store.list_runs() if r["name"] != "scored"]
+        assert len(evals) == 2 and all(f'value="{name}"' in together for name in evals)
+        assert 'value="scored"' in groups["memeqa"] and 'value="scored"' not in together
+        compared = urllib.request.urlopen(base + "/compare?" + urlencode([("runs", n) for n in evals])).read().decode()
+        assert "memeqa · none-minus/test" in compared and "fhm · test_seen" in compared
+    finally:
+        served.shutdown()
+        served.server_close()
+        store.close()

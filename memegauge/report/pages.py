@@ -133,12 +133,22 @@ def key_figures(store: Store, name: str) -> tuple[list[str], str]:
     return sorted({r.model for r in rows}), f"{overall[0].group}: " + "; ".join(shown)
 
 
+BENCHMARK_RUNS = "benchmark runs (eval: any benchmarks together, as one suite leaderboard)"
+"""The compare form's group of the runs `eval` makes (MemeQA's and the kit's), which `compare` accepts across
+benchmarks (`memegauge.report.compare`); every other run is offered with the runs of its own method."""
+
+
 def runs_page(store: Store) -> str:
     """Every run in the store: name (a link to its report), method, models, status, ISO date, key
-    figures; and a form to compare runs of one method."""
+    figures; and a form to compare runs: of one method, or benchmark runs of any benchmarks together."""
+    from memegauge.registry import EVAL_BENCHMARKS, provided
+
     runs = store.list_runs()
+    benchmark_of = provided(EVAL_BENCHMARKS)
+    benchmarks = benchmark_of([(run["method"], json.loads(run["config_json"] or "{}")) for run in runs]) \
+        if benchmark_of and runs else [None] * len(runs)
     rows, choices = [], {}
-    for run in runs:
+    for run, benchmark in zip(runs, benchmarks, strict=True):
         models, figures = key_figures(store, run["name"])
         if not models:
             roles = run_models(run["method"], json.loads(run["config_json"]),
@@ -147,7 +157,7 @@ def runs_page(store: Store) -> str:
         rows.append([Cell(run["name"], run["name"], href=run_link(run["name"])), text(run["method"]),
                      text(", ".join(models) or None), text(run["status"]), text(iso_date(run.get("created"))),
                      text(figures), count(run.get("calls")), count(run.get("failed_calls"))])
-        choices.setdefault(run["method"], []).append(run["name"])
+        choices.setdefault(run["method"] if benchmark is None else BENCHMARK_RUNS, []).append(run["name"])
     blocks = [Block("table", "Runs", table=table(["run", "method", "models", "status", "date (UTC)",
                                                   "key figures (95% CI)", "calls", "failed calls"], rows))]
     if not runs:

@@ -154,6 +154,14 @@ def entry_of_method(method: str, config: dict[str, Any]) -> EvalEntry | None:
     return None
 
 
+def benchmarks_of_runs(runs: list[tuple[str, dict[str, Any]]]) -> list[str | None]:
+    """For each stored run (method, config): the benchmark `eval` made it for (a kit benchmark's, a MemeQA eval
+    run), or None (another method, a MemeQA build): the runs `compare` puts in one suite leaderboard."""
+    entries = [(entry, entry.method().name) for entry in eval_entries()]
+    return [next((entry.name for entry, name in entries if name == method and entry.split_of(config)), None)
+            for method, config in runs]
+
+
 def evaluated_by() -> dict[str, list[str]]:
     """Data set -> the benchmarks `memegauge eval` reads it for (`memegauge data list`, through the registry's
     providers: `memegauge.registry.EVALUATED_BY`)."""
