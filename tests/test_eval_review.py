@@ -124,7 +124,8 @@ def test_with_a_data_suite_folder_each_skipped_benchmark_is_said_once_with_a_com
         said = (out + err).count(f"skipped: {name}:")
         assert said == 1, (name, said)
         assert f"no folder {folder / name}" in out
-    assert "skipping goat-bench, harmeme, ii-bench, mami, memelens" in " ".join(err.split())
+    said = " ".join(err.split())
+    assert "skipping goat-bench, harmeme, ii-bench, mami, memelens (no folder of theirs in --data" in said
     page = (tmp / "suite.html").read_text()
     section = page[page.index("Skipped benchmarks"):]
     rows = section[:section.index("</table>")].split("<tr")[2:]  # after the header row

@@ -74,10 +74,11 @@ def eval_command(ctx: typer.Context,
     if not model:
         raise InputError("no model named", "--model", "name a model of the registry: --model M (repeatable)")
     missing = {entry.name: why for entry in chosen if (why := _missing(entry, data, len(chosen) > 1))}
+    absent = "data not installed" if data is None else f"no folder of theirs in --data {data}"
     chosen = [entry for entry in chosen if entry.name not in missing]
     if missing and suite is not None and chosen:  # said once in full, under the leaderboard (`print_board`)
-        console.print(f"[yellow]skipping[/] {', '.join(missing)} (data not installed: the leaderboard lists the "
-                      "commands that install them)", highlight=False, soft_wrap=True)
+        console.print(f"[yellow]skipping[/] {', '.join(missing)} ({safe(absent)}: the leaderboard lists the commands "
+                      "that install them)", highlight=False, soft_wrap=True)
     else:  # nothing will run: each one's lines now, then the refusal
         for name, why in missing.items():
             label = "skipped" if suite is not None else "not installed"
@@ -111,7 +112,7 @@ def eval_command(ctx: typer.Context,
         write_text_atomic(out_path, board_page(found, out_path.suffix.lower()))
     finish_all(store, runs, max_failure_rate)
     if missing:
-        console.print(f"[yellow]skipped[/] (data not installed): {', '.join(missing)}", highlight=False)
+        console.print(f"[yellow]skipped[/] ({safe(absent)}): {', '.join(missing)}", highlight=False, soft_wrap=True)
     if found.warnings:  # most answers unreadable: the figures measure the output format (as `qa eval`: exit 3)
         said = ", ".join(w.split(": ", 1)[0] for w in found.warnings)
         console.print("[red]unreadable:[/] " + safe(f"most answers of {said} could not be read: their figures measure "
