@@ -361,3 +361,20 @@ def test_the_views_compare_form_offers_benchmark_runs_of_any_benchmarks_together
         served.shutdown()
         served.server_close()
         store.close()
+
+
+def test_a_figure_on_one_item_keeps_its_95_interval_and_n_in_the_leaderboard(tmp_path, capsys):
+    """`--limit 1`: accuracy is 0% or 100% of one item, shown with Wilson's interval ([0, 79.3] or [20.7, 100])
+    and n=1 in the terminal and Markdown, never "(too few items, n=1)" alone (a bootstrap figure, macro-F1, still
+    says it cannot be bounded from one item)."""
+    folder = _twelve(tmp_path / "fhm", False)
+    with start_server(seed=2) as server:
+        _models(tmp_path, server.base_url)
+        code, out, err = _cli(tmp_path, capsys, "eval", "fhm", "--model", "tsrv", "--data", str(folder), "--split",
+                              "dev_seen", "--limit", "1", "--run", "one", "--out", str(tmp_path / "one.md"))
+    assert code == 0, err
+    [accuracy] = [line for line in out.splitlines() if "│ accuracy " in line]
+    assert "too few items" not in accuracy and "n=1" in accuracy
+    assert ("0.0% [0.0, 79.3] n=1" in out) != ("100.0% [20.7, 100.0] n=1" in out)
+    md = (tmp_path / "one.md").read_text()
+    assert any(f"| hateful | accuracy | {cell} |" in md for cell in ("0.0% [0.0, 79.3] n=1", "100.0% [20.7, 100.0] n=1"))
