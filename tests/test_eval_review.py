@@ -377,4 +377,5 @@ def test_a_figure_on_one_item_keeps_its_95_interval_and_n_in_the_leaderboard(tmp
     assert "too few items" not in accuracy and "n=1" in accuracy
     assert ("0.0% [0.0, 79.3] n=1" in out) != ("100.0% [20.7, 100.0] n=1" in out)
     md = (tmp_path / "one.md").read_text()
-    assert any(f"| hateful | accuracy | {cell} |" in md for cell in ("0.0% [0.0, 79.3] n=1", "100.0% [20.7, 100.0] n=1"))
+    cells = ("0.0% [0.0, 79.3] n=1", "100.0% [20.7, 100.0] n=1")
+    assert any(f"| hateful | accuracy | {cell} |" in md for cell in cells)
