@@ -84,14 +84,23 @@ SET = typer.Option(None, "-o", "--set", metavar="KEY=VALUE",
 MAX_FAILURE_RATE = typer.Option(0.0, "--max-failure-rate", min=0.0, max=1.0, metavar="SHARE",
                                 help="Accept the run as done when at most this share (0–1) of its calls still "
                                      "failed after retries (default 0: none).")
-RUN = typer.Option(None, "--run", metavar="NAME", help="Run name (default: made from the options); with several "
-                   "runs (models, benchmarks), the prefix of each run's name.")
+RUN_HELP = ("Run name (default: made from the options); with several runs (models, benchmarks), the prefix of each "
+            "run's name.")
 
 
-def config_option(what: str, required: bool = False) -> Any:
-    """`-c/--config PATH`: the command's config YAML (`what` says whose keys); options given override it."""
+def run_option(help: str = RUN_HELP) -> Any:
+    """`--run NAME`, the one definition every run command uses (`help`: the command's own words for its default)."""
+    return typer.Option(None, "--run", metavar="NAME", help=help)
+
+
+RUN = run_option()
+
+
+def config_option(what: str, required: bool = False, help: str | None = None) -> Any:
+    """`-c/--config PATH`: the command's config YAML (`what` says whose keys; `help`: the command's own words);
+    options given override it."""
     return typer.Option(... if required else None, "-c", "--config", metavar="PATH",
-                        help=f"{what} config YAML; options given here override its keys.")
+                        help=help or f"{what} config YAML; options given here override its keys.")
 
 
 IMAGES = typer.Option(None, "--images", help="Folder the meme set's relative `image` names resolve from "

@@ -178,6 +178,10 @@ PROFILE_PAGE = "profile-page"
 SUITE_BOARD = "suite-board"
 """(store, reports) -> the suite leaderboard of these runs when all are benchmark runs, else None (`compare`)."""
 
+EVAL_BENCHMARKS = "eval-benchmarks"
+"""([(method, stored config)]) -> for each run, the benchmark `eval` made it for, or None (`memegauge view`'s compare
+form offers benchmark runs of any benchmarks together, as `compare` accepts them)."""
+
 
 METHOD_STEPS = "method migration steps"
 """The name the methods' migration steps are provided under (`memegauge.engine.store.schema`)."""

@@ -254,14 +254,15 @@ def test_a_failed_verify_gives_the_fix_is_kept_with_the_copy_and_list_shows_it_n
     assert main(["data", "verify", "toy"]) == 1
     said = capsys.readouterr()
     assert "img/1.png: expected sha256" in said.err
-    assert "fix: memegauge data remove toy && memegauge data get toy" in said.err
+    assert "fix: replace it:\n    memegauge data remove toy\n    memegauge data get toy\n" in said.err  # one a line
     assert main(["data", "list"]) == 0
     listed = " ".join(capsys.readouterr().out.split())
     assert "NOT checked" in listed and "yes, checked" not in listed
     before = len(env.requests)
     assert main(["data", "get", "toy", "--mirror", env.url]) == 1  # still 0 requests, but says it is damaged
     said = capsys.readouterr()
-    assert len(env.requests) == before and "memegauge data remove toy && memegauge data get toy" in said.err
+    assert len(env.requests) == before and "replace it:\n    memegauge data remove toy\n    memegauge data get toy" \
+        in said.err
     # a user's copy is replaced by importing it again
     _quiet_get("gated", env)
     release = tmp_path / "release"
@@ -272,8 +273,8 @@ def test_a_failed_verify_gives_the_fix_is_kept_with_the_copy_and_list_shows_it_n
     (installed_dir("gated") / "copy" / "train.jsonl").write_text("changed\n")
     capsys.readouterr()
     assert main(["data", "verify", "gated"]) == 1
-    assert "fix: memegauge data remove gated && memegauge data get gated, then memegauge data import gated PATH" \
-        in capsys.readouterr().err
+    assert "fix: replace it:\n    memegauge data remove gated\n    memegauge data get gated\n    memegauge data " \
+        "import gated PATH  # PATH: your copy; " in capsys.readouterr().err
     picture.write_bytes(FILES["img/1.png"])  # repaired: the next verify records the check again
     assert main(["data", "verify", "toy"]) == 0 and main(["data", "list"]) == 0
     assert "yes, checked" in " ".join(capsys.readouterr().out.split())

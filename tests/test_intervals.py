@@ -43,13 +43,22 @@ def test_wilson_is_vectorised_and_agrees_with_scipy():
         assert (low[i], high[i]) == pytest.approx((expected.low, expected.high), abs=1e-9)
 
 
-def test_a_rate_on_too_few_items_says_so_instead_of_a_range():
+def test_a_rate_on_one_item_or_one_meme_still_has_its_wilson_interval_and_n():
+    """Every figure with its 95% interval and n, even at n = 1 (issue 43): Wilson's interval holds there."""
     one = ci.rate([1.0])
-    assert one["value"] == 1.0 and one["ci95"] is None and one["note"] == ci.TOO_FEW and one["n"] == 1
-    assert ci.rate([])["value"] is None
-    assert ci.shown(one, percent=True) == "100.0% (too few items, n=1)"
-    # two items from one meme: one cluster cannot support an interval either
-    assert ci.rate([1.0, 0.0], clusters=["m", "m"])["note"] == ci.TOO_FEW
+    low, high = ci.wilson(1, 1)
+    assert one["value"] == 1.0 and one["ci95"] == pytest.approx([float(low), 1.0]) and one["n"] == 1
+    assert one["note"] is None and one["ci95"][0] == pytest.approx(0.2065, abs=1e-4)
+    assert ci.shown(one, percent=True) == "100.0% [20.7, 100.0]"
+    assert ci.rate([0.0])["ci95"] == pytest.approx([0.0, 0.7935], abs=1e-4)
+    assert ci.rate([])["value"] is None and ci.rate([])["ci95"] is None and ci.rate([])["note"] == ci.TOO_FEW
+    # two items from one meme: one effective item (the meme), so the same width as n = 1, never narrower
+    pair = ci.rate([1.0, 0.0], clusters=["m", "m"])
+    lo, hi = ci.wilson(0.5, 1)
+    assert pair["ci95"] == pytest.approx([float(lo), float(hi)]) and pair["n"] == 2 and pair["clusters"] == 1
+    assert ci.macro_rate([1], ["a"])["ci95"] == pytest.approx([float(low), 1.0])
+    # a mean cannot be bounded from one item: it says so
+    assert ci.shown(ci.mean([6.2]), digits=2) == "6.20 (too few items, n=1)"
 
 
 def test_an_all_correct_rate_still_has_a_nonzero_width():
@@ -106,7 +115,6 @@ def test_macro_rate_is_the_mean_of_group_rates_with_an_interval():
     groups = ["a", "a", "a", "a", "b", "b", "b", "b"]  # a: 3/4, b: 1/4 → macro 0.5
     figure = ci.macro_rate(outcomes, groups, seed=0)
     assert figure["value"] == pytest.approx(0.5) and figure["ci95"][0] < 0.5 < figure["ci95"][1]
-    assert ci.macro_rate([1], ["a"])["note"] == ci.TOO_FEW
 
 
 def test_a_macro_whose_resamples_cannot_differ_takes_wilson_on_its_memes():
@@ -138,7 +146,8 @@ def test_a_one_battle_arena_ranking_shows_too_few_items_not_a_zero_width_range()
     ranking = rank_table([{"model_a": "m1", "model_b": "m2", "winner": "model_a"}], bootstrap_rounds=50)
     rows = annotate(ranking, [battle], "overall")
     assert all(r["bt_ci"] is None and r["bt_note"] == ci.TOO_FEW for r in rows)
-    assert all(r["win_rate_ci95"]["note"] == ci.TOO_FEW for r in rows)
+    # the win rate, a rate, keeps its Wilson interval on its one battle (1 of 1: [20.7%, 100%]; 0 of 1)
+    assert all(r["win_rate_ci95"]["ci95"] is not None and r["win_rate_ci95"]["n"] == 1 for r in rows)
 
 
 def test_arena_win_rate_interval_is_clustered_by_meme():

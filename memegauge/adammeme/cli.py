@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import get_args
 
 import typer
+from memegauge.clikit import config_option, run_option  # the run options, defined once
 
 from memegauge.adammeme.records import FailureRuleName
 from memegauge.clikit import BUDGET, DRY_RUN, IMAGES, LIMIT, MAX_FAILURE_RATE, SEED, SET, SKIP_PREFLIGHT
@@ -26,8 +27,8 @@ def register(app: typer.Typer) -> None:
 
 def adam_command(
     ctx: typer.Context,
-    config: Path = typer.Option(..., "-c", "--config", help="AdamMeme config YAML."),
-    run: str | None = typer.Option(None, "--run", help="Run name (default: adam-<targets>-<memes>-<hash>)."),
+    config: Path = config_option("AdamMeme", required=True, help="AdamMeme config YAML."),
+    run: str | None = run_option("Run name (default: adam-<targets>-<memes>-<hash>)."),
     limit: int | None = LIMIT,
     seed: int | None = SEED,
     images: Path | None = IMAGES,
@@ -151,7 +152,7 @@ def import_adammeme_command(
     ctx: typer.Context,
     directory: Path = typer.Argument(..., help="The original code's folder (holds data/ and results/), or "
                                      "an installed data set's name (adammeme-release: docs/data.md)."),
-    run: str | None = typer.Option(None, "--run", help="Run name (default: adammeme-<experiment>)."),
+    run: str | None = run_option("Run name (default: adammeme-<experiment>)."),
     experiment: str | None = typer.Option(None, "--experiment", help="results/<exp> to import."),
     failure_rule: FailureRuleOption = typer.Option(
         "at_or_below", "--failure-rule", help="at_or_below: a score of 4 fails too (what the released "

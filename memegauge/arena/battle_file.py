@@ -119,7 +119,7 @@ def with_intervals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         wins = round(row["win_rate"] * row["battles"])
         win = ci.rate([1.0] * wins + [0.0] * (row["battles"] - wins))
         flat = row.get("bt_ci") is not None and row["bt_ci"][0] == row["bt_ci"][1]
-        note = ci.TOO_FEW if win["ci95"] is None else (ci.NO_SPREAD if flat else None)
+        note = ci.TOO_FEW if win["n"] < 2 or win["clusters"] < 2 else (ci.NO_SPREAD if flat else None)
         out.append({**row, "bt_ci": None if note else row.get("bt_ci"), "bt_note": note, "win_rate_ci95": win})
     return out
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import typer
+from memegauge.clikit import config_option, run_option  # the run options, defined once
 from rich.table import Table
 
 from memegauge.clikit import BUDGET, DRY_RUN, IMAGES, LIMIT, MAX_FAILURE_RATE, SEED, SET, SKIP_PREFLIGHT
@@ -30,8 +31,8 @@ def register(app: typer.Typer) -> None:
 
 def arena_command(
     ctx: typer.Context,
-    config_path: Path | None = typer.Option(None, "-c", "--config", help="Arena config YAML."),
-    run: str | None = typer.Option(None, "--run", help="Run name (default: arena-<targets>-<memes>-<hash>)."),
+    config_path: Path | None = config_option("Arena", help="Arena config YAML."),
+    run: str | None = run_option("Run name (default: arena-<targets>-<memes>-<hash>)."),
     limit: int | None = LIMIT,
     seed: int | None = SEED,
     images: Path | None = IMAGES,

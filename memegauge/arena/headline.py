@@ -31,7 +31,7 @@ def annotate(ranking: list[dict[str, Any]], battles: list[dict[str, Any]],
         model = entry["model"]
         mine = [b for b in judged if model in (b["model_a"], b["model_b"])]
         win = ci.rate([_won(b, model, dimension) for b in mine], [b["meme"] for b in mine])
-        few = win["ci95"] is None  # under 2 battles, or all from one meme
+        few = win["n"] < 2 or win["clusters"] < 2  # under 2 battles, or all from one meme
         flat = entry.get("bt_ci") is not None and entry["bt_ci"][0] == entry["bt_ci"][1]
         note = ci.TOO_FEW if few else (ci.NO_SPREAD if flat else None)
         out.append({**entry, "bt_ci": None if note else entry.get("bt_ci"), "bt_note": note,

@@ -58,17 +58,10 @@ def _evaluated_by() -> dict[str, list[str]]:
 
 def install_lines(name: str) -> list[str]:
     """The commands that install data set `name`, one pasteable command per line (a copy you must request: its
-    `data import` line, with where to request it as a shell comment)."""
-    from memegauge.data.catalogue import entry
-    from memegauge.data.store import missing_sources
+    `data import` line, with where to request it as a shell comment): `memegauge.data.store.get_lines`."""
+    from memegauge.data.store import get_lines
 
-    absent = set(missing_sources(name))
-    missing = [s for s in entry(name).sources if s.id in absent]
-    user = [s for s in missing if not s.fetched]
-    lines = [f"memegauge data get {name}"] if len(user) < len(missing) else []
-    lines += [f"memegauge data import {name} PATH  # PATH: your copy; {' '.join(str(user[0].request).split())}"
-              ] if user else []
-    return lines
+    return get_lines(name)
 
 
 @data_app.command("list")
@@ -137,7 +130,7 @@ def get_command(ctx: typer.Context, names: list[str] = typer.Argument(..., help=
     from memegauge.clikit import console, out, safe
     from memegauge.data.catalogue import entry
     from memegauge.data.install import get
-    from memegauge.data.store import entry_dir, missing_sources, read_state, reinstall_line
+    from memegauge.data.store import command_block, entry_dir, missing_sources, read_state, reinstall_lines
 
     quiet = _quiet(ctx)
     gated, damaged = [], []
@@ -147,7 +140,7 @@ def get_command(ctx: typer.Context, names: list[str] = typer.Argument(..., help=
         where = entry_dir(name)
         if outcome.already and read_state(name).get("verify_failed"):
             damaged.append(f"{name}: installed in {safe(printable(where))} (0 requests), but its last `memegauge data "
-                           f"verify` found bad files; fix: {reinstall_line(name)}")
+                           f"verify` found bad files; replace it:{command_block(reinstall_lines(name))}")
         elif outcome.already:
             out.print(f"{name}: already installed in {safe(printable(where))} (0 requests); not re-hashed: "
                       f"`memegauge data verify {name}` does", soft_wrap=True)
@@ -200,7 +193,7 @@ def verify_command(names: list[str] = typer.Argument(..., help="Data set names."
     """Re-hash every installed file against the manifest or the install record (exit 1 on a difference)."""
     from memegauge.clikit import console, out, safe
     from memegauge.data.install import verify
-    from memegauge.data.store import read_state, reinstall_line
+    from memegauge.data.store import command_block, read_state, reinstall_lines
 
     failed = False
     for name in names:
@@ -210,8 +203,8 @@ def verify_command(names: list[str] = typer.Argument(..., help="Data set names."
             failed = True
             for line in problems:
                 console.print(f"[red]{safe(line)}[/]", highlight=False, soft_wrap=True)
-            console.print(f"{name}: {len(problems)} of {files} files differ from what was installed\n  fix: "
-                          f"{safe(reinstall_line(name))}", highlight=False, soft_wrap=True)
+            console.print(f"{name}: {len(problems)} of {files} files differ from what was installed\n  fix: replace "
+                          f"it:{safe(command_block(reinstall_lines(name)))}", highlight=False, soft_wrap=True)
         else:
             out.print(f"{name}: {files} files match", soft_wrap=True)
     if failed:

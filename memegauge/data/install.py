@@ -34,7 +34,7 @@ from typing import Any
 
 from memegauge.data.errors import ChecksumError
 from memegauge.data.catalogue import Entry, GitHubSource, HubSource, Source, UserCopy, entry
-from memegauge.data.store import data_dir, entry_dir, get_line, read_state, write_state
+from memegauge.data.store import command_block, data_dir, entry_dir, get_lines, read_state, write_state
 from memegauge.files import printable, write_text_atomic
 from memegauge.types import InputError
 
@@ -678,7 +678,8 @@ def _verify(name: str) -> list[str]:
     described = entry(name)
     state = read_state(name)
     if not state:
-        raise InputError(f"data set {name!r} is not installed", str(entry_dir(name)), f"run `{get_line(name)}`")
+        raise InputError(f"data set {name!r} is not installed", str(entry_dir(name)),
+                         "install it:" + command_block(get_lines(name)))
     manifest = described.manifest()
     problems = []
     for source_id, record in sorted(state["sources"].items()):

@@ -58,24 +58,30 @@ def missing_sources(name: str) -> list[str]:
     return [s.id for s in entry(name).sources if s.id not in installed]
 
 
-def get_line(name: str, *, fresh: bool = False) -> str:
-    """The command that installs `name` (or its missing user copy); `fresh`: every source, as after a remove."""
+def get_lines(name: str, *, fresh: bool = False) -> list[str]:
+    """The commands that install `name` (or its missing user copy), one pasteable command per line; a copy you
+    must request is its `data import` line, with where to request it as a shell comment. `fresh`: every source, as
+    after a remove."""
     from memegauge.data.catalogue import entry  # the catalogue imports every entry: only when asked
 
     absent = set(_sources(name)) if fresh else set(missing_sources(name))
     missing = [s for s in entry(name).sources if s.id in absent]
     user = [s for s in missing if not s.fetched]
-    if user and len(user) == len(missing):
-        return f"memegauge data import {name} PATH (PATH: your copy; {user[0].request})"
-    line = f"memegauge data get {name}"
-    if user:
-        line += f", then memegauge data import {name} PATH (PATH: your copy; {user[0].request})"
-    return line
+    lines = [f"memegauge data get {name}"] if len(user) < len(missing) else []
+    lines += [f"memegauge data import {name} PATH  # PATH: your copy; {' '.join(str(user[0].request).split())}"
+              ] if user else []
+    return lines
 
 
-def reinstall_line(name: str) -> str:
-    """The commands that replace a damaged installed copy of `name`: remove it, then get (or import) it again."""
-    return f"memegauge data remove {name} && {get_line(name, fresh=True)}"
+def reinstall_lines(name: str) -> list[str]:
+    """The commands that replace a damaged installed copy of `name`, one per line: remove it, then get (or import)
+    it again."""
+    return [f"memegauge data remove {name}", *get_lines(name, fresh=True)]
+
+
+def command_block(lines: list[str]) -> str:
+    """Commands under a fix's words, one pasteable command per line, indented: "\n    memegauge data get x"."""
+    return "".join(f"\n    {line}" for line in lines)
 
 
 ENV_ALLOW_UNCHECKED = "MEMEGAUGE_ALLOW_UNCHECKED"
@@ -103,13 +109,14 @@ def installed_dir(name: str) -> Path:
     if missing:
         raise InputError(f"data set {name!r} is not installed" + (
             f" (missing: {', '.join(missing)})" if len(missing) < len(_sources(name)) else ""),
-            str(entry_dir(name)), f"run `{get_line(name)}`")
+            str(entry_dir(name)), "install it:" + command_block(get_lines(name)))
     failed = read_state(name).get("verify_failed")
     if failed and not allow_unchecked():
         raise InputError(f"data set {name!r} is NOT checked: its last `memegauge data verify` ({failed.get('at')}) "
                          f"found {failed.get('problems')} bad files", str(entry_dir(name)),
-                         f"replace it: `{reinstall_line(name)}`; or read it as it is with "
-                         "`memegauge --allow-unchecked ...` (figures from a damaged copy are not the release's)")
+                         "replace it:" + command_block(reinstall_lines(name)) + "\n  or read it as it is (figures "
+                         "from a damaged copy are not the release's): give the global option --allow-unchecked "
+                         "before the command")
     return entry_dir(name)
 
 

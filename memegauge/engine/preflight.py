@@ -165,7 +165,7 @@ def _installed(spec: ModelSpec, registry: ModelRegistry) -> Problem | None:
     if not missing:
         return None
     return Problem(spec.name, "; ".join(e.what for e in missing), _key(registry, spec.name, "backend"),
-                   " && ".join(e.fix for e in missing), installed=False)
+                   "\n    ".join(e.fix for e in missing), installed=False)  # one pasteable command per line
 
 
 def _check_weights_installed(model_id: str, but_in_extra: str | None = None) -> None:

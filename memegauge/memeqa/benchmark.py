@@ -59,8 +59,24 @@ def _split_of(stored: dict[str, Any]) -> str:
     return f"{stored['version']}/{stored['split']}"
 
 
+UNREADABLE_GROUP = "overall (all questions)"
+
+
 def _task_of(group: str) -> str:
-    return {"overall (macro)": "macro", "overall (micro)": "micro"}.get(group, group)
+    return {"overall (macro)": "macro", "overall (micro)": "micro", UNREADABLE_GROUP: "all questions"}.get(group, group)
+
+
+def _unreadable_rows(report: dict[str, Any]) -> list[Any]:
+    """The share of scored answers that could not be read (they count as wrong), with its 95% interval (Wilson,
+    clustered by meme picture) and n, as `qa eval` shows it: the leaderboard's row `all questions · unreadable`."""
+    from memegauge.report.headline import row
+
+    found = (report.get("intervals") or {}).get("parse_failure_rate")
+    if not found or found.get("value") is None:
+        return []
+    run = report["run"]
+    model = str(report.get("model") or (run.get("config") or {}).get("model"))
+    return [row(run, model, UNREADABLE_GROUP, "unreadable", found, "rate", higher_is_better=False)]
 
 
 def published(split: str, task: str, metric: str) -> list[Published]:
@@ -112,4 +128,5 @@ ENTRY = EvalEntry(name="memeqa", title="MemeQA (Nguyen et al.)", data="memeqa", 
                         "(test split)",
                   method=_method, config=_config, keys=_keys, run_name=lambda cfg, inputs: cfg.default_name(),
                   plan=_plan, split_of=_split_of, task_of=_task_of,
-                  published=published)
+                  published=published, more_rows=_unreadable_rows,
+                  unreadable=lambda report: report.get("format_warning"))

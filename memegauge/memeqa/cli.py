@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import typer
+from memegauge.clikit import config_option, run_option  # the run options, defined once
 from rich.table import Table
 
 from memegauge.clikit import BUDGET, DRY_RUN, MAX_FAILURE_RATE, SEED, SET, SKIP_PREFLIGHT, safe
@@ -32,8 +33,8 @@ def _settings(ctx: typer.Context):
 @qa_app.command("eval")
 def eval_command(
     ctx: typer.Context,
-    config: Path | None = typer.Option(None, "-c", "--config", help="Eval config YAML (the keys of "
-                                          "EvalConfig); options given here override it."),
+    config: Path | None = config_option("Eval", help="Eval config YAML (the keys of EvalConfig); options given "
+                                                      "here override it."),
     data: Path | None = typer.Option(None, "--data", help="Folder with none-minus/ and none-plus/ splits, or "
                                         "an installed data set's name (memeqa: its pictures and texts too)."),
     images: Path | None = typer.Option(None, "--images", help="Folder of the meme PNGs (+ memes.jsonl)."),
@@ -43,8 +44,8 @@ def eval_command(
                                               "(or give a,b) to evaluate several and compare them in one table."),
     texts: Path | None = typer.Option(None, "--texts", help="{image, text} JSONL (default: "
                                          "IMAGES/memes.jsonl)."),
-    run: str | None = typer.Option(None, "--run", help="Run name (default from the options); with "
-                                      "several models, the prefix of RUN-<model>."),
+    run: str | None = run_option("Run name (default from the options); with several models, the prefix of "
+                                 "RUN-<model>."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="At most N questions, sampled by "
                                         "type and meme (seeded)."),
     types: list[str] | None = typer.Option(None, "--types", help=TYPES_HELP),
@@ -146,7 +147,7 @@ def score_command(
     split: str = typer.Option("dev", "--split", help="train, dev (default) or test."),
     predictions: list[Path] = typer.Option(..., "--predictions", help='JSONL of {"id", "prediction"}; '
                                            "repeat it to score several files and compare them."),
-    run: str | None = typer.Option(None, "--run", help="Run name."),
+    run: str | None = run_option("Run name."),
     limit: int | None = typer.Option(None, "--limit", help="Score the same sample as eval "
                                         "--limit N."),
     types: list[str] | None = typer.Option(None, "--types", help=TYPES_HELP),
@@ -351,8 +352,8 @@ def _print_summary(cfg, name: str) -> None:
 
 @qa_app.command("build")
 def build_command(ctx: typer.Context,
-                  config: Path = typer.Option(..., "-c", "--config", help="Build config YAML."),
-                  run: str | None = typer.Option(None, "--run", help="Run name (sets the config's `run`)."),
+                  config: Path = config_option("Build", required=True, help="Build config YAML."),
+                  run: str | None = run_option("Run name (sets the config's `run`)."),
                   seed: int | None = SEED,
                   sets: list[str] | None = SET,
                   max_failure_rate: float = MAX_FAILURE_RATE,
@@ -398,8 +399,8 @@ def build_command(ctx: typer.Context,
 
 @qa_app.command("finetune")
 def finetune_command(ctx: typer.Context,
-                     config: Path = typer.Option(..., "-c", "--config", help="Fine-tuning YAML."),
-                     run: str | None = typer.Option(None, "--run", help="Run name."),
+                     config: Path = config_option("Fine-tuning", required=True, help="Fine-tuning YAML."),
+                     run: str | None = run_option("Run name."),
                      seed: int | None = SEED,
                      sets: list[str] | None = SET) -> None:
     """LoRA fine-tuning with dev evaluation every 20% of an epoch (extra `train`); resumable."""

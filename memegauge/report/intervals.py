@@ -6,7 +6,7 @@ Every figure with an interval has one shape, `Figure` (a dict, so it is stored i
 
 * ``value``    the figure on all items (a rate as a fraction, a mean in the figure's unit).
 * ``ci95``     the 95% interval ``[lo, hi]``, or None when the items cannot support one; ``note`` then
-               says why ("too few items": fewer than 2 items or memes, or so few memes that every
+               says why ("too few items": no item; for a mean, fewer than 2 items or memes, or so few memes that every
                bootstrap resample gives the same value; "no spread": every item has the same value).
                A zero-width range, which would claim a certainty the items do not have, is never given.
 * ``n``        the items behind the figure; ``clusters`` the distinct memes among them.
@@ -88,9 +88,12 @@ def rate(outcomes: Sequence[float], clusters: Sequence[Any] | None = None) -> Fi
     x = np.asarray(outcomes, dtype=float)
     index, k = _cluster_index(x.size, clusters)
     value = float(x.mean()) if x.size else None
-    if x.size < 2 or k < 2:
-        return figure(value, None, x.size, k, "wilson", TOO_FEW)
-    if k == x.size:
+    if x.size == 0:
+        return figure(value, None, 0, 0, "wilson", TOO_FEW)
+    if k == 1 and x.size > 1:  # every item from one meme: Wilson on one effective item (the memes), still a range
+        lo, hi = wilson(value, 1)
+        return figure(value, (lo, hi), x.size, k, "wilson-clustered")
+    if k == x.size:  # Wilson's interval holds at n = 1 too: 1 of 1 is [20.7%, 100%]
         lo, hi = wilson(x.sum(), x.size)
         return figure(value, (lo, hi), x.size, k, "wilson")
     deff = design_effect(x, index, k)
@@ -156,8 +159,8 @@ def macro_rate(outcomes: Sequence[float], groups: Sequence[Any], clusters: Seque
     np.add.at(sums, (index, group), x)
     np.add.at(counts, (index, group), 1.0)
     value = float(np.mean(sums.sum(axis=0) / counts.sum(axis=0)))
-    if x.size < 2 or k < 2:
-        return figure(value, None, x.size, k, "bootstrap", TOO_FEW)
+    if x.size < 2 or k < 2:  # one item or one meme: no bootstrap, but Wilson on the memes (`_macro_on_memes`)
+        return _macro_on_memes(value, x.size, k)
     with np.errstate(invalid="ignore"):
         draws = np.nanmean(resampled_ratios(sums, counts, seed, rounds), axis=1)
     found = _percentiles(draws) if np.ptp(x) > 0 else None
@@ -177,7 +180,8 @@ def _macro_on_memes(value: float, n: int, k: int) -> Figure:
 
 def shown(fig: Figure | None, percent: bool = False, digits: int = 2) -> str:
     """A figure as text: "25.0% [10.3, 49.4]" / "6.20 [5.81, 6.55]", or the value with its note
-    ("100.0% (too few items, n=1)"); "–" when there is no value."""
+    ("6.20 (too few items, n=1)"); "–" when there is no value. A rate always has its interval (Wilson's holds
+    at n = 1: "100.0% [20.7, 100.0]")."""
     if not fig or fig.get("value") is None:
         return "–"
     scale, unit, places = (100.0, "%", 1) if percent else (1.0, "", digits)

@@ -5,7 +5,8 @@ The rows are long (one per figure); a leaderboard is wide: one line per run × m
 AdamMeme target × category, an Arena model, a MemeQA model × question type), and per figure its value,
 the ends of its 95% interval and its n. In CSV the numbers are plain (rates as fractions 0–1, so
 pandas reads them as numbers); in Markdown and in the terminal they are shown as "25.0% [10.3, 49.4]",
-or with the reason there is no interval ("100.0% (too few items, n=1)"). Dates are ISO 8601 (UTC).
+or with the reason there is no interval ("6.20 (too few items, n=1)": a mean of one item; a rate always has
+one). Dates are ISO 8601 (UTC).
 """
 
 from __future__ import annotations
@@ -167,6 +168,7 @@ class Board:
     runs: list[dict[str, Any]] = field(default_factory=list)  # {name, method, status, date, models}
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (benchmark, why, with the line that installs it)
     notes: list[str] = field(default_factory=list)  # each figure not computed: the reason and the fix, once
+    warnings: list[str] = field(default_factory=list)  # "RUN: …" for each run whose answers mostly could not be read
 
     def systems(self) -> list[str]:
         """The published systems, in first-seen order (a column each in CSV, Markdown and HTML)."""
@@ -217,8 +219,9 @@ def board_csv(board: Board) -> str:
 TERMINAL_PUBLISHED = 3  # published figures shown per row in the terminal (all of them in CSV, Markdown, HTML)
 
 
-def few_published(published: list[Any], limit: int = TERMINAL_PUBLISHED) -> str:
-    """The published figures of a row in a few words: human first, then the best system, then random; '+k more'."""
+def few_published(published: list[Any], limit: int = TERMINAL_PUBLISHED, where: str = "--out") -> str:
+    """The published figures of a row in a few words: human first, then the best system, then random; '+k more
+    (WHERE)' saying where the others are."""
     if not published:
         return "–"
     human = [p for p in published if "human" in p.system.lower()]
@@ -226,7 +229,7 @@ def few_published(published: list[Any], limit: int = TERMINAL_PUBLISHED) -> str:
     others = sorted((p for p in published if p not in human and p not in chance), key=lambda p: -p.value)
     chosen = (human[:1] + others[:1] + chance[:1] + others[1:])[:limit]
     more = len(published) - len(chosen)
-    return "; ".join(f"{p.system}: {published_cell(p)}" for p in chosen) + (f"; +{more} more (--out)" if more else "")
+    return "; ".join(f"{p.system}: {published_cell(p)}" for p in chosen) + (f"; +{more} more ({where})" if more else "")
 
 
 def board_text_rows(board: Board, every_published: bool = False) -> tuple[list[str], list[list[str]]]:
@@ -246,6 +249,8 @@ def board_markdown(board: Board) -> str:
     out += [""] if board.runs else []
     out += ["| " + " | ".join(map(_md_escape, header)) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(map(_md_escape, row)) + " |" for row in rows]
+    if board.warnings:
+        out += ["", "WARNING (most answers could not be read):"] + [f"- {_md_escape(w)}" for w in board.warnings]
     if board.notes:
         out += ["", "Not computed:"] + [f"- {_md_escape(n)}" for n in board.notes]
     if board.skipped:

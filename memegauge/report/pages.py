@@ -133,12 +133,22 @@ def key_figures(store: Store, name: str) -> tuple[list[str], str]:
     return sorted({r.model for r in rows}), f"{overall[0].group}: " + "; ".join(shown)
 
 
+BENCHMARK_RUNS = "benchmark runs (eval: any benchmarks together, as one suite leaderboard)"
+"""The compare form's group of the runs `eval` makes (MemeQA's and the kit's), which `compare` accepts across
+benchmarks (`memegauge.report.compare`); every other run is offered with the runs of its own method."""
+
+
 def runs_page(store: Store) -> str:
     """Every run in the store: name (a link to its report), method, models, status, ISO date, key
-    figures; and a form to compare runs of one method."""
+    figures; and a form to compare runs: of one method, or benchmark runs of any benchmarks together."""
+    from memegauge.registry import EVAL_BENCHMARKS, provided
+
     runs = store.list_runs()
+    benchmark_of = provided(EVAL_BENCHMARKS)
+    benchmarks = benchmark_of([(run["method"], json.loads(run["config_json"] or "{}")) for run in runs]) \
+        if benchmark_of and runs else [None] * len(runs)
     rows, choices = [], {}
-    for run in runs:
+    for run, benchmark in zip(runs, benchmarks, strict=True):
         models, figures = key_figures(store, run["name"])
         if not models:
             roles = run_models(run["method"], json.loads(run["config_json"]),
@@ -147,7 +157,7 @@ def runs_page(store: Store) -> str:
         rows.append([Cell(run["name"], run["name"], href=run_link(run["name"])), text(run["method"]),
                      text(", ".join(models) or None), text(run["status"]), text(iso_date(run.get("created"))),
                      text(figures), count(run.get("calls")), count(run.get("failed_calls"))])
-        choices.setdefault(run["method"], []).append(run["name"])
+        choices.setdefault(run["method"] if benchmark is None else BENCHMARK_RUNS, []).append(run["name"])
     blocks = [Block("table", "Runs", table=table(["run", "method", "models", "status", "date (UTC)",
                                                   "key figures (95% CI)", "calls", "failed calls"], rows))]
     if not runs:
@@ -156,16 +166,26 @@ def runs_page(store: Store) -> str:
                        form=choices or None)
 
 
+PUBLISHED_COLUMNS = 4
+"""Published systems a benchmark's table shows as columns beside the models; a benchmark with more (MemeQA's Tables
+2–3: some twenty) gets a compact column (human, best, random) and the full set as tables of their own, a row per
+system and a column per task (`PUBLISHED_TASKS` at most per table), so no table is wider than a 1200 px page."""
+PUBLISHED_TASKS = 7
+
+
 def board_tables(board: Any) -> list[Block]:
     """A suite leaderboard (`memegauge.report.leaderboard.Board`) as HTML tables, one per benchmark and split: task,
     metric, a column per model (value [interval] n, or why it was not computed), and a column per published system
-    of that benchmark, marked published, with the paper's n in its header (in the cell where it varies by row)."""
+    of that benchmark, marked published, with the paper's n in its header (in the cell where it varies by row); with
+    more than `PUBLISHED_COLUMNS` systems, the published figures as tables of their own (`_published_tables`)."""
     sections: dict[tuple[str, str], list[Any]] = {}
     for line in board.lines:
         sections.setdefault((line.benchmark, line.split), []).append(line)
     blocks = []
     for (benchmark, split), lines in sections.items():
         systems = list(dict.fromkeys(p.system for line in lines for p in line.published))
+        notes = " ".join(sorted({p.n_note for line in lines for p in line.published if p.n_note}))
+        compact = len(systems) > PUBLISHED_COLUMNS
         ns = {s: {(p.n, p.n_note != "") for line in lines for p in line.published if p.system == s} for s in systems}
         shared = {s: next(iter(found)) for s, found in ns.items() if len(found) == 1}
 
@@ -182,13 +202,42 @@ def board_tables(board: Any) -> list[Block]:
                 r = line.cells.get(m)
                 cells.append(Cell(leaderboard.board_cell(r), r.value if r else None))
             by_system = {p.system: p for p in line.published}
-            cells += [text(None) if s not in by_system else
-                      Cell(f"{100 * by_system[s].value:.1f}%" if s in shared else
-                           leaderboard.published_cell(by_system[s]), by_system[s].value) for s in systems]
+            if compact:
+                cells.append(text(leaderboard.few_published(line.published, 2, "in the tables below")
+                                  if line.published else None))
+            else:
+                cells += [text(None) if s not in by_system else
+                          Cell(f"{100 * by_system[s].value:.1f}%" if s in shared else
+                               leaderboard.published_cell(by_system[s]), by_system[s].value) for s in systems]
             body.append(cells)
-        notes = {p.n_note for line in lines for p in line.published if p.n_note}
-        blocks.append(Block("table", f"{benchmark} · {split}", text=" ".join(sorted(notes)),
-                            table=table(["task", "metric", *board.models, *map(header, systems)], body)))
+        columns = ["task", "metric", *board.models,
+                   *(["published (paper's n)"] if compact else
+                     map(header, systems))]
+        blocks.append(Block("table", f"{benchmark} · {split}", text=notes, table=table(columns, body)))
+        if compact:
+            blocks += _published_tables(benchmark, split, lines, systems, notes)
+    return blocks
+
+
+def _published_tables(benchmark: str, split: str, lines: list[Any], systems: list[str], notes: str) -> list[Block]:
+    """A benchmark's published figures as the paper prints them: a row per system, a column per task and metric
+    (`PUBLISHED_TASKS` at most per table), each cell the paper's figure (marked published; its n in the note)."""
+    shown = [line for line in lines if line.published]
+    metrics = {line.metric for line in shown}
+    blocks = []
+    for start in range(0, len(shown), PUBLISHED_TASKS):
+        chunk = shown[start:start + PUBLISHED_TASKS]
+        columns = ["published system", *(line.task if len(metrics) == 1 else f"{line.task} ({line.metric})"
+                                         for line in chunk)]
+        rows = []
+        for system in systems:
+            found = [{p.system: p for p in line.published}.get(system) for line in chunk]
+            if any(found):
+                rows.append([text(system), *(text(None) if p is None else Cell(f"{100 * p.value:.1f}%", p.value)
+                                             for p in found)])
+        part = "" if len(shown) <= PUBLISHED_TASKS else f", tasks {start + 1}–{start + len(chunk)} of {len(shown)}"
+        blocks.append(Block("table", f"{benchmark} · {split}: published figures ({', '.join(sorted(metrics))}{part})",
+                            text=("The papers' own figures, never ours. " + notes).strip(), table=table(columns, rows)))
     return blocks
 
 
@@ -200,6 +249,8 @@ def board_page(board: Any, links: bool = False) -> str:
     blocks = [Block("note", "Leaderboard", text="Each figure with its 95% interval and n (items behind it); "
                                                 "published: the papers' own figures on the same split and metric, "
                                                 "never ours, with the paper's n.")]
+    blocks += [Block("note", "These figures measure the output format, not the model", text=warning)
+               for warning in board.warnings]
     blocks += board_tables(board)
     if board.notes:
         blocks.append(Block("note", "Not computed", text=" ".join(board.notes)))
@@ -207,8 +258,8 @@ def board_page(board: Any, links: bool = False) -> str:
         rows = []
         for name, why in board.skipped:
             reason, *commands = why.split("\n")
-            rows += [[text(name), text(reason.removesuffix("; install with:")), text(c.strip())]
-                     for c in (commands or [""])]
+            reason = reason.removesuffix("; install with:").removesuffix("; commands:")
+            rows += [[text(name), text(reason), text(c.strip() or None)] for c in (commands or [""])]
         blocks.append(Block("table", "Skipped benchmarks (data not installed)", table=table(
             ["benchmark", "why", "command (one per line)"], rows)))
     rows = [r for line in board.lines for r in line.cells.values() if r.value is not None]

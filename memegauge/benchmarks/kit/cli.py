@@ -25,6 +25,10 @@ OUT_SUFFIXES = (".html", ".htm", ".csv", ".md")
 SKIPPED_EXIT = 4
 """`eval --suite`'s exit status when it ran and showed the leaderboard but skipped benchmarks whose data set is not
 installed (a run that failed calls still exits 1; docs/benchmarks.md)."""
+UNREADABLE_EXIT = 3
+"""`eval`'s exit status when a run's answers mostly could not be read (`EvalEntry.unreadable`: more than half; its
+figures measure the output format), as `qa eval`'s; after the leaderboard; a failed run (1) takes precedence and it
+takes precedence over `SKIPPED_EXIT`."""
 
 
 def register(app: typer.Typer) -> None:
@@ -70,10 +74,15 @@ def eval_command(ctx: typer.Context,
     if not model:
         raise InputError("no model named", "--model", "name a model of the registry: --model M (repeatable)")
     missing = {entry.name: why for entry in chosen if (why := _missing(entry, data, len(chosen) > 1))}
-    for name, why in missing.items():
-        label = "skipped" if suite is not None else "not installed"
-        console.print(f"[yellow]{label}:[/] {name}: {safe(why)}", highlight=False, soft_wrap=True)
+    absent = "data not installed" if data is None else f"no folder of theirs in --data {data}"
     chosen = [entry for entry in chosen if entry.name not in missing]
+    if missing and suite is not None and chosen:  # said once in full, under the leaderboard (`print_board`)
+        console.print(f"[yellow]skipping[/] {', '.join(missing)} ({safe(absent)}: the leaderboard lists the commands "
+                      "that install them)", highlight=False, soft_wrap=True)
+    else:  # nothing will run: each one's lines now, then the refusal
+        for name, why in missing.items():
+            label = "skipped" if suite is not None else "not installed"
+            console.print(f"[yellow]{label}:[/] {name}: {safe(why)}", highlight=False, soft_wrap=True)
     if missing and (suite is None or not chosen) and data is not None:  # a --data folder, not the catalogue
         raise InputError(f"--data {data} holds no folder for {', '.join(missing)}", "--data",
                          "put each benchmark's release in DIR/NAME (docs/benchmarks.md), or leave out --data to read "
@@ -103,7 +112,14 @@ def eval_command(ctx: typer.Context,
         write_text_atomic(out_path, board_page(found, out_path.suffix.lower()))
     finish_all(store, runs, max_failure_rate)
     if missing:
-        console.print(f"[yellow]skipped[/] (data not installed): {', '.join(missing)}", highlight=False)
+        console.print(f"[yellow]skipped[/] ({safe(absent)}): {', '.join(missing)}", highlight=False, soft_wrap=True)
+    if found.warnings:  # most answers unreadable: the figures measure the output format (as `qa eval`: exit 3)
+        said = ", ".join(w.split(": ", 1)[0] for w in found.warnings)
+        console.print("[red]unreadable:[/] " + safe(f"most answers of {said} could not be read: their figures measure "
+                                                   "the output format, not the model (the WARNING above says what to "
+                                                   "check; exit 3)"), highlight=False, soft_wrap=True)
+        raise typer.Exit(UNREADABLE_EXIT)
+    if missing:
         raise typer.Exit(SKIPPED_EXIT)
 
 
@@ -151,8 +167,7 @@ def _missing(entry, data: Path | None, several: bool) -> str | None:
     run's own input check can tell: a `--data` folder for one benchmark, a MemeGauge without the catalogue)."""
     if data is not None:
         folder = data / entry.name
-        return None if not several or folder.is_dir() else (
-            f"no folder {folder}: put its release there, or leave out --data to read `memegauge data`'s copy")
+        return None if not several or folder.is_dir() else _no_folder(entry, folder)
     if entry.data is None:
         return None
     try:
@@ -174,6 +189,25 @@ def _missing(entry, data: Path | None, several: bool) -> str | None:
                 f"    {line}" for line in commands))
 
 
+def _no_folder(entry, folder: Path) -> str:
+    """Why a `--data` folder lacks `entry`, then the commands that help, one per line (shell comments saying what
+    each is for): the ones that install its data set (or find its installed copy), else the folder to make."""
+    from memegauge.files import shell_command  # lazy: as in eval_command
+
+    lines: list[str] = []
+    if entry.data is not None:
+        try:
+            lines = install_lines(entry.data) or [
+                f"{shell_command('memegauge', 'data', 'path', entry.data)}  # the installed copy: leave out --data "
+                "to read it"]
+        except Exception:  # noqa: BLE001 — no catalogue (or not its name): the folder to make instead
+            lines = []
+    lines = lines or [f"{shell_command('mkdir', '-p', str(folder))}  # then put its release there "
+                      "(docs/benchmarks.md)"]
+    return (f"no folder {folder}: put its release there, or leave out --data to read `memegauge data`'s copy; "
+            "commands:\n" + "\n".join(f"    {line}" for line in lines))
+
+
 def install_lines(name: str) -> list[str]:
     """The commands that install data set `name`, one per line (`memegauge data`'s own)."""
     from memegauge.data.cli import install_lines as lines  # lazy: the data catalogue only when asked
@@ -183,16 +217,18 @@ def install_lines(name: str) -> list[str]:
 
 def _list(out, found) -> None:
     """One line per benchmark (its splits, default, tasks, suites, data set and whether it is installed); the same
-    names `memegauge data list` marks as evaluated by `eval`."""
+    names `memegauge data list` marks as evaluated by `eval`. Under a benchmark whose data set is not installed, the
+    commands that install it, one pasteable command per line (a copy you must request: where, as a shell comment)."""
     for entry in found:
         why = _missing(entry, None, True)
-        commands = [line.split("  #")[0] for line in install_lines(entry.data)] if entry.data and why else []
-        data = (f"data {entry.data}: " + ("installed" if why is None else
-                                          "not installed: " + " and ".join(f"`{c}`" for c in commands)
-                                          + (f" (`memegauge data info {entry.data}`: where to request your copy)"
-                                             if any(" PATH" in c for c in commands) else ""))) if entry.data else ""
+        commands = install_lines(entry.data) if entry.data and why else []
+        data = (f"data {entry.data}: " + ("installed" if why is None else "not installed; install with:")
+                if entry.data else "")
         out.print(f"{entry.name}: {entry.title} — splits {', '.join(entry.splits)} (default {entry.split}); "
-                  f"tasks {entry.tasks}; suites {', '.join(entry.suites)}; {data}", highlight=False, markup=False)
+                  f"tasks {entry.tasks}; suites {', '.join(entry.suites)}; {data}", highlight=False, markup=False,
+                  soft_wrap=True)
+        for command in commands:
+            out.print(f"    {command}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _chosen(found, names: list[str], suite: str | None):
@@ -296,15 +332,17 @@ def suite_board(store, runs: list[str], skipped: list[tuple[str, str]] = (), tit
     from memegauge.report.leaderboard import Board, BoardLine
 
     lines: dict[tuple[str, str, str, str], BoardLine] = {}
-    described, notes = [], []
+    described, notes, warnings = [], [], []
     found = []
     for name in runs:
         report = build_report(store, name)
         config = report["run"].get("config") or {}
         entry = entry_of_method(report["run"]["method"], config)
-        rows = headline_rows(report)
+        rows = headline_rows(report) + (entry.more_rows(report) if entry is not None else [])
         if entry is not None and rows:
             found.append((name, report, entry, entry.split_of(config), rows))
+            if warning := entry.unreadable(report):
+                warnings.append(f"{name}: {warning}")
     # one model with two runs of one benchmark and split (a --limit run beside the full one): a column for each run
     seen: dict[tuple[str, str, str], set[str]] = {}
     for name, _, entry, split, rows in found:
@@ -322,7 +360,7 @@ def suite_board(store, runs: list[str], skipped: list[tuple[str, str]] = (), tit
                           "date": iso_date(report["run"].get("created")), "models": sorted({r.model for r in rows})})
     models = list(dict.fromkeys(m for line in lines.values() for m in line.cells))
     return Board(title=title, models=models, lines=list(lines.values()), runs=described, skipped=list(skipped),
-                 notes=notes)
+                 notes=notes, warnings=warnings)
 
 
 def board_page(board, suffix: str) -> str:
@@ -374,6 +412,8 @@ def print_board(out, board) -> None:
                               highlight=False)
     for note in board.notes:
         out.print(safe(f"not computed: {note}"), highlight=False)
+    for warning in board.warnings:
+        out.print(safe(f"WARNING: {warning}"), highlight=False)
     for name, why in board.skipped:
         out.print(safe(f"skipped: {name}: {why}"), highlight=False)
 

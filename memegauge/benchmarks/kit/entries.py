@@ -66,6 +66,10 @@ class EvalEntry:
     task_of: Callable[[str], str]  # a headline row's group -> the task (row) of the leaderboard
     published: Callable[[str, str, str], list[Published]]  # (split, task, metric) -> the papers' figures
     logprobs: Callable[[], bool] = lambda: False  # whether a run asks for log-probabilities (preflight probes)
+    more_rows: Callable[[dict[str, Any]], list[Any]] = lambda report: []  # leaderboard rows beside the method's
+    # headline rows (`memegauge.report.headline.Headline`; MemeQA's unreadable share)
+    unreadable: Callable[[dict[str, Any]], str | None] = lambda report: None  # a built report -> the warning when
+    # most of its answers could not be read (its figures then measure the output format: `eval` exits 3), or None
 
 
 class DuplicateBenchmark(DuplicatePlugin):
@@ -125,6 +129,7 @@ def entry(spec: Any) -> EvalEntry:
                      plan=lambda cfg, inputs: run().plan(spec, cfg, inputs),
                      logprobs=lambda: any("auroc" in t.metrics for t in spec.tasks.values()),
                      split_of=lambda stored: str(stored.get("split") or spec.split), task_of=task_of,
+                     unreadable=lambda report: report.get("format_warning"),
                      published=lambda split, task, metric: published_figures(spec, split, task, metric))
 
 
@@ -147,6 +152,14 @@ def entry_of_method(method: str, config: dict[str, Any]) -> EvalEntry | None:
         if entry.method().name == method and entry.split_of(config):
             return entry
     return None
+
+
+def benchmarks_of_runs(runs: list[tuple[str, dict[str, Any]]]) -> list[str | None]:
+    """For each stored run (method, config): the benchmark `eval` made it for (a kit benchmark's, a MemeQA eval
+    run), or None (another method, a MemeQA build): the runs `compare` puts in one suite leaderboard."""
+    entries = [(entry, entry.method().name) for entry in eval_entries()]
+    return [next((entry.name for entry, name in entries if name == method and entry.split_of(config)), None)
+            for method, config in runs]
 
 
 def evaluated_by() -> dict[str, list[str]]:

@@ -19,10 +19,11 @@ from memegauge.report.blocks import Block, count, interval_cell, table, text
 from memegauge.report.headline import Headline, row
 from memegauge.report.intervals import rate
 
-NO_PROBABILITY = ("no log-probabilities: the model's server returned no yes/no log-probabilities, so AUROC was not "
-                  "computed (it is never made from the hard answers); fix: serve the model where chat completions "
-                  "return `logprobs` (vLLM, SGLang, OpenAI's API; `memegauge eval` says before the run whether the "
-                  "server does) and rerun the same command")
+NO_PROBABILITY = ("no log-probabilities: no answer carried the log-probabilities of both \"yes\" and \"no\" among its "
+                  "first token's top 5 alternatives, so AUROC was not computed (it is never made from the hard "
+                  "answers); fix: serve the model where chat completions return `logprobs` with `top_logprobs` "
+                  "(vLLM, whose --max-logprobs must stay at 5 or more, 20 by default; SGLang; OpenAI's API; "
+                  "`memegauge eval` says before the run whether the server does) and rerun the same command")
 """Why AUROC is absent, and the fix: every place that shows the figures shows this where AUROC would be."""
 
 
@@ -42,7 +43,26 @@ def build(spec: Benchmark, store: Store, run: dict[str, Any]) -> dict[str, Any]:
             group["rows"] = ((counts.get(name) or {}).get("groups") or {}).get(f"{group['group']}={group['value']}")
     return {"benchmark": spec.name, "title": spec.title, "paper": spec.paper, "split": split,
             "model": config.get("model"), "items": len({r["item"] for r in rows}), "tasks": tasks,
+            "format_warning": format_warning(tasks),
             "prompts": config.get("benchmark_prompts") or {}, "details": rows}
+
+
+UNREADABLE_ABOVE = 0.5
+"""More than half the answered items unreadable: every figure is then bounded by the output format (as MemeQA's
+`memegauge.memeqa.metrics.UNREADABLE_ABOVE`); the report, the run page and `eval`'s exit status (3) say so."""
+
+
+def format_warning(tasks: dict[str, Any]) -> str | None:
+    """What to tell a user whose run's answers mostly could not be read (over every task), or None."""
+    answered = sum(t["answered"] for t in tasks.values())
+    unreadable = sum(t["unreadable"] for t in tasks.values())
+    if not answered or unreadable <= UNREADABLE_ABOVE * answered:
+        return None
+    return (f"{unreadable} of {answered} answers could not be read (more than {UNREADABLE_ABOVE:.0%} of the answered "
+            "items): these figures measure the model's output format, not its understanding of memes. Check the raw "
+            "answers (the run page's items, or `memegauge export RUN --table answers`): a reasoning model spends its "
+            "answer tokens thinking (raise them with -o max_tokens=512), or it answers in prose; fix the model's "
+            "settings (models.yaml) and rerun.")
 
 
 def _task(task: Task, rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
@@ -92,7 +112,13 @@ def _auroc(task: Task, scored: list[dict[str, Any]], seed: int) -> tuple[dict[st
     positive = np.array([r["gold"] == task.positive for r in with_p], dtype=bool)
     figure = auroc(positive, np.array([r["p_positive"] for r in with_p], dtype=float), seed)
     missing = len(scored) - len(with_p)
-    return figure, (f"{missing} answer(s) without yes/no log-probabilities left out" if missing else None)
+    left_out = f"{missing} answer(s) without yes/no log-probabilities left out" if missing else None
+    if figure["value"] is None:  # every item with a probability is of one class: there is no curve to draw
+        gold = with_p[0]["gold"]
+        return figure, (f"one class only: the {len(with_p)} item(s) with log-probabilities are all gold {gold!r}, "
+                        "and AUROC needs items of both classes; fix: ask more items (a larger --limit, or another "
+                        "split)" + (f"; {left_out}" if left_out else ""))
+    return figure, left_out
 
 
 def tables(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -136,11 +162,12 @@ def headline(report: dict[str, Any]) -> list[Headline]:
     rows = []
     for name, task in report["tasks"].items():
         for figure in ("accuracy", "macro_f1", "auroc"):
-            if task.get(figure):
+            if task.get(figure) and task[figure].get("value") is not None:
                 rows.append(row(run, model, f"overall ({name})", figure, task[figure], "rate"))
-            elif figure in task:  # asked for but not computable (AUROC without log-probabilities): say why
+            elif figure in task:  # asked for but not computable (no log-probabilities, one class only): say why
                 rows.append(row(run, model, f"overall ({name})", figure,
-                                {"value": None, "n": task["answered"], "note": task.get(f"{figure}_note")}, "rate"))
+                                {"value": None, "n": (task[figure] or {}).get("n", task["answered"]),
+                                 "note": task.get(f"{figure}_note") or (task[figure] or {}).get("note")}, "rate"))
         for figure in _extra(task):
             if task.get(figure):
                 rows.append(row(run, model, f"overall ({name})", figure, task[figure], "rate"))
@@ -183,6 +210,9 @@ def view(report: dict[str, Any], store: Store) -> tuple[list[Block], dict[str, A
     facts = [("paper", report["paper"]), ("split", report["split"]), ("model", str(report["model"])),
              ("items", str(report["items"]))]
     blocks = [Block("facts", report["title"], facts=facts)]
+    if report.get("format_warning"):  # first, before any figure it qualifies
+        blocks.append(Block("note", "These figures measure the output format, not the model",
+                            text=report["format_warning"]))
     for name, task in report["tasks"].items():
         said = (f"{name}: {asked_line(task)}. {task['answered']} answered, {task['unreadable']} unreadable (scored "
                 f"as wrong), {task['failed']} failed (not scored)."
@@ -199,10 +229,11 @@ def _figure_table(task: dict[str, Any]) -> Any:
     """Each figure with its interval and n (a figure that could not be computed: why, and the fix); the unreadable
     share; then the paper's figures for the same split and metric, marked published, with the paper's n."""
     rows = [[text(name), interval_cell(fig, percent=True) if fig.get("value") is not None else
-             text(f"– ({_why_none(name)})"), count(fig.get("n"))] for name, fig in _named_figures(task)]
-    if "auroc" in task and not task.get("auroc"):
+             text(f"– ({_why_none(name)})"), count(fig.get("n"))] for name, fig in _named_figures(task)
+            if name != "auroc" or fig.get("value") is not None]
+    if "auroc" in task and (task.get("auroc") or {}).get("value") is None:  # why, and the fix, where it would be
         rows.append([text("auroc"), text(f"not computed — {task.get('auroc_note') or NO_PROBABILITY}"),
-                     count(task["answered"])])
+                     count((task.get("auroc") or {}).get("n", task["answered"]))])
     rows.append([text("unreadable (lower is better)"), interval_cell(task["unreadable_share"], percent=True),
                  count(task["unreadable_share"].get("n"))])
     rows += [[text(f"{g['group']}={g['value']}: {name}"), interval_cell(g[name], percent=True),
