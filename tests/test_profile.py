@@ -15,11 +15,11 @@ from scipy import stats
 import memegauge
 from memegauge.cli import main
 from memegauge.engine import Store
-from memegauge.profile import paired as pairs
-from memegauge.profile.gather import build_profile
-from memegauge.profile.part import ProfilePart, part_of, register_part, DuplicateProfilePart
-from memegauge.profile.records import Profile
-from memegauge.profile.render import render, to_markdown
+from memegauge.profiles import paired as pairs
+from memegauge.profiles.gather import build_profile
+from memegauge.profiles.part import ProfilePart, part_of, register_part, DuplicateProfilePart
+from memegauge.profiles.records import Profile
+from memegauge.profiles.render import render, to_markdown
 from memegauge.report import build_report
 from memegauge.report.headline import headline_rows
 from memegauge.report.leaderboard import cell

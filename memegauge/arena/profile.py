@@ -1,4 +1,4 @@
-"""MemeArena's profile part (`memegauge.profile.part`). An arena rating is relative to its opponents and judges,
+"""MemeArena's profile part (`memegauge.profiles.part`). An arena rating is relative to its opponents and judges,
 so a run's kind names its meme set, judges and contestants: only runs of one kind are comparable. A model's items
 are its battles in the headline setting, won or not by the panel's overall verdict (a tie is not a win, as the
 report's win rate counts it), and per judged dimension; the items two models share are their battles against each
@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memegauge.profile.part import ProfilePart
-from memegauge.profile.records import Outcome
+from memegauge.profiles.part import ProfilePart
+from memegauge.profiles.records import Outcome
 from memegauge.report.headline import Headline
 
 

@@ -1,4 +1,4 @@
-"""MemeQA's profile part (`memegauge.profile.part`): a run's kind is its version and split (and its sample, when
+"""MemeQA's profile part (`memegauge.profiles.part`): a run's kind is its version and split (and its sample, when
 it asked a subset); its items are its questions; the published figures are the paper's Tables 2–3, only beside
 a run on the paper's split."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memegauge.profile.part import ProfilePart
-from memegauge.profile.records import Outcome, PublishedFigure
+from memegauge.profiles.part import ProfilePart
+from memegauge.profiles.records import Outcome, PublishedFigure
 from memegauge.report.headline import Headline
 
 

@@ -1,4 +1,4 @@
-"""The benchmark kit's profile part, for every registered benchmark (`memegauge.profile.part.ProfileFamily`): a
+"""The benchmark kit's profile part, for every registered benchmark (`memegauge.profiles.part.ProfileFamily`): a
 run's kind is its benchmark, split and sample; its headline is each task's accuracy; the groups ranked for
 strengths and weaknesses are the tasks' group values (language, source, subtype); its items are its answers; the
 published figures are the benchmark YAML's `published` ones on the run's split, matched by task and metric (the
@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memegauge.profile.part import ProfileFamily, ProfilePart
-from memegauge.profile.records import Outcome, PublishedFigure
+from memegauge.profiles.part import ProfileFamily, ProfilePart
+from memegauge.profiles.records import Outcome, PublishedFigure
 from memegauge.report.headline import Headline
 
 MAIN = "accuracy"

@@ -125,7 +125,7 @@ class PairedDifference(_Record):
     b_only: int = Field(description="Items B got right and A wrong (McNemar's c).")
     mcnemar_p: float | None = Field(description="Exact McNemar p-value (two-sided binomial on b and c); None "
                                                 "when no item is discordant.")
-    method: str = Field(description="How the interval and p-value were made (`memegauge.profile.paired`).")
+    method: str = Field(description="How the interval and p-value were made (`memegauge.profiles.paired`).")
     note: str | None = Field(default=None, description="Why there is no interval, or None.")
 
 

@@ -42,8 +42,8 @@ def profile_command(
     stored run that evaluated it: headline figures with 95% intervals beside the published ones on the same split,
     strengths and weaknesses with the memes it got wrong, and what it takes to reproduce each figure."""
     from memegauge.files import write_text_atomic
-    from memegauge.profile.gather import build_profile
-    from memegauge.profile.render import render
+    from memegauge.profiles.gather import build_profile
+    from memegauge.profiles.render import render
 
     cfg = settings(ctx)
     names = list(models or [])
@@ -62,7 +62,7 @@ def profile_command(
     if not names and site is None:
         raise InputError("no model named", where="memegauge profile",
                          fix="name one or more models, as their runs name them (memegauge runs), or pass --site DIR")
-    from memegauge.profile.gather import evaluated_models
+    from memegauge.profiles.gather import evaluated_models
 
     names = names or evaluated_models(store)
     if not names:
@@ -75,7 +75,7 @@ def profile_command(
             console.print(f"[yellow]no stored run evaluated {safe(page.model)}[/] (memegauge runs lists the runs; "
                           "the model's name is the one its runs use)", soft_wrap=True)
     if site is not None:
-        from memegauge.profile.site import write_site
+        from memegauge.profiles.site import write_site
 
         files = write_site(found, site)
         console.print(f"{len(files)} pages written to {safe(site)} (open {safe(site / 'index.html')})")
@@ -94,8 +94,8 @@ def _run_missing(cfg, names: list[str], with_: list[str], bench_data: Path | Non
     import asyncio
 
     from memegauge.clikit import out, use_budget
-    from memegauge.profile.gather import stored_runs
-    from memegauge.profile.plan import execute, mark_stored, plan
+    from memegauge.profiles.gather import stored_runs
+    from memegauge.profiles.plan import execute, mark_stored, plan
 
     store = cfg.store() if cfg.store_path.exists() else None
     registry = cfg.registry()

@@ -1,5 +1,5 @@
 """Gather one model's stored runs into its profile, reading only the store: each run's report and headline rows
-(so every figure is the run's own report's), and its method's profile part (`memegauge.profile.part`) for the
+(so every figure is the run's own report's), and its method's profile part (`memegauge.profiles.part`) for the
 kind, the items and the published figures."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 from memegauge._version import __version__
 from memegauge.engine.store import Store
 from memegauge.methods import method
-from memegauge.profile.paired import paired as paired_difference
-from memegauge.profile.part import ProfilePart, part_of
-from memegauge.profile.records import (Endpoint, Example, ModelProfile, Outcome, PairedDifference, Profile,
+from memegauge.profiles.paired import paired as paired_difference
+from memegauge.profiles.part import ProfilePart, part_of
+from memegauge.profiles.records import (Endpoint, Example, ModelProfile, Outcome, PairedDifference, Profile,
                                        RunUsed)
 from memegauge.report import build_report
 from memegauge.report.headline import Headline, headline_rows, iso_date

@@ -13,7 +13,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from memegauge.profile.records import Headline, ModelProfile, PairedDifference, Profile, PublishedFigure, kinds_by_run
+from memegauge.profiles.records import Headline, ModelProfile, PairedDifference, Profile, PublishedFigure, kinds_by_run
 from memegauge.report.leaderboard import cell
 
 HERE = Path(__file__).parent

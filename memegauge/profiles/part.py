@@ -23,7 +23,7 @@ from memegauge.registry import DuplicatePlugin, Registry
 
 if TYPE_CHECKING:
     from memegauge.engine.store import Store
-    from memegauge.profile.records import Outcome, PublishedFigure
+    from memegauge.profiles.records import Outcome, PublishedFigure
     from memegauge.report.headline import Headline
 
 ENTRY_POINT_GROUP = "memegauge.profile"
@@ -83,7 +83,7 @@ class ProfilePart:
                failed", "head-to-head win rate").
     radar      Draw the groups as a radar too (a handful of judged dimensions), beside the bars.
 
-    `profile --run-missing` (memegauge.profile.plan) plans each missing part as a normal run of its method:
+    `profile --run-missing` (memegauge.profiles.plan) plans each missing part as a normal run of its method:
     configs    `configs(base, models) -> [(config dict, models it measures)]`: the runs that measure `models` from a
                base config (the
                user's, `--with METHOD=FILE`, validated; or `auto`'s): MemeQA both versions, one AdamMeme run for

@@ -14,8 +14,8 @@ from typing import Any
 from markupsafe import Markup
 
 from memegauge.files import write_text_atomic
-from memegauge.profile.records import Profile
-from memegauge.profile.render import _environment, headline_lines, script_hash, style, to_html
+from memegauge.profiles.records import Profile
+from memegauge.profiles.render import _environment, headline_lines, script_hash, style, to_html
 
 SORTER = """document.querySelectorAll("table.sortable th").forEach(function (th, col) {
   th.tabIndex = 0; th.title = "sort by this column";
@@ -82,7 +82,7 @@ def site_pages(profile: Profile) -> dict[str, str]:
 def served_page(store: Any, path: str) -> str | None:
     """`memegauge view`'s `/profiles/<path>`: the static site's page at `path` for every model the store evaluated,
     built from the store when asked for; None when the site has no such page."""
-    from memegauge.profile.gather import build_profile, evaluated_models
+    from memegauge.profiles.gather import build_profile, evaluated_models
 
     models = evaluated_models(store)
     return site_pages(build_profile(store, models)).get(path or "index.html") if models else None
