@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from memegauge.profiles.part import ProfilePart
-from memegauge.profiles.records import Outcome
+from memegauge.profiles.records import Outcome, content_hash
 
 
 def kind(report: dict[str, Any]) -> str | None:
@@ -46,6 +46,7 @@ def outcomes(store: Any, report: dict[str, Any], model: str) -> list[Outcome]:
             text = r.get("text") if original else r.get("rewrite")
             out.append(Outcome(key=key, meme=cluster_of(r), groups=[r["category"]], correct=right, text=text,
                                answer=r.get("answer"), overall=original,
+                               content=content_hash(r["category"], r["meme"], r.get("text")) if original else None,
                                expected=None if score is None else f"score {score}/10 against the reference: "
                                                                    f"{r.get('reference') or '–'}"))
     return out

@@ -24,6 +24,11 @@ def kind(report: dict[str, Any]) -> str | None:
             f"{', '.join(config.get('judges') or [])} ({report.get('setting')})")
 
 
+def sample(report: dict[str, Any]) -> str | None:
+    config = report["run"].get("config") or {}
+    return f"first {config['limit']} memes" if config.get("limit") else None
+
+
 def headline(rows: list[Headline]) -> list[Headline]:
     return [r for r in rows if r.group == "overall"]
 
@@ -82,6 +87,6 @@ def plan(config: Any, checked: Any, name: str) -> list[Any]:
             for p in plan_calls(config.model_copy(update={"seed": seed}), checked.inputs.memes)]
 
 
-PART = ProfilePart(kind=kind, headline=headline, groups=groups, outcomes=outcomes, sources=sources,
+PART = ProfilePart(kind=kind, sample=sample, headline=headline, groups=groups, outcomes=outcomes, sources=sources,
                    configs=configs, plan=plan, radar=True,
                    paired_figure="head-to-head win rate (their battles against each other; a tie is neither's win)")

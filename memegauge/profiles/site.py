@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 from memegauge.files import write_text_atomic
 from memegauge.profiles.records import Profile
-from memegauge.profiles.render import _environment, headline_lines, script_hash, style, to_html
+from memegauge.profiles.render import _environment, headline_lines, headline_text, script_hash, style, to_html
 
 SORTER = """document.querySelectorAll("table.sortable th").forEach(function (th, col) {
   th.tabIndex = 0; th.title = "sort by this column";
@@ -63,7 +63,8 @@ def index_html(profile: Profile, links: dict[str, str]) -> str:
         models.sort(key=lambda m: (first["values"].get(m) is None,
                                    -(first["values"].get(m) or 0) if higher else (first["values"].get(m) or 0)))
     table = [{"model": m, "href": links[m],
-              "cells": [{"text": x["cells"].get(m, "–"), "v": "" if x["values"].get(m) is None else x["values"][m]}
+              "cells": [{"text": x["cells"].get(m, "–"), "n": x["n"].get(m), "sample": x["samples"].get(m),
+                         "title": headline_text(x, m), "v": "" if x["values"].get(m) is None else x["values"][m]}
                         for x in lines]} for m in models]
     return _environment().get_template("index.html.j2").render(
         profile=profile, lines=lines, table=table, style=style(), script=Markup(SORTER),
