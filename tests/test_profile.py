@@ -442,7 +442,7 @@ def site(world, tmp_path_factory):
     return folder
 
 
-def test_the_site_has_an_index_a_page_per_model_and_the_comparison(site):
+def test_the_site_has_an_index_a_page_per_model_and_the_comparison(site, found):
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
     assert "index.html" in pages and "compare.html" in pages
     assert sum(p.startswith("models/") for p in pages) == 3  # qwen-x, gpt-x and the arena's reference, llava-x
@@ -453,6 +453,60 @@ def test_the_site_has_an_index_a_page_per_model_and_the_comparison(site):
     index = (site / "index.html").read_text()
     order = re.findall(r'<td data-v="([^"]+)"><a href="models/', index)
     assert set(order) == {A, B, "llava-x"}
+    for page in found.models:  # the leaderboard's figures are the runs' own (the headline rows, as `cell` shows them)
+        for row in page.headline:
+            assert f'{cell(row)}<br><span class="note">n={row.n}' in index
+
+
+def test_a_cut_down_run_gets_no_column_of_its_own_and_every_cell_shows_its_n(world, tmp_path):
+    from memegauge.profiles.site import index_columns, site_pages
+
+    w = copy(world, tmp_path / "w")
+    with start_server(seed=9, style="realistic") as server:
+        w.models.write_text(re.sub(r"http://127\.0\.0\.1:\d+/v1", server.base_url, w.models.read_text()))
+        assert w.cli("eval", "fhm", "--model", REFERENCE, "--split", "test_seen", "--data",
+                     str(w.root / "bench" / "fhm"), "--limit", "4") == 0
+    found = build_profile(Store(w.store), [A, B, REFERENCE])
+    columns = index_columns(found)
+    assert not [c for c in columns if "first" in c[0] or "cut" in c[0]]
+    assert columns == index_columns(build_profile(Store(world.store), [A, B]))  # the same columns as without it
+    index = site_pages(found)["index.html"]
+    cells = re.findall(r'<td class="num" data-v="([^"]*)" title="([^"]*)">(.*?)</td>', index, flags=re.S)
+    assert len(cells) == 3 * len(columns)
+    for value, title, text in cells:
+        if value:  # a figure: its interval and n in the cell and in its title
+            assert re.search(r"\[[0-9.]+, [0-9.]+\]", text) and re.search(r"n=\d+", text) and "n=" in title
+        else:
+            assert text == "–"
+    ref = next(p for p in found.models if p.model == REFERENCE)
+    fhm = next(r for r in ref.runs if r.kind.startswith("Facebook Hateful Memes"))
+    assert fhm.kind == "Facebook Hateful Memes · test_seen" and fhm.sample == "first 4 items"
+    assert "n=4, cut down: first 4 items" in index
+    assert "cut down: first 4 items" in render(found, "html") and "(cut down: first 4 items)" in to_markdown(found)
+
+
+def test_memeqa_macro_on_three_memes_has_a_real_interval(found):
+    from memegauge.memeqa.headline import MIN_MEMES, macro
+    from memegauge.report import intervals as ci
+
+    for page in found.models:  # the world's MemeQA runs are on 3 memes
+        for row in (r for r in page.headline if r.group == "overall (macro)"):
+            assert row.memes == 3 and row.interval in ("wilson-pooled", "wilson-clustered")  # never a bootstrap
+            assert row.ci95_hi - row.ci95_lo > 0.1 and row.ci95_lo <= row.value <= row.ci95_hi
+    rng = np.random.default_rng(1)
+    types = [f"t{i % 11}" for i in range(33)]
+    for _ in range(50):
+        x = list((rng.random(33) < 0.3).astype(float))
+        few = macro(x, types, [f"m{i % 3}" for i in range(33)])
+        lo, hi = few["ci95"]
+        assert few["method"] in ("wilson-pooled", "wilson-clustered") and lo <= few["value"] <= hi and hi - lo > 0.15
+        pooled = ci.rate(x, [f"m{i % 3}" for i in range(33)])  # the same effective n as the micro's interval
+        if few["method"] == "wilson-pooled":  # (else macro_rate's Wilson on the 3 memes: wider still)
+            assert hi - lo == pytest.approx(pooled["ci95"][1] - pooled["ci95"][0], abs=0.08)
+    many = macro(list((rng.random(330) < 0.3).astype(float)), [f"t{i % 11}" for i in range(330)],
+                 [f"m{i % 30}" for i in range(330)])
+    assert many["method"] == "bootstrap" and MIN_MEMES <= 30
+    assert macro([0.0] * 33, types, [f"m{i % 3}" for i in range(33)])["ci95"][1] > 0.5  # 0 of 33 on 3 memes
 
 
 @pytest.mark.slow  # headless Chromium

@@ -36,10 +36,11 @@ class Outcome(_Record):
     expected: str | None = Field(default=None, description="The expected answer (gold, or the reference).")
     overall: bool = Field(default=True, description="Whether it counts in the kind's overall paired difference "
                                                     "(False for a per-dimension or per-task item).")
-    content: str | None = Field(default=None, description="sha256 of the item as asked (its meme, text, options "
-                                                          "and gold): two runs asked the same item only when key "
-                                                          "and content agree. None: an item of this run alone (an "
-                                                          "arena battle, a refinement step), never compared "
+    content: str | None = Field(default=None, description="sha256 of the item's content as asked (what the model "
+                                                          "was shown and the expected answer): two runs asked the "
+                                                          "same item only when key "
+                                                          "and content agree. None: an item of this run alone (a "
+                                                          "battle between two models, a refinement step), never compared "
                                                           "across runs.")
 
 

@@ -21,7 +21,8 @@ from memegauge.report.leaderboard import cell
 HERE = Path(__file__).parent
 FORMATS = ("html", "md", "json")
 INTERVALS = ("95% intervals: Wilson for rates (clustered by meme where items share one), cluster bootstrap for means "
-             "and ratings, as each run's own report gives them; paired differences: see each row's method.")
+             "and ratings (a macro accuracy on fewer than 10 memes: Wilson on the pooled items' effective n), as each "
+             "run's own report gives them; paired differences: see each row's method.")
 
 
 # ---- what the pages show -------------------------------------------------------------------------------------
