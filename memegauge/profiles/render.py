@@ -279,7 +279,7 @@ def to_text(profile: Profile) -> str:
                 if x["d"].group == "overall"]
     out += ["", "Runs read:"]
     for p in profile.models:
-        out += [f"  {p.model}: {r.kind}: {r.run} ({r.status}; {r.chosen})" for r in p.runs]
+        out += [f"  {p.model}: {r.kind}: {r.run} ({r.chosen})" for r in p.runs]
     out += [f"  not shown: {note}" for note in profile.notes]
     out += ["", "The whole page, with groups, examples and reproducibility: --out FILE.html (or .md, .json), or "
                 "--site DIR."]
