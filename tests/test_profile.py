@@ -401,6 +401,12 @@ def test_a_model_no_run_evaluated_is_one_error_naming_the_fix(world, capsys, tmp
     assert not (tmp_path / "nobody.html").exists()
     code, out, err = cli(world, capsys, "profile", A, "nobody")  # one of two: still an error, nothing written
     assert code == 2 and "nobody" in err and out == ""
+    from memegauge.types import InputError
+
+    with pytest.raises(InputError, match="no stored run evaluated nobody"):
+        memegauge.profile(["nobody"], store=world.store)
+    # the site and `memegauge view` list every model the store evaluated: one that measured nothing is left out
+    assert [p.model for p in build_profile(Store(world.store), [A, "nobody"], named=False).models] == [A]
 
 
 def test_without_out_the_terminal_gets_a_text_summary_never_html(world, found, capsys):

@@ -25,7 +25,8 @@ __all__ = ["ModelProfile", "PairedDifference", "Profile", "profile"]
 
 def profile(models: str | list[str], store: Any = "memegauge.db", models_file: str | Path | None = None) -> Profile:
     """The profile of `models` (a name or a list) from the runs in `store` (a `Store` or a path); `models_file`:
-    the model registry whose entries give each model's endpoint and served id (None: the default registry)."""
+    the model registry whose entries give each model's endpoint and served id (None: the default registry). A model
+    that no stored run evaluated raises `InputError` (what, where, and the fix)."""
     from memegauge.engine.store import Store
     from memegauge.profiles.gather import build_profile
     from memegauge.types import InputError

@@ -66,12 +66,13 @@ def profile_command(
                          fix="name one or more models, as their runs name them (memegauge runs), or pass --site DIR")
     from memegauge.profiles.gather import evaluated_models
 
+    named = bool(names)
     names = names or evaluated_models(store)
     if not names:
         raise InputError("the store holds no run that evaluated a model", where=str(cfg.store_path),
                          fix="run a method first")
     registry = cfg.registry() if cfg.models_path is not None else None
-    found = build_profile(store, names, registry)  # a model no stored run evaluated is an InputError
+    found = build_profile(store, names, registry, named)  # a named model no stored run evaluated: an InputError
     if site is not None:
         from memegauge.profiles.site import write_site
 

@@ -357,8 +357,10 @@ def evaluated_models(store: Store) -> list[str]:
     return list(found)
 
 
-def build_profile(store: Store, models: list[str], registry: Any = None) -> Profile:
-    """The profile of `models` (one or more) from the runs in `store`."""
+def build_profile(store: Store, models: list[str], registry: Any = None, named: bool = True) -> Profile:
+    """The profile of `models` (one or more) from the runs in `store`. A named model that no stored run evaluated
+    is an InputError; `named=False` (every model the store evaluated, as the site and `memegauge view` list them)
+    leaves such a model out instead (a run with headline rows that measures nothing, e.g. a build)."""
     models = list(dict.fromkeys(models))
     if not models:
         raise InputError("no model to profile", where="memegauge profile", fix="name one or more models")
@@ -370,7 +372,9 @@ def build_profile(store: Store, models: list[str], registry: Any = None) -> Prof
         page, chosen[model] = model_profile(store, model, choices[model], registry)
         pages.append(page)
     unmeasured = [page.model for page in pages if not page.runs]
-    if unmeasured:
+    if unmeasured and not named:
+        pages = [page for page in pages if page.runs]
+    elif unmeasured:
         raise InputError(f"no stored run evaluated {', '.join(unmeasured)}", where=str(Path(store.path)),
                          fix="check the name as its runs spell it (memegauge runs), or run what is missing first: "
                              f"memegauge --models models.yaml profile {' '.join(unmeasured)} --run-missing "
@@ -378,7 +382,7 @@ def build_profile(store: Store, models: list[str], registry: Any = None) -> Prof
     every = set().union(*(set(c) for c in chosen.values()))
     for page in pages:
         page.missing = sorted(every - set(chosen[page.model]))
-    paired = [d for a, b in itertools.combinations(models, 2)
+    paired = [d for a, b in itertools.combinations([p.model for p in pages], 2)
               for d in paired_differences(store, a, b, chosen[a], chosen[b])]
     return Profile(version=__version__, date=iso_date(dt.datetime.now(dt.UTC).timestamp()), store=str(Path(store.path)),
                    models=pages, paired=paired, notes=notes)

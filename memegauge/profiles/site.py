@@ -86,7 +86,8 @@ def served_page(store: Any, path: str) -> str | None:
     from memegauge.profiles.gather import build_profile, evaluated_models
 
     models = evaluated_models(store)
-    return site_pages(build_profile(store, models)).get(path or "index.html") if models else None
+    found = build_profile(store, models, named=False) if models else None
+    return site_pages(found).get(path or "index.html") if found and found.models else None
 
 
 def write_site(profile: Profile, folder: Path) -> list[Path]:
