@@ -178,7 +178,7 @@ def choose(store: Store, found: dict[str, list[_Run]]) -> dict[str, dict[str, Ch
         mine = {m: [r for r in runs if r.kind == label] for m, runs in found.items()}
         every = [r for runs in mine.values() for r in runs]
 
-        def support(run: _Run) -> int:
+        def support(run: _Run, mine: dict[str, list[_Run]] = mine) -> int:
             return sum(any(same_items(store, run, r) for r in runs) for runs in mine.values())
 
         reference = max(every, key=lambda r: (r.sample is None, support(r), *_merit(store, r)[1:]))
@@ -201,7 +201,8 @@ def choose(store: Store, found: dict[str, list[_Run]]) -> dict[str, dict[str, Ch
                 why.append("no run of this model asked the items the other models' runs asked")
             if len(runs) > 1:
                 why.append("the newest such run")
-            rest = [NotShown(run=r.name, status=r.status, reason=_why_not(store, r, shown, reference if alike else shown))
+            basis = reference if alike else shown
+            rest = [NotShown(run=r.name, status=r.status, reason=_why_not(store, r, shown, basis))
                     for r in sorted(runs, key=lambda r: (r.created, r.run_id), reverse=True) if r is not shown]
             out[model][kind] = Choice(shown, kind, sample, "; ".join(why), rest)
     return out

@@ -38,10 +38,9 @@ class Outcome(_Record):
                                                     "(False for a per-dimension or per-task item).")
     content: str | None = Field(default=None, description="sha256 of the item's content as asked (what the model "
                                                           "was shown and the expected answer): two runs asked the "
-                                                          "same item only when key "
-                                                          "and content agree. None: an item of this run alone (a "
-                                                          "battle between two models, a refinement step), never compared "
-                                                          "across runs.")
+                                                          "same item only when key and content agree. None: an "
+                                                          "item of this run alone (a battle between two models, a "
+                                                          "refinement step), never compared across runs.")
 
 
 class PublishedFigure(_Record):

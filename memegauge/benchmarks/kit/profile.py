@@ -1,8 +1,9 @@
 """The benchmark kit's profile part, for every registered benchmark (`memegauge.profiles.part.ProfileFamily`): a
-run's kind is its benchmark and split (its `sample` says when it asked a subset); its headline is each task's accuracy; the groups ranked for
-strengths and weaknesses are the tasks' group values (language, source, subtype); its items are its answers; the
-published figures are the benchmark YAML's `published` ones on the run's split, matched by task and metric (the
-report itself already keeps only the run's split)."""
+run's kind is its benchmark and split (its `sample` says when it asked a subset); its headline is each task's
+accuracy; the groups ranked for strengths and weaknesses are the tasks' group values (language, source, subtype);
+its items are its answers (each with its content hash); the published figures are the benchmark YAML's
+`published` ones on the run's split, matched by task and metric (the report itself already keeps only the run's
+split)."""
 
 from __future__ import annotations
 
@@ -123,8 +124,8 @@ def part_for(name: str) -> ProfilePart | None:
         folder = data / name if data is not None and (data / name).is_dir() else None
         return {"data": folder}
 
-    return ProfilePart(kind=kind, sample=sample, headline=headline, groups=groups, outcomes=outcomes, published=published,
-                       sources=sources, configs=configs, covers=covers, plan=plan, auto=auto)
+    return ProfilePart(kind=kind, sample=sample, headline=headline, groups=groups, outcomes=outcomes,
+                       published=published, sources=sources, configs=configs, covers=covers, plan=plan, auto=auto)
 
 
 FAMILY = ProfileFamily(part_for)
