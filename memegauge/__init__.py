@@ -14,7 +14,7 @@ from typing import Any
 from memegauge._version import __version__
 
 _API = ("Result", "arun", "load", "open_store", "registry_from", "run")
-__all__ = ["__version__", *_API]
+__all__ = ["__version__", *_API, "profile"]
 
 
 def __getattr__(name: str) -> Any:
@@ -22,10 +22,10 @@ def __getattr__(name: str) -> Any:
         from memegauge import api
 
         return getattr(api, name)
-    if name == "profile":  # memegauge.profile(models, store=…): the package, callable (memegauge/profile/__init__.py)
-        from importlib import import_module
+    if name == "profile":  # memegauge.profile(models, store=…): a plain function (memegauge/profiles/__init__.py)
+        from memegauge.profiles import profile
 
-        return import_module("memegauge.profile")
+        return profile
     if name.startswith("run_"):  # run_<method>: any registered method's entry point (`api.entry_point`)
         from memegauge import api
         from memegauge.methods import method

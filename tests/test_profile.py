@@ -7,25 +7,29 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+from pathlib import Path
 
 import numpy as np
+from markupsafe import escape
 import pytest
 from scipy import stats
 
 import memegauge
 from memegauge.cli import main
 from memegauge.engine import Store
-from memegauge.profile import paired as pairs
-from memegauge.profile.gather import build_profile
-from memegauge.profile.part import ProfilePart, part_of, register_part, DuplicateProfilePart
-from memegauge.profile.records import Profile
-from memegauge.profile.render import render, to_markdown
+from memegauge.profiles import paired as pairs
+from memegauge.profiles import gather
+from memegauge.profiles.gather import build_profile
+from memegauge.profiles.part import ProfilePart, part_of, register_part, DuplicateProfilePart
+from memegauge.profiles.records import Profile
+from memegauge.profiles.render import render, to_markdown
 from memegauge.report import build_report
-from memegauge.report.headline import headline_rows
+from memegauge.report.headline import Headline, headline_rows
 from memegauge.report.leaderboard import cell
 from memegauge.testing.server import start_server
 
-from helpers.profile_world import BENCHMARKS, MODELS, XSS, XSS_SCRIPT, build, copy
+from helpers.profile_world import BENCHMARKS, MODELS, REFERENCE, XSS, XSS_SCRIPT, build, copy
 
 A, B = MODELS
 
@@ -140,7 +144,7 @@ def test_a_run_on_another_split_gets_no_published_figure(world, tmp_path):
     assert [f for f in found.models[0].published if f.kind == "Facebook Hateful Memes · test_seen"]
 
 
-def test_the_newest_run_of_a_kind_is_shown_and_the_older_named(world, tmp_path):
+def test_a_cut_down_run_has_its_full_runs_kind_and_the_newest_full_run_is_shown(world, tmp_path):
     w = copy(world, tmp_path / "w")
     with start_server(seed=9, style="realistic") as server:
         w.models.write_text(re.sub(r"http://127\.0\.0\.1:\d+/v1", server.base_url, w.models.read_text()))
@@ -150,9 +154,72 @@ def test_the_newest_run_of_a_kind_is_shown_and_the_older_named(world, tmp_path):
         assert w.cli(*qa, "--run", "qa-sample", "--limit", "5") == 0
     page = build_profile(Store(w.store), [A]).models[0]
     by_kind = {r.kind: r for r in page.runs}
-    assert by_kind["MemeQA none-plus · test"].run == "qa-again"
-    assert by_kind["MemeQA none-plus · test"].older == [f"qa-none-plus-{A}"]
-    assert by_kind["MemeQA none-plus · test · first 5 questions (seed 0)"].run == "qa-sample"  # another kind
+    assert not [k for k in by_kind if "first 5" in k]  # a cut-down run is no kind (no column) of its own
+    shown = by_kind["MemeQA none-plus · test"]
+    assert shown.run == "qa-again" and shown.sample is None and shown.chosen.startswith("a full run; done")
+    reasons = {o.run: o.reason for o in shown.others}
+    assert reasons["qa-sample"] == "cut down (first 5 questions (seed 0)) while a full run exists"
+    assert reasons[f"qa-none-plus-{A}"] == "older"
+    assert shown.items == 33 and re.fullmatch(r"[0-9a-f]{16}", shown.data_fingerprint)
+
+
+def _scratch(w, change_first: bool = True) -> Path:
+    """A user's scratch copy of the MemeQA data: the same ids, the first None− test question reworded."""
+    scratch = w.root / "scratch"
+    shutil.copytree(w.root / "qa" / "data", scratch)
+    path = scratch / "none-minus" / "test.json"
+    items = json.loads(path.read_text())
+    items[0]["question"] = items[0]["question"] + " (reworded in my test copy)"
+    path.write_text(json.dumps(items))
+    return scratch
+
+
+def test_a_scratch_copy_of_the_data_is_neither_shown_nor_paired_with_the_real_one(world, tmp_path):
+    w = copy(world, tmp_path / "w")
+    scratch = _scratch(w)
+    with start_server(seed=9, style="realistic") as server:
+        w.models.write_text(re.sub(r"http://127\.0\.0\.1:\d+/v1", server.base_url, w.models.read_text()))
+        for model, run in ((A, "qa-scratch"), (REFERENCE, "qa-scratch-ref")):
+            assert w.cli("qa", "eval", "--data", str(scratch), "--images", str(w.root / "qa" / "images"),
+                         "--version", "none-minus", "--split", "test", "--model", model, "--run", run) == 0
+    store = Store(w.store)
+    kind = "MemeQA none-minus · test"
+    # A's newest run is on the scratch copy; B's only run on the real data: both are shown on the real data
+    found = build_profile(store, [A, B])
+    shown = {p.model: next(r for r in p.runs if r.kind == kind) for p in found.models}
+    assert shown[A].run == f"qa-none-minus-{A}" and shown[A].data_fingerprint == shown[B].data_fingerprint
+    assert "asked the same items as the runs shown for 1 other model(s)" in shown[A].chosen
+    why = {o.run: o.reason for o in shown[A].others}["qa-scratch"]
+    assert why.startswith("asked other items (data fingerprint ") and "not comparable" in why
+    paired = next(d for d in found.paired if d.kind == kind and d.group == "overall")
+    assert paired.n == shown[A].items and paired.unlike == 0
+    # a model measured only on the scratch copy beside one measured only on the real data: never one kind, never
+    # paired, and the page says why
+    found = build_profile(store, [B, REFERENCE])
+    kinds = {p.model: [r.kind for r in p.runs if r.kind.startswith(kind)] for p in found.models}
+    assert len(kinds[B]) == len(kinds[REFERENCE]) == 1 and kinds[B] != kinds[REFERENCE]
+    apart = next(r for p in found.models for r in p.runs if r.kind.startswith(kind + " · other items ("))
+    assert "no run of this model asked the items the other models' runs asked" in apart.chosen
+    assert not [d for d in found.paired if d.kind.startswith(kind)]
+    assert apart.kind in render(found, "html")
+    # A has runs on both; REFERENCE only on the scratch copy: both shown on the scratch copy, paired on it
+    found = build_profile(store, [A, REFERENCE])
+    shown = {p.model: next(r for r in p.runs if r.kind == kind) for p in found.models}
+    assert (shown[A].run, shown[REFERENCE].run) == ("qa-scratch", "qa-scratch-ref")
+    assert next(d for d in found.paired if d.kind == kind and d.group == "overall").n == shown[A].items
+
+
+def test_only_the_same_item_is_paired_same_key_and_same_content(world, found):
+    """Every paired item has one key and one content in both runs: recounted from the runs' outcomes."""
+    from memegauge.profiles.part import part_of
+
+    store = Store(world.store)
+    d = next(x for x in found.paired if x.kind == "MemeQA none-minus · test" and x.group == "overall")
+    part = part_of("memeqa")
+    mine = {o.key: o.content for o in part.outcomes(store, build_report(store, f"qa-none-minus-{A}"), A)}
+    theirs = {o.key: o.content for o in part.outcomes(store, build_report(store, f"qa-none-minus-{B}"), B)}
+    assert all(c and len(c) == 64 for c in mine.values())
+    assert d.n == sum(1 for k in mine if theirs.get(k) == mine[k]) and d.unlike == 0
 
 
 def test_a_newer_run_that_did_not_finish_does_not_replace_the_done_one(world, tmp_path):
@@ -171,26 +238,29 @@ def test_a_newer_run_that_did_not_finish_does_not_replace_the_done_one(world, tm
     shown = next(r for r in found.models[0].runs if r.kind == "MemeQA none-plus · test")
     assert shown.run == f"qa-none-plus-{A}" and shown.status == "done"
     # a stopped run is named: among the other runs of its kind, or (no figures yet) in the profile's notes
-    assert "qa-stopped" in shown.older or any("qa-stopped" in note and "stopped" in note for note in found.notes)
+    assert any(o.run == "qa-stopped" and o.reason.startswith(("not done", "asked fewer")) for o in shown.others) \
+        or any("qa-stopped" in note and "stopped" in note for note in found.notes)
 
 
 # ---- strengths, weaknesses and their examples -----------------------------------------------------------------
 
-def test_weaknesses_are_the_lowest_groups_with_wrong_answers_the_runs_stored(world, found):
+def test_strengths_and_weaknesses_follow_the_stated_rule_with_wrong_answers_the_runs_stored(world, found):
     store = Store(world.store)
     for page in found.models:
-        assert page.weaknesses and page.strengths and page.examples
-        for weak in page.weaknesses:
-            same = [g for g in page.groups if g.run == weak.run and g.value is not None]
-            better = (lambda x, y: x >= y) if weak.higher_is_better else (lambda x, y: x <= y)
-            assert sum(better(weak.value, g.value) for g in same) >= 1
-            assert all(better(s.value, weak.value) for s in page.strengths if s.run == weak.run)
+        assert page.examples
+        for named, side in [(r, 1) for r in page.strengths] + [(r, -1) for r in page.weaknesses]:
+            lead = [h for h in page.headline if h.run == named.run and h.figure == named.figure]
+            ref = gather._reference(named, lead)
+            sign = side if named.higher_is_better else -side
+            assert named.n >= gather.MIN_N and named.ci95_lo is not None
+            assert (named.ci95_lo > ref.value) if sign > 0 else (named.ci95_hi < ref.value)
         for example in page.examples:
             run = next(r for r in page.runs if r.run == example.run)
+            assert example.group == gather.WRONG or example.group in {w.group for w in page.weaknesses}
             if run.method == "memeqa":
                 rows = [json.loads(x) for x in _export(store, example.run, "questions")]
-                assert any(r["img"] == example.meme and r["raw"] == example.answer and r["type"] == example.group
-                           and r["correct"] is False for r in rows)
+                assert any(r["img"] == example.meme and r["raw"] == example.answer and r["correct"] is False
+                           and (example.group == gather.WRONG or r["type"] == example.group) for r in rows)
                 assert example.picture and example.picture.startswith("data:image/")
             if run.method in BENCHMARKS:
                 rows = [json.loads(x) for x in _export(store, example.run, "answers")]
@@ -200,6 +270,26 @@ def test_weaknesses_are_the_lowest_groups_with_wrong_answers_the_runs_stored(wor
                 assert example.expected.startswith("score ") and int(example.expected.split()[1].split("/")[0]) <= 4
         kinds = {e.kind for e in page.examples}
         assert any(k.startswith("MemeQA") for k in kinds) and any(k.startswith("AdamMeme") for k in kinds)
+    assert str(escape(gather.RULE)) in render(found, "html") and gather.RULE in to_markdown(found)
+
+
+def test_a_group_at_zero_or_with_few_items_or_an_overlapping_interval_is_never_named():
+    """Ranked by the figure, named only with n ≥ MIN_N and an interval clear of the overall figure."""
+    def row(group, value, lo, hi, n):
+        return Headline(method="memeqa", run="r", date="2026-01-01T00:00:00Z", model="m", group=group,
+                        figure="accuracy", value=value, ci95_lo=lo, ci95_hi=hi, n=n, memes=n, unit="rate",
+                        interval="wilson", note=None, higher_is_better=True)
+
+    overall = row("overall (micro)", 0.5, 0.45, 0.55, 400)
+    groups = [row("zero, 3 items", 0.0, 0.0, 0.56, 3),          # 0% but n too small: not a weakness
+              row("zero, no interval", 0.0, None, None, 40),     # no interval: not named
+              row("wide", 0.2, 0.05, 0.6, 12),                   # its interval reaches the overall: neither
+              row("low", 0.2, 0.1, 0.35, 40), row("lower", 0.1, 0.04, 0.23, 40),
+              row("high", 0.9, 0.77, 0.96, 40), row("ordinary", 0.52, 0.4, 0.64, 60)]
+    best, worst = gather.strengths_weaknesses(groups, [overall])
+    assert [r.group for r in best] == ["high"]
+    assert [r.group for r in worst] == ["lower", "low"]  # weakest first
+    assert gather.strengths_weaknesses(groups[:3], [overall]) == ([], [])
 
 
 def _export(store: Store, run: str, table: str) -> list[str]:
@@ -296,10 +386,46 @@ def test_the_cli_writes_each_format_and_refuses_bad_input(world, capsys, tmp_pat
     assert code == 2 and "unknown format" in out + err
     code, out, err = cli(world, capsys, "profile")
     assert code == 2 and "no model named" in out + err
-    code, out, err = cli(world, capsys, "profile", "nobody", "--format", "md")
-    assert code == 0 and "no stored run evaluated nobody" in out + err
     assert main(["--store", str(tmp_path / "none.db"), "profile", A]) == 2
     assert not (tmp_path / "none.db").exists()
+
+
+def test_a_model_no_run_evaluated_is_one_error_naming_the_fix(world, capsys, tmp_path):
+    for extra in ([], ["--format", "md"], ["--out", str(tmp_path / "nobody.html")]):
+        code, out, err = cli(world, capsys, "profile", "nobody", *extra)
+        assert code == 2 and out == "", (extra, out)
+        said = " ".join(err.split())
+        assert "no stored run evaluated nobody" in said and str(world.store) in said
+        assert "profile nobody --run-missing" in said and "memegauge runs" in said
+        assert "<html" not in err.lower() and "<!doctype" not in err.lower()
+    assert not (tmp_path / "nobody.html").exists()
+    code, out, err = cli(world, capsys, "profile", A, "nobody")  # one of two: still an error, nothing written
+    assert code == 2 and "nobody" in err and out == ""
+    from memegauge.types import InputError
+
+    with pytest.raises(InputError, match="no stored run evaluated nobody"):
+        memegauge.profile(["nobody"], store=world.store)
+    # the site and `memegauge view` list every model the store evaluated: one that measured nothing is left out
+    assert [p.model for p in build_profile(Store(world.store), [A, "nobody"], named=False).models] == [A]
+
+
+def test_without_out_the_terminal_gets_a_text_summary_never_html(world, found, capsys):
+    code, out, _ = cli(world, capsys, "profile", A, B)
+    assert code == 0
+    assert XSS not in out and XSS_SCRIPT not in out  # the summary shows figures, not meme texts
+    assert "<!DOCTYPE" not in out and "<html" not in out and "<table" not in out
+    assert "\x1b" not in out
+    assert f"MemeGauge profile: {A} vs {B}" in out and "Headline (figure [95% CI], n):" in out
+    for page in found.models:  # every headline figure, with its interval and n, as the page shows it
+        for row in page.headline:
+            assert f"{page.model}: {cell(row)}, n={row.n}" in out
+    assert "Paired differences" in out and "--out FILE.html" in out
+    code, out, err = cli(world, capsys, "profile", A, "--format", "html")
+    assert code == 2 and "--out" in err and "<html" not in out
+    code, out, _ = cli(world, capsys, "profile", A, "--format", "json")
+    assert code == 0 and json.loads(out)["models"][0]["model"] == A
+    code, out, _ = cli(world, capsys, "profile", A, "--format", "md")
+    assert code == 0 and out.startswith(f"# MemeGauge profile: {A}")
 
 
 def test_parts_are_registered_by_entry_point_and_refused_twice():
@@ -322,7 +448,7 @@ def site(world, tmp_path_factory):
     return folder
 
 
-def test_the_site_has_an_index_a_page_per_model_and_the_comparison(site):
+def test_the_site_has_an_index_a_page_per_model_and_the_comparison(site, found):
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
     assert "index.html" in pages and "compare.html" in pages
     assert sum(p.startswith("models/") for p in pages) == 3  # qwen-x, gpt-x and the arena's reference, llava-x
@@ -333,6 +459,60 @@ def test_the_site_has_an_index_a_page_per_model_and_the_comparison(site):
     index = (site / "index.html").read_text()
     order = re.findall(r'<td data-v="([^"]+)"><a href="models/', index)
     assert set(order) == {A, B, "llava-x"}
+    for page in found.models:  # the leaderboard's figures are the runs' own (the headline rows, as `cell` shows them)
+        for row in page.headline:
+            assert f'{cell(row)}<br><span class="note">n={row.n}' in index
+
+
+def test_a_cut_down_run_gets_no_column_of_its_own_and_every_cell_shows_its_n(world, tmp_path):
+    from memegauge.profiles.site import index_columns, site_pages
+
+    w = copy(world, tmp_path / "w")
+    with start_server(seed=9, style="realistic") as server:
+        w.models.write_text(re.sub(r"http://127\.0\.0\.1:\d+/v1", server.base_url, w.models.read_text()))
+        assert w.cli("eval", "fhm", "--model", REFERENCE, "--split", "test_seen", "--data",
+                     str(w.root / "bench" / "fhm"), "--limit", "4") == 0
+    found = build_profile(Store(w.store), [A, B, REFERENCE])
+    columns = index_columns(found)
+    assert not [c for c in columns if "first" in c[0] or "cut" in c[0]]
+    assert columns == index_columns(build_profile(Store(world.store), [A, B]))  # the same columns as without it
+    index = site_pages(found)["index.html"]
+    cells = re.findall(r'<td class="num" data-v="([^"]*)" title="([^"]*)">(.*?)</td>', index, flags=re.S)
+    assert len(cells) == 3 * len(columns)
+    for value, title, text in cells:
+        if value:  # a figure: its interval and n in the cell and in its title
+            assert re.search(r"\[[0-9.]+, [0-9.]+\]", text) and re.search(r"n=\d+", text) and "n=" in title
+        else:
+            assert text == "–"
+    ref = next(p for p in found.models if p.model == REFERENCE)
+    fhm = next(r for r in ref.runs if r.kind.startswith("Facebook Hateful Memes"))
+    assert fhm.kind == "Facebook Hateful Memes · test_seen" and fhm.sample == "first 4 items"
+    assert "n=4, cut down: first 4 items" in index
+    assert "cut down: first 4 items" in render(found, "html") and "(cut down: first 4 items)" in to_markdown(found)
+
+
+def test_memeqa_macro_on_three_memes_has_a_real_interval(found):
+    from memegauge.memeqa.headline import MIN_MEMES, macro
+    from memegauge.report import intervals as ci
+
+    for page in found.models:  # the world's MemeQA runs are on 3 memes
+        for row in (r for r in page.headline if r.group == "overall (macro)"):
+            assert row.memes == 3 and row.interval in ("wilson-pooled", "wilson-clustered")  # never a bootstrap
+            assert row.ci95_hi - row.ci95_lo > 0.1 and row.ci95_lo <= row.value <= row.ci95_hi
+    rng = np.random.default_rng(1)
+    types = [f"t{i % 11}" for i in range(33)]
+    for _ in range(50):
+        x = list((rng.random(33) < 0.3).astype(float))
+        few = macro(x, types, [f"m{i % 3}" for i in range(33)])
+        lo, hi = few["ci95"]
+        assert few["method"] in ("wilson-pooled", "wilson-clustered") and lo <= few["value"] <= hi and hi - lo > 0.15
+        pooled = ci.rate(x, [f"m{i % 3}" for i in range(33)])  # the same effective n as the micro's interval
+        if few["method"] == "wilson-pooled":  # (else macro_rate's Wilson on the 3 memes: wider still)
+            assert hi - lo == pytest.approx(pooled["ci95"][1] - pooled["ci95"][0], abs=0.08)
+    many = macro(list((rng.random(330) < 0.3).astype(float)), [f"t{i % 11}" for i in range(330)],
+                 [f"m{i % 30}" for i in range(330)])
+    assert many["method"] == "bootstrap" and MIN_MEMES <= 30
+    assert macro([0.0] * 33, types, [f"m{i % 3}" for i in range(33)])["ci95"][1] > 0.5  # 0 of 33 on 3 memes
 
 
 @pytest.mark.slow  # headless Chromium
@@ -385,8 +565,21 @@ def test_the_profile_package_names_no_method():
     from test_structure import _method_words, names_of_methods
 
     words = _method_words()
-    for path in sorted((PACKAGE / "profile").rglob("*.py")):
+    paths = sorted((PACKAGE / "profiles").rglob("*.py"))
+    assert len(paths) >= 8
+    for path in paths:
         assert names_of_methods(path, words) == [], path
+
+
+def test_memegauge_profile_is_a_plain_function_even_after_the_package_is_imported():
+    import sys
+    import types
+
+    import memegauge.profiles.gather  # noqa: F401  (importing the package must not replace the function)
+
+    assert isinstance(memegauge.profile, types.FunctionType) and memegauge.profile.__module__ == "memegauge.profiles"
+    assert type(sys.modules["memegauge.profiles"]) is types.ModuleType  # no callable-module class
+    assert "profile" in memegauge.__all__
 
 
 def test_view_serves_the_sites_pages(world, site):

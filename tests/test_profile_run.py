@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from memegauge.config import load_registry
 from memegauge.engine import Store
-from memegauge.profile.gather import build_profile
-from memegauge.profile.plan import plan
+from memegauge.profiles.gather import build_profile
+from memegauge.profiles.plan import plan
 from memegauge.testing.server import start_server
 
 from helpers.profile_world import BENCHMARKS, MODELS, ProfileWorld, write_inputs

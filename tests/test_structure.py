@@ -192,7 +192,7 @@ PACKAGE_LAYERS = (
     ("clikit", "methods", "data", "memes", "prompts", "run_path"),
     ("report", "export"),  # the report knows sections, not who brings them (memegauge.report.sections)
     ("rating", "testing", "demo", "api"),  # the rating kit registers its report section and its command
-    ("adammeme", "arena", "memeqa", "screen", "benchmarks", "profile"),
+    ("adammeme", "arena", "memeqa", "screen", "benchmarks", "profiles"),
     ("cli", "", "__main__"),  # "": the package's own __init__ (memegauge.run_<method>, the API)
 )
 

@@ -1,4 +1,4 @@
-"""AdamMeme's profile part (`memegauge.profile.part`): a run's kind is its meme set, failure rule and refinement
+"""AdamMeme's profile part (`memegauge.profiles.part`): a run's kind is its meme set, failure rule and refinement
 settings; its items are each target's scored samples and refinement steps (an item is right when its score does
 not fail under the run's own rule, the rule its report's FR uses). Two targets of one run are scored on the same
 original samples (one sample S for every target), so their paired difference is on those; refinement chains
@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from memegauge.profile.part import ProfilePart
-from memegauge.profile.records import Outcome
+from memegauge.profiles.part import ProfilePart
+from memegauge.profiles.records import Outcome, content_hash
 
 
 def kind(report: dict[str, Any]) -> str | None:
@@ -46,6 +46,7 @@ def outcomes(store: Any, report: dict[str, Any], model: str) -> list[Outcome]:
             text = r.get("text") if original else r.get("rewrite")
             out.append(Outcome(key=key, meme=cluster_of(r), groups=[r["category"]], correct=right, text=text,
                                answer=r.get("answer"), overall=original,
+                               content=content_hash(r["category"], r["meme"], r.get("text")) if original else None,
                                expected=None if score is None else f"score {score}/10 against the reference: "
                                                                    f"{r.get('reference') or '–'}"))
     return out

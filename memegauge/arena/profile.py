@@ -1,4 +1,4 @@
-"""MemeArena's profile part (`memegauge.profile.part`). An arena rating is relative to its opponents and judges,
+"""MemeArena's profile part (`memegauge.profiles.part`). An arena rating is relative to its opponents and judges,
 so a run's kind names its meme set, judges and contestants: only runs of one kind are comparable. A model's items
 are its battles in the headline setting, won or not by the panel's overall verdict (a tie is not a win, as the
 report's win rate counts it), and per judged dimension; the items two models share are their battles against each
@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memegauge.profile.part import ProfilePart
-from memegauge.profile.records import Outcome
+from memegauge.profiles.part import ProfilePart
+from memegauge.profiles.records import Outcome
 from memegauge.report.headline import Headline
 
 
@@ -22,6 +22,11 @@ def kind(report: dict[str, Any]) -> str | None:
     memes = Path(str(config.get("memes") or "memes")).name
     return (f"MemeArena · {memes} · vs {', '.join(sorted(config.get('targets') or []))} · judged by "
             f"{', '.join(config.get('judges') or [])} ({report.get('setting')})")
+
+
+def sample(report: dict[str, Any]) -> str | None:
+    config = report["run"].get("config") or {}
+    return f"first {config['limit']} memes" if config.get("limit") else None
 
 
 def headline(rows: list[Headline]) -> list[Headline]:
@@ -82,6 +87,6 @@ def plan(config: Any, checked: Any, name: str) -> list[Any]:
             for p in plan_calls(config.model_copy(update={"seed": seed}), checked.inputs.memes)]
 
 
-PART = ProfilePart(kind=kind, headline=headline, groups=groups, outcomes=outcomes, sources=sources,
+PART = ProfilePart(kind=kind, sample=sample, headline=headline, groups=groups, outcomes=outcomes, sources=sources,
                    configs=configs, plan=plan, radar=True,
                    paired_figure="head-to-head win rate (their battles against each other; a tie is neither's win)")

@@ -1,28 +1,34 @@
-"""MemeQA's profile part (`memegauge.profile.part`): a run's kind is its version and split (and its sample, when
-it asked a subset); its items are its questions; the published figures are the paper's Tables 2–3, only beside
+"""MemeQA's profile part (`memegauge.profiles.part`): a run's kind is its version and split (its `sample` says
+when it asked a subset); its items are its questions; the published figures are the paper's Tables 2–3, only beside
 a run on the paper's split."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from memegauge.profile.part import ProfilePart
-from memegauge.profile.records import Outcome, PublishedFigure
+from memegauge.profiles.part import ProfilePart
+from memegauge.profiles.records import Outcome, PublishedFigure, content_hash
 from memegauge.report.headline import Headline
 
 
 def kind(report: dict[str, Any]) -> str | None:
+    """Version and split (and `circular`, which asks every question in every option order): how much of it the
+    run asked is its `sample`."""
     if report.get("task") not in ("eval", "score") or not report.get("intervals"):
         return None  # a build or fine-tuning run measures no model
+    return f"MemeQA {report['version']} · {report['split']}" + (" · circular" if report.get("circular") else "")
+
+
+def sample(report: dict[str, Any]) -> str | None:
+    """The run's cut: its first N questions (`limit`) and a subset of the types; None for every question."""
     config = report["run"].get("config") or {}
-    sample = [f"first {config['limit']} questions (seed {config.get('seed', 0)})"] if config.get("limit") else []
+    found = [f"first {config['limit']} questions (seed {config.get('seed', 0)})"] if config.get("limit") else []
     from memegauge.memeqa.dataset import QUESTION_TYPES
 
     every = {t.name for t in QUESTION_TYPES}
     if config.get("types") and set(config["types"]) != every:  # a stored config names all 11 when none was asked
-        sample += [f"types: {', '.join(config['types'])}"]
-    sample += ["circular"] if report.get("circular") else []
-    return f"MemeQA {report['version']} · {report['split']}" + (f" · {'; '.join(sample)}" if sample else "")
+        found += [f"types: {', '.join(config['types'])}"]
+    return "; ".join(found) or None
 
 
 def headline(rows: list[Headline]) -> list[Headline]:
@@ -44,7 +50,8 @@ def outcomes(store: Any, report: dict[str, Any], model: str) -> list[Outcome]:
         expected = ", ".join(f"({letters[i]}) {r['options'][i]}" for i in r["gold"] if 0 <= i < len(letters))
         out.append(Outcome(key=str(r["id"]), meme=str(r["img"]), groups=[r["type"]], correct=r["correct"],
                            text=f"{r['question']} {options}".strip(), answer=r["raw"],
-                           expected=expected or r["gold_letters"]))
+                           expected=expected or r["gold_letters"],
+                           content=content_hash(r["img"], r["type"], r["question"], r["options"], r["gold"])))
     return out
 
 
@@ -90,5 +97,5 @@ def plan(config: Any, checked: Any, name: str) -> list[Any]:
                      requests=True)
 
 
-PART = ProfilePart(kind=kind, headline=headline, outcomes=outcomes, published=published, sources=sources,
+PART = ProfilePart(kind=kind, sample=sample, headline=headline, outcomes=outcomes, published=published, sources=sources,
                    configs=configs, covers=covers, plan=plan)

@@ -1,16 +1,17 @@
-"""The benchmark kit's profile part, for every registered benchmark (`memegauge.profile.part.ProfileFamily`): a
-run's kind is its benchmark, split and sample; its headline is each task's accuracy; the groups ranked for
-strengths and weaknesses are the tasks' group values (language, source, subtype); its items are its answers; the
-published figures are the benchmark YAML's `published` ones on the run's split, matched by task and metric (the
-report itself already keeps only the run's split)."""
+"""The benchmark kit's profile part, for every registered benchmark (`memegauge.profiles.part.ProfileFamily`): a
+run's kind is its benchmark and split (its `sample` says when it asked a subset); its headline is each task's
+accuracy; the groups ranked for strengths and weaknesses are the tasks' group values (language, source, subtype);
+its items are its answers (each with its content hash); the published figures are the benchmark YAML's
+`published` ones on the run's split, matched by task and metric (the report itself already keeps only the run's
+split)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from memegauge.profile.part import ProfileFamily, ProfilePart
-from memegauge.profile.records import Outcome, PublishedFigure
+from memegauge.profiles.part import ProfileFamily, ProfilePart
+from memegauge.profiles.records import Outcome, PublishedFigure, content_hash
 from memegauge.report.headline import Headline
 
 MAIN = "accuracy"
@@ -19,10 +20,15 @@ MAIN = "accuracy"
 def kind(report: dict[str, Any]) -> str | None:
     if not report.get("tasks"):
         return None
+    return f"{report['title']} · {report['split']}"
+
+
+def sample(report: dict[str, Any]) -> str | None:
+    """The run's cut: its first N items (`limit`) and some of the tasks; None for a full run."""
     config = report["run"].get("config") or {}
-    sample = [f"first {config['limit']} items"] if config.get("limit") else []
-    sample += [f"tasks: {', '.join(config['tasks'])}"] if config.get("tasks") else []
-    return f"{report['title']} · {report['split']}" + (f" · {'; '.join(sample)}" if sample else "")
+    found = [f"first {config['limit']} items"] if config.get("limit") else []
+    found += [f"tasks: {', '.join(config['tasks'])}"] if config.get("tasks") else []
+    return "; ".join(found) or None
 
 
 def headline(rows: list[Headline]) -> list[Headline]:
@@ -45,7 +51,8 @@ def outcomes(store: Any, report: dict[str, Any], model: str) -> list[Outcome]:
         out.append(Outcome(key=f"{a['task']}|{a['item']}", meme=str(a["item"]), correct=a["correct"], overall=False,
                            groups=[f"overall ({a['task']})",
                                    *(f"{a['task']}: {field}={value}" for field, value in a["groups"].items())],
-                           text=a["prompt"], answer=a["answer"] if a["ok"] else None, expected=gold))
+                           text=a["prompt"], answer=a["answer"] if a["ok"] else None, expected=gold,
+                           content=content_hash(a["task"], a["item"], a["prompt"], a["gold"])))
     return out
 
 
@@ -117,8 +124,8 @@ def part_for(name: str) -> ProfilePart | None:
         folder = data / name if data is not None and (data / name).is_dir() else None
         return {"data": folder}
 
-    return ProfilePart(kind=kind, headline=headline, groups=groups, outcomes=outcomes, published=published,
-                       sources=sources, configs=configs, covers=covers, plan=plan, auto=auto)
+    return ProfilePart(kind=kind, sample=sample, headline=headline, groups=groups, outcomes=outcomes,
+                       published=published, sources=sources, configs=configs, covers=covers, plan=plan, auto=auto)
 
 
 FAMILY = ProfileFamily(part_for)

@@ -10,6 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from memegauge.report.headline import Headline
 
 
+def content_hash(*parts: Any) -> str:
+    """sha256 of an item's content as asked (`Outcome.content`), from its parts in a fixed order."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -29,6 +36,11 @@ class Outcome(_Record):
     expected: str | None = Field(default=None, description="The expected answer (gold, or the reference).")
     overall: bool = Field(default=True, description="Whether it counts in the kind's overall paired difference "
                                                     "(False for a per-dimension or per-task item).")
+    content: str | None = Field(default=None, description="sha256 of the item's content as asked (what the model "
+                                                          "was shown and the expected answer): two runs asked the "
+                                                          "same item only when key and content agree. None: an "
+                                                          "item of this run alone (a battle between two models, a "
+                                                          "refinement step), never compared across runs.")
 
 
 class PublishedFigure(_Record):
@@ -48,12 +60,21 @@ class Example(_Record):
 
     kind: str = Field(description="The profile kind of the run.")
     run: str = Field(description="The run's name.")
-    group: str = Field(description="The group it illustrates.")
+    group: str = Field(description="The weakness it illustrates, or `got wrong`: one of the first items the model "
+                                   "got wrong in a measurement where no group is a clear weakness.")
     meme: str = Field(description="The meme's id.")
     picture: str | None = Field(description="The meme's thumbnail as the run stored it (a data URL), or None.")
     text: str | None = Field(description="Its text or question as asked.")
     answer: str | None = Field(description="The model's answer as given.")
     expected: str | None = Field(description="The expected answer.")
+
+
+class NotShown(_Record):
+    """A run of the same measurement that the profile did not show, and why."""
+
+    run: str
+    status: str
+    reason: str = Field(description="Older, not done, cut down while a full run exists, or asked other items.")
 
 
 class RunUsed(_Record):
@@ -74,8 +95,17 @@ class RunUsed(_Record):
     seconds: float = Field(description="Wall time of its executions, summed.")
     sources: dict[str, str] = Field(description="The data behind it (its method's profile part: paths, splits, "
                                                 "the catalogue's pinned source and checksums).")
-    older: list[str] = Field(default_factory=list, description="The other runs of the same kind and model, not "
-                                                               "shown: older ones, or ones not done while this is.")
+    sample: str | None = Field(default=None, description="How the run was cut down (its first N items, some "
+                                                        "tasks or types, or a part of the chosen data set's "
+                                                        "items); None: a full run.")
+    data_fingerprint: str | None = Field(default=None, description="sha256 (16 hex digits) of the items it asked "
+                                                                  "(key and content of each), the method version "
+                                                                  "and custom prompts: runs that share it asked "
+                                                                  "the same items the same way.")
+    items: int | None = Field(default=None, description="Items it asked (None: its method's part lists none).")
+    chosen: str = Field(default="", description="Why this run was chosen for its kind.")
+    others: list[NotShown] = Field(default_factory=list, description="The model's other runs of the same "
+                                                                     "measurement, not shown, each with why.")
     radar: bool = Field(default=False, description="Its method's part draws its groups as a radar too (the "
                                                    "judged dimensions of a rating).")
 
@@ -125,8 +155,10 @@ class PairedDifference(_Record):
     b_only: int = Field(description="Items B got right and A wrong (McNemar's c).")
     mcnemar_p: float | None = Field(description="Exact McNemar p-value (two-sided binomial on b and c); None "
                                                 "when no item is discordant.")
-    method: str = Field(description="How the interval and p-value were made (`memegauge.profile.paired`).")
+    method: str = Field(description="How the interval and p-value were made (`memegauge.profiles.paired`).")
     note: str | None = Field(default=None, description="Why there is no interval, or None.")
+    unlike: int = Field(default=0, description="Items with the same key in both runs but other content (another "
+                                               "copy of the data), left out: only the same item is paired.")
 
 
 class Profile(_Record):

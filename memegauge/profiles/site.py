@@ -14,8 +14,8 @@ from typing import Any
 from markupsafe import Markup
 
 from memegauge.files import write_text_atomic
-from memegauge.profile.records import Profile
-from memegauge.profile.render import _environment, headline_lines, script_hash, style, to_html
+from memegauge.profiles.records import Profile
+from memegauge.profiles.render import _environment, headline_lines, headline_text, script_hash, style, to_html
 
 SORTER = """document.querySelectorAll("table.sortable th").forEach(function (th, col) {
   th.tabIndex = 0; th.title = "sort by this column";
@@ -63,7 +63,8 @@ def index_html(profile: Profile, links: dict[str, str]) -> str:
         models.sort(key=lambda m: (first["values"].get(m) is None,
                                    -(first["values"].get(m) or 0) if higher else (first["values"].get(m) or 0)))
     table = [{"model": m, "href": links[m],
-              "cells": [{"text": x["cells"].get(m, "–"), "v": "" if x["values"].get(m) is None else x["values"][m]}
+              "cells": [{"text": x["cells"].get(m, "–"), "n": x["n"].get(m), "sample": x["samples"].get(m),
+                         "title": headline_text(x, m), "v": "" if x["values"].get(m) is None else x["values"][m]}
                         for x in lines]} for m in models]
     return _environment().get_template("index.html.j2").render(
         profile=profile, lines=lines, table=table, style=style(), script=Markup(SORTER),
@@ -82,10 +83,11 @@ def site_pages(profile: Profile) -> dict[str, str]:
 def served_page(store: Any, path: str) -> str | None:
     """`memegauge view`'s `/profiles/<path>`: the static site's page at `path` for every model the store evaluated,
     built from the store when asked for; None when the site has no such page."""
-    from memegauge.profile.gather import build_profile, evaluated_models
+    from memegauge.profiles.gather import build_profile, evaluated_models
 
     models = evaluated_models(store)
-    return site_pages(build_profile(store, models)).get(path or "index.html") if models else None
+    found = build_profile(store, models, named=False) if models else None
+    return site_pages(found).get(path or "index.html") if found and found.models else None
 
 
 def write_site(profile: Profile, folder: Path) -> list[Path]:

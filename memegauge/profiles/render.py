@@ -13,13 +13,16 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from memegauge.profile.records import Headline, ModelProfile, PairedDifference, Profile, PublishedFigure, kinds_by_run
+from memegauge.profiles.gather import MIN_N, RULE, WRONG
+from memegauge.profiles.records import (Headline, ModelProfile, PairedDifference, Profile, PublishedFigure, RunUsed,
+                                        kinds_by_run)
 from memegauge.report.leaderboard import cell
 
 HERE = Path(__file__).parent
 FORMATS = ("html", "md", "json")
 INTERVALS = ("95% intervals: Wilson for rates (clustered by meme where items share one), cluster bootstrap for means "
-             "and ratings, as each run's own report gives them; paired differences: see each row's method.")
+             "and ratings (a macro accuracy on fewer than 10 memes: Wilson on the pooled items' effective n), as each "
+             "run's own report gives them; paired differences: see each row's method.")
 
 
 # ---- what the pages show -------------------------------------------------------------------------------------
@@ -36,19 +39,26 @@ def _kinds(profile: Profile) -> list[str]:
     return list(dict.fromkeys(r.kind for p in profile.models for r in p.runs))
 
 
+def runs_used(profile: Profile) -> dict[tuple[str, str], RunUsed]:
+    return {(p.model, r.run): r for p in profile.models for r in p.runs}
+
+
 def headline_lines(profile: Profile) -> list[dict[str, Any]]:
-    """One line per kind × group × figure of the headline block: each model's cell, and the published figures
-    for that kind, group and metric (same split by construction)."""
-    kinds = kinds_by_run(profile)
+    """One line per kind × group × figure of the headline block: each model's cell, its n, how its run was cut
+    down (a cut-down run shares its full run's line, never a line of its own), and the published figures for that
+    kind, group and metric (same split by construction)."""
+    used = runs_used(profile)
     lines: dict[tuple[str, str, str], dict[str, Any]] = {}
     for p in profile.models:
         for r in p.headline:
-            key = (kinds[(p.model, r.run)], r.group, r.figure)
+            key = (used[(p.model, r.run)].kind, r.group, r.figure)
             line = lines.setdefault(key, {"kind": key[0], "group": r.group, "figure": r.figure, "cells": {},
-                                          "values": {}, "published": []})
+                                          "values": {}, "n": {}, "samples": {}, "published": []})
             line["cells"][p.model] = cell(r)
             line["values"][p.model] = r.value
-            line["n"] = line.get("n", {}) | {p.model: r.n}
+            line["n"][p.model] = r.n
+            if used[(p.model, r.run)].sample:
+                line["samples"][p.model] = used[(p.model, r.run)].sample
     seen = set()
     for p in profile.models:
         for f in p.published:
@@ -111,6 +121,7 @@ def model_sections(profile: Profile, p: ModelProfile) -> list[dict[str, Any]]:
             "weaknesses": [{"row": r, "cell": cell(r),
                             "examples": [e for e in p.examples if e.run == run.run and e.group == r.group]}
                            for r in p.weaknesses if kinds[(p.model, r.run)] == run.kind],
+            "wrong": [e for e in p.examples if e.run == run.run and e.kind == run.kind and e.group == WRONG],
             "radar": radar(groups) if run.radar else None,
             "higher_is_better": groups[0].higher_is_better if groups else True,
         })
@@ -144,6 +155,7 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["pct"] = _pct
+    env.filters["cell"] = cell
     return env
 
 
@@ -158,7 +170,7 @@ def to_html(profile: Profile, links: dict[str, str] | None = None, home: str | N
         profile=profile, title=" vs ".join(p.model for p in profile.models), headline=headline_lines(profile),
         sections={p.model: {s["kind"]: s for s in model_sections(profile, p)} for p in profile.models},
         paired=paired_lines(profile),
-        kinds=_kinds(profile), intervals=INTERVALS, style=style(), links=links or {}, home=home)
+        kinds=_kinds(profile), intervals=INTERVALS, rule=RULE, min_n=MIN_N, style=style(), links=links or {}, home=home)
 
 
 def script_hash(script: str) -> str:
@@ -185,7 +197,7 @@ def to_markdown(profile: Profile) -> str:
            f"MemeGauge {md(profile.version)} · built {md(profile.date)} · store {md(profile.store)}", "",
            *(f"Not shown: {md(note)}" for note in profile.notes), "", "## Headline", ""]
     out += _md_table(["kind", "group", "figure", *models, "published (same split and metric)"],
-                     [[x["kind"], x["group"], x["figure"], *(x["cells"].get(m, "–") for m in models),
+                     [[x["kind"], x["group"], x["figure"], *(headline_text(x, m) for m in models),
                        x["published_text"] or "–"] for x in headline_lines(profile)])
     if profile.paired:
         out += ["## Side by side: paired differences on the items both answered", ""]
@@ -205,23 +217,73 @@ def to_markdown(profile: Profile) -> str:
                 out += _md_table(["group", "figure", "value [95% CI]", "n"],
                                  [[g["row"].group, g["row"].figure, g["cell"], g["row"].n] for g in section["groups"]])
             if section["strengths"]:
-                out += ["Strengths: " + md("; ".join(f"{r.group} {cell(r)}" for r in section["strengths"])), ""]
+                out += ["Strengths: " + md("; ".join(f"{r.group} {cell(r)}, n={r.n}" for r in section["strengths"])),
+                        ""]
             for weak in section["weaknesses"]:
-                out += [f"Weakness: **{md(weak['row'].group)}** {md(weak['cell'])}", ""]
+                out += [f"Weakness: **{md(weak['row'].group)}** {md(weak['cell'])}, n={weak['row'].n}", ""]
                 out += [f"- meme {md(e.meme)}: {md(e.text)} — answer: {md(e.answer)} — expected: {md(e.expected)}"
                         for e in weak["examples"]]
                 out += [""] if weak["examples"] else []
+            if section["groups"] and not section["strengths"] and not section["weaknesses"]:
+                out += [f"No group is a clear strength or weakness (n ≥ {MIN_N}, interval clear of the overall).", ""]
+            if section["wrong"]:
+                out += ["Memes it got wrong (no group is a clear weakness):", ""]
+                out += [f"- meme {md(e.meme)}: {md(e.text)} — answer: {md(e.answer)} — expected: {md(e.expected)}"
+                        for e in section["wrong"]] + [""]
         out += ["### Reproducibility", ""]
         if p.endpoint:
             where = ", ".join(p.endpoint.base_url) or "local"
             out += [f"Endpoint: {md(p.endpoint.backend)} {md(p.endpoint.model)} at {md(where)}", ""]
         out += _md_table(["kind", "run", "date", "status", "config hash", "MemeGauge", "calls (made, failed)", "tokens",
-                          "cost $", "seconds", "data"],
+                          "cost $", "seconds", "data", "items (fingerprint)", "chosen because", "not shown"],
                          [[r.kind, r.run, r.date, r.status, r.config_hash[:16], r.package_version,
                            f"{r.calls} ({r.calls_made}, {r.failed_calls})", r.tokens, f"{r.cost:.4f}",
                            f"{r.seconds:.1f}",
-                           "; ".join(f"{k}: {v}" for k, v in r.sources.items())] for r in p.runs])
-    return "\n".join(out + [INTERVALS, ""])
+                           "; ".join(f"{k}: {v}" for k, v in r.sources.items()),
+                           f"{r.items if r.items is not None else '–'} ({r.data_fingerprint or '–'})"
+                           + (f", cut down: {r.sample}" if r.sample else ""), r.chosen,
+                           "; ".join(f"{o.run}: {o.reason}" for o in r.others) or "–"] for r in p.runs])
+    return "\n".join(out + [RULE, INTERVALS, ""])
+
+
+def headline_text(line: dict[str, Any], model: str) -> str:
+    """A model's headline cell as text: the figure with its interval and n, and how its run was cut down."""
+    if model not in line["cells"]:
+        return "–"
+    text = f"{line['cells'][model]}, n={line['n'][model]}"
+    return text + (f" (cut down: {line['samples'][model]})" if model in line["samples"] else "")
+
+
+def to_text(profile: Profile) -> str:
+    """A readable summary for the terminal (`memegauge profile MODEL` without --out): each headline figure with its
+    interval and n per model, the named strengths and weaknesses, the paired readings and the runs read. Plain
+    text; the caller strips control sequences."""
+    models = [p.model for p in profile.models]
+    out = [f"MemeGauge profile: {' vs '.join(models)}  (MemeGauge {profile.version}, store {profile.store})", "",
+           "Headline (figure [95% CI], n):"]
+    for line in headline_lines(profile):
+        out.append(f"  {line['kind']} — {line['group']}, {line['figure'].replace('_', ' ')}")
+        out += [f"    {m}: {headline_text(line, m)}" for m in models if m in line["cells"]]
+        if line["published_text"]:
+            out.append(f"    published (same split and metric): {line['published_text']}")
+    out += ["", f"Strengths and weaknesses (n ≥ {MIN_N}, 95% interval clear of the overall figure):"]
+    for p in profile.models:
+        for section in model_sections(profile, p):
+            named = [f"strongest {r.group} {cell(r)}, n={r.n}" for r in section["strengths"]]
+            named += [f"weakest {w['row'].group} {w['cell']}, n={w['row'].n}" for w in section["weaknesses"]]
+            out.append(f"  {p.model} · {section['kind']}: {'; '.join(named) or 'no clear strength or weakness'}")
+    if profile.paired:
+        out += ["", "Paired differences (A − B on the same items):"]
+        out += [f"  {x['d'].kind}, {x['d'].group}: {x['d'].model_a} − {x['d'].model_b} {x['difference']}, "
+                f"n={x['d'].n}, McNemar p={x['p']}: {x['verdict']}" for x in paired_lines(profile)
+                if x["d"].group == "overall"]
+    out += ["", "Runs read:"]
+    for p in profile.models:
+        out += [f"  {p.model}: {r.kind}: {r.run} ({r.chosen})" for r in p.runs]
+    out += [f"  not shown: {note}" for note in profile.notes]
+    out += ["", "The whole page, with groups, examples and reproducibility: --out FILE.html (or .md, .json), or "
+                "--site DIR."]
+    return "\n".join(out) + "\n"
 
 
 def render(profile: Profile, fmt: str) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memegauge.methods import Method, default_run_name, method, methods
-from memegauge.profile.part import ProfilePart, part_of
+from memegauge.profiles.part import ProfilePart, part_of
 from memegauge.types import InputError, MemeGaugeError
 
 

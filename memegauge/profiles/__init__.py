@@ -6,26 +6,29 @@ whose runs the store holds (docs/profile.md).
     found.to_pandas("headline")
 
 The profile reads only the store (data → stages → store → report): each run's own report and headline rows,
-and its method's profile part (`memegauge.profile.part`) for what only the method knows.
+and its method's profile part (`memegauge.profiles.part`) for what only the method knows.
+
+`memegauge.profile` is the plain function below, exported lazily by `memegauge/__init__.py`. The package is named
+`profiles`, not `profile`: importing a subpackage binds it as an attribute of its parent, which would replace the
+function `memegauge.profile` with the package the moment anything imported it.
 """
 
 from __future__ import annotations
 
-import sys
-import types
 from pathlib import Path
 from typing import Any
 
-from memegauge.profile.records import ModelProfile, PairedDifference, Profile
+from memegauge.profiles.records import ModelProfile, PairedDifference, Profile
 
 __all__ = ["ModelProfile", "PairedDifference", "Profile", "profile"]
 
 
 def profile(models: str | list[str], store: Any = "memegauge.db", models_file: str | Path | None = None) -> Profile:
     """The profile of `models` (a name or a list) from the runs in `store` (a `Store` or a path); `models_file`:
-    the model registry whose entries give each model's endpoint and served id (None: the default registry)."""
+    the model registry whose entries give each model's endpoint and served id (None: the default registry). A model
+    that no stored run evaluated raises `InputError` (what, where, and the fix)."""
     from memegauge.engine.store import Store
-    from memegauge.profile.gather import build_profile
+    from memegauge.profiles.gather import build_profile
     from memegauge.types import InputError
 
     if not isinstance(store, Store):
@@ -37,14 +40,3 @@ def profile(models: str | list[str], store: Any = "memegauge.db", models_file: s
     registry = load_registry(models_file)  # a bad file is one clear error, as in every command
     return build_profile(store, [models] if isinstance(models, str) else list(models), registry)
 
-
-class _CallableModule(types.ModuleType):
-    """`memegauge.profile` is this package once anything imports it (Python sets the attribute on `memegauge`), so
-    the package itself is callable: `memegauge.profile(models, store=…)` is `memegauge.profile.profile(…)`."""
-
-    def __call__(self, models: str | list[str], store: Any = "memegauge.db",
-                 models_file: str | Path | None = None) -> Profile:
-        return profile(models, store=store, models_file=models_file)
-
-
-sys.modules[__name__].__class__ = _CallableModule

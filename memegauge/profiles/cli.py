@@ -20,8 +20,10 @@ def profile_command(
     ctx: typer.Context,
     models: list[str] | None = typer.Argument(None, help="The models to profile (as their runs name them); with "
                                                           "--site and none named: every model the store evaluated."),
-    fmt: str = typer.Option("html", "--format", help="html (one self-contained page), md or json."),
-    out_path: Path | None = typer.Option(None, "--out", help="Write here (atomically) instead of stdout."),
+    fmt: str | None = typer.Option(None, "--format", help="html (one self-contained page), md or json (default: "
+                                   "from --out's suffix, else html); without --out: md or json to stdout."),
+    out_path: Path | None = typer.Option(None, "--out", help="Write the page here (atomically); without it the "
+                                                             "terminal gets a text summary."),
     site: Path | None = typer.Option(None, "--site", help="Write a static site here: index.html (a sortable "
                                                           "leaderboard), one page per model, compare.html."),
     run_missing: bool = typer.Option(False, "--run-missing", help="First run what the models lack: every installed "
@@ -42,8 +44,8 @@ def profile_command(
     stored run that evaluated it: headline figures with 95% intervals beside the published ones on the same split,
     strengths and weaknesses with the memes it got wrong, and what it takes to reproduce each figure."""
     from memegauge.files import write_text_atomic
-    from memegauge.profile.gather import build_profile
-    from memegauge.profile.render import render
+    from memegauge.profiles.gather import build_profile
+    from memegauge.profiles.render import render
 
     cfg = settings(ctx)
     names = list(models or [])
@@ -62,30 +64,45 @@ def profile_command(
     if not names and site is None:
         raise InputError("no model named", where="memegauge profile",
                          fix="name one or more models, as their runs name them (memegauge runs), or pass --site DIR")
-    from memegauge.profile.gather import evaluated_models
+    from memegauge.profiles.gather import evaluated_models
 
+    named = bool(names)
     names = names or evaluated_models(store)
     if not names:
         raise InputError("the store holds no run that evaluated a model", where=str(cfg.store_path),
                          fix="run a method first")
     registry = cfg.registry() if cfg.models_path is not None else None
-    found = build_profile(store, names, registry)
-    for page in found.models:
-        if not page.runs:
-            console.print(f"[yellow]no stored run evaluated {safe(page.model)}[/] (memegauge runs lists the runs; "
-                          "the model's name is the one its runs use)", soft_wrap=True)
+    found = build_profile(store, names, registry, named)  # a named model no stored run evaluated: an InputError
     if site is not None:
-        from memegauge.profile.site import write_site
+        from memegauge.profiles.site import write_site
 
         files = write_site(found, site)
         console.print(f"{len(files)} pages written to {safe(site)} (open {safe(site / 'index.html')})")
         return
+    if out_path is None and fmt is None:  # the terminal gets a readable summary, never a page's markup
+        from memegauge.clikit import out
+        from memegauge.profiles.render import to_text
+
+        out.print(safe(to_text(found)), highlight=False, soft_wrap=True, end="")
+        return
+    fmt = fmt or {".md": "md", ".json": "json"}.get(out_path.suffix.lower() if out_path else "", "html")
+    if out_path is None and fmt == "html":
+        raise InputError("an HTML page is not printed to the terminal", where="--format html",
+                         fix="add --out FILE.html (or --site DIR); without --format the terminal gets a summary")
     text = render(found, fmt)
     if out_path:
         write_text_atomic(out_path, text)
         console.print(f"profile written to {safe(out_path)}")
     else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.write(safe_text(text))
+
+
+def safe_text(text: str) -> str:
+    """Markdown or JSON for stdout: control sequences (ANSI, OSC) removed, ending in a newline."""
+    from memegauge.clikit import _CONTROL
+
+    text = _CONTROL.sub("", text)
+    return text if text.endswith("\n") else text + "\n"
 
 
 def _run_missing(cfg, names: list[str], with_: list[str], bench_data: Path | None, dry: bool,  # noqa: ANN001
@@ -94,8 +111,8 @@ def _run_missing(cfg, names: list[str], with_: list[str], bench_data: Path | Non
     import asyncio
 
     from memegauge.clikit import out, use_budget
-    from memegauge.profile.gather import stored_runs
-    from memegauge.profile.plan import execute, mark_stored, plan
+    from memegauge.profiles.gather import stored_runs
+    from memegauge.profiles.plan import execute, mark_stored, plan
 
     store = cfg.store() if cfg.store_path.exists() else None
     registry = cfg.registry()

@@ -23,7 +23,7 @@ from memegauge.registry import DuplicatePlugin, Registry
 
 if TYPE_CHECKING:
     from memegauge.engine.store import Store
-    from memegauge.profile.records import Outcome, PublishedFigure
+    from memegauge.profiles.records import Outcome, PublishedFigure
     from memegauge.report.headline import Headline
 
 ENTRY_POINT_GROUP = "memegauge.profile"
@@ -58,6 +58,12 @@ def _no_sources(report: dict[str, Any]) -> dict[str, str]:
     return {}
 
 
+def config_sample(report: dict[str, Any]) -> str | None:
+    """The default `sample`: the config's `limit` (its first N items), or None for a full run."""
+    config = report["run"].get("config") or {}
+    return f"first {config['limit']} items" if config.get("limit") else None
+
+
 def _any_run(stored: dict[str, Any], planned: dict[str, Any]) -> bool:
     return True
 
@@ -66,15 +72,20 @@ def _any_run(stored: dict[str, Any], planned: dict[str, Any]) -> bool:
 class ProfilePart:
     """A method's profile part.
 
-    kind       `kind(report) -> str | None`: what the run measured, as a label two runs share only when their
-               figures are comparable (MemeQA's version and split, a benchmark's split, …); the profile keeps
-               the newest run of each kind per model. None: the run is not profiled (a build, a fine-tuning).
+    kind       `kind(report) -> str | None`: what the run measured, as a label (MemeQA's version and split, a
+               benchmark's split, …), never how much of it (that is `sample`): a cut-down run has the label of
+               its full run, so it never gets a leaderboard column of its own. Within a label the profile keeps
+               the runs that asked the same items the same way (the items' keys and contents, the method version,
+               the prompts: `gather.choose`). None: the run is not profiled (a build, a fine-tuning).
+    sample     `sample(report) -> str | None`: how the run was cut down (its first N items, some tasks), or None
+               for a full run; a full run is preferred to a cut-down one (default: the config's `limit`).
     headline   `headline(rows) -> [Headline]`: of one model's headline rows of the run, those of its headline
                block (default: the first figure of the first overall group).
     groups     `groups(rows) -> [Headline]`: those ranked for strengths and weaknesses (default: the
                non-overall groups of the headline's figure).
     outcomes   `outcomes(store, report, model) -> [Outcome]`: the model's items in the run, each right or wrong
-               (for its examples and for paired differences between models on the same items); none by default.
+               (for its examples and for paired differences between models on the same items), each with the
+               hash of its content (`Outcome.content`) where it is an item of the data set; none by default.
     published  `published(report) -> [PublishedFigure]`: the published figures measured on the run's split with
                the run's metric (never another split); none by default.
     sources    `sources(report) -> {label: value}`: the data behind the run as it was pinned (catalogue source,
@@ -83,7 +94,7 @@ class ProfilePart:
                failed", "head-to-head win rate").
     radar      Draw the groups as a radar too (a handful of judged dimensions), beside the bars.
 
-    `profile --run-missing` (memegauge.profile.plan) plans each missing part as a normal run of its method:
+    `profile --run-missing` (memegauge.profiles.plan) plans each missing part as a normal run of its method:
     configs    `configs(base, models) -> [(config dict, models it measures)]`: the runs that measure `models` from a
                base config (the
                user's, `--with METHOD=FILE`, validated; or `auto`'s): MemeQA both versions, one AdamMeme run for
@@ -98,6 +109,7 @@ class ProfilePart:
     """
 
     kind: Callable[[dict[str, Any]], str | None]
+    sample: Callable[[dict[str, Any]], str | None] = config_sample
     headline: Callable[[list[Headline]], list[Headline]] = overall_rows
     groups: Callable[[list[Headline]], list[Headline]] = group_rows
     outcomes: Callable[[Store, dict[str, Any], str], list[Outcome]] = _no_outcomes
