@@ -35,7 +35,8 @@ def profile_command(
                                            "benchmark name (default: the data catalogue's copies)."),
     dry: bool = typer.Option(False, "--dry-run", help="With --run-missing: print the planned runs, their calls and "
                              "cost bound, and stop (no call, nothing written)."),
-    budget: float | None = typer.Option(None, "--budget", min=0.0, help="Stop the missing runs cleanly once their "
+    budget: float | None = typer.Option(None, "--budget", min=0.0, metavar="USD", help="Stop the missing runs "
+                                        "cleanly once their "
                                         "calls cost this many US dollars (registry prices); rerun to resume."),
     skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Start the missing runs without checking "
                                         "the models first."),
