@@ -270,8 +270,6 @@ def test_every_run_command_takes_the_run_options_from_clikits_one_definition():
               "--set": ({"-o", "--set"}, "KEY=VALUE")}
     seen: dict[str, list[str]] = {flag: [] for flag in shapes}
     for path, command in walk(command_group()):
-        if path == ("profile",):  # its own --budget (for the runs it plans), in another developer's files: not here
-            continue
         for param in command.params:
             for flag, (flags, metavar) in shapes.items():
                 if flag in param.opts or (flag == "--config" and "-c" in param.opts):
@@ -283,6 +281,7 @@ def test_every_run_command_takes_the_run_options_from_clikits_one_definition():
         assert name in seen["--run"] and name in seen["--dry-run"] and name in seen["--set"], name
     assert {"adam", "arena", "qa eval", "qa build", "qa finetune", "eval"} <= set(seen["--config"])
     assert {"qa score", "import adammeme"} <= set(seen["--run"])
+    assert "profile" in seen["--budget"] and "profile" in seen["--dry-run"]
     helps = {" ".join(p): {o: param.help for param in c.params for o in param.opts}
              for p, c in walk(command_group())}
     assert "adam-<targets>-<memes>-<hash>" in helps["adam"]["--run"]  # each command's own words kept
