@@ -609,3 +609,142 @@ def test_view_serves_the_sites_pages(world, site):
     finally:
         server.shutdown()
         server.server_close()
+
+
+# ---- examples, the radar and the terminal summary (the evidence run of issue 45: F5–F8) ----------------------
+
+def test_a_benchmark_without_a_clear_weakness_shows_the_first_memes_it_got_wrong(world, found):
+    """docs/profile.md: where no group is a clear weakness, the first memes it got wrong are shown: for the field
+    benchmarks too (their items count in `overall (TASK)`, not in the kind's pooled overall)."""
+    store = Store(world.store)
+    html = render(found, "html")
+    seen = 0
+    for page in found.models:
+        for run in (r for r in page.runs if r.method in BENCHMARKS):
+            if any(w.run == run.run for w in page.weaknesses):
+                continue
+            rows = [json.loads(x) for x in _export(store, run.run, "answers")]
+            wrong = list(dict.fromkeys(r["item"] for r in rows if r["correct"] is False))[:gather.TOP]
+            shown = [e for e in page.examples if e.run == run.run]
+            assert [e.meme for e in shown] == wrong, run.run  # the first wrong memes, one each, in the run's order
+            for e in shown:
+                row = next(r for r in rows if r["item"] == e.meme and r["correct"] is False)
+                assert e.group == gather.WRONG and e.verdict == "got it wrong"
+                assert (e.text, e.answer) == (row["prompt"], row["answer"] if row["ok"] else None)
+                assert str(escape(e.expected)) in html and str(escape(e.text)) in html
+            seen += len(shown)
+    assert seen > 0  # the world's FHM run alone has 4 wrong of 10
+    assert "Memes it got wrong (no group is a clear weakness" in to_markdown(found)
+
+
+def test_examples_are_distinct_memes_and_an_arena_tie_is_called_a_tie(found):
+    html = render(found, "html")
+    for page in found.models:
+        by_group: dict[tuple[str, str], list] = {}
+        for e in page.examples:
+            by_group.setdefault((e.run, e.group), []).append(e)
+        for (run, group), shown in by_group.items():
+            assert len({e.meme for e in shown}) == len(shown) <= gather.TOP, (run, group)
+            verdicts = [e.verdict for e in shown]
+            assert verdicts == sorted(verdicts, key=lambda v: v != "got it wrong")  # losses before ties
+        for e in (e for e in page.examples if e.kind.startswith("MemeArena")):
+            assert e.verdict == ("a tie" if e.expected.endswith(": a tie") else "got it wrong"), e
+            assert e.verdict == "a tie" or "the panel preferred" in e.expected
+            assert f"meme {escape(e.meme)} — {e.verdict}</summary>" in html
+    assert any(e.kind.startswith("MemeArena") for p in found.models for e in p.examples)
+
+
+def test_distinct_keeps_one_outcome_per_meme_losses_first():
+    from memegauge.profiles.records import Outcome
+
+    def o(key, meme, miss="got it wrong"):
+        return Outcome(key=key, meme=meme, groups=["g"], correct=False, miss=miss)
+
+    got = gather._distinct([o("1", "m1", "a tie"), o("2", "m1"), o("3", "m1"), o("4", "m2", "a tie"), o("5", "m3"),
+                            o("6", "m4")])
+    assert [(x.key, x.meme) for x in got] == [("2", "m1"), ("5", "m3"), ("6", "m4")]
+    assert [x.key for x in gather._distinct([o("1", "m1", "a tie"), o("2", "m2", "a tie")])] == ["1", "2"]
+
+
+def _radar_rows(values, names=None):
+    from memegauge.arena.common import DIMENSIONS
+
+    return [Headline(method="arena", run="r", date="d", model="m", group=g, figure="win_rate", value=v, ci95_lo=0.0,
+                     ci95_hi=1.0, n=18, memes=3, unit="rate", interval="wilson", higher_is_better=True)
+            for g, v in zip(names or DIMENSIONS, values, strict=False)]
+
+
+def _radar_labels(svg: str) -> tuple[tuple[float, ...], list[tuple[float, float, str, list[str]]]]:
+    box = tuple(float(v) for v in re.search(r'viewBox="([^"]+)"', svg).group(1).split())
+    labels = [(float(x), float(y), anchor, re.findall(r"<tspan[^>]*>([^<]*)</tspan>", body))
+              for x, y, anchor, body in re.findall(r'<text x="([-\d.]+)" y="([-\d.]+)" text-anchor="(\w+)"[^>]*>(.*?)'
+                                                   r"</text>", svg)]
+    return box, labels
+
+
+def test_the_radar_labels_lie_wholly_inside_its_viewbox():
+    """The evidence run saw 'ncy 6%' and 'Correct…' cut at both sides of a 220-wide viewBox. Each label's extent is
+    measured here with a real font's advance widths at 10 px (DejaVu Sans, the widest of the common sans-serif
+    fonts; 6.2 px a character where it is not installed), not with the renderer's own estimate."""
+    from PIL import ImageFont
+
+    from memegauge.profiles.render import radar
+
+    font = ImageFont.truetype("DejaVuSans.ttf", 10) if Path("/usr/share/fonts/truetype/dejavu").is_dir() else None
+    for values in ([1.0, 0.06, 0.5, 0.11, 0.3], [0.0] * 5, [1.0] * 5, [0.5, 0.5, 0.5]):
+        svg = str(radar(_radar_rows(values)))
+        (left, top, width, height), labels = _radar_labels(svg)
+        assert len(labels) == len(values)
+        for x, y, anchor, lines in labels:
+            text_width = max((font.getlength(line) if font else 6.2 * len(line)) for line in lines)
+            start = {"start": x, "middle": x - text_width / 2, "end": x - text_width}[anchor]
+            assert left <= start and start + text_width <= left + width, (lines, start, left, width)
+            assert top <= y - 10 and y + 12 * (len(lines) - 1) + 3 <= top + height, (lines, y, top, height)
+        assert "Instruction Following" in svg and "Redundancy" in svg
+    assert radar(_radar_rows([0.1, 0.2])) is None
+
+
+@pytest.mark.slow  # headless Chromium
+@pytest.mark.skipif(not __import__("memegauge.testing.browser", fromlist=["available"]).available(),
+                    reason="needs Debian's chromium and chromedriver and selenium")
+def test_the_radar_labels_fit_in_chromium(tmp_path):
+    from memegauge.profiles.render import radar
+    from memegauge.testing.browser import start_driver
+
+    page = tmp_path / "radar.html"
+    page.write_text("<!DOCTYPE html><html><body>" + str(radar(_radar_rows([1.0, 0.06, 0.5, 0.11, 0.3]))) +
+                    "</body></html>", encoding="utf-8")
+    driver = start_driver()
+    try:
+        driver.get(page.as_uri())
+        found = driver.execute_script(
+            "const s = document.querySelector('svg'); const v = s.viewBox.baseVal;"
+            "return [[v.x, v.y, v.width, v.height], [...s.querySelectorAll('text')].map(t => {"
+            " const b = t.getBBox(); return [b.x, b.y, b.width, b.height]; })];")
+    finally:
+        driver.quit()
+    (x0, y0, w, h), boxes = found
+    assert len(boxes) == 5
+    for x, y, bw, bh in boxes:
+        assert x0 <= x and x + bw <= x0 + w and y0 <= y and y + bh <= y0 + h, ((x, y, bw, bh), (x0, y0, w, h))
+
+
+def test_the_terminal_summary_names_a_few_published_figures_on_lines_that_fit(found):
+    from memegauge.profiles.render import TERMINAL_PUBLISHED, headline_lines, to_text
+
+    lines = headline_lines(found)
+    many = [x for x in lines if len(x["published"]) > TERMINAL_PUBLISHED]
+    assert many  # MemeQA's Tables 2–3: a dozen systems per line
+    for width in (80, 100):
+        text = to_text(found, width)
+        block = text.split("Strengths and weaknesses")[0]
+        published = [line for line in block.splitlines() if line.startswith("    ") and not line.lstrip().startswith(
+            tuple(f"{p.model}:" for p in found.models))]
+        assert published and all(len(line) <= width for line in published), max(published, key=len)
+        for x in many:
+            assert f"+{len(x['published']) - TERMINAL_PUBLISHED} more (--out FILE shows them all)" in \
+                " ".join(block.split())
+        joined = " ".join(block.split())
+        assert "human annotators 81.9%" in joined and "random guessing 10.9%" in joined
+    whole = to_text(found)  # not a terminal: whole lines, still a few figures each
+    assert all(line.count("; ") <= TERMINAL_PUBLISHED for line in whole.splitlines() if "published (" in line)

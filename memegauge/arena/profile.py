@@ -63,6 +63,7 @@ def outcomes(store: Any, report: dict[str, Any], model: str) -> list[Outcome]:
             out.append(Outcome(key=b["battle"] if dimension == "overall" else f"{b['battle']}|{dimension}",
                                meme=str(b["meme"]), groups=[] if dimension == "overall" else [dimension],
                                correct=None if winner is None else winner == mine, overall=dimension == "overall",
+                               miss="got it wrong" if winner in ("model_a", "model_b") else "a tie",
                                text=prompts.get(b["task"]), answer=answers.get((b["task"], model)),
                                expected=f"against {other}: {said}"))
     return out

@@ -84,7 +84,8 @@ def profile_command(
         from memegauge.clikit import out
         from memegauge.profiles.render import to_text
 
-        out.print(safe(to_text(found)), highlight=False, soft_wrap=True, end="")
+        width = out.width if out.is_terminal else None  # a file or pipe gets whole lines
+        out.print(safe(to_text(found, width)), highlight=False, soft_wrap=True, end="")
         return
     fmt = fmt or {".md": "md", ".json": "json"}.get(out_path.suffix.lower() if out_path else "", "html")
     if out_path is None and fmt == "html":

@@ -17,8 +17,8 @@ from memegauge.engine.store import Store
 from memegauge.methods import method
 from memegauge.profiles.paired import paired as paired_difference
 from memegauge.profiles.part import ProfilePart, part_of
-from memegauge.profiles.records import (Endpoint, Example, ModelProfile, NotShown, Outcome, PairedDifference,
-                                        Profile, RunUsed)
+from memegauge.profiles.records import (MISSED, Endpoint, Example, ModelProfile, NotShown, Outcome,
+                                        PairedDifference, Profile, RunUsed)
 from memegauge.report import build_report
 from memegauge.report.headline import Headline, headline_rows, iso_date
 from memegauge.types import InputError, MemeGaugeError
@@ -269,22 +269,37 @@ def strengths_weaknesses(groups: list[Headline], lead: list[Headline]) -> tuple[
     return best[:TOP], list(reversed(worst))[:TOP]
 
 
-def _examples(store: Store, run: _Run, kind: str, model: str, weaknesses: list[Headline]) -> list[Example]:
+def _distinct(wrong: list[Outcome]) -> list[Outcome]:
+    """Up to TOP of the wrong outcomes, one per meme (two or three memes, never one meme three times), the clear
+    misses before those the part names otherwise (ties), each in the run's order."""
+    out: dict[str, Outcome] = {}
+    for o in sorted(wrong, key=lambda o: o.miss != MISSED):  # stable: the run's order within each
+        out.setdefault(o.meme, o)
+    return list(out.values())[:TOP]
+
+
+def _examples(store: Store, run: _Run, kind: str, model: str, weaknesses: list[Headline],
+              lead: list[Headline]) -> list[Example]:
     from memegauge.report.blocks import run_images
 
     outcomes = run.outcomes_of(store, model)
     if not outcomes:
         return []
     pictures = run_images(store, {"name": run.name}) or {}
+
+    def example(o: Outcome, group: str) -> Example:
+        return Example(kind=kind, run=run.name, group=group, meme=o.meme, picture=pictures.get(o.meme), text=o.text,
+                       answer=o.answer, expected=o.expected, verdict=o.miss)
+
     out = []
     for weak in weaknesses:
-        wrong = [o for o in outcomes if o.correct is False and weak.group in o.groups]
-        out += [Example(kind=kind, run=run.name, group=weak.group, meme=o.meme, picture=pictures.get(o.meme),
-                        text=o.text, answer=o.answer, expected=o.expected) for o in wrong[:TOP]]
+        out += [example(o, weak.group) for o in _distinct([o for o in outcomes
+                                                           if o.correct is False and weak.group in o.groups])]
     if not weaknesses:  # no clear weakness: still the first memes it got wrong, named as such (no claim of a group)
-        wrong = [o for o in outcomes if o.correct is False and o.overall]
-        out += [Example(kind=kind, run=run.name, group=WRONG, meme=o.meme, picture=pictures.get(o.meme),
-                        text=o.text, answer=o.answer, expected=o.expected) for o in wrong[:TOP]]
+        # an item of the headline: one counted overall, or in a headline group (a benchmark's `overall (TASK)`)
+        headline = {r.group for r in lead}
+        wrong = [o for o in outcomes if o.correct is False and (o.overall or headline & set(o.groups))]
+        out += [example(o, WRONG) for o in _distinct(wrong)]
     return out
 
 
@@ -310,7 +325,7 @@ def model_profile(store: Store, model: str, choices: dict[str, Choice],
         best, worst = strengths_weaknesses(mine, lead)
         strengths += best
         weaknesses += worst
-        examples += _examples(store, run, kind, model, worst)
+        examples += _examples(store, run, kind, model, worst, lead)
         published += run.part.published(run.report)
     used = [_run_used(store, c) for c in choices.values()]
     return ModelProfile(model=model, endpoint=_endpoint(registry, model), runs=used, headline=headline,

@@ -106,6 +106,9 @@ class ProfilePart:
     plan       `plan(config, checked, run name) -> [PlannedCalls]`: the planned calls (`--dry-run`).
     auto       `auto(data folder or None) -> base config | None`: a run the profile plans unasked (every installed
                field benchmark, from `--bench-data DIR/<name>` or the data catalogue's copy); None: only when asked.
+               An InputError: the run cannot be planned (no data), said in the plan's notes.
+    name       `name(config, checked) -> str`: the run's name as the method's own command names it (a benchmark's
+               `eval` name); default: the config's `default_name()`, else `methods.default_run_name`.
     """
 
     kind: Callable[[dict[str, Any]], str | None]
@@ -121,6 +124,7 @@ class ProfilePart:
     covers: Callable[[dict[str, Any], dict[str, Any]], bool] = _any_run
     plan: Callable[[Any, Any, str], list[Any]] | None = None
     auto: Callable[[Path | None], dict[str, Any] | None] | None = None
+    name: Callable[[Any, Any], str] | None = None
 
 
 @dataclass(frozen=True)

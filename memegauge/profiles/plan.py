@@ -77,7 +77,11 @@ def plan(found: dict[str, list[Any]], models: list[str], with_: list[str], regis
         if part.auto is None:
             notes.append(f"{described.title}: not planned (give --with {described.name}=CONFIG.yaml)")
             continue
-        base = part.auto(bench_data)
+        try:
+            base = part.auto(bench_data)
+        except InputError as exc:  # no data for it: said, not a failure
+            notes.append(f"{described.title}: not planned — {exc}")
+            continue
         if base is not None:
             bases.append((described, part, base))
     runs: list[PlannedRun] = []
@@ -98,9 +102,13 @@ def plan(found: dict[str, list[Any]], models: list[str], with_: list[str], regis
             except InputError as exc:  # a benchmark whose data is not installed: said, not a failure
                 notes.append(f"{described.title}: not planned — {exc}")
                 break
-            # the method's own default name where it has one (its command would make the same run), else the shared one
-            name = config.default_name() if hasattr(config, "default_name") else \
-                default_run_name(described.name, who, "profile", config.model_dump(mode="json"))
+            # the name the method's own command gives this run (so either command resumes it), else the shared one
+            if part.name is not None:
+                name = part.name(config, checked)
+            elif hasattr(config, "default_name"):
+                name = config.default_name()
+            else:
+                name = default_run_name(described.name, who, "profile", config.model_dump(mode="json"))
             run = PlannedRun(described.name, name, who, config, checked)
             if part.plan is not None:
                 run.calls = list(part.plan(config, checked, name))

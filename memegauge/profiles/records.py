@@ -21,6 +21,9 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+MISSED = "got it wrong"  # `Outcome.miss` of a plain miss
+
+
 class Outcome(_Record):
     """One item a model answered in one run, as its method's profile part reads it from the store."""
 
@@ -41,6 +44,9 @@ class Outcome(_Record):
                                                           "same item only when key and content agree. None: an "
                                                           "item of this run alone (a battle between two models, a "
                                                           "refinement step), never compared across runs.")
+    miss: str = Field(default=MISSED, description="What a not-correct outcome is, as its examples name "
+                                                         "it: `got it wrong`, or the part's own word for an outcome "
+                                                         "that is neither right nor wrong (`a tie`).")
 
 
 class PublishedFigure(_Record):
@@ -67,6 +73,8 @@ class Example(_Record):
     text: str | None = Field(description="Its text or question as asked.")
     answer: str | None = Field(description="The model's answer as given.")
     expected: str | None = Field(description="The expected answer.")
+    verdict: str = Field(default=MISSED, description="What the model's outcome was (`Outcome.miss`): `got "
+                                                             "it wrong`, or the part's own word (`a tie`).")
 
 
 class NotShown(_Record):

@@ -80,9 +80,22 @@ def bar(r: Headline) -> dict[str, Any]:
             "width": round(100 * (hi - lo), 2)}
 
 
+FONT = 10  # the radar labels' font size (px)
+CHAR = 0.62  # a generous average glyph width of a sans-serif font, in em: labels are laid out to this estimate
+
+
+def _label_box(x: float, y: float, anchor: str, lines: list[str]) -> tuple[float, float, float, float]:
+    """(left, top, right, bottom) of a text label drawn at (x, y) (its first baseline) with `anchor`, estimated."""
+    width = max(len(line) for line in lines) * FONT * CHAR
+    left = {"start": x, "middle": x - width / 2, "end": x - width}[anchor]
+    return left, y - FONT, left + width, y + FONT * 0.3 + FONT * 1.2 * (len(lines) - 1)
+
+
 def radar(rows: list[Headline], size: int = 220) -> Markup | None:
     """An inline SVG radar of a model's arena win rate per dimension (3+ dimensions), with a text title per point;
-    every name escaped. None with fewer than 3 dimensions."""
+    every name escaped. Each label (its dimension over its figure) is anchored away from the centre on its side,
+    and the viewBox is widened to hold every label whole (by a generous estimate of its width), so none is cut.
+    None with fewer than 3 dimensions."""
     rows = [r for r in rows if r.unit == "rate" and r.value is not None]
     if len(rows) < 3:
         return None
@@ -90,6 +103,7 @@ def radar(rows: list[Headline], size: int = 220) -> Markup | None:
 
     centre, radius = size / 2, size / 2 - 40
     points, axes, labels = [], [], []
+    boxes = [(centre - radius, centre - radius, centre + radius, centre + radius)]
     for i, r in enumerate(rows):
         angle = -math.pi / 2 + 2 * math.pi * i / len(rows)
         x, y = math.cos(angle), math.sin(angle)
@@ -97,13 +111,23 @@ def radar(rows: list[Headline], size: int = 220) -> Markup | None:
         axes.append(f'<line x1="{centre}" y1="{centre}" x2="{centre + radius * x:.1f}" y2="{centre + radius * y:.1f}" '
                     'stroke="#c8ccd4"/>')
         anchor = "middle" if abs(x) < 0.3 else ("start" if x > 0 else "end")
-        labels.append(f'<text x="{centre + (radius + 6) * x:.1f}" y="{centre + (radius + 12) * y:.1f}" '
-                      f'text-anchor="{anchor}" font-size="10">{escape(r.group)} {100 * r.value:.0f}%</text>')
+        lines = [r.group, f"{100 * r.value:.0f}%"]
+        lx = centre + (radius + 6) * x
+        # above the top axis the two lines sit over the tip; below the bottom, under it; at the sides, centred on it
+        ly = centre + (radius + 8) * y + (FONT if y > 0.3 else -FONT * 1.2 if y < -0.3 else 0) + FONT * 0.35
+        boxes.append(_label_box(lx, ly, anchor, lines))
+        spans = "".join(f'<tspan x="{lx:.1f}" dy="{0 if k == 0 else FONT * 1.2:.0f}">{escape(line)}</tspan>'
+                        for k, line in enumerate(lines))
+        labels.append(f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="{anchor}" font-size="{FONT}">{spans}</text>')
+    pad = 4
+    left, top = min(b[0] for b in boxes) - pad, min(b[1] for b in boxes) - pad
+    width, height = max(b[2] for b in boxes) + pad - left, max(b[3] for b in boxes) + pad - top
     rings = "".join(f'<circle cx="{centre}" cy="{centre}" r="{radius * f:.1f}" fill="none" stroke="#e3e6ec"/>'
                     for f in (0.25, 0.5, 0.75, 1.0))
     title = escape("Win rate per judged dimension: " + "; ".join(f"{r.group} {cell(r)}" for r in rows))
-    return Markup(f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{size}" height="{size}" '
-                  f'viewBox="0 0 {size} {size}"><title>{title}</title>{rings}{"".join(axes)}'
+    return Markup(f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width:.0f}" height="{height:.0f}" '
+                  f'viewBox="{left:.1f} {top:.1f} {width:.1f} {height:.1f}" style="max-width: 100%; height: auto">'
+                  f'<title>{title}</title>{rings}{"".join(axes)}'
                   f'<polygon points="{" ".join(points)}" fill="rgba(46,90,172,.25)" stroke="#2e5aac"/>'
                   f'{"".join(labels)}</svg>')
 
@@ -221,14 +245,16 @@ def to_markdown(profile: Profile) -> str:
                         ""]
             for weak in section["weaknesses"]:
                 out += [f"Weakness: **{md(weak['row'].group)}** {md(weak['cell'])}, n={weak['row'].n}", ""]
-                out += [f"- meme {md(e.meme)}: {md(e.text)} — answer: {md(e.answer)} — expected: {md(e.expected)}"
+                out += [f"- meme {md(e.meme)} ({md(e.verdict)}): {md(e.text)} — answer: {md(e.answer)} — expected: "
+                        f"{md(e.expected)}"
                         for e in weak["examples"]]
                 out += [""] if weak["examples"] else []
             if section["groups"] and not section["strengths"] and not section["weaknesses"]:
                 out += [f"No group is a clear strength or weakness (n ≥ {MIN_N}, interval clear of the overall).", ""]
             if section["wrong"]:
                 out += ["Memes it got wrong (no group is a clear weakness):", ""]
-                out += [f"- meme {md(e.meme)}: {md(e.text)} — answer: {md(e.answer)} — expected: {md(e.expected)}"
+                out += [f"- meme {md(e.meme)} ({md(e.verdict)}): {md(e.text)} — answer: {md(e.answer)} — expected: "
+                        f"{md(e.expected)}"
                         for e in section["wrong"]] + [""]
         out += ["### Reproducibility", ""]
         if p.endpoint:
@@ -254,18 +280,43 @@ def headline_text(line: dict[str, Any], model: str) -> str:
     return text + (f" (cut down: {line['samples'][model]})" if model in line["samples"] else "")
 
 
-def to_text(profile: Profile) -> str:
+TERMINAL_PUBLISHED = 3  # published figures a terminal line names (every one is on the page: --out)
+
+
+def few_published(found: list[PublishedFigure], limit: int = TERMINAL_PUBLISHED) -> str:
+    """A headline line's published figures in a few words: humans first, then the best system, then random, and
+    '+k more (--out)' saying where the others are."""
+    human = [f for f in found if "human" in f.system.lower()]
+    chance = [f for f in found if f.system.lower().startswith("random")]
+    others = sorted((f for f in found if f not in human and f not in chance), key=lambda f: -f.value)
+    chosen = (human[:1] + others[:1] + chance[:1] + others[1:])[:limit]
+    more = len(found) - len(chosen)
+    return _published_text(chosen) + (f"; +{more} more (--out FILE shows them all)" if more else "")
+
+
+def _wrapped(text: str, width: int | None, indent: str) -> list[str]:
+    """`text` on lines of at most `width` characters (None: one line), breaking between words only."""
+    if width is None:
+        return [indent + text]
+    import textwrap
+
+    return textwrap.wrap(text, width=max(width, 40), initial_indent=indent, subsequent_indent=indent + "  ",
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def to_text(profile: Profile, width: int | None = None) -> str:
     """A readable summary for the terminal (`memegauge profile MODEL` without --out): each headline figure with its
     interval and n per model, the named strengths and weaknesses, the paired readings and the runs read. Plain
-    text; the caller strips control sequences."""
+    text; the caller strips control sequences. The published figures beside a headline are a few (`few_published`),
+    wrapped at `width` columns (the terminal's)."""
     models = [p.model for p in profile.models]
     out = [f"MemeGauge profile: {' vs '.join(models)}  (MemeGauge {profile.version}, store {profile.store})", "",
            "Headline (figure [95% CI], n):"]
     for line in headline_lines(profile):
         out.append(f"  {line['kind']} — {line['group']}, {line['figure'].replace('_', ' ')}")
         out += [f"    {m}: {headline_text(line, m)}" for m in models if m in line["cells"]]
-        if line["published_text"]:
-            out.append(f"    published (same split and metric): {line['published_text']}")
+        if line["published"]:
+            out += _wrapped(f"published (same split and metric): {few_published(line['published'])}", width, "    ")
     out += ["", f"Strengths and weaknesses (n ≥ {MIN_N}, 95% interval clear of the overall figure):"]
     for p in profile.models:
         for section in model_sections(profile, p):

@@ -120,12 +120,35 @@ def part_for(name: str) -> ProfilePart | None:
         return None
 
     def auto(data: Path | None) -> dict[str, Any]:
-        """Every installed benchmark: its folder under `--bench-data DIR` when there is one, else the catalogue's."""
-        folder = data / name if data is not None and (data / name).is_dir() else None
-        return {"data": folder}
+        """Every installed benchmark: its folder under `--bench-data DIR` when there is one, else the catalogue's;
+        with neither, an InputError naming the folder given (and the catalogue's fix)."""
+        if data is not None and (data / name).is_dir():
+            return {"data": data / name}
+        if data is not None:
+            from memegauge.benchmarks.kit.family import benchmark_spec
+            from memegauge.benchmarks.kit.items import data_folder
+            from memegauge.types import InputError
+
+            spec = benchmark_spec(name)
+            try:
+                data_folder(spec, None)  # the catalogue's copy, installed and checked
+            except InputError as exc:
+                raise InputError(f"no folder {name!r} in --bench-data {data}, and the data catalogue has no copy",
+                                 str(data / name), f"put {spec.title}'s release (as released) in {data / name}, "
+                                                   f"or {exc.fix}") from None
+        return {"data": None}
 
     return ProfilePart(kind=kind, sample=sample, headline=headline, groups=groups, outcomes=outcomes,
-                       published=published, sources=sources, configs=configs, covers=covers, plan=plan, auto=auto)
+                       published=published, sources=sources, configs=configs, covers=covers, plan=plan, auto=auto,
+                       name=run_name)
+
+
+def run_name(config: Any, checked: Any) -> str:
+    """The name `memegauge eval` gives the same run (docs/benchmarks.md): `<benchmark>-<model>-<split>`, `-n<limit>`,
+    `-s<seed>` for a seed other than 0, six hex digits only when another setting (a `--data` folder) differs."""
+    from memegauge.benchmarks.kit.run import run_name as kit_name
+
+    return kit_name(checked.inputs.spec, config, checked.inputs.split)
 
 
 FAMILY = ProfileFamily(part_for)
