@@ -748,3 +748,28 @@ def test_the_terminal_summary_names_a_few_published_figures_on_lines_that_fit(fo
         assert "human annotators 81.9%" in joined and "random guessing 10.9%" in joined
     whole = to_text(found)  # not a terminal: whole lines, still a few figures each
     assert all(line.count("; ") <= TERMINAL_PUBLISHED for line in whole.splitlines() if "published (" in line)
+
+
+def test_run_missing_names_a_benchmark_run_as_eval_does_and_a_missing_one_by_the_folder_given(world, monkeypatch):
+    """docs/benchmarks.md's rule, `<benchmark>-<model>-<split>` (six hex digits for the --data folder, `-s<seed>`
+    only for a seed other than 0): the run `--run-missing` plans is the very run `memegauge eval` made (so either
+    command resumes it); a benchmark with no folder under --bench-data and no catalogue copy names that folder."""
+    from memegauge.config import load_registry
+    from memegauge.profiles.plan import plan
+
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(world.root / "no-catalogue"))
+    bench = world.root / "bench"
+    runs, notes = plan({}, list(MODELS), [], load_registry(world.models), bench)
+    planned = {r.name for r in runs}
+    for r in runs:
+        split = r.checked.inputs.split.replace("/", "_")
+        assert re.fullmatch(rf"{r.method}-{r.models[0]}-{re.escape(split)}-[0-9a-f]{{6}}", r.name), r.name
+    # the world ran `eval` on each benchmark's default split, FHM's on test_seen (a copy of dev_seen, the default)
+    stored = {s["name"].replace("-test_seen-", "-dev_seen-") for s in Store(world.store).list_runs()
+              if s["method"] in BENCHMARKS}
+    assert len(stored) == len(MODELS) * len(BENCHMARKS) and planned == stored
+    missing = [n for n in notes if "not planned —" in n]  # (the methods not given --with are said apart)
+    assert missing  # goat-bench, ii-bench, memelens: no folder in bench/, none in the catalogue
+    for note in missing:
+        assert str(bench) in note and "no-catalogue" not in note.split("fix:")[0], note
+        assert "memegauge data get" in note or "memegauge data import" in note, note
