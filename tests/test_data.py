@@ -502,3 +502,46 @@ def test_the_real_adammeme_release_entry_is_importable_by_name():
     described = catalogue.entries()["adammeme-release"]
     assert described.paths(Path("/x")) == {"data": Path("/x/release")}
     assert "data/data5k/cls_res_full.json" in described.manifest()["release"]
+
+
+@pytest.mark.parametrize("width", [80, 100, 200])
+def test_data_list_on_a_narrow_terminal_leaves_columns_out_before_it_cuts_what_and_cuts_it_at_a_word(
+        width, tmp_path, monkeypatch):
+    """Evidence run of issue 43: at 80 columns `what`, the only descriptive column, was cut to 10 characters
+    mid-word while `size` kept 19. Size, then benchmark, go first (said in a footer); `what` ends at a word, with …"""
+    from rich.console import Console
+
+    from memegauge import clikit
+
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "data"))
+    console = Console(width=width, force_terminal=True, color_system=None, record=True, file=io.StringIO())
+    monkeypatch.setattr(clikit, "out", console)
+    assert main(["data", "list"]) == 0
+    lines = console.export_text().splitlines()
+    assert all(len(line) <= width for line in lines[1:]), lines  # the first names the data folder, never cut
+    titles = {name: entry.title for name, entry in catalogue.entries().items()}
+    rows = {line.split()[0]: line for line in lines if line.split() and line.split()[0] in titles}
+    assert set(rows) == set(titles)  # one line each, the name whole
+    header = lines[1].split()
+    for name, line in rows.items():
+        what = line[lines[1].index("what"):]
+        assert what == titles[name] or (what.endswith("…") and len(what) >= 30), line
+        if what != titles[name]:  # cut after a whole word
+            kept = what.removesuffix("…")
+            assert titles[name].startswith(kept) and titles[name][len(kept)] in " ,;:(", (kept, titles[name])
+    if width == 80:
+        assert header == ["name", "installed", "what"] and f"left out at {width} columns: size, benchmark" in lines[-2]
+    if width == 200:
+        assert header == ["name", "installed", "benchmark", "size", "what"] and set(rows.values()) == {
+            line for line in lines if any(line.endswith(t) for t in titles.values())}
+        assert not any("left out at" in line for line in lines)
+
+
+def test_cut_at_word_ends_at_a_word_with_an_ellipsis():
+    from memegauge.data.cli import _cut_at_word
+
+    assert _cut_at_word("MemeQA (test copy)", 40) == "MemeQA (test copy)"
+    assert _cut_at_word("Facebook Hateful Memes: 10,000+ memes", 14) == "Facebook…"
+    assert _cut_at_word("Facebook Hateful Memes: 10,000+ memes", 24) == "Facebook Hateful Memes…"
+    assert _cut_at_word("Facebook Hateful", 9) == "Facebook…"  # the cut falls just after a word: kept whole
+    assert _cut_at_word("Supercalifragilistic", 6) == "Super…"  # a first word longer than the room

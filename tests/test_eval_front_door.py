@@ -139,7 +139,7 @@ def test_the_memes_suite_runs_memeqa_and_fhm_into_one_leaderboard_that_equals_th
             [y for y, _ in with_p], [p for _, p in with_p]), rel=1e-6)
     assert auroc["tsrv2"] == "" and "no log-probabilities" in auroc["tsrv2_note"] and "vLLM" in auroc["tsrv2_note"]
     assert "not computed: no log-probabilities" in out  # the terminal table, then the reason and fix below it
-    assert "model 'tsrv2''s server returns no log-probabilities" in err  # said by the preflight, before the run
+    assert "the server of model 'tsrv2' returns no log-probabilities" in err  # said by the preflight, before the run
     code, md, _ = run_cli(tmp, capsys, "report", "fhm-tsrv2-test_seen", "--format", "md")
     assert code == 0 and "| not computed: no log-probabilities |" in md and "Not computed:" in md and "fix:" in md
     code, _, _ = run_cli(tmp, capsys, "report", "fhm-tsrv2-test_seen", "--format", "html", "--out", "run.html")

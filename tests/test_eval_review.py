@@ -190,6 +190,62 @@ def test_auroc_on_twelve_items_is_computed_from_the_servers_log_probabilities_or
     assert f"{100 * value:.1f}%" in page and "not computed — " not in page
 
 
+def test_auroc_on_fewer_items_says_why_and_one_not_computed_says_where_and_n_0_in_every_format(tmp_path, capsys):
+    """An AUROC over fewer items than were answered (answers without yes/no log-probabilities) says how many were left
+    out wherever it is shown; one not computed has n 0 (no item behind it), and its reason names the benchmark,
+    split, figure and model it belongs to."""
+    both = _twelve(tmp_path / "both", False)
+    with start_server(seed=3, style="realistic", no_logprobs=("plain",)) as server:
+        (tmp_path / "models.yaml").write_text("".join(
+            f"{m}: {{backend: openai, model: {m}, base_url: {server.base_url}}}\n" for m in ("tsrv", "plain")))
+        said = {}
+        for suffix in ("csv", "md", "html"):  # the first run makes the calls, the others read them back
+            code, out, err = _cli(tmp_path, capsys, "eval", "fhm", "--model", "tsrv", "--model", "plain", "--data",
+                                  str(both), "--split", "dev_seen", "--run", "both", "--out",
+                                  str(tmp_path / f"both.{suffix}"))
+            assert code == 0, err
+            said[suffix] = out, err
+    _, exported, _ = _cli(tmp_path, capsys, "export", "both-tsrv", "--table", "answers", "--format", "jsonl")
+    answers = [json.loads(line) for line in exported.splitlines()]
+    with_p = sum(a["p_positive"] is not None for a in answers)
+    missing = sum(a["ok"] for a in answers) - with_p
+    assert missing >= 2, "the seed must leave some answers without log-probabilities"  # unreadable ones
+    note = f"{missing} answers without yes/no log-probabilities left out"
+    shown = f"n={with_p} ({note})"
+    rows = {r["metric"]: r for r in csv.DictReader(io.StringIO((tmp_path / "both.csv").read_text()))}
+    assert int(rows["auroc"]["tsrv_n"]) == with_p and rows["auroc"]["tsrv_note"] == note
+    assert rows["auroc"]["plain_n"] == "0" and rows["auroc"]["plain"] == ""  # not computed: no item behind it
+    assert rows["accuracy"]["plain_n"] == "12"
+    out, err = said["csv"]
+    terminal = " ".join(out.split())
+    assert shown in terminal  # the terminal table's cell
+    assert "note: the server of model 'plain' returns no log-probabilities: AUROC of fhm will not be computed" \
+        in " ".join(err.split())
+    assert "not computed: fhm · dev_seen · hateful auroc of plain: no log-probabilities: " in terminal
+    md = (tmp_path / "both.md").read_text()
+    assert shown in md and "- fhm · dev_seen · hateful auroc of plain: no log-probabilities: " in md
+    page = " ".join((tmp_path / "both.html").read_text().split())
+    assert shown in page
+    section = page[page.index(">Not computed<"):]
+    section = section[:section.index("</table>")]
+    assert all(f'data-sort="{cell}">{cell}</td>' in section
+               for cell in ("fhm", "dev_seen", "hateful", "auroc", "plain"))
+    assert "no log-probabilities: no answer carried" in section and "tsrv" not in section
+    # each run's own report: Markdown's n column, CSV's note, and the run page
+    code, md, _ = _cli(tmp_path, capsys, "report", "both-tsrv", "--format", "md")
+    assert code == 0 and f"| {with_p} ({note}) |" in md
+    code, text, _ = _cli(tmp_path, capsys, "report", "both-tsrv", "--format", "csv")
+    run_rows = list(csv.DictReader(io.StringIO(text)))
+    assert code == 0 and run_rows[0]["auroc_note"] == note and run_rows[0]["auroc_n"] == str(with_p)
+    code, md, _ = _cli(tmp_path, capsys, "report", "both-plain", "--format", "md")
+    assert code == 0 and "| not computed: no log-probabilities | 0 |" in md
+    code, text, _ = _cli(tmp_path, capsys, "report", "both-plain", "--format", "csv")
+    assert code == 0 and list(csv.DictReader(io.StringIO(text)))[0]["auroc_n"] == "0"
+    code, _, _ = _cli(tmp_path, capsys, "report", "both-tsrv", "--format", "html", "--out", str(tmp_path / "run.html"))
+    assert code == 0
+    assert f"{with_p} ({note})" in " ".join((tmp_path / "run.html").read_text().split())
+
+
 def _one_command(line: str) -> None:
     """A fix line: one command a shell runs as pasted (words, then perhaps a `#` comment); no prose in it."""
     import shlex

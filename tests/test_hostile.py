@@ -380,7 +380,7 @@ def test_auroc_is_over_the_usable_log_probabilities_and_counts_the_rest():
     assert [s["p_positive"] is None for s in scored] == [False] * 4 + [True] * 2
     figure, note = _auroc(task, scored, seed=0)
     assert math.isfinite(figure["value"]) and figure["value"] == pytest.approx(1.0)
-    assert note == "2 answer(s) without yes/no log-probabilities left out"
+    assert note == "2 answers without yes/no log-probabilities left out"
 
 
 def test_a_run_against_a_server_asking_for_999999_s_ends_with_classified_failures(tmp_path, monkeypatch):

@@ -74,22 +74,57 @@ def list_command(details: bool = typer.Option(False, "--details", help="Also eac
 
     found = entries()
     evals = _evaluated_by()
-    rows = [(name, _short_status(_status(name)), ("eval " + ", ".join(evals[name])) if name in evals else "–",
-             described.size.split(" (")[0].split(" + ")[0], described.title) for name, described in found.items()]
-    widths = [max(len(r[i]) for r in [("name", "installed", "benchmark", "size", ""), *rows]) for i in range(4)]
-    lines = [("name", "installed", "benchmark", "size", "what")] + rows
-    terminal = out.is_terminal
+    rows = [{"name": name, "installed": _short_status(_status(name)),
+             "benchmark": ("eval " + ", ".join(evals[name])) if name in evals else "–",
+             "size": described.size.split(" (")[0].split(" + ")[0], "what": described.title}
+            for name, described in found.items()]
+    kept, dropped = _list_columns(rows, out.width if out.is_terminal else None)
+    widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in kept}
     out.print(safe(f"data sets, installed in {data_dir()}"), highlight=False, soft_wrap=True)
-    for row in lines:
-        text = "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[4]
-        if terminal and len(text) > out.width:  # one line per data set on a terminal: the description is cut
-            text = text[:max(out.width - 1, 0)] + "…"
-        out.print(safe(text), highlight=False, soft_wrap=True)
+    for row in [{c: c for c in LIST_COLUMNS}, *rows]:
+        text = "  ".join(row[c].ljust(widths[c]) for c in kept) + "  "
+        what = row["what"] if not out.is_terminal else _cut_at_word(row["what"], out.width - len(text))
+        out.print(safe(text + what), highlight=False, soft_wrap=True)
+    if dropped:  # the description goes last: other columns are left out first
+        out.print(f"left out at {out.width} columns: {', '.join(dropped)} (`data list | cat` has them)",
+                  highlight=False)
     out.print("`memegauge data info NAME`: sources, licence, checks, notes, citation", highlight=False)
     if details:
         for name in found:
             out.print("")
             _info(out, name, evals)
+
+
+LIST_COLUMNS = ("name", "installed", "benchmark", "size", "what")
+LIST_DROPPED_FIRST = ("size", "benchmark", "installed")
+"""`data list` on a narrow terminal leaves these out, first ones first, until the description (`what`) has
+`WHAT_AT_LEAST` columns; the name is never cut."""
+WHAT_AT_LEAST = 40
+
+
+def _list_columns(rows: list[dict[str, str]], width: int | None) -> tuple[list[str], list[str]]:
+    """(the columns before `what` that `data list` shows at `width` (None: not a terminal, all), those left out)."""
+    kept = list(LIST_COLUMNS[:-1])
+    longest = max(len(r["what"]) for r in rows) if rows else 0
+    dropped = []
+    for column in LIST_DROPPED_FIRST:
+        used = sum(max(len(c), *(len(r[c]) for r in rows)) + 2 for c in kept)
+        if width is None or width - used >= min(WHAT_AT_LEAST, longest):
+            break
+        kept.remove(column)
+        dropped.append(column)
+    return kept, dropped
+
+
+def _cut_at_word(text: str, width: int) -> str:
+    """`text` in `width` columns: whole, or cut at the end of a word with "…" (mid-word only when its first word is
+    longer than `width`)."""
+    if len(text) <= width:
+        return text
+    head = text[:max(width - 1, 0)]
+    if text[len(head)] != " " and " " in head:  # the cut falls inside a word: end at the word before it
+        head = head.rsplit(" ", 1)[0]
+    return head.rstrip(" ,;:(–-") + "…"
 
 
 @data_app.command("info")

@@ -43,7 +43,9 @@ class Headline(BaseModel):
                                    "rating: a Bradley–Terry rating.")
     interval: str = Field(description="How the interval was made: wilson, wilson-clustered, bootstrap.")
     note: str | None = Field(default=None, description="Why there is no interval (too few items, no "
-                                                       "spread), or None.")
+                                                       "spread) or no value (not computed: its n is 0), why n is "
+                                                       "below the items answered (an AUROC's answers without "
+                                                       "log-probabilities), or None.")
     higher_is_better: bool = Field(description="Whether a larger value is a better model (FR: no).")
 
 

@@ -93,6 +93,14 @@ def cell(r: Headline | None) -> str:
     return shown(fig, percent=r.unit == "rate", digits=1 if r.unit == "rating" else 2)
 
 
+def n_cell(r: Headline | None) -> str:
+    """A figure's n; with why, where the figure has its interval and still a note (AUROC over fewer items than were
+    answered: "36 (4 answers without yes/no log-probabilities left out)")."""
+    if r is None:
+        return "–"
+    return f"{r.n} ({r.note})" if r.value is not None and r.ci95_lo is not None and r.note else str(r.n)
+
+
 def text_table(rows: list[Headline], with_run: bool = True) -> tuple[list[str], list[list[str]]]:
     """(header, lines) of shown cells: run, model, group, then per figure "value [lo, hi]" and its n."""
     names = figures_of(rows)
@@ -103,7 +111,7 @@ def text_table(rows: list[Headline], with_run: bool = True) -> tuple[list[str], 
         line = ([run, date] if with_run else []) + [model, group]
         for f in names:
             r = figs.get(f)
-            line += [cell(r), "–" if r is None else str(r.n)]
+            line += [cell(r), n_cell(r)]
         lines.append(line)
     return header, lines
 
@@ -167,12 +175,29 @@ class Board:
     lines: list[BoardLine]
     runs: list[dict[str, Any]] = field(default_factory=list)  # {name, method, status, date, models}
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (benchmark, why, with the line that installs it)
-    notes: list[str] = field(default_factory=list)  # each figure not computed: the reason and the fix, once
+    notes: list[str] = field(default_factory=list)  # each figure not computed: where, the reason and the fix
+    # (`not_computed_line`)
     warnings: list[str] = field(default_factory=list)  # "RUN: …" for each run whose answers mostly could not be read
 
     def systems(self) -> list[str]:
         """The published systems, in first-seen order (a column each in CSV, Markdown and HTML)."""
         return list(dict.fromkeys(p.system for line in self.lines for p in line.published))
+
+
+def not_computed(lines: Iterable[BoardLine]) -> list[tuple[str, str, str, str, list[str], str]]:
+    """(benchmark, split, task, metric, models, reason and fix) of each figure that was not computed, the models with
+    one reason for one figure together, in the board's order."""
+    found: dict[tuple[str, ...], list[str]] = {}
+    for line in lines:
+        for model, r in line.cells.items():
+            if r.value is None and r.note:
+                found.setdefault((line.benchmark, line.split, line.task, line.metric, r.note), []).append(model)
+    return [(b, split, task, metric, models, note) for (b, split, task, metric, note), models in found.items()]
+
+
+def not_computed_line(benchmark: str, split: str, task: str, metric: str, models: list[str], note: str) -> str:
+    """One `Board.notes` line: which benchmark, split, figure and models, then the reason and the fix."""
+    return f"{benchmark} · {split} · {task} {metric} of {', '.join(models)}: {note}"
 
 
 def published_cell(p: Any) -> str:
@@ -185,7 +210,7 @@ def board_cell(r: Headline | None, with_n: bool = True) -> str:
     """A model's figure in a suite leaderboard: value [interval] n=…, or '–' with why it was not computed."""
     if r is None:
         return "–"
-    return cell(r) + (f" n={r.n}" if with_n and r.ci95_lo is not None else "")
+    return cell(r) + (f" n={n_cell(r)}" if with_n and r.ci95_lo is not None else "")
 
 
 def board_csv(board: Board) -> str:

@@ -46,7 +46,7 @@ def leaderboard_table(rows: list[Headline], links: bool) -> Any:
         cells = [Cell(line[0], line[0], href=run_link(line[0]) if links else None)] + [text(v) for v in line[1:4]]
         for f, shown in zip(leaderboard.figures_of(rows), line[4::2], strict=True):  # line: 4 keys, (shown, n)...
             r = figs.get(f)
-            cells += [Cell(shown, r.value if r else None), count(r.n if r else None)]
+            cells += [Cell(shown, r.value if r else None), Cell(leaderboard.n_cell(r), r.n) if r else count(None)]
         body.append(cells)
     return table(header, body)
 
@@ -252,8 +252,11 @@ def board_page(board: Any, links: bool = False) -> str:
     blocks += [Block("note", "These figures measure the output format, not the model", text=warning)
                for warning in board.warnings]
     blocks += board_tables(board)
-    if board.notes:
-        blocks.append(Block("note", "Not computed", text=" ".join(board.notes)))
+    if unscored := leaderboard.not_computed(board.lines):  # which benchmark, split, figure and model, and why
+        blocks.append(Block("table", "Not computed", table=table(
+            ["benchmark", "split", "task", "metric", "model", "why, and the fix"],
+            [[text(b), text(split), text(task), text(metric), text(", ".join(models)), text(note)]
+             for b, split, task, metric, models, note in unscored])))
     if board.skipped:
         rows = []
         for name, why in board.skipped:

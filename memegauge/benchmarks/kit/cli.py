@@ -306,7 +306,7 @@ def _logprob_preflight(s, planned) -> None:
             for cfg, _, _ in runs:
                 needing.setdefault(cfg.model, []).append(entry.name)
     for model in asyncio.run(without_logprobs(s.registry(), list(needing), s.store)):
-        console.print(safe(f"note: model {model!r}'s server returns no log-probabilities: AUROC of "
+        console.print(safe(f"note: the server of model {model!r} returns no log-probabilities: AUROC of "
                            f"{', '.join(needing[model])} will not be computed (the other figures will)."),
                       highlight=False, soft_wrap=True)
         console.print(safe("  fix: serve it where chat completions return `logprobs` (vLLM, SGLang, OpenAI's API)"),
@@ -329,10 +329,10 @@ def suite_board(store, runs: list[str], skipped: list[tuple[str, str]] = (), tit
     from memegauge.benchmarks.kit.entries import entry_of_method
     from memegauge.report import build_report
     from memegauge.report.headline import headline_rows, iso_date
-    from memegauge.report.leaderboard import Board, BoardLine
+    from memegauge.report.leaderboard import Board, BoardLine, not_computed, not_computed_line
 
     lines: dict[tuple[str, str, str, str], BoardLine] = {}
-    described, notes, warnings = [], [], []
+    described, warnings = [], []
     found = []
     for name in runs:
         report = build_report(store, name)
@@ -354,10 +354,9 @@ def suite_board(store, runs: list[str], skipped: list[tuple[str, str]] = (), tit
             key = (entry.name, split, entry.task_of(r.group), r.figure)
             line = lines.setdefault(key, BoardLine(*key, cells={}, published=entry.published(split, key[2], r.figure)))
             line.cells[column] = r
-            if r.value is None and r.note and r.note not in notes:
-                notes.append(r.note)
         described.append({"name": name, "method": report["run"]["method"], "status": report["run"]["status"],
                           "date": iso_date(report["run"].get("created")), "models": sorted({r.model for r in rows})})
+    notes = [not_computed_line(*found) for found in not_computed(lines.values())]
     models = list(dict.fromkeys(m for line in lines.values() for m in line.cells))
     return Board(title=title, models=models, lines=list(lines.values()), runs=described, skipped=list(skipped),
                  notes=notes, warnings=warnings)

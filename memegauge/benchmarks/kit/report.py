@@ -112,7 +112,8 @@ def _auroc(task: Task, scored: list[dict[str, Any]], seed: int) -> tuple[dict[st
     positive = np.array([r["gold"] == task.positive for r in with_p], dtype=bool)
     figure = auroc(positive, np.array([r["p_positive"] for r in with_p], dtype=float), seed)
     missing = len(scored) - len(with_p)
-    left_out = f"{missing} answer(s) without yes/no log-probabilities left out" if missing else None
+    left_out = f"{missing} answer{'s' if missing != 1 else ''} without yes/no log-probabilities left out" \
+        if missing else None
     if figure["value"] is None:  # every item with a probability is of one class: there is no curve to draw
         gold = with_p[0]["gold"]
         return figure, (f"one class only: the {len(with_p)} item(s) with log-probabilities are all gold {gold!r}, "
@@ -162,11 +163,13 @@ def headline(report: dict[str, Any]) -> list[Headline]:
     rows = []
     for name, task in report["tasks"].items():
         for figure in ("accuracy", "macro_f1", "auroc"):
-            if task.get(figure) and task[figure].get("value") is not None:
-                rows.append(row(run, model, f"overall ({name})", figure, task[figure], "rate"))
-            elif figure in task:  # asked for but not computable (no log-probabilities, one class only): say why
-                rows.append(row(run, model, f"overall ({name})", figure,
-                                {"value": None, "n": (task[figure] or {}).get("n", task["answered"]),
+            if task.get(figure) and task[figure].get("value") is not None:  # AUROC on fewer items: why, as its note
+                left_out = task.get(f"{figure}_note")
+                fig = {**task[figure], "note": "; ".join(filter(None, (task[figure].get("note"), left_out))) or None}
+                rows.append(row(run, model, f"overall ({name})", figure, fig, "rate"))
+            elif figure in task:  # asked for but not computable (no log-probabilities, one class only): say why,
+                rows.append(row(run, model, f"overall ({name})", figure,  # over n=0: no item is behind it
+                                {"value": None, "n": 0,
                                  "note": task.get(f"{figure}_note") or (task[figure] or {}).get("note")}, "rate"))
         for figure in _extra(task):
             if task.get(figure):
@@ -229,11 +232,10 @@ def _figure_table(task: dict[str, Any]) -> Any:
     """Each figure with its interval and n (a figure that could not be computed: why, and the fix); the unreadable
     share; then the paper's figures for the same split and metric, marked published, with the paper's n."""
     rows = [[text(name), interval_cell(fig, percent=True) if fig.get("value") is not None else
-             text(f"– ({_why_none(name)})"), count(fig.get("n"))] for name, fig in _named_figures(task)
-            if name != "auroc" or fig.get("value") is not None]
+             text(f"– ({_why_none(name)})"), _n_cell(fig.get("n"), task.get("auroc_note") if name == "auroc" else None)]
+            for name, fig in _named_figures(task) if name != "auroc" or fig.get("value") is not None]
     if "auroc" in task and (task.get("auroc") or {}).get("value") is None:  # why, and the fix, where it would be
-        rows.append([text("auroc"), text(f"not computed — {task.get('auroc_note') or NO_PROBABILITY}"),
-                     count((task.get("auroc") or {}).get("n", task["answered"]))])
+        rows.append([text("auroc"), text(f"not computed — {task.get('auroc_note') or NO_PROBABILITY}"), count(0)])
     rows.append([text("unreadable (lower is better)"), interval_cell(task["unreadable_share"], percent=True),
                  count(task["unreadable_share"].get("n"))])
     rows += [[text(f"{g['group']}={g['value']}: {name}"), interval_cell(g[name], percent=True),
@@ -243,6 +245,13 @@ def _figure_table(task: dict[str, Any]) -> Any:
                    f"{100 * p['value']:.1f}% (n not stated; {p['source']})"), count(p.get("n"))]
              for p in task["published"]]
     return table(["figure", "value [95% interval]", "n"], rows)
+
+
+def _n_cell(n: int | None, left_out: str | None) -> Any:
+    """A figure's n, with why it is below the items answered where it is (AUROC: answers without log-probabilities)."""
+    from memegauge.report.blocks import Cell
+
+    return count(n) if not left_out else Cell(f"{n} ({left_out})", n)
 
 
 def _why_none(name: str) -> str:
