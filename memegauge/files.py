@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator
 
-from memegauge.types import InputError, printable  # noqa: F401  (printable: shared from here too)
+from memegauge.errors import InputError, printable  # noqa: F401  (printable: shared from here too)
 
 #: Environment variable that moves MemeGauge's cache (joined weights, demo inputs).
 ENV_CACHE_DIR = "MEMEGAUGE_CACHE_DIR"

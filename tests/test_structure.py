@@ -185,13 +185,14 @@ def test_model_registry_is_imported_from_where_it_lives():
 
 PACKAGE_LAYERS = (
     # bottom first: a package may import its own layer's and those below, never one above
-    ("_version", "logs", "signals", "types", "records", "samples", "registry", "localserver", "files", "extras"),
+    ("_version", "errors", "logs", "signals", "types", "records", "samples", "registry", "localserver", "files",
+     "extras"),
     ("parse", "images", "models"),
     ("config",),
     ("engine",),
     ("clikit", "methods", "data", "memes", "prompts", "run_path"),
     ("report", "export"),  # the report knows sections, not who brings them (memegauge.report.sections)
-    ("rating", "testing", "demo", "api"),  # the rating kit registers its report section and its command
+    ("rating", "testing", "demo", "demo_command", "api"),  # the rating kit registers its section and its command
     ("adammeme", "arena", "memeqa", "screen", "benchmarks", "profile"),
     ("cli", "", "__main__"),  # "": the package's own __init__ (memegauge.run_<method>, the API)
 )
@@ -317,7 +318,7 @@ from memegauge.cli import main
 code = main(sys.argv[1:])
 print("CODE", code)
 print("MODULES", " ".join(sorted(m for m in sys.modules if m.startswith(("memegauge", "aiohttp", "pydantic",
-                                                                        "numpy")))))
+                                                                        "numpy", "asyncio", "rich.console")))))
 """
 
 
@@ -340,7 +341,9 @@ def test_version_imports_no_method_no_benchmark_no_engine_and_no_pydantic():
     code, modules, output = _imported("--version")
     assert code == 0 and "memegauge 0" in output
     assert sorted(m for m in modules if m.startswith(_METHOD_PACKAGES)) == []
-    assert not any(m.startswith(("aiohttp", "pydantic", "numpy")) for m in modules)
+    assert not any(m.startswith(("aiohttp", "pydantic", "numpy", "asyncio")) for m in modules)
+    # nor the typed records, the registry or rich's console (memegauge.clikit): typer and the version alone
+    assert {"memegauge.types", "memegauge.registry", "memegauge.clikit", "rich.console"}.isdisjoint(modules)
 
 
 def test_a_dispatched_command_imports_its_own_module_only():

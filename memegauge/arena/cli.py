@@ -17,7 +17,7 @@ import typer
 from rich.table import Table
 
 from memegauge.clikit import BUDGET, DRY_RUN, IMAGES, LIMIT, MAX_FAILURE_RATE, SEED, SET, SKIP_PREFLIGHT
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 
 def register(app: typer.Typer) -> None:

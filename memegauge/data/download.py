@@ -22,7 +22,7 @@ import httpx
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-from memegauge.types import MemeGaugeError
+from memegauge.errors import MemeGaugeError
 
 RETRIES = 3
 PLAIN_EVERY_S = 10.0

@@ -36,7 +36,7 @@ from memegauge.data.errors import ChecksumError
 from memegauge.data.catalogue import Entry, GitHubSource, HubSource, Source, UserCopy, entry
 from memegauge.data.store import data_dir, entry_dir, get_line, read_state, write_state
 from memegauge.files import printable, write_text_atomic
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 ENV_MIRROR = "MEMEGAUGE_DATA_MIRROR"
 ENV_MAX_UNPACKED = "MEMEGAUGE_DATA_MAX_UNPACKED"

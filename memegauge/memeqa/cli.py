@@ -12,7 +12,7 @@ from rich.table import Table
 
 from memegauge.clikit import BUDGET, DRY_RUN, MAX_FAILURE_RATE, SEED, SET, SKIP_PREFLIGHT, safe
 from memegauge.files import shell_command
-from memegauge.types import InputError, MemeGaugeError
+from memegauge.errors import InputError, MemeGaugeError
 
 qa_app = typer.Typer(no_args_is_help=True, help="MemeQA: holistic multiple-choice meme understanding.")
 

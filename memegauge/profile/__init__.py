@@ -26,7 +26,7 @@ def profile(models: str | list[str], store: Any = "memegauge.db", models_file: s
     the model registry whose entries give each model's endpoint and served id (None: the default registry)."""
     from memegauge.engine.store import Store
     from memegauge.profile.gather import build_profile
-    from memegauge.types import InputError
+    from memegauge.errors import InputError
 
     if not isinstance(store, Store):
         if not Path(store).exists():

@@ -32,7 +32,7 @@ from pydantic import AfterValidator, ValidationInfo
 
 from memegauge.config import resolve_from_base
 from memegauge.methods import methods
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 _CUSTOM_DIR: ContextVar[Path | None] = ContextVar("memegauge_prompt_dir", default=None)
 

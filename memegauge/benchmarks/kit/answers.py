@@ -46,7 +46,7 @@ def register_answer(name: str, reader: Reader) -> Reader:
 
 def answer_kind(name: str) -> Reader:
     if name not in ANSWER_KINDS:
-        from memegauge.types import InputError  # light
+        from memegauge.errors import InputError  # light
 
         raise InputError(f"unknown answer kind {name!r}", "answer", f"use one of: {', '.join(ANSWER_KINDS)} (or "
                          "register it in the benchmark's module: answers.register_answer)")

@@ -134,7 +134,7 @@ def register_metric(name: str, function: MetricFunction) -> MetricFunction:
 
 def metric(name: str) -> MetricFunction:
     if name not in METRICS:
-        from memegauge.types import InputError  # light
+        from memegauge.errors import InputError  # light
 
         raise InputError(f"unknown metric {name!r}", "metrics", f"use one of: {', '.join((*KIT_METRICS, *METRICS))} "
                          "(or register it in the benchmark's module: metrics.register_metric)")
