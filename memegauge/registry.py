@@ -20,7 +20,7 @@ of MemeGauge but `memegauge.errors` (no pydantic: the command line loads its com
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from importlib.metadata import EntryPoint, entry_points
 from types import FunctionType
 from typing import Any, Generic, TypeVar
@@ -157,6 +157,16 @@ class Registry(Generic[T]):
         """Every plug-in's name, declared or registered, without loading any."""
         return sorted({*self._plugins, *(p.name for p in self._points())})
 
+    def __iter__(self) -> Iterator[str]:
+        """The names registered or loaded so far, in the order they came (a declared entry point not yet loaded
+        is not among them: `names()` lists those too)."""
+        return iter(list(self._plugins))
+
+    def __contains__(self, name: object) -> bool:
+        """Whether `name` is registered or loaded (nothing is loaded to answer: `declared` also asks the
+        entry points)."""
+        return name in self._plugins
+
     def declared(self, name: str) -> bool:
         """Whether `name` is registered or declared (nothing is loaded)."""
         return name in self._plugins or any(True for _ in self._points(name))
@@ -210,9 +220,16 @@ METHOD_STEPS = "method migration steps"
 """The name the methods' migration steps are provided under (`memegauge.engine.store.schema`)."""
 
 
+def code_source(plugin: Any) -> str:
+    """Where a plug-in registered from code comes from, for messages: its module and name (a function's
+    `module.qualname`), else "code"."""
+    module, name = getattr(plugin, "__module__", None), getattr(plugin, "__qualname__", None)
+    return f"{module}.{name}" if module and name else "code"
+
+
 def _type_names(expected: type | tuple[type, ...]) -> str:
     types = expected if isinstance(expected, tuple) else (expected,)
     return " or ".join(t.__name__ for t in types)
 
 
-__all__ = ["METHOD_STEPS", "DuplicatePlugin", "PluginError", "Registry", "provide", "provided"]
+__all__ = ["METHOD_STEPS", "DuplicatePlugin", "PluginError", "Registry", "code_source", "provide", "provided"]

@@ -166,7 +166,7 @@ def test_every_module_a_docstring_points_at_exists():
     """A `memegauge.x.y` in backquotes names a module or attribute that exists (a moved module leaves
     no pointer behind); entry point groups and `run_<method>` placeholders are names, not modules."""
     groups = {"memegauge.backends", "memegauge.methods", "memegauge.benchmarks", "memegauge.sections",
-              "memegauge.commands", "memegauge.data"}
+              "memegauge.commands", "memegauge.data", "memegauge.answers", "memegauge.metrics"}
     stale = [f"{path.relative_to(PACKAGE)}: {ref}" for path in sorted(PACKAGE.rglob("*.py"))
              for ref in re.findall(r"`(memegauge(?:\.[A-Za-z_]\w*)+)", path.read_text(encoding="utf-8"))
              if ref not in groups and not ref.startswith("memegauge.run_") and not _resolves(ref)]
@@ -500,3 +500,39 @@ def test_the_command_line_knows_the_engine_defaults_it_need_not_import_to_keep(m
     assert (interrupt.grace(), progress._EVERY_S[0]) == (3.0, 0.5)
     cli._engine_settings(cli.DEFAULT_GRACE_S, cli.DEFAULT_PROGRESS_EVERY_S)  # the engine is loaded: reset
     assert (interrupt.grace(), progress._EVERY_S[0]) == (interrupt.DEFAULT_GRACE_S, progress.DEFAULT_EVERY_S)
+
+
+def test_the_kits_answer_kinds_and_metrics_are_registries_type_checked_and_refusing_duplicates():
+    """The benchmark kit's answer kinds and metrics are `memegauge.registry.Registry`s (issue 44: they were two
+    hand-made dicts): a function per name, listed in the order registered, a second one under a name refused
+    naming both, and a metric named as a figure the kit computes itself refused."""
+    import pytest
+
+    from memegauge.benchmarks.kit import answers, metrics
+    from memegauge.registry import DuplicatePlugin, PluginError, Registry
+
+    assert isinstance(answers.ANSWER_KINDS, Registry) and isinstance(metrics.METRICS, Registry)
+    assert list(answers.ANSWER_KINDS)[:4] == ["yes_no", "label", "letter", "labels"]
+    assert metrics.metric_names()[:5] == ["accuracy", "macro_f1", "per_class", "auroc", "type_weighted_f1"]
+
+    def shout(plain, classes, options):
+        return plain.upper()
+
+    def whisper(plain, classes, options):
+        return plain.lower()
+
+    kinds, known = answers.ANSWER_KINDS.snapshot(), metrics.METRICS.snapshot()
+    try:
+        assert answers.register_answer("shout", shout) is shout and answers.answer_kind("shout") is shout
+        answers.register_answer("shout", shout)  # the same function again: no duplicate
+        with pytest.raises(DuplicatePlugin, match=r"answer kind 'shout' is registered twice: by \S+shout and by "
+                                                  r"\S+whisper"):
+            answers.register_answer("shout", whisper)
+        with pytest.raises(PluginError, match="is not a answer kind"):
+            answers.register_answer("not-a-function", "yes")
+        with pytest.raises(DuplicatePlugin, match="'accuracy' is registered twice: by the benchmark kit"):
+            metrics.register_metric("accuracy", shout)
+    finally:
+        answers.ANSWER_KINDS.restore(kinds)
+        metrics.METRICS.restore(known)
+    assert "shout" not in answers.ANSWER_KINDS
