@@ -87,6 +87,8 @@ class Registry(Generic[T]):
         self._plugins: dict[str, tuple[T, str | _Origin]] = {}
         self._loaded_points: set[tuple[str, str, int]] = set()
         self._all_loaded = False
+        self.generation = 0
+        """Counts the changes to what is registered (a caller may keep what it derived until it moves)."""
 
     # ---- registering ----------------------------------------------------------------------------------
 
@@ -102,12 +104,15 @@ class Registry(Generic[T]):
         if known is not None and known[0] is not plugin:
             raise self.duplicate(f"{self.kind} {name!r} is registered twice: by {known[1]} and by {source}; "
                                   "uninstall or rename one of them")
+        if known is None:
+            self.generation += 1
         self._plugins[name] = (plugin, source)
         return plugin
 
     def unregister(self, name: str) -> None:
         """Forget a descriptor registered from code (tests)."""
         self._plugins.pop(name, None)
+        self.generation += 1
 
     # ---- loading --------------------------------------------------------------------------------------
 
@@ -182,6 +187,7 @@ class Registry(Generic[T]):
 
     def restore(self, state: tuple[dict[str, tuple[T, str | _Origin]], set[tuple[str, str, int]], bool]) -> None:
         self._plugins, self._loaded_points, self._all_loaded = dict(state[0]), set(state[1]), state[2]
+        self.generation += 1
 
 
 _PROVIDED: dict[str, Callable[..., Any]] = {}
