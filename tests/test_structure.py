@@ -536,3 +536,52 @@ def test_the_kits_answer_kinds_and_metrics_are_registries_type_checked_and_refus
         answers.ANSWER_KINDS.restore(kinds)
         metrics.METRICS.restore(known)
     assert "shout" not in answers.ANSWER_KINDS
+
+
+def test_the_built_in_backends_are_entry_points_and_none_registers_from_code():
+    """The model backends MemeGauge ships are entry points loaded by the registry, like every other plug-in
+    (issue 44: they registered themselves from code): no module of the package but the descriptors' own calls
+    `register_backend`, `@backend(...)` or `BACKENDS.register`."""
+    from memegauge.models.builtin import EMBEDDED, HF, OPENAI, SCRIPTED
+    from memegauge.models.descriptors import BACKENDS, find_backend
+
+    assert _declared("memegauge.backends") == {d.name: f"memegauge.models.builtin:{attribute}" for attribute, d in
+                                               {"OPENAI": OPENAI, "EMBEDDED": EMBEDDED, "SCRIPTED": SCRIPTED,
+                                                "HF": HF}.items()}
+    assert find_backend("openai") is OPENAI and BACKENDS.source("openai").startswith("entry point ")
+    callers = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.relative_to(PACKAGE).as_posix() == "models/descriptors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            function = node.func if isinstance(node, ast.Call) else None
+            if (isinstance(function, ast.Name) and function.id in ("register_backend", "backend")) or (
+                    isinstance(function, ast.Attribute) and function.attr == "register"
+                    and isinstance(function.value, ast.Name) and function.value.id == "BACKENDS"):
+                callers.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert callers == []
+
+
+def test_an_answer_kind_and_a_metric_of_another_package_are_entry_points(tmp_path, monkeypatch):
+    """docs/engine.md: a package may declare an answer kind (group memegauge.answers) or a metric (group
+    memegauge.metrics); each is loaded when a task names it."""
+    from memegauge.benchmarks.kit import answers, metrics
+
+    site = tmp_path / "site"
+    (site / "kitplug").mkdir(parents=True)
+    (site / "kitplug" / "__init__.py").write_text("def shout(plain, classes, options):\n    return plain.upper()\n"
+                                                  "def always_one(gold, pred, seed):\n    return 1\n")
+    info = site / "kitplug-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kitplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[memegauge.answers]\nshout = kitplug:shout\n\n"
+                                           "[memegauge.metrics]\nalways_one = kitplug:always_one\n")
+    monkeypatch.syspath_prepend(str(site))
+    kinds, known = answers.ANSWER_KINDS.snapshot(), metrics.METRICS.snapshot()
+    try:
+        assert answers.answer_kind("shout")("yes", [], 0) == "YES"
+        assert metrics.metric("always_one")(None, None, 0) == 1
+        assert answers.ANSWER_KINDS.source("shout") == "entry point kitplug:shout of kitplug"
+    finally:
+        answers.ANSWER_KINDS.restore(kinds)
+        metrics.METRICS.restore(known)
