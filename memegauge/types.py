@@ -8,7 +8,6 @@ key and the store, and document themselves. Nothing here does I/O except hashing
 from __future__ import annotations
 
 import enum
-import hashlib
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 # re-exported here, where they always were.
 from memegauge.errors import (MAX_PAUSE_S, ActionableError, ErrorClass, InputError, MemeGaugeError,  # noqa: F401
                               ModelCallError, clamp_pause, printable)
+from memegauge.files import sha256_file
 
 # --------------------------------------------------------------------------------------------------
 # Memes
@@ -62,11 +62,7 @@ class Meme(BaseModel):
 
 @lru_cache(maxsize=65536)
 def _sha256_cached(path: str, mtime_ns: int, size: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return sha256_file(path)
 
 
 def file_sha256(path: Path) -> str:

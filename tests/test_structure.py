@@ -245,6 +245,19 @@ def test_the_registry_is_the_only_module_that_loads_entry_points():
     assert sorted(set(callers)) == ["registry.py"]
 
 
+def installed_package(tmp_path: Path, name: str, source: str, entry_points: str) -> Path:
+    """A folder holding package `name` (its `__init__.py`: `source`) installed with `entry_points` (the text of
+    its entry_points.txt), to put on sys.path or $PYTHONPATH."""
+    site = tmp_path / "site"
+    (site / name).mkdir(parents=True)
+    (site / name / "__init__.py").write_text(source)
+    info = site / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    return site
+
+
 def _declared(group: str) -> dict[str, str]:
     from importlib.metadata import entry_points
 
@@ -285,16 +298,12 @@ def test_a_plugin_of_the_wrong_type_or_name_and_a_duplicate_are_refused(tmp_path
     from memegauge.methods import Method
     from memegauge.registry import DuplicatePlugin, PluginError, Registry
 
-    site = tmp_path / "site"
-    (site / "plug").mkdir(parents=True)
-    (site / "plug" / "__init__.py").write_text(
+    site = installed_package(
+        tmp_path, "plug",
         "from memegauge.methods import Method\nGOOD = Method(name='good', title='G', report=lambda s, r: {})\n"
-        "WRONG = 'not a method'\nOTHER = Method(name='other', title='O', report=lambda s, r: {})\n")
-    info = site / "plug-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plug\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[memegauge.tests-plugins]\ngood = plug:GOOD\nwrong = plug:WRONG\n"
-                                           "misnamed = plug:OTHER\nbroken = plug_nowhere:X\n")
+        "WRONG = 'not a method'\nOTHER = Method(name='other', title='O', report=lambda s, r: {})\n",
+        "[memegauge.tests-plugins]\ngood = plug:GOOD\nwrong = plug:WRONG\nmisnamed = plug:OTHER\n"
+        "broken = plug_nowhere:X\n")
     monkeypatch.syspath_prepend(str(site))
     registry = Registry("method", "memegauge.tests-plugins", Method)
     assert registry.names() == ["broken", "good", "misnamed", "wrong"]  # nothing loaded to list them
@@ -567,15 +576,11 @@ def test_an_answer_kind_and_a_metric_of_another_package_are_entry_points(tmp_pat
     memegauge.metrics); each is loaded when a task names it."""
     from memegauge.benchmarks.kit import answers, metrics
 
-    site = tmp_path / "site"
-    (site / "kitplug").mkdir(parents=True)
-    (site / "kitplug" / "__init__.py").write_text("def shout(plain, classes, options):\n    return plain.upper()\n"
-                                                  "def always_one(gold, pred, seed):\n    return 1\n")
-    info = site / "kitplug-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kitplug\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[memegauge.answers]\nshout = kitplug:shout\n\n"
-                                           "[memegauge.metrics]\nalways_one = kitplug:always_one\n")
+    site = installed_package(
+        tmp_path, "kitplug",
+        "def shout(plain, classes, options):\n    return plain.upper()\n"
+        "def always_one(gold, pred, seed):\n    return 1\n",
+        "[memegauge.answers]\nshout = kitplug:shout\n\n[memegauge.metrics]\nalways_one = kitplug:always_one\n")
     monkeypatch.syspath_prepend(str(site))
     kinds, known = answers.ANSWER_KINDS.snapshot(), metrics.METRICS.snapshot()
     try:
