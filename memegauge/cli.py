@@ -103,8 +103,11 @@ class LazyGroup(TyperGroup):
                 self._add_from(method.commands, only=None)
 
 
-app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Measure how well multimodal LLMs understand memes.")
+# rich_markup_mode=None: the top-level help (and its usage errors) in click's plain layout. Typer's rich layout
+# imports rich's markdown, traceback and pretty-printer and draws every panel: `memegauge --help` took 4.3× the
+# typer+rich floor with it, 3.0× without (bench/startup.py, side by side). A command's own help keeps rich's.
+app = typer.Typer(cls=LazyGroup, rich_markup_mode=None, add_completion=False, no_args_is_help=True,
+                  pretty_exceptions_enable=False, help="Measure how well multimodal LLMs understand memes.")
 
 
 def command_group() -> LazyGroup:

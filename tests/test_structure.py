@@ -372,6 +372,8 @@ def test_a_dispatched_command_imports_its_own_module_only():
     code, modules, output = _imported("--help")  # every command's module, to list them: none imports the engine
     assert code == 0 and "qa" in output and "rate" in output
     assert "aiohttp" not in modules and not any(m.startswith("memegauge.engine") for m in modules)
+    # nor the typed records (pydantic), numpy or asyncio: listing a command costs its module's options alone
+    assert not any(m.startswith(("pydantic", "numpy", "asyncio", "memegauge.types")) for m in modules), modules
 
 
 def test_a_broken_third_party_method_breaks_neither_version_nor_help(tmp_path):

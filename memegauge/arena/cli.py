@@ -8,7 +8,6 @@ earlier call replays from the cache).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -87,6 +86,8 @@ def arena_command(
         return
     use_budget(budget)
     # the one run path (as `memegauge.run`): inputs checked, models preflighted, then the store opened
+    import asyncio  # lazy: `memegauge --help` imports no asyncio
+
     [result] = asyncio.run(run_checked(METHOD, [(config, name)], store=cfg.store, registry=cfg.registry(),
                                        progress=cfg.progress, preflight=not skip_preflight))
     name, outcome, store = result.name, result.details, cfg.store()

@@ -14,9 +14,10 @@ from __future__ import annotations
 import sys
 import types
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memegauge.profile.records import ModelProfile, PairedDifference, Profile
+if TYPE_CHECKING:  # the records (pydantic, numpy) when a profile is made: `memegauge --help` lists profile without
+    from memegauge.profile.records import ModelProfile, PairedDifference, Profile
 
 __all__ = ["ModelProfile", "PairedDifference", "Profile", "profile"]
 

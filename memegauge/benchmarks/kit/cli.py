@@ -13,7 +13,6 @@ The run options are those of every run command (`memegauge.clikit`): `--run`, `-
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +90,8 @@ def eval_command(ctx: typer.Context,
     if not skip_preflight:  # every model of every run checked once, then asked whether it returns log-probabilities
         _preflight(s, planned)
         _logprob_preflight(s, planned)
+    import asyncio  # lazy: `memegauge --help` imports no asyncio
+
     runs = asyncio.run(_run_all(s, planned))
     store = s.store()
     found = suite_board(store, runs, skipped=list(missing.items()),
@@ -269,6 +270,8 @@ def _logprob_preflight(s, planned) -> None:
         if entry.logprobs():
             for cfg, _, _ in runs:
                 needing.setdefault(cfg.model, []).append(entry.name)
+    import asyncio  # lazy: `memegauge --help` imports no asyncio
+
     for model in asyncio.run(without_logprobs(s.registry(), list(needing), s.store)):
         console.print(safe(f"note: model {model!r}'s server returns no log-probabilities: AUROC of "
                            f"{', '.join(needing[model])} will not be computed (the other figures will)."),
