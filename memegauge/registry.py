@@ -85,7 +85,7 @@ class Registry(Generic[T]):
         self.kind, self.group, self.expected, self.name_of = kind, group, expected, name_of
         self.duplicate = duplicate
         self._plugins: dict[str, tuple[T, str | _Origin]] = {}
-        self._loaded_points: set[tuple[str, str, int]] = set()
+        self._loaded_points: set[tuple[str, str, Any]] = set()
         self._all_loaded = False
         self.generation = 0
         """Counts the changes to what is registered (a caller may keep what it derived until it moves)."""
@@ -121,8 +121,8 @@ class Registry(Generic[T]):
         return sorted(found, key=lambda p: (p.name, p.value))
 
     def _load(self, point: EntryPoint) -> None:
-        key = (point.name, point.value, id(getattr(point, "dist", None)))  # the distribution by identity: its
-        # name would be read from its metadata file
+        key = (point.name, point.value, getattr(point, "dist", None))  # the distribution itself (hashed by
+        # identity), not its name, which would be read from its metadata file
         if key in self._loaded_points:
             return
         self._loaded_points.add(key)
@@ -181,11 +181,11 @@ class Registry(Generic[T]):
         found = self._plugins.get(name)
         return str(found[1]) if found else None
 
-    def snapshot(self) -> tuple[dict[str, tuple[T, str | _Origin]], set[tuple[str, str, int]], bool]:
+    def snapshot(self) -> tuple[dict[str, tuple[T, str | _Origin]], set[tuple[str, str, Any]], bool]:
         """The registry's state, for `restore` (tests that register from code)."""
         return dict(self._plugins), set(self._loaded_points), self._all_loaded
 
-    def restore(self, state: tuple[dict[str, tuple[T, str | _Origin]], set[tuple[str, str, int]], bool]) -> None:
+    def restore(self, state: tuple[dict[str, tuple[T, str | _Origin]], set[tuple[str, str, Any]], bool]) -> None:
         self._plugins, self._loaded_points, self._all_loaded = dict(state[0]), set(state[1]), state[2]
         self.generation += 1
 
