@@ -27,7 +27,10 @@ first lines say which.
 One line per round, then the same command for one question (start-up, imports, the report: the fixed cost)
 and the CPU each further question adds on each side, their ratio; at the end that ratio's median and
 ``ratio: <qa eval CPU ÷ bare loop CPU>``, whole processes (the median over rounds). qa eval's thumbnails for
-its report (one per picture, ~11 ms of CPU each) count among the further questions' cost. With
+its report (one per picture, ~11 ms of CPU each) count among the further questions' cost: they are kept in the
+user cache by the picture's sha256 (`memegauge.images.thumbnail`), and the bench gives `qa eval` a cache of its
+own, empty at the start, so round 1 makes every thumbnail (cold) and later rounds read them back (warm), as a
+user's second run of the same pictures does; the closing lines give both (``--cold``: every round cold). With
 ``--profile DIR`` each side runs once more under cProfile on its main thread's CPU clock (not timed; qa
 eval's thumbnails, made in a thread, are not in it) and the 10 functions of most own time are printed for
 each (profiles kept in DIR).
@@ -168,13 +171,14 @@ def write_requests(data: Path, images: Path, texts: Path | None, split: str, pat
     return len(questions), len(mimes)
 
 
-def timed(command: list[str], log: Path) -> tuple[float, float]:
+def timed(command: list[str], log: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Run `command` as a child process; (its CPU seconds, user + system, and its wall seconds)."""
     started = time.perf_counter()
     with log.open("w") as out:
         # run from the scratch folder: `python -m` puts the working directory first on sys.path, and a
         # checkout there would shadow the memegauge under test ($PYTHONPATH's, or the installed one)
-        child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=log.parent)
+        child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=log.parent,
+                                 env={**os.environ, **(env or {})})
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - started
@@ -222,6 +226,7 @@ def main() -> int:
     parser.add_argument("--bare-pictures", choices=("once", "each"), default="once",
                         help="the bare loop encodes each picture once per process (default) or per question")
     parser.add_argument("--profile", type=Path, help="also profile each side once (cProfile), kept in DIR")
+    parser.add_argument("--cold", action="store_true", help="an empty thumbnail cache for every qa eval round")
     args = parser.parse_args()
 
     from memegauge.testing.server import spawn_server
@@ -246,11 +251,14 @@ def main() -> int:
         bare_script = work / "bare_loop.py"
         bare_script.write_text(BARE, encoding="utf-8")
         bare = [python, str(bare_script), str(requests), url, str(args.concurrency), args.bare_pictures]
-        ratios, marginal, same = [], [], None
+        ratios, marginal, same, cold = [], [], None, []
         for round_ in range(1, args.rounds + 1):
             store = work / f"round{round_}.db"
+            # qa eval's own user cache (its report thumbnails): empty in round 1 (and every round with --cold)
+            cache = {"MEMEGAUGE_CACHE_DIR": str(work / (f"cache{round_}" if args.cold else "cache"))}
+            cold.append(args.cold or round_ == 1)
             qa_cpu, qa_wall = timed([python, *qa_eval_command(store, models, data, images, texts, split)],
-                                    work / f"qa{round_}.log")
+                                    work / f"qa{round_}.log", cache)
             answers = work / f"bare{round_}.json"
             bare_cpu, bare_wall = timed([*bare, str(answers)], work / f"bare{round_}.log")
             ours, theirs = qa_answers(store), json.loads(answers.read_text())
@@ -259,12 +267,13 @@ def main() -> int:
                 raise SystemExit(f"the two sides differ: {len(ours)} questions stored, {same} of {questions} "
                                  "answers equal (not the same requests)")
             ratios.append(qa_cpu / bare_cpu)
-            print(f"round {round_}: qa eval {qa_cpu:.2f} s CPU ({qa_cpu / questions * 1000:.2f} ms a call, "
+            print(f"round {round_} ({'cold' if cold[-1] else 'warm'} thumbnails): qa eval {qa_cpu:.2f} s CPU "
+                  f"({qa_cpu / questions * 1000:.2f} ms a call, "
                   f"wall {qa_wall:.1f} s) | bare openai loop {bare_cpu:.2f} s CPU "
                   f"({bare_cpu / questions * 1000:.2f} ms a call, wall {bare_wall:.1f} s) | {ratios[-1]:.3f}",
                   flush=True)
             qa_one, _ = timed([python, *qa_eval_command(work / f"one{round_}.db", models, data, images, texts,
-                                                        split, limit=1)], work / f"qa-one{round_}.log")
+                                                        split, limit=1)], work / f"qa-one{round_}.log", cache)
             bare_one, _ = timed([*bare[:2], str(one), *bare[3:], str(work / "one.json")],
                                 work / f"bare-one{round_}.log")
             qa_call = (qa_cpu - qa_one) / (questions - 1)
@@ -277,6 +286,11 @@ def main() -> int:
             print(f"answers: {same:,} of {questions:,} equal on both sides (the same requests)")
             print(f"per further call (start-up and one question's work taken off): "
                   f"{statistics.median(marginal):.3f}")
+            for label, chosen in (("cold", True), ("warm", False)):
+                picked = [r for r, c in zip(ratios, cold, strict=True) if c == chosen]
+                if picked:
+                    print(f"ratio with {label} thumbnails: {statistics.median(picked):.3f} "
+                          f"(median of {len(picked)} round{'s' if len(picked) > 1 else ''})")
             print(f"ratio: {statistics.median(ratios):.3f}", flush=True)
         if args.profile:
             args.profile.mkdir(parents=True, exist_ok=True)
@@ -285,7 +299,7 @@ def main() -> int:
                                  *qa_eval_command(work / "profile.db", models, data, images, texts, split)[1:]]),
                     ("bare openai loop", ["-c", PROFILED, str(args.profile / "bare.prof"), "script",
                                           *bare[1:], str(work / "profile.json")])):
-                timed([python, *command], work / "profile.log")
+                timed([python, *command], work / "profile.log", {"MEMEGAUGE_CACHE_DIR": str(work / "cache")})
                 name = "qa_eval.prof" if side == "qa eval" else "bare.prof"
                 print(f"profile of {side} (top 10 by own time):\n{top_functions(args.profile / name)}")
     finally:

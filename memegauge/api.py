@@ -31,7 +31,7 @@ from memegauge.engine.store import Store
 from memegauge.extras import install_hint
 from memegauge.methods import Method, method, methods
 from memegauge.run_path import run_checked
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 if TYPE_CHECKING:
     import pandas

@@ -16,11 +16,22 @@ import typer
 from typer.core import TyperGroup
 
 from memegauge._version import __version__
-from memegauge.clikit import SKIP_PREFLIGHT, Settings, console, finish, notes, out, safe, settings  # noqa: F401 (the API)
 
-# Start-up (bench/startup.py): this module imports typer, rich and `memegauge.clikit` only. Every command's
-# module is imported when that command is dispatched (`LazyGroup`), the engine (and aiohttp) when a command uses
-# it, so `memegauge --version` imports no method, no benchmark and no engine (tests/test_structure.py).
+# Start-up (bench/startup.py): this module imports typer only; `memegauge.clikit` (rich's console) when a command
+# runs or an error is printed. Every command's module is imported when that command is dispatched (`LazyGroup`),
+# the engine (and aiohttp) when a command uses it, so `memegauge --version` imports no method, no benchmark, no
+# engine and no pydantic (tests/test_structure.py).
+
+_CLIKIT = ("SKIP_PREFLIGHT", "Settings", "console", "finish", "notes", "out", "safe", "settings")
+"""What this module has always offered of `memegauge.clikit` (the API), imported from there on first use."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLIKIT:
+        import memegauge.clikit
+
+        return getattr(memegauge.clikit, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 COMMAND_GROUP = "memegauge.commands"
 """Entry points of the top-level commands, each named after its command, naming `register(app)`: the function
@@ -53,12 +64,12 @@ class LazyGroup(TyperGroup):
         if cmd_name not in self.commands:
             register = _commands().get(cmd_name)
             if register is not None:
-                self._add_from(register, only=cmd_name, source=_commands().source(cmd_name))
+                self._add_from(register, only=cmd_name)
             else:
                 self._add_method_commands()
         return self.commands.get(cmd_name)
 
-    def _add_from(self, register: Any, only: str | None, source: str | None = None) -> None:
+    def _add_from(self, register: Any, only: str | None) -> None:
         """The commands `register(app)` adds to a Typer app, added here (`only`: that one)."""
         from memegauge.registry import PluginError  # lazy: as `_commands`
 
@@ -66,8 +77,8 @@ class LazyGroup(TyperGroup):
         register(staging)
         group = typer.main.get_group(staging)
         if only is not None and only not in group.commands:
-            raise PluginError(f"command {only!r} ({source}, group {COMMAND_GROUP!r}) is not among the commands "
-                              f"its function adds ({', '.join(group.commands) or 'none'})")
+            raise PluginError(f"command {only!r} ({_commands().source(only)}, group {COMMAND_GROUP!r}) is not "
+                              f"among the commands its function adds ({', '.join(group.commands) or 'none'})")
         for name, command in group.commands.items():
             if only is None or name == only:
                 self.commands.setdefault(name, command)
@@ -78,8 +89,9 @@ class LazyGroup(TyperGroup):
         if getattr(self, "_methods_added", False):
             return
         self._methods_added = True
+        from memegauge.clikit import console, safe  # lazy: rich's console when there is something to print
         from memegauge.methods import METHODS  # lazy: the methods only when a name is no command entry point
-        from memegauge.types import MemeGaugeError  # lazy: as above
+        from memegauge.errors import MemeGaugeError  # lazy: as above
 
         try:
             found = METHODS.all()
@@ -91,8 +103,11 @@ class LazyGroup(TyperGroup):
                 self._add_from(method.commands, only=None)
 
 
-app = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Measure how well multimodal LLMs understand memes.")
+# rich_markup_mode=None: the top-level help (and its usage errors) in click's plain layout. Typer's rich layout
+# imports rich's markdown, traceback and pretty-printer and draws every panel: `memegauge --help` took 4.3× the
+# typer+rich floor with it, 3.0× without (bench/startup.py, side by side). A command's own help keeps rich's.
+app = typer.Typer(cls=LazyGroup, rich_markup_mode=None, add_completion=False, no_args_is_help=True,
+                  pretty_exceptions_enable=False, help="Measure how well multimodal LLMs understand memes.")
 
 
 def command_group() -> LazyGroup:
@@ -105,7 +120,7 @@ def command_group() -> LazyGroup:
 
 def _print_version(value: bool) -> None:
     if value:
-        out.print(f"memegauge {__version__}")
+        typer.echo(f"memegauge {__version__}")
         raise typer.Exit()
 
 
@@ -159,6 +174,7 @@ def main_options(
     version: bool = typer.Option(False, "--version", help="Print the version and exit.",
                                  is_eager=True, callback=lambda value: _print_version(value)),
 ) -> None:
+    from memegauge.clikit import Settings, notes  # lazy: rich's console once a command runs
     from memegauge.config import ENV_STORE, registry_path  # lazy: pydantic once a command runs
     from memegauge.files import set_max_meme_text, set_text_encoding
     from memegauge.logs import configure
@@ -182,7 +198,8 @@ def runs_command(ctx: typer.Context,
                  as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List runs in the store with status, calls, tokens and cost."""
 
-    from memegauge.types import InputError  # lazy: start-up imports no pydantic
+    from memegauge.clikit import out, settings
+    from memegauge.errors import InputError
 
     cfg = settings(ctx)
     if not cfg.store_path.exists():
@@ -217,6 +234,7 @@ def models_command(ctx: typer.Context,
 
     from rich.table import Table
 
+    from memegauge.clikit import out, safe, settings
     from memegauge.engine.preflight import check_listed, free_problems, user_named
 
     registry = settings(ctx).registry()
@@ -263,9 +281,10 @@ def report_command(
                                              "report here as PNG, SVG and PDF."),
 ) -> None:
     """Report a run from the store (csv/md: its leaderboard with 95% intervals; json: everything)."""
+    from memegauge.clikit import console, settings
+    from memegauge.errors import InputError
     from memegauge.files import write_text_atomic
     from memegauge.report.formats import render_report
-    from memegauge.types import InputError
 
     cfg = settings(ctx)
     if not cfg.store_path.exists():
@@ -291,9 +310,10 @@ def export_command(
     out_path: Path | None = typer.Option(None, "--out", help="Write here (atomically) instead of stdout."),
 ) -> None:
     """Export one table of a run, one row per item (docs/runs.md: "Exports")."""
+    from memegauge.clikit import console, safe, settings
+    from memegauge.errors import InputError
     from memegauge.export import export
     from memegauge.files import terminal_text
-    from memegauge.types import InputError
 
     cfg = settings(ctx)
     if not cfg.store_path.exists():
@@ -305,22 +325,6 @@ def export_command(
         sys.stdout.write(terminal_text(text) if sys.stdout.isatty() else text)
 
 
-@app.command("demo")
-def demo_command(ctx: typer.Context,
-                 out_dir: Path = typer.Option(Path("demo-out"), "--out", help="Output folder."),
-                 model: str = typer.Option("embedded", "--model", help="Model for every role."),
-                 memes: Path | None = typer.Option(None, "--memes",
-                                                      help="Your meme set instead of the samples."),
-                 skip_preflight: bool = SKIP_PREFLIGHT,
-                 ) -> None:
-    """Run MemeGauge on the bundled sample memes with the embedded offline model."""
-    from memegauge.demo import run_demo
-
-    cfg = settings(ctx)
-    run_demo(cfg.store(), cfg.registry(), out_dir, model, memes, progress=cfg.progress,
-             skip_preflight=skip_preflight)
-
-
 INTERRUPTED = ("interrupted: the run is marked `interrupted`; every answer received so far is stored. "
                "Rerun the same command to continue where it stopped.")
 TERMINATED = "terminated (SIGTERM), treated as Ctrl-C: " + INTERRUPTED.removeprefix("interrupted: ")
@@ -330,6 +334,7 @@ NO_RUN = ("interrupted before the run started (during the checks or while readin
 
 def _interrupted() -> int:
     """The message and exit status of a Ctrl-C (130) or a SIGTERM (143, what schedulers expect)."""
+    from memegauge.clikit import console
     from memegauge.signals import run_opened, terminated
 
     said = (TERMINATED if terminated() else INTERRUPTED) if run_opened() else NO_RUN
@@ -356,7 +361,8 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         return _interrupted()
     except Exception as exc:
-        from memegauge.types import InputError, MemeGaugeError  # lazy: `--version` imports no pydantic
+        from memegauge.clikit import console, safe  # lazy: rich's console when there is an error to print
+        from memegauge.errors import InputError, MemeGaugeError
 
         if isinstance(exc, InputError):
             console.print(f"[red]error:[/] {safe(exc)}", highlight=False, soft_wrap=True)
@@ -377,6 +383,8 @@ def _stopped_by_sigterm() -> int:
 
     if not terminated():
         return 0
+    from memegauge.clikit import console
+
     console.print("terminated (SIGTERM)")
     return 143
 

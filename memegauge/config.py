@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, fie
 from memegauge.files import parse_yaml, read_user_text
 from memegauge.models import backends, find_backend
 from memegauge.models.spec import ModelRegistry, ModelSpec
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 T = TypeVar("T", bound=BaseModel)
 

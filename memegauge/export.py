@@ -32,7 +32,7 @@ from memegauge.extras import install_hint
 from memegauge.files import write_atomic, write_text_atomic
 from memegauge.methods import method
 from memegauge.records import Record, read_records
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 FORMATS = ("csv", "jsonl", "parquet")
 Rows = list[dict[str, Any]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 
 def missing_modules(*modules: str) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
 import io
 import json
 import os
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator
 
-from memegauge.types import InputError, printable  # noqa: F401  (printable: shared from here too)
+from memegauge.errors import InputError, printable  # noqa: F401  (printable: shared from here too)
 
 #: Environment variable that moves MemeGauge's cache (joined weights, demo inputs).
 ENV_CACHE_DIR = "MEMEGAUGE_CACHE_DIR"
@@ -41,6 +42,14 @@ def user_cache_root() -> Path:
 
         base = platformdirs.user_cache_dir("memegauge")
     return Path(base).expanduser()
+
+
+def sha256_file(path: str | Path) -> str:
+    """sha256 of a file's bytes (`hashlib.file_digest`: read in blocks, never whole): the data sets' checks
+    (`memegauge.data.download`, `memegauge.data.install`); `memegauge.types.file_sha256` memoises it for
+    pictures."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def write_text_atomic(path: Path, text: str) -> Path:

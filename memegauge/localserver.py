@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit
 
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 
 from memegauge.files import canonical_json
 from memegauge.registry import METHOD_STEPS, DuplicatePlugin, Registry, provide
-from memegauge.types import MemeGaugeError
+from memegauge.errors import MemeGaugeError
 
 if TYPE_CHECKING:
     import sqlite3

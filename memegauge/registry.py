@@ -14,17 +14,18 @@ plug-ins under one name are refused, naming both sources (`DuplicatePlugin`). Co
 (`Registry.register`: tests, notebooks, the built-in backends), under the same checks.
 
 This module is the only one that loads entry points (tests/test_structure.py keeps it so); it imports nothing
-of MemeGauge but `memegauge.types`.
+of MemeGauge but `memegauge.errors` (no pydantic: the command line loads its commands through it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from importlib.metadata import EntryPoint, entry_points
 from types import FunctionType
 from typing import Any, Generic, TypeVar
 
-from memegauge.types import MemeGaugeError
+from memegauge.errors import MemeGaugeError
 
 T = TypeVar("T")
 
@@ -37,9 +38,34 @@ class PluginError(MemeGaugeError):
     """A declared plug-in that cannot be loaded, or is not what its group holds."""
 
 
+_DECLARED: dict[tuple[str, ...], Any] = {}
+
+
+def _declared(group: str) -> Iterable[EntryPoint]:
+    """The entry points of `group`, from one scan of the installed distributions per process (per `sys.path`:
+    a folder added to it, as a test or a notebook does, is scanned again). `entry_points(group=…)` reads every
+    distribution's metadata on each call, and `memegauge --help` asked it 14 times (bench/startup.py)."""
+    key = tuple(sys.path)
+    if key not in _DECLARED:
+        _DECLARED.clear()
+        _DECLARED[key] = entry_points()  # every group's; `select` picks one (Python 3.11 and later alike)
+    return _DECLARED[key].select(group=group)
+
+
 def _origin(point: EntryPoint) -> str:
     dist = getattr(point, "dist", None)
     return f"entry point {point.value}" + (f" of {dist.name}" if dist is not None else "")
+
+
+class _Origin:
+    """Where a loaded plug-in came from (`_origin`), spelled when a message or `Registry.source` asks for it:
+    a distribution's name is read by parsing its whole metadata file, once per plug-in loaded otherwise."""
+
+    def __init__(self, point: EntryPoint) -> None:
+        self.point = point
+
+    def __str__(self) -> str:
+        return _origin(self.point)
 
 
 class Registry(Generic[T]):
@@ -58,13 +84,15 @@ class Registry(Generic[T]):
                  duplicate: type[DuplicatePlugin] = DuplicatePlugin) -> None:
         self.kind, self.group, self.expected, self.name_of = kind, group, expected, name_of
         self.duplicate = duplicate
-        self._plugins: dict[str, tuple[T, str]] = {}
-        self._loaded_points: set[tuple[str, str, str]] = set()
+        self._plugins: dict[str, tuple[T, str | _Origin]] = {}
+        self._loaded_points: set[tuple[str, str, Any]] = set()
         self._all_loaded = False
+        self.generation = 0
+        """Counts the changes to what is registered (a caller may keep what it derived until it moves)."""
 
     # ---- registering ----------------------------------------------------------------------------------
 
-    def register(self, plugin: T, source: str = "code", name: str | None = None) -> T:
+    def register(self, plugin: T, source: str | _Origin = "code", name: str | None = None) -> T:
         """Add a descriptor; one of another type, or a second one under a registered name, is refused."""
         if not isinstance(plugin, self.expected):
             raise PluginError(f"{source} is not a {self.kind} ({_type_names(self.expected)}): it is "
@@ -76,21 +104,25 @@ class Registry(Generic[T]):
         if known is not None and known[0] is not plugin:
             raise self.duplicate(f"{self.kind} {name!r} is registered twice: by {known[1]} and by {source}; "
                                   "uninstall or rename one of them")
+        if known is None:
+            self.generation += 1
         self._plugins[name] = (plugin, source)
         return plugin
 
     def unregister(self, name: str) -> None:
         """Forget a descriptor registered from code (tests)."""
         self._plugins.pop(name, None)
+        self.generation += 1
 
     # ---- loading --------------------------------------------------------------------------------------
 
     def _points(self, name: str | None = None) -> Iterable[EntryPoint]:
-        found = entry_points(group=self.group) if name is None else entry_points(group=self.group, name=name)
+        found = [p for p in _declared(self.group) if name is None or p.name == name]
         return sorted(found, key=lambda p: (p.name, p.value))
 
     def _load(self, point: EntryPoint) -> None:
-        key = (point.name, point.value, getattr(getattr(point, "dist", None), "name", ""))
+        key = (point.name, point.value, getattr(point, "dist", None))  # the distribution itself (hashed by
+        # identity), not its name, which would be read from its metadata file
         if key in self._loaded_points:
             return
         self._loaded_points.add(key)
@@ -108,7 +140,7 @@ class Registry(Generic[T]):
         if self.name_of is None and not callable(plugin):
             raise PluginError(f"{_origin(point)} (group {self.group!r}) is not a function: a {self.kind} entry "
                               "point names the function that adds it")
-        self.register(plugin, _origin(point), point.name)
+        self.register(plugin, _Origin(point), point.name)
 
     def get(self, name: str) -> T | None:
         """The plug-in `name`: registered, or loaded now from its entry point alone; None when none is declared."""
@@ -130,6 +162,16 @@ class Registry(Generic[T]):
         """Every plug-in's name, declared or registered, without loading any."""
         return sorted({*self._plugins, *(p.name for p in self._points())})
 
+    def __iter__(self) -> Iterator[str]:
+        """The names registered or loaded so far, in the order they came (a declared entry point not yet loaded
+        is not among them: `names()` lists those too)."""
+        return iter(list(self._plugins))
+
+    def __contains__(self, name: object) -> bool:
+        """Whether `name` is registered or loaded (nothing is loaded to answer: `declared` also asks the
+        entry points)."""
+        return name in self._plugins
+
     def declared(self, name: str) -> bool:
         """Whether `name` is registered or declared (nothing is loaded)."""
         return name in self._plugins or any(True for _ in self._points(name))
@@ -137,14 +179,15 @@ class Registry(Generic[T]):
     def source(self, name: str) -> str | None:
         """Where the registered plug-in `name` came from (an entry point, or "code")."""
         found = self._plugins.get(name)
-        return found[1] if found else None
+        return str(found[1]) if found else None
 
-    def snapshot(self) -> tuple[dict[str, tuple[T, str]], set[tuple[str, str, str]], bool]:
+    def snapshot(self) -> tuple[dict[str, tuple[T, str | _Origin]], set[tuple[str, str, Any]], bool]:
         """The registry's state, for `restore` (tests that register from code)."""
         return dict(self._plugins), set(self._loaded_points), self._all_loaded
 
-    def restore(self, state: tuple[dict[str, tuple[T, str]], set[tuple[str, str, str]], bool]) -> None:
+    def restore(self, state: tuple[dict[str, tuple[T, str | _Origin]], set[tuple[str, str, Any]], bool]) -> None:
         self._plugins, self._loaded_points, self._all_loaded = dict(state[0]), set(state[1]), state[2]
+        self.generation += 1
 
 
 _PROVIDED: dict[str, Callable[..., Any]] = {}
@@ -187,9 +230,16 @@ METHOD_STEPS = "method migration steps"
 """The name the methods' migration steps are provided under (`memegauge.engine.store.schema`)."""
 
 
+def code_source(plugin: Any) -> str:
+    """Where a plug-in registered from code comes from, for messages: its module and name (a function's
+    `module.qualname`), else "code"."""
+    module, name = getattr(plugin, "__module__", None), getattr(plugin, "__qualname__", None)
+    return f"{module}.{name}" if module and name else "code"
+
+
 def _type_names(expected: type | tuple[type, ...]) -> str:
     types = expected if isinstance(expected, tuple) else (expected,)
     return " or ".join(t.__name__ for t in types)
 
 
-__all__ = ["METHOD_STEPS", "DuplicatePlugin", "PluginError", "Registry", "provide", "provided"]
+__all__ = ["METHOD_STEPS", "DuplicatePlugin", "PluginError", "Registry", "code_source", "provide", "provided"]

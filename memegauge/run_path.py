@@ -14,7 +14,7 @@ from memegauge.engine.preflight import PreflightFailed, find_problems
 from memegauge.engine.store import Store
 from memegauge.methods import Method, RunResult
 from memegauge.models.spec import ModelRegistry
-from memegauge.types import MemeGaugeError
+from memegauge.errors import MemeGaugeError
 
 
 async def run_checked(described: Method, configs: list[tuple[Any, str | None]], *,

@@ -28,7 +28,8 @@ def test_the_built_in_backends_are_registered_and_import_nothing_until_used():
 def test_a_second_backend_with_a_built_in_name_is_refused_naming_both(monkeypatch):
     state = descriptors.BACKENDS.snapshot()
     monkeypatch.setattr(descriptors.BACKENDS, "_plugins", state[0])  # restored after the test
-    with pytest.raises(DuplicateBackend, match="'openai' is registered twice: by memegauge and by my-plugin"):
+    with pytest.raises(DuplicateBackend, match="'openai' is registered twice: by entry point "
+                                               "memegauge.models.builtin:OPENAI of memegauge and by my-plugin"):
         register_backend(Backend("openai", lambda: object, source="my-plugin"))
 
 

@@ -349,7 +349,7 @@ def test_export_on_a_terminal_shows_escape_sequences_and_a_pipe_gets_the_bytes(m
     stored = 'id,text\n1,"red \x1b[31mALERT\x1b]0;title\x07 \r"\n'
     monkeypatch.setattr("memegauge.export.export", lambda *args: (1, stored))
     settings = type("Settings", (), {"store_path": cli.Path(__file__), "store": lambda self: None})()
-    monkeypatch.setattr(cli, "settings", lambda ctx: settings)
+    monkeypatch.setattr("memegauge.clikit.settings", lambda ctx: settings)  # the command reads it from there
 
     def run(tty: bool) -> str:
         monkeypatch.setattr(sys.stdout, "isatty", lambda: tty, raising=False)
@@ -388,12 +388,12 @@ def test_a_run_against_a_server_asking_for_999999_s_ends_with_classified_failure
     is quick: every call fails as `rate_limit` after its bounded retries, and the run ends."""
     import time
 
-    from memegauge import types
+    from memegauge import errors
     from memegauge.engine import Store
     from memegauge.testing.server import start_server
     from memegauge.testing.workload import probe_registry, run_workload
 
-    monkeypatch.setattr(types, "MAX_PAUSE_S", 0.3)
+    monkeypatch.setattr(errors, "MAX_PAUSE_S", 0.3)  # where `clamp_pause` reads it
     with start_server(fault_rate=1.0, faults=("429",), retry_after=999999) as server:
         started = time.monotonic()
         result = asyncio.run(run_workload(Store(tmp_path / "s.db"), probe_registry(

@@ -166,7 +166,7 @@ def test_every_module_a_docstring_points_at_exists():
     """A `memegauge.x.y` in backquotes names a module or attribute that exists (a moved module leaves
     no pointer behind); entry point groups and `run_<method>` placeholders are names, not modules."""
     groups = {"memegauge.backends", "memegauge.methods", "memegauge.benchmarks", "memegauge.sections",
-              "memegauge.commands", "memegauge.data"}
+              "memegauge.commands", "memegauge.data", "memegauge.answers", "memegauge.metrics"}
     stale = [f"{path.relative_to(PACKAGE)}: {ref}" for path in sorted(PACKAGE.rglob("*.py"))
              for ref in re.findall(r"`(memegauge(?:\.[A-Za-z_]\w*)+)", path.read_text(encoding="utf-8"))
              if ref not in groups and not ref.startswith("memegauge.run_") and not _resolves(ref)]
@@ -185,13 +185,14 @@ def test_model_registry_is_imported_from_where_it_lives():
 
 PACKAGE_LAYERS = (
     # bottom first: a package may import its own layer's and those below, never one above
-    ("_version", "logs", "signals", "types", "records", "samples", "registry", "localserver", "files", "extras"),
+    ("_version", "errors", "logs", "signals", "types", "records", "samples", "registry", "localserver", "files",
+     "extras"),
     ("parse", "images", "models"),
     ("config",),
     ("engine",),
     ("clikit", "methods", "data", "memes", "prompts", "run_path"),
     ("report", "export"),  # the report knows sections, not who brings them (memegauge.report.sections)
-    ("rating", "testing", "demo", "api"),  # the rating kit registers its report section and its command
+    ("rating", "testing", "demo", "demo_command", "api"),  # the rating kit registers its section and its command
     ("adammeme", "arena", "memeqa", "screen", "benchmarks", "profiles"),
     ("cli", "", "__main__"),  # "": the package's own __init__ (memegauge.run_<method>, the API)
 )
@@ -244,6 +245,19 @@ def test_the_registry_is_the_only_module_that_loads_entry_points():
     assert sorted(set(callers)) == ["registry.py"]
 
 
+def installed_package(tmp_path: Path, name: str, source: str, entry_points: str) -> Path:
+    """A folder holding package `name` (its `__init__.py`: `source`) installed with `entry_points` (the text of
+    its entry_points.txt), to put on sys.path or $PYTHONPATH."""
+    site = tmp_path / "site"
+    (site / name).mkdir(parents=True)
+    (site / name / "__init__.py").write_text(source)
+    info = site / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    return site
+
+
 def _declared(group: str) -> dict[str, str]:
     from importlib.metadata import entry_points
 
@@ -284,16 +298,12 @@ def test_a_plugin_of_the_wrong_type_or_name_and_a_duplicate_are_refused(tmp_path
     from memegauge.methods import Method
     from memegauge.registry import DuplicatePlugin, PluginError, Registry
 
-    site = tmp_path / "site"
-    (site / "plug").mkdir(parents=True)
-    (site / "plug" / "__init__.py").write_text(
+    site = installed_package(
+        tmp_path, "plug",
         "from memegauge.methods import Method\nGOOD = Method(name='good', title='G', report=lambda s, r: {})\n"
-        "WRONG = 'not a method'\nOTHER = Method(name='other', title='O', report=lambda s, r: {})\n")
-    info = site / "plug-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plug\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[memegauge.tests-plugins]\ngood = plug:GOOD\nwrong = plug:WRONG\n"
-                                           "misnamed = plug:OTHER\nbroken = plug_nowhere:X\n")
+        "WRONG = 'not a method'\nOTHER = Method(name='other', title='O', report=lambda s, r: {})\n",
+        "[memegauge.tests-plugins]\ngood = plug:GOOD\nwrong = plug:WRONG\nmisnamed = plug:OTHER\n"
+        "broken = plug_nowhere:X\n")
     monkeypatch.syspath_prepend(str(site))
     registry = Registry("method", "memegauge.tests-plugins", Method)
     assert registry.names() == ["broken", "good", "misnamed", "wrong"]  # nothing loaded to list them
@@ -317,7 +327,7 @@ from memegauge.cli import main
 code = main(sys.argv[1:])
 print("CODE", code)
 print("MODULES", " ".join(sorted(m for m in sys.modules if m.startswith(("memegauge", "aiohttp", "pydantic",
-                                                                        "numpy")))))
+                                                                        "numpy", "asyncio", "rich.console")))))
 """
 
 
@@ -340,7 +350,9 @@ def test_version_imports_no_method_no_benchmark_no_engine_and_no_pydantic():
     code, modules, output = _imported("--version")
     assert code == 0 and "memegauge 0" in output
     assert sorted(m for m in modules if m.startswith(_METHOD_PACKAGES)) == []
-    assert not any(m.startswith(("aiohttp", "pydantic", "numpy")) for m in modules)
+    assert not any(m.startswith(("aiohttp", "pydantic", "numpy", "asyncio")) for m in modules)
+    # nor the typed records, the registry or rich's console (memegauge.clikit): typer and the version alone
+    assert {"memegauge.types", "memegauge.registry", "memegauge.clikit", "rich.console"}.isdisjoint(modules)
 
 
 def test_a_dispatched_command_imports_its_own_module_only():
@@ -360,6 +372,8 @@ def test_a_dispatched_command_imports_its_own_module_only():
     code, modules, output = _imported("--help")  # every command's module, to list them: none imports the engine
     assert code == 0 and "qa" in output and "rate" in output
     assert "aiohttp" not in modules and not any(m.startswith("memegauge.engine") for m in modules)
+    # nor the typed records (pydantic), numpy or asyncio: listing a command costs its module's options alone
+    assert not any(m.startswith(("pydantic", "numpy", "asyncio", "memegauge.types")) for m in modules), modules
 
 
 def test_a_broken_third_party_method_breaks_neither_version_nor_help(tmp_path):
@@ -497,3 +511,84 @@ def test_the_command_line_knows_the_engine_defaults_it_need_not_import_to_keep(m
     assert (interrupt.grace(), progress._EVERY_S[0]) == (3.0, 0.5)
     cli._engine_settings(cli.DEFAULT_GRACE_S, cli.DEFAULT_PROGRESS_EVERY_S)  # the engine is loaded: reset
     assert (interrupt.grace(), progress._EVERY_S[0]) == (interrupt.DEFAULT_GRACE_S, progress.DEFAULT_EVERY_S)
+
+
+def test_the_kits_answer_kinds_and_metrics_are_registries_type_checked_and_refusing_duplicates():
+    """The benchmark kit's answer kinds and metrics are `memegauge.registry.Registry`s (issue 44: they were two
+    hand-made dicts): a function per name, listed in the order registered, a second one under a name refused
+    naming both, and a metric named as a figure the kit computes itself refused."""
+    import pytest
+
+    from memegauge.benchmarks.kit import answers, metrics
+    from memegauge.registry import DuplicatePlugin, PluginError, Registry
+
+    assert isinstance(answers.ANSWER_KINDS, Registry) and isinstance(metrics.METRICS, Registry)
+    assert list(answers.ANSWER_KINDS)[:4] == ["yes_no", "label", "letter", "labels"]
+    assert metrics.metric_names()[:5] == ["accuracy", "macro_f1", "per_class", "auroc", "type_weighted_f1"]
+
+    def shout(plain, classes, options):
+        return plain.upper()
+
+    def whisper(plain, classes, options):
+        return plain.lower()
+
+    kinds, known = answers.ANSWER_KINDS.snapshot(), metrics.METRICS.snapshot()
+    try:
+        assert answers.register_answer("shout", shout) is shout and answers.answer_kind("shout") is shout
+        answers.register_answer("shout", shout)  # the same function again: no duplicate
+        with pytest.raises(DuplicatePlugin, match=r"answer kind 'shout' is registered twice: by \S+shout and by "
+                                                  r"\S+whisper"):
+            answers.register_answer("shout", whisper)
+        with pytest.raises(PluginError, match="is not a answer kind"):
+            answers.register_answer("not-a-function", "yes")
+        with pytest.raises(DuplicatePlugin, match="'accuracy' is registered twice: by the benchmark kit"):
+            metrics.register_metric("accuracy", shout)
+    finally:
+        answers.ANSWER_KINDS.restore(kinds)
+        metrics.METRICS.restore(known)
+    assert "shout" not in answers.ANSWER_KINDS
+
+
+def test_the_built_in_backends_are_entry_points_and_none_registers_from_code():
+    """The model backends MemeGauge ships are entry points loaded by the registry, like every other plug-in
+    (issue 44: they registered themselves from code): no module of the package but the descriptors' own calls
+    `register_backend`, `@backend(...)` or `BACKENDS.register`."""
+    from memegauge.models.builtin import EMBEDDED, HF, OPENAI, SCRIPTED
+    from memegauge.models.descriptors import BACKENDS, find_backend
+
+    assert _declared("memegauge.backends") == {d.name: f"memegauge.models.builtin:{attribute}" for attribute, d in
+                                               {"OPENAI": OPENAI, "EMBEDDED": EMBEDDED, "SCRIPTED": SCRIPTED,
+                                                "HF": HF}.items()}
+    assert find_backend("openai") is OPENAI and BACKENDS.source("openai").startswith("entry point ")
+    callers = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.relative_to(PACKAGE).as_posix() == "models/descriptors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            function = node.func if isinstance(node, ast.Call) else None
+            if (isinstance(function, ast.Name) and function.id in ("register_backend", "backend")) or (
+                    isinstance(function, ast.Attribute) and function.attr == "register"
+                    and isinstance(function.value, ast.Name) and function.value.id == "BACKENDS"):
+                callers.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert callers == []
+
+
+def test_an_answer_kind_and_a_metric_of_another_package_are_entry_points(tmp_path, monkeypatch):
+    """docs/engine.md: a package may declare an answer kind (group memegauge.answers) or a metric (group
+    memegauge.metrics); each is loaded when a task names it."""
+    from memegauge.benchmarks.kit import answers, metrics
+
+    site = installed_package(
+        tmp_path, "kitplug",
+        "def shout(plain, classes, options):\n    return plain.upper()\n"
+        "def always_one(gold, pred, seed):\n    return 1\n",
+        "[memegauge.answers]\nshout = kitplug:shout\n\n[memegauge.metrics]\nalways_one = kitplug:always_one\n")
+    monkeypatch.syspath_prepend(str(site))
+    kinds, known = answers.ANSWER_KINDS.snapshot(), metrics.METRICS.snapshot()
+    try:
+        assert answers.answer_kind("shout")("yes", [], 0) == "YES"
+        assert metrics.metric("always_one")(None, None, 0) == 1
+        assert answers.ANSWER_KINDS.source("shout") == "entry point kitplug:shout of kitplug"
+    finally:
+        answers.ANSWER_KINDS.restore(kinds)
+        metrics.METRICS.restore(known)

@@ -29,7 +29,7 @@ from memegauge.adammeme.metrics import FailureRule
 from memegauge.adammeme.taxonomy import normalise_name
 from memegauge.files import read_csv_rows
 from memegauge.rating.stats import cohen_kappa, icc_2_1
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 
 def score_agreement(agent: Sequence[float], human: Sequence[float], rule: FailureRule) -> dict[str, Any]:

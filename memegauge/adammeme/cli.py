@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from enum import Enum
 from pathlib import Path
 from typing import get_args
@@ -10,9 +9,9 @@ from typing import get_args
 import typer
 from memegauge.clikit import config_option, run_option  # the run options, defined once
 
-from memegauge.adammeme.records import FailureRuleName
+from memegauge.adammeme.failure_rule import FailureRuleName
 from memegauge.clikit import BUDGET, DRY_RUN, IMAGES, LIMIT, MAX_FAILURE_RATE, SEED, SET, SKIP_PREFLIGHT
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 FailureRuleOption = Enum("FailureRuleOption", {name: name for name in get_args(FailureRuleName)}, type=str)
 
@@ -41,6 +40,8 @@ def adam_command(
     budget: float | None = BUDGET,
 ) -> None:
     """Run AdamMeme: mine, score and refine memes for one or more target models."""
+    import asyncio  # lazy: `memegauge --help` imports no asyncio
+
     from memegauge.adammeme.config import AdamConfig
     from memegauge.adammeme.method import METHOD
     from memegauge.clikit import finish, overrides, settings, shell_path, use_budget

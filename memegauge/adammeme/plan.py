@@ -110,7 +110,7 @@ def stored_samples(store_path, name: str) -> dict[str, int] | None:
     from memegauge.adammeme.records import SamplingRecord
     from memegauge.engine.store import Store
     from memegauge.records import read_records
-    from memegauge.types import InputError
+    from memegauge.errors import InputError
 
     if not Path(store_path).exists():
         return None

@@ -13,11 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from memegauge.adammeme.failure_rule import FailureRuleName  # noqa: F401 (where it has always been read)
 from memegauge.records import KeySpelling, Record
-
-# When an AdamMeme score is a failure (`metrics.FailureRule`): below the threshold (the paper's text) or
-# at or below it (the original release's results, which reproduce the published Table 1).
-FailureRuleName = Literal["below", "at_or_below"]
 
 FailedStage = Literal["reference", "target", "scorer", "refiner", "validity"]  # validity: the Refiner's check
 

@@ -14,7 +14,7 @@ import warnings
 from memegauge.adammeme.config import AdamConfig
 from memegauge.adammeme.records import MiningRecord, SamplingRecord
 from memegauge.adammeme.taxonomy import Taxonomy, normalise_name
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 
 def seeded_draw(ids: list[str], k: int, seed: int, purpose: str, category: str) -> list[str]:

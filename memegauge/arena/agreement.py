@@ -24,7 +24,7 @@ from typing import Any
 from memegauge.arena.common import OVERALL
 from memegauge.arena.judging import TIE, TIE_BOTHBAD, joint_vote
 from memegauge.files import read_csv_rows
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 _WINNERS = {"model_a", "model_b", TIE, TIE_BOTHBAD}
 _COLUMNS = ("task", "model_a", "model_b", "winner")

@@ -19,7 +19,7 @@ OVERALL_DIMENSIONS = frozenset({"overall"})
 
 
 def _input_error(what: str, where: str, fix: str) -> Exception:
-    from memegauge.types import InputError  # the contract module (pydantic) only when a file is bad
+    from memegauge.errors import InputError  # the contract module (pydantic) only when a file is bad
 
     return InputError(what, where, fix)
 

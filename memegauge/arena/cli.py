@@ -8,7 +8,6 @@ earlier call replays from the cache).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ from memegauge.clikit import config_option, run_option  # the run options, defin
 from rich.table import Table
 
 from memegauge.clikit import BUDGET, DRY_RUN, IMAGES, LIMIT, MAX_FAILURE_RATE, SEED, SET, SKIP_PREFLIGHT
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 
 def register(app: typer.Typer) -> None:
@@ -88,6 +87,8 @@ def arena_command(
         return
     use_budget(budget)
     # the one run path (as `memegauge.run`): inputs checked, models preflighted, then the store opened
+    import asyncio  # lazy: `memegauge --help` imports no asyncio
+
     [result] = asyncio.run(run_checked(METHOD, [(config, name)], store=cfg.store, registry=cfg.registry(),
                                        progress=cfg.progress, preflight=not skip_preflight))
     name, outcome, store = result.name, result.details, cfg.store()

@@ -42,7 +42,7 @@ from memegauge.arena.records import (AnswerRecord, BattleRecord, ContextRecord, 
 from memegauge.arena.verdicts import TIE, TIE_STRONG, TIE_WEAK
 from memegauge.engine.store import Store
 from memegauge.records import read_checked, read_records
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 _STAGE_KINDS = ("context", "tasks", "answer", "fusion_round", "judgment", "detection")
 

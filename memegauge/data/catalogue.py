@@ -22,7 +22,7 @@ from typing import Any
 from collections.abc import Callable
 
 from memegauge.registry import DuplicatePlugin, Registry
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 ENTRY_POINT_GROUP = "memegauge.data"
 GITHUB = "https://github.com"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from memegauge.types import printable
+from memegauge.errors import printable
 
 data_app = typer.Typer(no_args_is_help=True, help="Benchmark data: fetch, import, check and cite the data sets "
                        "(docs/data.md).")

@@ -8,7 +8,6 @@ bytes, speed and ETA on a terminal, plain timestamped lines elsewhere.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -22,7 +21,8 @@ import httpx
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-from memegauge.types import MemeGaugeError
+from memegauge.errors import MemeGaugeError
+from memegauge.files import sha256_file
 
 RETRIES = 3
 PLAIN_EVERY_S = 10.0
@@ -134,7 +134,7 @@ def remember(path: Path, url: str) -> None:
     """Note beside a complete download where it came from and its sha256 (``NAME.json``), for `cached`."""
     from memegauge.files import write_text_atomic
 
-    write_text_atomic(path.with_name(path.name + ".json"), json.dumps({"url": url, "sha256": _sha256(path)}))
+    write_text_atomic(path.with_name(path.name + ".json"), json.dumps({"url": url, "sha256": sha256_file(path)}))
 
 
 def cached(path: Path, url: str) -> bool:
@@ -146,19 +146,11 @@ def cached(path: Path, url: str) -> bool:
         known = json.loads(note.read_text(encoding="utf-8")) if path.is_file() else None
     except (OSError, ValueError):
         known = None
-    if isinstance(known, dict) and known.get("url") == url and known.get("sha256") == _sha256(path):
+    if isinstance(known, dict) and known.get("url") == url and known.get("sha256") == sha256_file(path):
         return True
     path.unlink(missing_ok=True)
     note.unlink(missing_ok=True)
     return False
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class _Short(Exception):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memegauge.types import MemeGaugeError
+from memegauge.errors import MemeGaugeError
 
 
 class ChecksumError(MemeGaugeError):

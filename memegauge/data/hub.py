@@ -19,7 +19,7 @@ from typing import Any
 from memegauge.data.catalogue import HubSource
 from memegauge.data.errors import ChecksumError
 from memegauge.files import printable
-from memegauge.types import InputError, MemeGaugeError
+from memegauge.errors import InputError, MemeGaugeError
 
 
 def fetch_hub(source: HubSource, staging: Path, *, quiet: bool = False,

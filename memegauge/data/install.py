@@ -35,8 +35,8 @@ from typing import Any
 from memegauge.data.errors import ChecksumError
 from memegauge.data.catalogue import Entry, GitHubSource, HubSource, Source, UserCopy, entry
 from memegauge.data.store import command_block, data_dir, entry_dir, get_lines, read_state, write_state
-from memegauge.files import printable, write_text_atomic
-from memegauge.types import InputError
+from memegauge.files import printable, sha256_file, write_text_atomic
+from memegauge.errors import InputError
 
 ENV_MIRROR = "MEMEGAUGE_DATA_MIRROR"
 ENV_MAX_UNPACKED = "MEMEGAUGE_DATA_MAX_UNPACKED"
@@ -431,7 +431,7 @@ def _import(name: str, path: Path, say: Say) -> Outcome:
     try:
         _room_for(staging, budget.total - budget.left, f"{name}/{source.id}")
         known = _copy(path, plan, staging, source, Budget(budget.total, budget.where))
-        files = {str(p.relative_to(staging).as_posix()): [p.stat().st_size, _sha256(p)]
+        files = {str(p.relative_to(staging).as_posix()): [p.stat().st_size, sha256_file(p)]
                  for p in sorted(staging.rglob("*")) if p.is_file()}
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -601,7 +601,7 @@ def _copy(path: Path, plan: Plan, staging: Path, source: UserCopy, budget: Budge
             (staging / relative).parent.mkdir(parents=True, exist_ok=True)
             _link_or_copy(str(real), str(staging / relative))
     else:
-        digest = _sha256(path)
+        digest = sha256_file(path)
         known = next((label for label, sha in source.known.items() if sha == digest), "")
         try:
             if zipfile.is_zipfile(path):
@@ -655,14 +655,6 @@ def _safe_member(name: str, archive: Path) -> None:
         raise InputError("an archive path leaves its folder", f"{archive}: {name}", "use the release archive")
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 # --------------------------------------------------------------------------------------------------
 # verify, remove
 # --------------------------------------------------------------------------------------------------
@@ -689,7 +681,7 @@ def _verify(name: str) -> list[str]:
             file = folder / path
             if not file.is_file():
                 problems.append(f"{name}/{source_id}/{printable(path)}: missing")
-            elif (got := _sha256(file)) != sha:
+            elif (got := sha256_file(file)) != sha:
                 problems.append(f"{name}/{source_id}/{printable(path)}: expected sha256 {sha}, got {got}")
     # the outcome is kept with the copy: `data list` shows a copy whose last verify failed as not checked
     kept = {k: v for k, v in state.items() if k not in ("checked", "verify_failed")}

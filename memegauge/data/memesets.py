@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memegauge.files import confined, jsonl_objects, printable, user_cache_root, write_bytes_atomic, write_text_atomic
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memegauge.files import write_text_atomic
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 ENV_DATA_DIR = "MEMEGAUGE_DATA_DIR"
 STATE_FILE = "memegauge-data.json"

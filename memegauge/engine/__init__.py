@@ -25,7 +25,7 @@ from memegauge.engine.progress import CallProgress
 from memegauge.engine.store import HEARTBEAT_S, RunBusy, Store, StoreError, canonical_json
 from memegauge.models.spec import ModelRegistry
 from memegauge.records import R, Record, read_record, read_records, write_records
-from memegauge.types import ErrorClass, MemeGaugeError
+from memegauge.errors import ErrorClass, MemeGaugeError
 
 __all__ = ["BudgetReached", "CallOutcome", "Engine", "RUN_GC_THRESHOLD", "Run", "RunBusy", "RunIncomplete",
            "Store", "StoreError",

@@ -43,7 +43,7 @@ import time
 from dataclasses import dataclass, field
 from collections.abc import Callable
 
-from memegauge.types import MAX_PAUSE_S, clamp_pause  # noqa: F401  (MAX_PAUSE_S: documented here too)
+from memegauge.errors import MAX_PAUSE_S, clamp_pause  # noqa: F401  (MAX_PAUSE_S: documented here too)
 
 DEFAULT_CEILING = 256
 """`max_concurrency_ceiling` when the registry names none: auto never goes above it."""

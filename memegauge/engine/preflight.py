@@ -32,7 +32,7 @@ from memegauge.engine.store import Store
 from memegauge.models import find_backend
 from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.models.weights import WEIGHTS
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 console = Console(stderr=True)
 TIMEOUT_S = 5.0

@@ -20,7 +20,7 @@ from typing import Any
 
 from PIL import Image
 
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 #: Environment variable: the most pixels (width × height) a meme picture may have.
 ENV_MAX_PIXELS = "MEMEGAUGE_MAX_IMAGE_PIXELS"

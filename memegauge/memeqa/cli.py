@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import json
 from pathlib import Path
@@ -13,7 +12,7 @@ from rich.table import Table
 
 from memegauge.clikit import BUDGET, DRY_RUN, MAX_FAILURE_RATE, SEED, SET, SKIP_PREFLIGHT, safe
 from memegauge.files import shell_command
-from memegauge.types import InputError, MemeGaugeError
+from memegauge.errors import InputError, MemeGaugeError
 
 qa_app = typer.Typer(no_args_is_help=True, help="MemeQA: holistic multiple-choice meme understanding.")
 
@@ -86,6 +85,8 @@ def eval_command(
     # The one run path (`memegauge.run_path.run_checked`, as `memegauge.run` takes it): every config's local
     # files first (a bad one is refused without a network round trip), then every model checked before the
     # first question is asked (each model's problems in one message), then each evaluation in turn.
+    import asyncio  # lazy: `memegauge --help` imports no asyncio
+
     results = asyncio.run(run_checked(METHOD, [(c, _run_name(run, c.model, len(configs))) for c in configs],
                                       store=cfg.store, registry=cfg.registry(), progress=cfg.progress,
                                       preflight=not skip_preflight))
@@ -163,6 +164,8 @@ def score_command(
     configs = [ScoreConfig(data=data, version=version, split=split, predictions=path, limit=limit, types=types,
                            seed=seed) for path in predictions]
     # the one run path: every file checked before any run is written (no model is called)
+    import asyncio  # lazy: `memegauge --help` imports no asyncio
+
     results = asyncio.run(run_checked(SCORE, [(c, _run_name(run, c.predictions.stem, len(configs)))
                                               for c in configs], store=cfg.store, registry=cfg.registry(),
                                       preflight=False))
@@ -385,6 +388,8 @@ def build_command(ctx: typer.Context,
     use_budget(budget)
     # the one run path (`memegauge.run_path.run_checked`): inputs checked, the three models preflighted,
     # then the store opened and the build run
+    import asyncio  # lazy: `memegauge --help` imports no asyncio
+
     [done] = asyncio.run(run_checked(BUILD, [(build, build.run)], store=cfg.store, registry=cfg.registry(),
                                      progress=cfg.progress, preflight=not skip_preflight))
     name = done.name
@@ -424,6 +429,8 @@ def finetune_command(ctx: typer.Context,
                       f"{point['train_loss']:.4f}, dev macro {_pct(point['macro'])}")
 
     # the one run path, as every run: the store opened after the checks, the run's outcome stored
+    import asyncio  # lazy: `memegauge --help` imports no asyncio
+
     [done] = asyncio.run(run_checked(FINETUNE, [(settings, run)], store=cfg.store, registry=cfg.registry(),
                                      preflight=False, on_eval=progress,
                                      on_start=lambda s: notes.print(f"fine-tuning: {describe_settings(s)}")))

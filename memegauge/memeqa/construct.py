@@ -40,7 +40,7 @@ from memegauge.config import validation_error
 from memegauge.memeqa.dataset import SENTIMENT_OPTIONS, TYPES_BY_NAME, Question
 from memegauge.extras import install_hint
 from memegauge.files import jsonl_rows
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 N_OPTIONS = 4
 Sentiment = Literal["positive", "neutral", "negative"]

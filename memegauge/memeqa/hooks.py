@@ -81,7 +81,7 @@ def build_models(config: dict[str, Any]) -> dict[str, list[str]]:
 
 def check_score(config: Any, registry: ModelRegistry) -> Checked:
     """The predictions file present; no model is called."""
-    from memegauge.types import InputError
+    from memegauge.errors import InputError
 
     if not config.predictions.is_file():
         raise InputError("predictions file not found", str(config.predictions), "check the path")

@@ -6,19 +6,31 @@ from __future__ import annotations
 
 from memegauge.engine.estimate import PlannedCalls
 from memegauge.memeqa.evaluate import MAX_NEW_TOKENS, STAGE, presentations, qa_prompt, qa_request
+from memegauge.types import TextPart
 
 
 def plan_eval(questions, memes, *, model: str, version: str, circular: bool,
-              requests: bool = False) -> list[PlannedCalls]:
+              requests: bool = False, words: bool = True) -> list[PlannedCalls]:
     """With `requests` (`--dry-run`), the requests themselves go with the plan: the estimate looks each up
-    in the store's cache, so answers another run already got count as cached (a run replays them)."""
+    in the store's cache, so answers another run already got count as cached (a run replays them); each
+    prompt is rendered once, for its request and its words. Without `words` (a run's progress, which counts
+    calls only) no prompt is rendered: `prompt_words` is 0."""
     shown = [(q, p) for q in questions for p in presentations(q, circular)]
-    words = [len(qa_prompt(q, p.options, version).split()) for q, p in shown]
-    return [PlannedCalls(stage=STAGE, model=model, calls=len(words), max_tokens=MAX_NEW_TOKENS,
-                         prompt_words=sum(words) / max(len(words), 1), images=1,
-                         note="questions × rotations" if circular else "one per question",
-                         requests=tuple(qa_request(q, p, version, model, memes[q.img]) for q, p in shown)
-                         if requests else ())]
+    asked = tuple(qa_request(q, p, version, model, memes[q.img]) for q, p in shown) if requests else ()
+    if asked:
+        counts = [len(_prompt_text(r).split()) for r in asked]
+    elif words:
+        counts = [len(qa_prompt(q, p.options, version).split()) for q, p in shown]
+    else:
+        counts = []
+    return [PlannedCalls(stage=STAGE, model=model, calls=len(shown), max_tokens=MAX_NEW_TOKENS,
+                         prompt_words=sum(counts) / max(len(counts), 1), images=1,
+                         note="questions × rotations" if circular else "one per question", requests=asked)]
+
+
+def _prompt_text(request) -> str:
+    """The rendered prompt of a `qa_request`: its last part (the meme, picture or text, comes first)."""
+    return next(part.text for part in reversed(request.messages[0].content) if isinstance(part, TextPart))
 
 
 def plan_build(config, annotations, tagger) -> list[PlannedCalls]:

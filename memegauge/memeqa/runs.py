@@ -65,7 +65,7 @@ async def ask_questions(store: Store, registry: ModelRegistry, questions: list[Q
     async with open_run(store, registry, name=name, method=METHOD, config=config, seed=seed,
                         progress=progress, vision_models=[info.model]) as (run, engine):
         engine.progress.plan_calls(plan_eval(questions, memes, model=info.model, version=info.version,
-                                             circular=info.circular))
+                                             circular=info.circular, words=False))
         started = time.monotonic()
         # The report's pictures, keyed by the questions' `img`: made in a thread beside the questions.
         pictures = asyncio.create_task(asyncio.to_thread(

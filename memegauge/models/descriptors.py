@@ -2,9 +2,9 @@
 
 The bottom of the models layer: it imports only `memegauge.types` and `memegauge.registry`, so the model
 spec (`models/spec.py`, which asks a descriptor for its vision default) and the backends above it depend on
-it, never the other way round. The built-in backends register themselves in `memegauge.models`; a package adds one with
-`@backend(...)` or declares a `Backend` as an entry point of the group ``memegauge.backends`` named after the
-backend (loaded when that name is first used); two backends with one name are refused (`DuplicateBackend`).
+it, never the other way round. Every backend, the built-ins (`memegauge.models.builtin`) too, is a `Backend` declared
+as an entry point of the group ``memegauge.backends`` named after it (loaded when that name is first used); code
+may register one with `@backend(...)`; two backends with one name are refused (`DuplicateBackend`).
 """
 
 from __future__ import annotations
@@ -61,7 +61,9 @@ BACKENDS: Registry[Backend] = Registry("backend", ENTRY_POINT_GROUP, Backend, du
 
 
 def register_backend(descriptor: Backend) -> None:
-    """Add a backend; a second one with the same name is refused, naming both sources."""
+    """Add a backend; a second one with the same name is refused, naming both sources (the one declared under
+    that name is loaded first, so a built-in's name is refused whether or not a model used it yet)."""
+    find_backend(descriptor.name)
     BACKENDS.register(descriptor, descriptor.source)
 
 
@@ -77,7 +79,7 @@ def backend(name: str, *, vision_by_default: bool | Callable[[ModelEntry], bool]
 
 
 def backends() -> dict[str, Backend]:
-    """Every registered backend by name: the built-ins and those declared by installed packages."""
+    """Every backend by name: the built-ins, those declared by installed packages, those registered from code."""
     return BACKENDS.all()
 
 

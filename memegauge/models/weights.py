@@ -28,7 +28,7 @@ from typing import IO, Any
 from collections.abc import Sequence
 
 from memegauge.files import ENV_CACHE_DIR, user_cache_root, write_text_atomic
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 SIDECAR_SUFFIX = ".sha256-ok"
 _BLOCK = 4 << 20  # copy / hash block size

@@ -16,11 +16,21 @@ function `memegauge.profile` with the package the moment anything imported it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memegauge.profiles.records import ModelProfile, PairedDifference, Profile
+if TYPE_CHECKING:  # the records (pydantic, numpy) when a profile is made: `memegauge --help` lists profile without
+    from memegauge.profiles.records import ModelProfile, PairedDifference, Profile
 
 __all__ = ["ModelProfile", "PairedDifference", "Profile", "profile"]
+
+
+def __getattr__(name: str) -> Any:
+    """The record types, imported on first use (`from memegauge.profiles import Profile`)."""
+    if name in ("ModelProfile", "PairedDifference", "Profile"):
+        from memegauge.profiles import records
+
+        return getattr(records, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def profile(models: str | list[str], store: Any = "memegauge.db", models_file: str | Path | None = None) -> Profile:
@@ -29,7 +39,7 @@ def profile(models: str | list[str], store: Any = "memegauge.db", models_file: s
     that no stored run evaluated raises `InputError` (what, where, and the fix)."""
     from memegauge.engine.store import Store
     from memegauge.profiles.gather import build_profile
-    from memegauge.types import InputError
+    from memegauge.errors import InputError
 
     if not isinstance(store, Store):
         if not Path(store).exists():

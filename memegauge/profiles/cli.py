@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from memegauge.clikit import console, safe, settings
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 
 def register(app: typer.Typer) -> None:

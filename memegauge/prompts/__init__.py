@@ -31,15 +31,27 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined,
 from pydantic import AfterValidator, ValidationInfo
 
 from memegauge.config import resolve_from_base
-from memegauge.methods import methods
-from memegauge.types import InputError
+from memegauge.methods import BENCHMARKS, METHODS, methods
+from memegauge.errors import InputError
 
 _CUSTOM_DIR: ContextVar[Path | None] = ContextVar("memegauge_prompt_dir", default=None)
 
 
 def shipped_folders() -> tuple[Path, ...]:
-    """Every registered method's prompt folder (those that have one), in method name order."""
-    return _prompt_folders(tuple(m.folder for m in methods() if m.folder))
+    """Every registered method's prompt folder (those that have one), in method name order; listed again only
+    when a method or benchmark was registered since (`Registry.generation`), not for every prompt rendered."""
+    if _FOLDERS and _FOLDERS[0] == _registered():
+        return _FOLDERS[1]
+    folders = _prompt_folders(tuple(m.folder for m in methods() if m.folder))
+    _FOLDERS[:] = [_registered(), folders]  # after `methods()`, which loads what was declared
+    return folders
+
+
+_FOLDERS: list = []
+
+
+def _registered() -> tuple[int, int]:
+    return METHODS.generation, BENCHMARKS.generation
 
 
 @lru_cache(maxsize=8)

@@ -7,7 +7,7 @@ import re
 
 import typer
 
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 
 def default_rater() -> str:

@@ -28,7 +28,7 @@ from memegauge.methods import method, methods
 from memegauge.rating.part import RatingPart
 from memegauge.rating.records import Task
 from memegauge.records import read_records
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 MODEL_PLACEHOLDER = "[a model]"
 DEFAULT_SAMPLE = 120

@@ -30,7 +30,7 @@ def build_report(store: Store, name: str) -> dict[str, Any]:
     from memegauge.methods import method  # lazy: the registry (and its store steps) when a report is built
     from memegauge.report.header import run_header
     from memegauge.report.sections import build_sections
-    from memegauge.types import InputError
+    from memegauge.errors import InputError
 
     header = run_header(store, name).as_dict()
     found = method(header["method"])

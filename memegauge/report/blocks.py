@@ -14,7 +14,7 @@ from memegauge.engine.store import Store
 from memegauge.images.thumbnail import MemeImage
 from memegauge.images.thumbnail import thumbnail_data_url as thumbnail  # only for runs stored before MemeImage
 from memegauge.records import read_records
-from memegauge.types import MemeGaugeError
+from memegauge.errors import MemeGaugeError
 
 
 # ---- view model ---------------------------------------------------------------------------------

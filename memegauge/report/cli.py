@@ -24,7 +24,7 @@ from collections.abc import Mapping
 import typer
 
 from memegauge.localserver import LOCAL_HOSTS, Response, host_allowed, local_server, serve  # noqa: F401
-from memegauge.types import InputError, MemeGaugeError
+from memegauge.errors import InputError, MemeGaugeError
 
 
 def report_server(page: str, port: int = 0, hosts: tuple[str, ...] = LOCAL_HOSTS) -> ThreadingHTTPServer:

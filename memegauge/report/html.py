@@ -34,7 +34,7 @@ from memegauge.methods import method, methods
 from memegauge.report import build_report, run_header
 from memegauge.report.blocks import Block, Cell, count, data_blocks, table, text
 from memegauge.report.sections import section_blocks
-from memegauge.types import MemeGaugeError
+from memegauge.errors import MemeGaugeError
 
 HERE = Path(__file__).parent
 EMBEDDED_WARNING = ("This run used the embedded offline model, a small local model: its figures show "

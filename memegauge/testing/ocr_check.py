@@ -20,7 +20,7 @@ from PIL import Image
 
 from memegauge.extras import install_hint
 from memegauge.images.erase import Box, as_rgb_array, load_rgb, white_mask
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 _WHERE = "text erasure"
 _NO_TESSERACT_FIX = (

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memegauge.benchmarks.kit.spec import Task
+from memegauge.registry import Registry, code_source
 
 Reader = Callable[[str, list[str], int], Any]
 """An answer kind's reader: (answer text with its edges stripped, the task's classes, the item's number of
@@ -32,25 +33,26 @@ def read_answer(task: Task, text: str, options: int = 0, classes: list[str] | No
     return answer_kind(task.answer)(_EDGE.sub("", text or ""), classes or task.classes, options)
 
 
-ANSWER_KINDS: dict[str, Reader] = {}
-"""Every answer kind by name: the four below, and any a benchmark's module registers."""
+ANSWER_KINDS: Registry[Reader] = Registry("answer kind", "memegauge.answers", Callable, name_of=None)
+"""Every answer kind by name (`memegauge.registry`: a function, one per name): the four below, any a benchmark's
+module registers (`register_answer`), and any an installed package declares as an entry point of group
+``memegauge.answers`` named after it (loaded when a task names it)."""
 
 
 def register_answer(name: str, reader: Reader) -> Reader:
-    """Register an answer kind (a benchmark's module may bring its own); a second kind of one name is refused."""
-    if name in ANSWER_KINDS and ANSWER_KINDS[name] is not reader:
-        raise ValueError(f"answer kind {name!r} is registered twice")
-    ANSWER_KINDS[name] = reader
-    return reader
+    """Register an answer kind (a benchmark's module may bring its own); a second kind of one name is refused
+    (`DuplicatePlugin`, naming both functions)."""
+    return ANSWER_KINDS.register(reader, code_source(reader), name)
 
 
 def answer_kind(name: str) -> Reader:
-    if name not in ANSWER_KINDS:
-        from memegauge.types import InputError  # light
+    found = ANSWER_KINDS.get(name)
+    if found is None:
+        from memegauge.errors import InputError  # light
 
         raise InputError(f"unknown answer kind {name!r}", "answer", f"use one of: {', '.join(ANSWER_KINDS)} (or "
                          "register it in the benchmark's module: answers.register_answer)")
-    return ANSWER_KINDS[name]
+    return found
 
 
 def _yes_no(plain: str, classes: list[str], options: int) -> str | None:

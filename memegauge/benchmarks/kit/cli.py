@@ -13,7 +13,6 @@ The run options are those of every run command (`memegauge.clikit`): `--run`, `-
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +61,7 @@ def eval_command(ctx: typer.Context,
     """Run meme benchmarks (`memegauge eval --list` names them; MemeQA included) on models."""
     from memegauge.benchmarks.kit.entries import eval_entries  # lazy: the registry when the command runs
     from memegauge.clikit import console, finish_all, out, safe, settings, use_budget  # lazy: as above
-    from memegauge.types import InputError  # lazy: as above
+    from memegauge.errors import InputError  # lazy: as above
 
     if list_:
         _list(out, eval_entries())
@@ -100,6 +99,8 @@ def eval_command(ctx: typer.Context,
     if not skip_preflight:  # every model of every run checked once, then asked whether it returns log-probabilities
         _preflight(s, planned)
         _logprob_preflight(s, planned)
+    import asyncio  # lazy: `memegauge --help` imports no asyncio
+
     runs = asyncio.run(_run_all(s, planned))
     store = s.store()
     found = suite_board(store, runs, skipped=list(missing.items()),
@@ -125,7 +126,7 @@ def eval_command(ctx: typer.Context,
 
 def _splits(given: list[str], chosen: list) -> dict[str | None, str]:
     """`--split SPLIT` (key None: every benchmark that has it) and `--split NAME=SPLIT` (that benchmark's)."""
-    from memegauge.types import InputError
+    from memegauge.errors import InputError
 
     out: dict[str | None, str] = {}
     names = {entry.name for entry in chosen}
@@ -143,7 +144,7 @@ def _sets(config: Path | None, sets: list[str] | None, chosen: list) -> dict[str
     import yaml
 
     from memegauge.clikit import overrides
-    from memegauge.types import InputError
+    from memegauge.errors import InputError
 
     given: dict[str, Any] = {}
     if config is not None:
@@ -175,7 +176,7 @@ def _missing(entry, data: Path | None, several: bool) -> str | None:
         from memegauge.data.store import missing_sources
     except ImportError:
         return None
-    from memegauge.types import InputError  # lazy: as in eval_command
+    from memegauge.errors import InputError  # lazy: as in eval_command
 
     try:
         absent = [name for name in (entry.data, *catalogue_entry(entry.data).needs) if missing_sources(name)]
@@ -232,7 +233,7 @@ def _list(out, found) -> None:
 
 
 def _chosen(found, names: list[str], suite: str | None):
-    from memegauge.types import InputError  # lazy: as in eval_command
+    from memegauge.errors import InputError  # lazy: as in eval_command
 
     by_name = {entry.name: entry for entry in found}
     if suite is not None:
@@ -305,6 +306,8 @@ def _logprob_preflight(s, planned) -> None:
         if entry.logprobs():
             for cfg, _, _ in runs:
                 needing.setdefault(cfg.model, []).append(entry.name)
+    import asyncio  # lazy: `memegauge --help` imports no asyncio
+
     for model in asyncio.run(without_logprobs(s.registry(), list(needing), s.store)):
         console.print(safe(f"note: the server of model {model!r} returns no log-probabilities: AUROC of "
                            f"{', '.join(needing[model])} will not be computed (the other figures will)."),
@@ -365,7 +368,7 @@ def suite_board(store, runs: list[str], skipped: list[tuple[str, str]] = (), tit
 def board_page(board, suffix: str) -> str:
     """The leaderboard as a page (.html), CSV or Markdown."""
     from memegauge.report import leaderboard  # lazy: as in eval_command
-    from memegauge.types import InputError  # lazy: as in eval_command
+    from memegauge.errors import InputError  # lazy: as in eval_command
 
     if suffix == ".csv":
         return leaderboard.board_csv(board)

@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 from memegauge.benchmarks.kit.spec import HOOKS_FILE, Benchmark, Task
 from memegauge.data.memesets import ReleaseRow  # the releases' readers' helpers
 from memegauge.files import confined, find_file, read_user_text
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 
 @runtime_checkable

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
+from memegauge.registry import DuplicatePlugin, Registry, code_source
 from memegauge.report.intervals import BOOTSTRAP_ROUNDS, NO_SPREAD, TOO_FEW, Figure, figure, rate
 
 CHUNK = 100  # bootstrap rounds drawn at once
@@ -120,25 +121,29 @@ MetricFunction = Callable[[np.ndarray, np.ndarray, int], Figure]
 """A registered metric: (gold, pred indicator matrices, items × classes; seed) → one figure with its interval and n."""
 KIT_METRICS = ("accuracy", "macro_f1", "per_class", "auroc")
 """Figures the kit computes itself (`task_figures`, and AUROC from the stored probabilities)."""
-METRICS: dict[str, MetricFunction] = {}
-"""Every other metric by name: `type_weighted_f1` below, and any a benchmark's module registers."""
+METRICS: Registry[MetricFunction] = Registry("metric", "memegauge.metrics", Callable, name_of=None)
+"""Every other metric by name (`memegauge.registry`: a function, one per name): `type_weighted_f1` below, any a
+benchmark's module registers (`register_metric`), and any an installed package declares as an entry point of
+group ``memegauge.metrics`` named after it (loaded when a task names it)."""
 
 
 def register_metric(name: str, function: MetricFunction) -> MetricFunction:
-    """Register a metric (a benchmark's module may bring its own); a second one of one name is refused."""
-    if name in KIT_METRICS or (name in METRICS and METRICS[name] is not function):
-        raise ValueError(f"metric {name!r} is registered twice")
-    METRICS[name] = function
-    return function
+    """Register a metric (a benchmark's module may bring its own); a second one of one name, or one named as a
+    figure the kit computes itself, is refused (`DuplicatePlugin`)."""
+    if name in KIT_METRICS:
+        raise DuplicatePlugin(f"metric {name!r} is registered twice: by the benchmark kit and by "
+                              f"{code_source(function)}; rename yours")
+    return METRICS.register(function, code_source(function), name)
 
 
 def metric(name: str) -> MetricFunction:
-    if name not in METRICS:
-        from memegauge.types import InputError  # light
+    found = METRICS.get(name)
+    if found is None:
+        from memegauge.errors import InputError  # light
 
         raise InputError(f"unknown metric {name!r}", "metrics", f"use one of: {', '.join((*KIT_METRICS, *METRICS))} "
                          "(or register it in the benchmark's module: metrics.register_metric)")
-    return METRICS[name]
+    return found
 
 
 def metric_names() -> list[str]:

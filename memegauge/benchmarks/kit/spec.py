@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from memegauge.config import validation_error
 from memegauge.files import parse_yaml
-from memegauge.types import InputError
+from memegauge.errors import InputError
 
 AnswerKind = str
 """An answer kind's registered name (`answers.ANSWER_KINDS`: yes_no, label, letter, labels, and any a benchmark's

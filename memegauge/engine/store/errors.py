@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from memegauge.files import shell_command
-from memegauge.types import ActionableError
+from memegauge.errors import ActionableError
 
 class RunBusy(ActionableError):
     """Another live process is writing this run (exit 1); says who, since when, and what to do."""

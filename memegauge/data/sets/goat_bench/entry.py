@@ -66,7 +66,7 @@ def _local(part: Path, img: str) -> str:
 
 
 def _zipped(archive: Path, task: str, folder: Path) -> list[ReleaseRow]:
-    from memegauge.types import InputError  # light; kept out of the descriptor's import
+    from memegauge.errors import InputError  # light; kept out of the descriptor's import
 
     if not archive.is_file():
         raise InputError(f"GOAT-Bench's {task} part not found: {archive}", str(folder),

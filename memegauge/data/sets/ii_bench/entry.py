@@ -25,7 +25,7 @@ def rows(folder: Path, split: str) -> list[ReleaseRow]:
     difficulty, domain, emotion, rhetoric, explanation, local_path. A row without an answer (the test split as
     released for the challenge may carry none) has answer None, said."""
     from memegauge.data.memesets import parquet_rows, picture_file  # lazy: pyarrow when read
-    from memegauge.types import InputError  # light
+    from memegauge.errors import InputError  # light
 
     files = sorted(folder.glob(f"data/{split}-*.parquet"))
     if not files:

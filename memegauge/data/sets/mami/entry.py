@@ -31,7 +31,7 @@ def rows(folder: Path, split: str) -> list[ReleaseRow]:
     (the types flagged 1, sub-task B; [] for none).
     A test row without a well-formed line in test_labels.txt has no labels, said ("no line in test_labels.txt",
     "malformed line in test_labels.txt"); never read half."""
-    from memegauge.types import InputError  # light; kept out of the descriptor's import
+    from memegauge.errors import InputError  # light; kept out of the descriptor's import
 
     name = TABLES[split]
     table = folder / name if (folder / name).is_file() else next(iter(sorted(folder.rglob(name))), None)
