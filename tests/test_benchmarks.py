@@ -481,6 +481,39 @@ def test_each_data_sets_converted_meme_set_and_its_benchmark_count_the_same_rows
     report, _, _ = run_of(tmp, world[1], "harmeme", "harm-p/train", harm)
     assert len(memes) == len(entry("harmeme").rows(harm, "harm-p/train")) == report["tasks"]["harmful"]["rows"] == 27
     assert next(m for m in memes if m["id"] == "memes_326")["labels"] == []  # no harm label: none converted
+    assert not (harm / "converted" / "harm-p-train.unreadable.txt").exists()
+
+
+def test_a_truncated_line_is_counted_by_the_benchmark_and_the_conversion_and_the_rest_is_asked(world):
+    """A release with one line cut short (HarMeme train_v1.jsonl:8), one whose `labels` is not a list, and one
+    with an unknown harm label: the run asks every other row and reports each under its own reason and line; the
+    converted meme set plus its list of unreadable lines count the benchmark's rows (issue 49)."""
+    from memegauge.data.catalogue import entry
+
+    tmp, server = world
+    harm = tmp / "harmeme-installed"
+    harm_p(harm)
+    path = harm / "annotations" / "HarMeme_V1" / "Annotations" / "Harm-P" / "train_v1.jsonl"
+    lines = path.read_text().splitlines()
+    lines[7] = lines[7][:66]  # line 8 cut short, as a download stopped mid-line leaves it
+    lines[9] = json.dumps({"id": "memes_900", "image": "memes_900.png", "labels": "very harmful", "text": "t"})
+    lines[10] = json.dumps({**json.loads(lines[10]), "id": "memes_901", "labels": ["extremely harmful", "individual"]})
+    path.write_text("\n".join(lines) + "\n")
+    entry("harmeme").convert(harm)
+    memes = (harm / "converted" / "harm-p-train.jsonl").read_text().splitlines()
+    unreadable = (harm / "converted" / "harm-p-train.unreadable.txt").read_text().splitlines()
+    assert [line.split("\t")[0] for line in unreadable] == [f"{path}:8", f"{path}:10"]
+    report, answers, _ = run_of(tmp, server, "harmeme", "harm-p/train", harm)
+    task = report["tasks"]["harmful"]
+    assert len(memes) + len(unreadable) == task["rows"] == 27
+    try:
+        json.loads(lines[7])
+    except json.JSONDecodeError as exc:
+        said = f"unreadable line (train_v1.jsonl:8: invalid JSON: {exc.msg} (column {exc.colno}))"
+    assert task["left_out"] == {said: 1, "unreadable line (train_v1.jsonl:10: 'labels' is not a list of texts)": 1,
+                                "unknown harm label 'extremely harmful'": 1, "no harm label": 1}
+    assert task["asked"] == 27 - 4 == len({a["item"] for a in answers if a["task"] == "harmful"})
+    assert "memes_901" not in {a["item"] for a in answers}  # not asked, not a target either
 
 
 FIFTH = """name: fifth

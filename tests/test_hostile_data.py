@@ -394,7 +394,9 @@ def test_a_full_disk_or_a_read_only_folder_is_one_message_for_every_command(env,
 
 
 @pytest.mark.parametrize("rows, where, message", [
-    ('{"id": 1, "img": "img/1.png", "label": 0}\n{"id": 2, "img": \n', "train.jsonl:2", "invalid JSON"),
+    ('{"id": 2, "img": \n', "train.jsonl:1", "invalid JSON"),  # the file's only line: not the release's JSONL
+    ('{"id": 1, "img": "img/1.png", "label": 0}\n{"id": 2, "img": \n[3]\n', "train.jsonl:2",
+     "2 of 3 lines cannot be read"),  # more than half its lines: the whole file refused
     ('{"id": 1, "img": "img/1.png", "label": 0}\n\n{"id": 2, "label": 1}\n', "train.jsonl:3", "has no picture"),
     ('[1, 2]\n', "train.jsonl:1", "not a JSON object"),
     ('{"id": 1, "img": "/etc/passwd", "label": 0}\n', "train.jsonl:1", "leaves the release's folder"),
@@ -411,6 +413,29 @@ def test_every_row_error_of_a_users_copy_is_one_message_naming_file_and_line(tmp
     assert where in str(caught.value)
     with pytest.raises(InputError, match="not installed"):
         installed_dir("fhm")
+
+
+def test_one_unreadable_line_of_a_users_copy_is_listed_and_the_rest_imported(tmp_path, monkeypatch):
+    """A line cut short, a line that is no object and a row whose `label` is an object, among readable rows: the
+    copy is imported, those three lines listed (FILE:LINE and why) beside the meme set, the other rows converted
+    (issue 49: a row the reader cannot interpret is counted, never a crash, never a silent skip)."""
+    from memegauge.data.catalogue import entry
+
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "data"))
+    good = "".join(json.dumps({"id": i, "img": "img/1.png", "label": i % 2}) + "\n" for i in range(5))
+    release = _release(tmp_path / "release", good + '{"id": 7, "img": \n[3]\n{"id": 8, "img": "img/1.png", '
+                                                   '"label": {"x": 1}}\n')
+    import_copy("fhm", release, say=lambda text: None)
+    converted = installed_dir("fhm") / "converted"
+    assert len((converted / "train.jsonl").read_text().splitlines()) == 5
+    listed = (converted / "train.unreadable.txt").read_text().splitlines()
+    assert [line.split("\t")[0].rsplit("/", 1)[-1] for line in listed] == ["train.jsonl:6", "train.jsonl:7",
+                                                                          "train.jsonl:8"]
+    assert listed[0].endswith("(train.jsonl:6: invalid JSON: Expecting value (column 18))")
+    assert listed[1].endswith("(train.jsonl:7: the line is list, not a JSON object)")
+    assert listed[2].endswith("(train.jsonl:8: 'label' is dict, not text or a number)")
+    released = entry("fhm").rows(installed_dir("fhm") / "fhm", "train")
+    assert len(released) == 8 and [r.unreadable != "" for r in released].count(True) == 3
 
 
 def test_confined_keeps_paths_inside_the_release(tmp_path):

@@ -18,8 +18,8 @@ from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 from memegauge.benchmarks.kit.spec import HOOKS_FILE, Benchmark, Task
-from memegauge.data.memesets import ReleaseRow  # the releases' readers' helpers
-from memegauge.files import confined, find_file, read_user_text
+from memegauge.data.memesets import MissingFile, ReleaseRow  # the releases' readers' helpers
+from memegauge.files import confined, find_file, printable, read_user_text
 from memegauge.types import InputError
 
 
@@ -146,7 +146,13 @@ def release_rows(spec: Benchmark, source: Path, split: str, module: ModuleType |
         if reader is None:
             raise InputError(f"data set {spec.data!r} has no row reader", spec.name,
                              "set the YAML's `read:` fields instead of `rows: catalogue`")
-        return reader(source, split)
+        try:
+            return reader(source, split)
+        except MissingFile as exc:  # the split asked is not in this copy: name those that are
+            present = [name for name, file in spec.splits.items() if (source / file).is_file()]
+            raise InputError(exc.what, exc.where, f"{spec.name}'s splits are {', '.join(spec.splits)}; this copy "
+                             f"({printable(source)}) holds {', '.join(present) or 'none of them'}: "
+                             "pick one with --split, or give --data the folder holding the split's file") from None
     if module is not None and isinstance(module, BenchmarkModule):
         return module.rows(source, split, spec)
     return _generic(spec, source, split)
@@ -203,6 +209,8 @@ def _item(spec: Benchmark, tasks: dict[str, Task], source: Path, row: ReleaseRow
           seen: set[str]) -> tuple[Item | None, dict[str, str]]:
     """The row as an item and, per task of its own it is not asked, why (an item asked no task is None)."""
     tasks = {name: task for name, task in tasks.items() if task.gold in row.labels or name in row.labels}
+    if row.unreadable:  # a line the reader could not interpret: counted under its reason and line
+        return None, dict.fromkeys(tasks, row.unreadable)
     if row.id in ("", "None"):
         return None, dict.fromkeys(tasks, "no id")
     if row.id in seen:
