@@ -864,3 +864,42 @@ def test_mami_imported_by_memegauge_data_is_read_by_name(world):
     assert report["tasks"]["misogynous"]["answered"] == want["n"] == 15  # 16 rows, one malformed label line
     assert report["tasks"]["misogynous"]["left_out"] == {"malformed line in test_labels.txt": 1}
     assert report["tasks"]["misogynous"]["accuracy"]["value"] == pytest.approx(want["accuracy"], rel=1e-9)
+
+
+def test_the_answers_parquet_types_classes_as_list_of_strings_for_yes_no_and_multi_class_runs(world):
+    """`export RUN --table answers --format parquet`: `classes` is list<string> whether the benchmark's items
+    carry none (FHM, yes/no: every row []) or their own (MemeLens), so the files of two runs concatenate
+    (it was list<null> for a yes/no run; issue 49)."""
+    tmp, server = world
+    fhm(tmp / "fhm", 6)
+    cli(tmp, "eval", "fhm", "--model", "tsrv", "--split", "dev_seen", "--data", str(tmp / "fhm"))
+    split = memelens(tmp / "memelens")
+    cli(tmp, "eval", "memelens", "--model", "tsrv", "--split", split, "--data", str(tmp / "memelens"))
+    tables = {}
+    for run in json.loads(cli(tmp, "runs", "--json").stdout):
+        out = tmp / f"{run['method']}.parquet"
+        cli(tmp, "export", run["name"], "--table", "answers", "--format", "parquet", "--out", str(out))
+        tables[run["method"]] = pyarrow_parquet.read_table(out)
+    kinds = {m: t.schema.field("classes").type for m, t in tables.items()}
+    assert set(kinds) == {"fhm", "memelens"}
+    assert all(pyarrow.types.is_list(k) and k.value_type == pyarrow.string() for k in kinds.values()), kinds
+    assert set(map(tuple, tables["fhm"].column("classes").to_pylist())) == {()}
+    assert any(tables["memelens"].column("classes").to_pylist())
+    joined = pyarrow.concat_tables([tables["fhm"].select(["item", "classes"]),
+                                    tables["memelens"].select(["item", "classes"])])
+    assert joined.num_rows == sum(t.num_rows for t in tables.values())
+
+
+def test_a_split_whose_file_is_missing_names_the_splits_the_copy_holds(world):
+    """`eval harmeme --split harm-c/train` on a copy holding Harm-P only: one message naming the missing file,
+    the benchmark's splits and those this copy holds (it said "cannot read the file (No such file or directory)",
+    fix "check the path"; issue 49)."""
+    tmp, _ = world
+    harm_p(tmp / "harm")
+    done = cli(tmp, "eval", "harmeme", "--model", "tsrv", "--split", "harm-c/train", "--data", str(tmp / "harm"),
+               check=False)
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert "the release's file is not in the copy" in said and "Harm-C/train.jsonl" in said
+    assert "harmeme's splits are harm-c/test, harm-c/val, harm-c/train, harm-p/test, harm-p/val, harm-p/train" in said
+    assert "holds harm-p/train" in said and "No such file" not in said

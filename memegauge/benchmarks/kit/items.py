@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 from memegauge.benchmarks.kit.spec import HOOKS_FILE, Benchmark, Task
-from memegauge.data.memesets import MissingFile, ReleaseRow  # the releases' readers' helpers
+from memegauge.data.memesets import MissingFile, ReleaseRow, release_jsonl  # the releases' readers' helpers
 from memegauge.files import confined, find_file, printable, read_user_text
 from memegauge.types import InputError
 
@@ -189,20 +189,28 @@ def _json(text: str, where: str) -> Any:
 
 
 def _generic(spec: Benchmark, source: Path, split: str) -> list[ReleaseRow]:
+    """The YAML's `read:` fields applied to each row; a JSONL file's unreadable line is counted as left out
+    (`release_jsonl`: more than half of them, the file is refused)."""
     read = spec.read
-    found = []
-    for where, r in rows(split_file(spec, source, split), read.format):
-        image = r.get(read.image) if read.image else None
-        found.append(ReleaseRow(
-            where=where, id=str(r.get(read.id) if r.get(read.id) is not None else ""),
-            text=str(r.get(read.text) or "") if read.text else "",
-            # a release's picture path stays inside the release (`../`, /etc/passwd)
-            picture=confined(source, f"{read.image_dir}/{image}" if read.image_dir else str(image), where)
-            if image not in (None, "") else None,
-            labels={t.gold: r.get(t.gold) for t in spec.tasks.values()},
-            groups={g: str(r[g]) for t in spec.tasks.values() for g in t.groups if r.get(g) not in (None, "")},
-            extra={**r, **({"options": r.get(read.options)} if read.options else {})}))
-    return found
+    path = split_file(spec, source, split)
+    if read.format == "jsonl":
+        golds = [t.gold for t in spec.tasks.values()]
+        return release_jsonl(path, golds, lambda where, r: _generic_row(spec, source, where, r))
+    return [_generic_row(spec, source, where, r) for where, r in rows(path, read.format)]
+
+
+def _generic_row(spec: Benchmark, source: Path, where: str, r: dict[str, Any]) -> ReleaseRow:
+    read = spec.read
+    image = r.get(read.image) if read.image else None
+    return ReleaseRow(
+        where=where, id=str(r.get(read.id) if r.get(read.id) is not None else ""),
+        text=str(r.get(read.text) or "") if read.text else "",
+        # a release's picture path stays inside the release (`../`, /etc/passwd)
+        picture=confined(source, f"{read.image_dir}/{image}" if read.image_dir else str(image), where)
+        if image not in (None, "") else None,
+        labels={t.gold: r.get(t.gold) for t in spec.tasks.values()},
+        groups={g: str(r[g]) for t in spec.tasks.values() for g in t.groups if r.get(g) not in (None, "")},
+        extra={**r, **({"options": r.get(read.options)} if read.options else {})})
 
 
 def _item(spec: Benchmark, tasks: dict[str, Task], source: Path, row: ReleaseRow,
