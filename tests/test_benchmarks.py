@@ -11,6 +11,7 @@ import io
 import json
 import os
 import shutil
+import re
 import subprocess
 import sys
 import zipfile
@@ -903,3 +904,26 @@ def test_a_split_whose_file_is_missing_names_the_splits_the_copy_holds(world):
     assert "the release's file is not in the copy" in said and "Harm-C/train.jsonl" in said
     assert "harmeme's splits are harm-c/test, harm-c/val, harm-c/train, harm-p/test, harm-p/val, harm-p/train" in said
     assert "holds harm-p/train" in said and "No such file" not in said
+
+
+def test_docs_say_which_runs_have_which_export_tables_for_every_benchmark_eval_offers():
+    """docs/benchmarks.md's table of export tables: each `eval NAME` it names has exactly the tables it lists
+    (as `memegauge export` offers them), and it names every benchmark `memegauge eval --list` offers (a MemeQA
+    run has `questions`, not `answers`; issue 49)."""
+    from memegauge.export import tables_of
+
+    text = (Path(__file__).parent.parent / "docs" / "benchmarks.md").read_text()
+    block = text[text.index("| a run of | its tables |"):]
+    said = {}
+    for line in block.splitlines()[2:]:
+        if not line.strip().startswith("|"):
+            break
+        runs, tables = line.strip().strip("|").split("|")
+        for name in re.findall(r"`eval ([\w-]+)`", runs):
+            said[name] = set(re.findall(r"`(\w+)`", tables))
+    offered = [line.split(":")[0] for line in subprocess.run([*CLI, "eval", "--list"], capture_output=True,
+                                                              text=True, timeout=120).stdout.splitlines()
+               if line and not line.startswith(" ")]
+    assert sorted(said) == sorted(offered) and "memeqa" in said
+    assert {name: set(tables_of(name)) for name in said} == said
+    assert "answers" not in said["memeqa"]
