@@ -496,7 +496,7 @@ def test_a_truncated_line_is_counted_by_the_benchmark_and_the_conversion_and_the
     harm_p(harm)
     path = harm / "annotations" / "HarMeme_V1" / "Annotations" / "Harm-P" / "train_v1.jsonl"
     lines = path.read_text().splitlines()
-    lines[7] = lines[7][:66]  # line 8 cut short, as a download stopped mid-line leaves it
+    lines[7] = lines[7][:68]  # line 8 cut short after its harm label, as a download stopped mid-line leaves it
     lines[9] = json.dumps({"id": "memes_900", "image": "memes_900.png", "labels": "very harmful", "text": "t"})
     lines[10] = json.dumps({**json.loads(lines[10]), "id": "memes_901", "labels": ["extremely harmful", "individual"]})
     path.write_text("\n".join(lines) + "\n")
@@ -507,10 +507,8 @@ def test_a_truncated_line_is_counted_by_the_benchmark_and_the_conversion_and_the
     report, answers, _ = run_of(tmp, server, "harmeme", "harm-p/train", harm)
     task = report["tasks"]["harmful"]
     assert len(memes) + len(unreadable) == task["rows"] == 27
-    try:
-        json.loads(lines[7])
-    except json.JSONDecodeError as exc:
-        said = f"unreadable line (train_v1.jsonl:8: invalid JSON: {exc.msg} (column {exc.colno}))"
+    said = "unreadable line (train_v1.jsonl:8: invalid JSON: Expecting ',' delimiter (column 69))"  # docs/benchmarks.md
+    assert said in (Path(__file__).parent.parent / "docs" / "benchmarks.md").read_text().replace("\n", " ")
     assert task["left_out"] == {said: 1, "unreadable line (train_v1.jsonl:10: 'labels' is not a list of texts)": 1,
                                 "unknown harm label 'extremely harmful'": 1, "no harm label": 1}
     assert task["asked"] == 27 - 4 == len({a["item"] for a in answers if a["task"] == "harmful"})
