@@ -899,7 +899,7 @@ def test_a_split_whose_file_is_missing_names_the_splits_the_copy_holds(world):
                check=False)
     said = done.stdout + done.stderr
     assert done.returncode == 2, said
-    assert "the release's file is not in the copy" in said and "Harm-C/train.jsonl" in said
+    assert "the release's file for this split is not in the copy" in said and "Harm-C/train.jsonl" in said
     assert "harmeme's splits are harm-c/test, harm-c/val, harm-c/train, harm-p/test, harm-p/val, harm-p/train" in said
     assert "holds harm-p/train" in said and "No such file" not in said
 

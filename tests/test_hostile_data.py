@@ -541,3 +541,31 @@ def test_a_picture_linked_out_of_a_data_folder_is_refused_and_a_link_inside_it_i
     linked = tmp_path / "linked-release"
     linked.symlink_to(release)  # a release folder that is itself a link is followed
     assert confined(linked, "img/1.png", "w") == linked / "img" / "1.png"
+
+
+def test_a_bad_line_inside_a_goat_bench_zip_is_counted_with_its_line_and_the_rest_read(tmp_path, monkeypatch):
+    """GOAT-Bench's zipped JSONL listing (test/TASK.zip as the Hub keeps it): a line cut short and a row whose
+    `label` is a list are rows of their own marked unreadable (listing and line), the others read; it was a
+    bare JSONDecodeError traceback (issue 49)."""
+    import zipfile
+
+    from memegauge.data.catalogue import entry
+
+    monkeypatch.setenv("MEMEGAUGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "test").mkdir()
+    for task in ("hatefulness", "misogyny", "offensiveness", "sarcasm", "harmfulness"):
+        good = [json.dumps({"id": f"{i}", "img": f"{i}.png", "label": str(i % 2), "text": "t"}) for i in range(4)]
+        with zipfile.ZipFile(tmp_path / "test" / f"{task}.zip", "w") as z:
+            z.writestr(f"{task}/test.jsonl", "\n".join(good[:2] + ['{"id": "9", "img": "9.p', good[2],
+                                                                   '{"id": "8", "label": ["1"]}', good[3]]) + "\n")
+            for i in range(4):
+                z.writestr(f"{task}/images/{i}.png", _png())
+    released = entry("goat-bench").rows(tmp_path, "test")
+    assert len(released) == 5 * 6
+    bad = [r for r in released if r.unreadable]
+    assert sorted(list(r.labels.items()) for r in bad) == sorted(
+        [(task, None)] for task in ("hatefulness", "misogyny", "offensiveness", "sarcasm", "harmfulness") * 2)
+    assert bad[0].unreadable.startswith("unreadable line (test.jsonl:3: invalid JSON: Unterminated string")
+    assert bad[1].unreadable == "unreadable line (test.jsonl:5: 'label' is list, not text or a number)"
+    assert all(r.id for r in released if not r.unreadable)

@@ -152,7 +152,7 @@ def release_jsonl(path: Path, fields: Iterable[str], make: Callable[[str, Row], 
     text in its encoding stops at `read_user_text`, before any line. `text`: the file's content when it is
     not on disk (a listing inside a zip)."""
     if text is None and not Path(path).is_file():
-        raise MissingFile(f"the release's file is not in the copy: {printable(path)}", str(path),
+        raise MissingFile("the release's file for this split is not in the copy", str(path),
                           "give the release's folder as released (its splits' files in place)")
     out, bad = [], []
     for where, value, problem in jsonl_lines(read_user_text(path) if text is None else text, str(path)):
