@@ -46,8 +46,9 @@ class ExportTable:
     describe: str
     rows: Callable[[Store, dict[str, Any]], Rows]
     columns: tuple[str, ...] = ()
-    types: tuple[tuple[str, str], ...] = ()  # (column, pyarrow type: float64, string, bool, int64) for Parquet, so a
-    # column keeps its type in a run where it has no value (P(positive) without log-probabilities: float64, not text)
+    types: tuple[tuple[str, str], ...] = ()  # (column, pyarrow type: float64, string, bool_, int64, list<string>) for
+    # Parquet, so a column keeps its type in a run where it has no value (P(positive) without log-probabilities:
+    # float64, not text; a yes/no benchmark's `classes`, all [], list<string> as a multi-class one's)
 
 
 def record_columns(record: type[Record], *score: str) -> tuple[str, ...]:
@@ -157,10 +158,17 @@ def write_parquet(rows: Rows, path: Path, empty: list[str] | None = None,
         raise InputError("Parquet export needs pyarrow (not installed)", "--format parquet",
                          f"{install_hint('pandas')}, or use --format csv or jsonl") from None
     columns = _columns(rows, empty)
-    typed = {c: getattr(pa, kind)() for c, kind in types}
+    typed = {c: _arrow_type(pa, kind) for c, kind in types}
     table = pa.table({c: pa.array([row.get(c) for row in rows], typed[c]) if c in typed else
                       _parquet_column(c, [row.get(c) for row in rows]) for c in columns})
     write_atomic(path, lambda tmp: pq.write_table(table, tmp))
+
+
+def _arrow_type(pa: Any, kind: str) -> Any:
+    """A pyarrow type by name: ``float64``, ``string``, ``bool_``, ``int64`` …, or ``list<KIND>``."""
+    if kind.startswith("list<") and kind.endswith(">"):
+        return pa.list_(_arrow_type(pa, kind[5:-1]))
+    return getattr(pa, kind)()
 
 
 def _parquet_column(name: str, values: list[Any]) -> Any:
@@ -174,6 +182,8 @@ def _parquet_column(name: str, values: list[Any]) -> Any:
         return pa.array([None if v is None else _utc(v) for v in values], stamp)
     if all(v is None for v in values):  # no value to type it by (an empty table, a field never set): text
         return pa.array(values, pa.string())
+    if all(v is None or v == [] for v in values):  # lists with no element to type them by: list<string>, not
+        return pa.array(values, pa.list_(pa.string()))  # list<null>, which readers cannot append a run to
     if all(_scalar_or_flat_list(v) for v in values):
         try:
             return pa.array(values)

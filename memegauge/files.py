@@ -162,10 +162,23 @@ def jsonl_rows(path: Path | str, fix: str) -> Iterator[tuple[str, Any]]:
     """(FILE:LINE, value) for every non-blank line of a user's JSONL file (`read_user_text`), each line
     parsed by `parse_json` with `fix` as the fix of a bad one. Split on "\n" only: str.splitlines() would
     also break at U+2028 and friends, which JSON strings may legally contain unescaped."""
-    for number, line in enumerate(read_user_text(path).split("\n"), start=1):
+    for where, value, problem in jsonl_lines(read_user_text(path), str(path)):
+        if problem:
+            raise InputError(problem, where, fix)
+        yield where, value
+
+
+def jsonl_lines(text: str, name: str) -> Iterator[tuple[str, Any, str]]:
+    """(NAME:LINE, value, problem) for every non-blank line of JSONL `text`: problem is "" for a line that
+    parsed, else what `parse_json` says is wrong with it (value None), so a reader may count a bad line
+    instead of stopping at it (`memegauge.data.memesets.release_jsonl`)."""
+    for number, line in enumerate(text.split("\n"), start=1):
         if line.strip():
-            where = f"{path}:{number}"
-            yield where, parse_json(line, where, fix)
+            where = f"{name}:{number}"
+            try:
+                yield where, parse_json(line, where, ""), ""
+            except InputError as exc:
+                yield where, None, exc.what
 
 
 class Row(dict):

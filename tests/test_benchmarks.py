@@ -11,6 +11,7 @@ import io
 import json
 import os
 import shutil
+import re
 import subprocess
 import sys
 import zipfile
@@ -481,6 +482,37 @@ def test_each_data_sets_converted_meme_set_and_its_benchmark_count_the_same_rows
     report, _, _ = run_of(tmp, world[1], "harmeme", "harm-p/train", harm)
     assert len(memes) == len(entry("harmeme").rows(harm, "harm-p/train")) == report["tasks"]["harmful"]["rows"] == 27
     assert next(m for m in memes if m["id"] == "memes_326")["labels"] == []  # no harm label: none converted
+    assert not (harm / "converted" / "harm-p-train.unreadable.txt").exists()
+
+
+def test_a_truncated_line_is_counted_by_the_benchmark_and_the_conversion_and_the_rest_is_asked(world):
+    """A release with one line cut short (HarMeme train_v1.jsonl:8), one whose `labels` is not a list, and one
+    with an unknown harm label: the run asks every other row and reports each under its own reason and line; the
+    converted meme set plus its list of unreadable lines count the benchmark's rows (issue 49)."""
+    from memegauge.data.catalogue import entry
+
+    tmp, server = world
+    harm = tmp / "harmeme-installed"
+    harm_p(harm)
+    path = harm / "annotations" / "HarMeme_V1" / "Annotations" / "Harm-P" / "train_v1.jsonl"
+    lines = path.read_text().splitlines()
+    lines[7] = lines[7][:68]  # line 8 cut short after its harm label, as a download stopped mid-line leaves it
+    lines[9] = json.dumps({"id": "memes_900", "image": "memes_900.png", "labels": "very harmful", "text": "t"})
+    lines[10] = json.dumps({**json.loads(lines[10]), "id": "memes_901", "labels": ["extremely harmful", "individual"]})
+    path.write_text("\n".join(lines) + "\n")
+    entry("harmeme").convert(harm)
+    memes = (harm / "converted" / "harm-p-train.jsonl").read_text().splitlines()
+    unreadable = (harm / "converted" / "harm-p-train.unreadable.txt").read_text().splitlines()
+    assert [line.split("\t")[0] for line in unreadable] == [f"{path}:8", f"{path}:10"]
+    report, answers, _ = run_of(tmp, server, "harmeme", "harm-p/train", harm)
+    task = report["tasks"]["harmful"]
+    assert len(memes) + len(unreadable) == task["rows"] == 27
+    said = "unreadable line (train_v1.jsonl:8: invalid JSON: Expecting ',' delimiter (column 69))"  # docs/benchmarks.md
+    assert said in (Path(__file__).parent.parent / "docs" / "benchmarks.md").read_text().replace("\n", " ")
+    assert task["left_out"] == {said: 1, "unreadable line (train_v1.jsonl:10: 'labels' is not a list of texts)": 1,
+                                "unknown harm label 'extremely harmful'": 1, "no harm label": 1}
+    assert task["asked"] == 27 - 4 == len({a["item"] for a in answers if a["task"] == "harmful"})
+    assert "memes_901" not in {a["item"] for a in answers}  # not asked, not a target either
 
 
 FIFTH = """name: fifth
@@ -831,3 +863,65 @@ def test_mami_imported_by_memegauge_data_is_read_by_name(world):
     assert report["tasks"]["misogynous"]["answered"] == want["n"] == 15  # 16 rows, one malformed label line
     assert report["tasks"]["misogynous"]["left_out"] == {"malformed line in test_labels.txt": 1}
     assert report["tasks"]["misogynous"]["accuracy"]["value"] == pytest.approx(want["accuracy"], rel=1e-9)
+
+
+def test_the_answers_parquet_types_classes_as_list_of_strings_for_yes_no_and_multi_class_runs(world):
+    """`export RUN --table answers --format parquet`: `classes` is list<string> whether the benchmark's items
+    carry none (FHM, yes/no: every row []) or their own (MemeLens), so the files of two runs concatenate
+    (it was list<null> for a yes/no run; issue 49)."""
+    tmp, server = world
+    fhm(tmp / "fhm", 6)
+    cli(tmp, "eval", "fhm", "--model", "tsrv", "--split", "dev_seen", "--data", str(tmp / "fhm"))
+    split = memelens(tmp / "memelens")
+    cli(tmp, "eval", "memelens", "--model", "tsrv", "--split", split, "--data", str(tmp / "memelens"))
+    tables = {}
+    for run in json.loads(cli(tmp, "runs", "--json").stdout):
+        out = tmp / f"{run['method']}.parquet"
+        cli(tmp, "export", run["name"], "--table", "answers", "--format", "parquet", "--out", str(out))
+        tables[run["method"]] = pyarrow_parquet.read_table(out)
+    kinds = {m: t.schema.field("classes").type for m, t in tables.items()}
+    assert set(kinds) == {"fhm", "memelens"}
+    assert all(pyarrow.types.is_list(k) and k.value_type == pyarrow.string() for k in kinds.values()), kinds
+    assert set(map(tuple, tables["fhm"].column("classes").to_pylist())) == {()}
+    assert any(tables["memelens"].column("classes").to_pylist())
+    joined = pyarrow.concat_tables([tables["fhm"].select(["item", "classes"]),
+                                    tables["memelens"].select(["item", "classes"])])
+    assert joined.num_rows == sum(t.num_rows for t in tables.values())
+
+
+def test_a_split_whose_file_is_missing_names_the_splits_the_copy_holds(world):
+    """`eval harmeme --split harm-c/train` on a copy holding Harm-P only: one message naming the missing file,
+    the benchmark's splits and those this copy holds (it said "cannot read the file (No such file or directory)",
+    fix "check the path"; issue 49)."""
+    tmp, _ = world
+    harm_p(tmp / "harm")
+    done = cli(tmp, "eval", "harmeme", "--model", "tsrv", "--split", "harm-c/train", "--data", str(tmp / "harm"),
+               check=False)
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert "the release's file for this split is not in the copy" in said and "Harm-C/train.jsonl" in said
+    assert "harmeme's splits are harm-c/test, harm-c/val, harm-c/train, harm-p/test, harm-p/val, harm-p/train" in said
+    assert "holds harm-p/train" in said and "No such file" not in said
+
+
+def test_docs_say_which_runs_have_which_export_tables_for_every_benchmark_eval_offers():
+    """docs/benchmarks.md's table of export tables: each `eval NAME` it names has exactly the tables it lists
+    (as `memegauge export` offers them), and it names every benchmark `memegauge eval --list` offers (a MemeQA
+    run has `questions`, not `answers`; issue 49)."""
+    from memegauge.export import tables_of
+
+    text = (Path(__file__).parent.parent / "docs" / "benchmarks.md").read_text()
+    block = text[text.index("| a run of | its tables |"):]
+    said = {}
+    for line in block.splitlines()[2:]:
+        if not line.strip().startswith("|"):
+            break
+        runs, tables = line.strip().strip("|").split("|")
+        for name in re.findall(r"`eval ([\w-]+)`", runs):
+            said[name] = set(re.findall(r"`(\w+)`", tables))
+    offered = [line.split(":")[0] for line in subprocess.run([*CLI, "eval", "--list"], capture_output=True,
+                                                              text=True, timeout=120).stdout.splitlines()
+               if line and not line.startswith(" ")]
+    assert sorted(said) == sorted(offered) and "memeqa" in said
+    assert {name: set(tables_of(name)) for name in said} == said
+    assert "answers" not in said["memeqa"]

@@ -79,3 +79,23 @@ def test_memelens_jsonl_layout_reads_val_jsonl_as_the_validation_split_and_confi
     listing.write_text(json.dumps({"id": "x", "image": "../../../../etc/passwd", "label": "harmful"}) + "\n")
     with pytest.raises(InputError, match="leaves the release's folder"):
         rows(tmp_path, "validation")
+
+
+def test_memelens_jsonl_layout_counts_an_unreadable_line_and_keeps_the_configs_classes(tmp_path):
+    """A line cut short in one config's test.jsonl and one in its train.jsonl: each is a row marked unreadable
+    (file and line), the others read, and the classes still come from every readable row (issue 49)."""
+    from memegauge.data.sets.memelens.entry import rows
+
+    memelens_jsonl(tmp_path)
+    folder = tmp_path / "en" / "Harmful_en__HarMeme"
+    for name, n in (("test.jsonl", 2), ("train.jsonl", 1)):
+        lines = (folder / name).read_text().splitlines()
+        lines[n] = lines[n][:30]
+        (folder / name).write_text("\n".join(lines) + "\n")
+    found = [r for r in rows(tmp_path, "test") if r.where.startswith(str(folder))]
+    assert len(found) == 10
+    [bad] = [r for r in found if r.unreadable]
+    assert bad.where == f"{folder / 'test.jsonl'}:3" and bad.labels == {"label": None}
+    assert bad.unreadable.startswith("unreadable line (test.jsonl:3: invalid JSON: ")
+    assert all(r.extra["classes"] == sorted(JSONL_CONFIGS["Harmful_en__HarMeme"][1]) for r in found
+               if not r.unreadable)

@@ -394,7 +394,9 @@ def test_a_full_disk_or_a_read_only_folder_is_one_message_for_every_command(env,
 
 
 @pytest.mark.parametrize("rows, where, message", [
-    ('{"id": 1, "img": "img/1.png", "label": 0}\n{"id": 2, "img": \n', "train.jsonl:2", "invalid JSON"),
+    ('{"id": 2, "img": \n', "train.jsonl:1", "invalid JSON"),  # the file's only line: not the release's JSONL
+    ('{"id": 1, "img": "img/1.png", "label": 0}\n{"id": 2, "img": \n[3]\n', "train.jsonl:2",
+     "2 of 3 lines cannot be read"),  # more than half its lines: the whole file refused
     ('{"id": 1, "img": "img/1.png", "label": 0}\n\n{"id": 2, "label": 1}\n', "train.jsonl:3", "has no picture"),
     ('[1, 2]\n', "train.jsonl:1", "not a JSON object"),
     ('{"id": 1, "img": "/etc/passwd", "label": 0}\n', "train.jsonl:1", "leaves the release's folder"),
@@ -411,6 +413,29 @@ def test_every_row_error_of_a_users_copy_is_one_message_naming_file_and_line(tmp
     assert where in str(caught.value)
     with pytest.raises(InputError, match="not installed"):
         installed_dir("fhm")
+
+
+def test_one_unreadable_line_of_a_users_copy_is_listed_and_the_rest_imported(tmp_path, monkeypatch):
+    """A line cut short, a line that is no object and a row whose `label` is an object, among readable rows: the
+    copy is imported, those three lines listed (FILE:LINE and why) beside the meme set, the other rows converted
+    (issue 49: a row the reader cannot interpret is counted, never a crash, never a silent skip)."""
+    from memegauge.data.catalogue import entry
+
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "data"))
+    good = "".join(json.dumps({"id": i, "img": "img/1.png", "label": i % 2}) + "\n" for i in range(5))
+    release = _release(tmp_path / "release", good + '{"id": 7, "img": \n[3]\n{"id": 8, "img": "img/1.png", '
+                                                   '"label": {"x": 1}}\n')
+    import_copy("fhm", release, say=lambda text: None)
+    converted = installed_dir("fhm") / "converted"
+    assert len((converted / "train.jsonl").read_text().splitlines()) == 5
+    listed = (converted / "train.unreadable.txt").read_text().splitlines()
+    assert [line.split("\t")[0].rsplit("/", 1)[-1] for line in listed] == ["train.jsonl:6", "train.jsonl:7",
+                                                                          "train.jsonl:8"]
+    assert listed[0].endswith("(train.jsonl:6: invalid JSON: Expecting value (column 18))")
+    assert listed[1].endswith("(train.jsonl:7: the line is list, not a JSON object)")
+    assert listed[2].endswith("(train.jsonl:8: 'label' is dict, not text or a number)")
+    released = entry("fhm").rows(installed_dir("fhm") / "fhm", "train")
+    assert len(released) == 8 and [r.unreadable != "" for r in released].count(True) == 3
 
 
 def test_confined_keeps_paths_inside_the_release(tmp_path):
@@ -516,3 +541,31 @@ def test_a_picture_linked_out_of_a_data_folder_is_refused_and_a_link_inside_it_i
     linked = tmp_path / "linked-release"
     linked.symlink_to(release)  # a release folder that is itself a link is followed
     assert confined(linked, "img/1.png", "w") == linked / "img" / "1.png"
+
+
+def test_a_bad_line_inside_a_goat_bench_zip_is_counted_with_its_line_and_the_rest_read(tmp_path, monkeypatch):
+    """GOAT-Bench's zipped JSONL listing (test/TASK.zip as the Hub keeps it): a line cut short and a row whose
+    `label` is a list are rows of their own marked unreadable (listing and line), the others read; it was a
+    bare JSONDecodeError traceback (issue 49)."""
+    import zipfile
+
+    from memegauge.data.catalogue import entry
+
+    monkeypatch.setenv("MEMEGAUGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "test").mkdir()
+    for task in ("hatefulness", "misogyny", "offensiveness", "sarcasm", "harmfulness"):
+        good = [json.dumps({"id": f"{i}", "img": f"{i}.png", "label": str(i % 2), "text": "t"}) for i in range(4)]
+        with zipfile.ZipFile(tmp_path / "test" / f"{task}.zip", "w") as z:
+            z.writestr(f"{task}/test.jsonl", "\n".join(good[:2] + ['{"id": "9", "img": "9.p', good[2],
+                                                                   '{"id": "8", "label": ["1"]}', good[3]]) + "\n")
+            for i in range(4):
+                z.writestr(f"{task}/images/{i}.png", _png())
+    released = entry("goat-bench").rows(tmp_path, "test")
+    assert len(released) == 5 * 6
+    bad = [r for r in released if r.unreadable]
+    assert sorted(list(r.labels.items()) for r in bad) == sorted(
+        [(task, None)] for task in ("hatefulness", "misogyny", "offensiveness", "sarcasm", "harmfulness") * 2)
+    assert bad[0].unreadable.startswith("unreadable line (test.jsonl:3: invalid JSON: Unterminated string")
+    assert bad[1].unreadable == "unreadable line (test.jsonl:5: 'label' is list, not text or a number)"
+    assert all(r.id for r in released if not r.unreadable)

@@ -11,9 +11,11 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from memegauge.files import confined, jsonl_objects, printable, user_cache_root, write_bytes_atomic, write_text_atomic
+from memegauge.files import (Row, confined, jsonl_lines, jsonl_objects, printable, read_user_text, user_cache_root,
+                             write_bytes_atomic, write_text_atomic)
 from memegauge.errors import InputError
 
 
@@ -29,6 +31,7 @@ class ReleaseRow:
     groups: dict[str, str] = field(default_factory=dict)  # group field → value (language, source data set, …)
     why: dict[str, str] = field(default_factory=dict)  # label field → why it is absent (reported with its count)
     extra: dict[str, Any] = field(default_factory=dict)  # other fields a prompt may read (question, options, …)
+    unreadable: str = ""  # why the reader could not interpret the row ("unreadable line (FILE:LINE: …)"), or ""
 
 
 def meme_labels(row: ReleaseRow) -> list[str]:
@@ -44,14 +47,23 @@ def meme_labels(row: ReleaseRow) -> list[str]:
 def write_rows(root: Path, split: str, rows: list[ReleaseRow], source: str,
                labels: Any = meme_labels) -> Path:
     """``root/converted/SPLIT.jsonl`` of `rows` (one meme per row; `labels(row)` its label list); a row without
-    a picture is one `InputError` naming its file and line (a meme set's memes are pictures)."""
-    for row in rows:
+    a picture is one `InputError` naming its file and line (a meme set's memes are pictures). A row the reader
+    could not interpret (`ReleaseRow.unreadable`) is no meme: it is listed, one ``FILE:LINE<TAB>reason`` line
+    each, in ``root/converted/SPLIT.unreadable.txt``, so the meme set and that list count the benchmark's rows."""
+    readable = [row for row in rows if not row.unreadable]
+    for row in readable:
         if row.picture is None:
             raise InputError("the row has no picture", row.where, "give every row its picture, or fix the file "
                              "from the release")
-    return write_meme_set(root, split, [
+    path = write_meme_set(root, split, [
         {"id": row.id, "image": row.picture, "text": row.text, "labels": labels(row), "source": source,
-         **({"groups": row.groups} if row.groups else {})} for row in rows])
+         **({"groups": row.groups} if row.groups else {})} for row in readable])
+    listed = path.with_name(f"{split}.unreadable.txt")
+    if len(readable) < len(rows):
+        write_text_atomic(listed, "".join(f"{row.where}\t{row.unreadable}\n" for row in rows if row.unreadable))
+    elif listed.exists():
+        listed.unlink()  # a copy imported again without its bad lines
+    return path
 
 
 def write_meme_set(root: Path, split: str, rows: list[dict[str, Any]]) -> Path:
@@ -86,6 +98,82 @@ def jsonl_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """(FILE:LINE, record) of a release's JSONL file; a line that is not a JSON object, or a key a reader asks
     of a row that lacks it, is one `InputError` naming the file and line (`memegauge.files.jsonl_objects`)."""
     return [(row.where, row) for row in jsonl_objects(path, "give the release's file unchanged")]
+
+
+class MissingFile(InputError):
+    """A release's file for the split asked is not in the copy (the kit names the benchmark's splits in its fix)."""
+
+
+class Unreadable(ValueError):
+    """Raised by a reader's row function for a row it cannot interpret (a field of the wrong type): the row is
+    counted as left out with this reason and its line (`release_jsonl`), never a crash, never a silent skip."""
+
+
+def scalar(r: dict[str, Any], key: str) -> str | None:
+    """The row's `key` as text (a number as its digits), None when absent or null; a list, object or boolean
+    there is `Unreadable`."""
+    value = r.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise Unreadable(f"{key!r} is {type(value).__name__}, not text or a number")
+    return str(value)
+
+
+def texts(r: dict[str, Any], key: str) -> list[str]:
+    """The row's `key` as a list of texts ([] when absent or null); anything else there is `Unreadable`."""
+    value = r.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise Unreadable(f"{key!r} is not a list of texts")
+    return value
+
+
+def unreadable_row(where: str, problem: str, fields: Iterable[str]) -> ReleaseRow:
+    """The row standing for a line the reader cannot interpret: its label `fields` None, each said as
+    "unreadable line (NAME:LINE: problem)" (NAME the file's name, or the zip's listing)."""
+    place = where.rsplit("/", 1)[-1]
+    reason = f"unreadable line ({place}: {problem})"
+    keys = list(fields)
+    return ReleaseRow(where=where, id="", picture=None, text="", labels=dict.fromkeys(keys),
+                      why=dict.fromkeys(keys, reason), unreadable=reason)
+
+
+def release_jsonl(path: Path, fields: Iterable[str], make: Callable[[str, Row], ReleaseRow],
+                  text: str | None = None) -> list[ReleaseRow]:
+    """Every non-blank line of a release's JSONL file as `make(FILE:LINE, record)`; a line that is not JSON, not
+    a JSON object, or that `make` finds `Unreadable`, is a `ReleaseRow` of its own with its label `fields` None
+    and `unreadable` saying "unreadable line (NAME:LINE: what)", which the kit counts as left out of each task
+    (and the meme-set conversion lists): the other rows are still read and asked.
+
+    The rule for a whole file: when more than half its lines cannot be read, it is not the release's JSONL
+    (another format, a damaged copy) and that is one `InputError` naming the first bad line. A file that is not
+    text in its encoding stops at `read_user_text`, before any line. `text`: the file's content when it is
+    not on disk (a listing inside a zip)."""
+    if text is None and not Path(path).is_file():
+        raise MissingFile("the release's file for this split is not in the copy", str(path),
+                          "give the release's folder as released (its splits' files in place)")
+    out, bad = [], []
+    for where, value, problem in jsonl_lines(read_user_text(path) if text is None else text, str(path)):
+        if not problem and not isinstance(value, dict):
+            problem = f"the line is {type(value).__name__}, not a JSON object"
+        if not problem:
+            record = Row(value)
+            record.where = where
+            try:
+                out.append(make(where, record))
+                continue
+            except Unreadable as exc:
+                problem = str(exc)
+        bad.append((where, problem))
+        out.append(unreadable_row(where, problem, fields))
+    if bad and len(bad) * 2 > len(out):
+        raise InputError(f"{len(bad)} of {len(out)} lines cannot be read as the release's rows (first, line "
+                         f"{bad[0][0].rsplit(':', 1)[1]}: {bad[0][1]}): not the release's JSONL", bad[0][0],
+                         "give the release's file unchanged (a file with one bad line in two is not read; one "
+                         "with fewer is, each bad line counted as left out)")
+    return out
 
 
 def parquet_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:

@@ -18,8 +18,8 @@ from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 from memegauge.benchmarks.kit.spec import HOOKS_FILE, Benchmark, Task
-from memegauge.data.memesets import ReleaseRow  # the releases' readers' helpers
-from memegauge.files import confined, find_file, read_user_text
+from memegauge.data.memesets import MissingFile, ReleaseRow, release_jsonl  # the releases' readers' helpers
+from memegauge.files import confined, find_file, printable, read_user_text
 from memegauge.errors import InputError
 
 
@@ -146,7 +146,13 @@ def release_rows(spec: Benchmark, source: Path, split: str, module: ModuleType |
         if reader is None:
             raise InputError(f"data set {spec.data!r} has no row reader", spec.name,
                              "set the YAML's `read:` fields instead of `rows: catalogue`")
-        return reader(source, split)
+        try:
+            return reader(source, split)
+        except MissingFile as exc:  # the split asked is not in this copy: name those that are
+            present = [name for name, file in spec.splits.items() if (source / file).is_file()]
+            raise InputError(exc.what, exc.where, f"{spec.name}'s splits are {', '.join(spec.splits)}; this copy "
+                             f"({printable(source)}) holds {', '.join(present) or 'none of them'}: "
+                             "pick one with --split, or give --data the folder holding the split's file") from None
     if module is not None and isinstance(module, BenchmarkModule):
         return module.rows(source, split, spec)
     return _generic(spec, source, split)
@@ -183,26 +189,36 @@ def _json(text: str, where: str) -> Any:
 
 
 def _generic(spec: Benchmark, source: Path, split: str) -> list[ReleaseRow]:
+    """The YAML's `read:` fields applied to each row; a JSONL file's unreadable line is counted as left out
+    (`release_jsonl`: more than half of them, the file is refused)."""
     read = spec.read
-    found = []
-    for where, r in rows(split_file(spec, source, split), read.format):
-        image = r.get(read.image) if read.image else None
-        found.append(ReleaseRow(
-            where=where, id=str(r.get(read.id) if r.get(read.id) is not None else ""),
-            text=str(r.get(read.text) or "") if read.text else "",
-            # a release's picture path stays inside the release (`../`, /etc/passwd)
-            picture=confined(source, f"{read.image_dir}/{image}" if read.image_dir else str(image), where)
-            if image not in (None, "") else None,
-            labels={t.gold: r.get(t.gold) for t in spec.tasks.values()},
-            groups={g: str(r[g]) for t in spec.tasks.values() for g in t.groups if r.get(g) not in (None, "")},
-            extra={**r, **({"options": r.get(read.options)} if read.options else {})}))
-    return found
+    path = split_file(spec, source, split)
+    if read.format == "jsonl":
+        golds = [t.gold for t in spec.tasks.values()]
+        return release_jsonl(path, golds, lambda where, r: _generic_row(spec, source, where, r))
+    return [_generic_row(spec, source, where, r) for where, r in rows(path, read.format)]
+
+
+def _generic_row(spec: Benchmark, source: Path, where: str, r: dict[str, Any]) -> ReleaseRow:
+    read = spec.read
+    image = r.get(read.image) if read.image else None
+    return ReleaseRow(
+        where=where, id=str(r.get(read.id) if r.get(read.id) is not None else ""),
+        text=str(r.get(read.text) or "") if read.text else "",
+        # a release's picture path stays inside the release (`../`, /etc/passwd)
+        picture=confined(source, f"{read.image_dir}/{image}" if read.image_dir else str(image), where)
+        if image not in (None, "") else None,
+        labels={t.gold: r.get(t.gold) for t in spec.tasks.values()},
+        groups={g: str(r[g]) for t in spec.tasks.values() for g in t.groups if r.get(g) not in (None, "")},
+        extra={**r, **({"options": r.get(read.options)} if read.options else {})})
 
 
 def _item(spec: Benchmark, tasks: dict[str, Task], source: Path, row: ReleaseRow,
           seen: set[str]) -> tuple[Item | None, dict[str, str]]:
     """The row as an item and, per task of its own it is not asked, why (an item asked no task is None)."""
     tasks = {name: task for name, task in tasks.items() if task.gold in row.labels or name in row.labels}
+    if row.unreadable:  # a line the reader could not interpret: counted under its reason and line
+        return None, dict.fromkeys(tasks, row.unreadable)
     if row.id in ("", "None"):
         return None, dict.fromkeys(tasks, "no id")
     if row.id in seen:

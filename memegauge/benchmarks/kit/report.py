@@ -190,7 +190,7 @@ def exports() -> dict[str, ExportTable]:
                                    "log-probabilities", _answer_rows,
                                    columns=("model", "split", *BenchAnswer.model_fields, "correct"),
                                    types=(("p_positive", "float64"), ("correct", "bool_"), ("error", "string"),
-                                          ("options", "int64")))}
+                                          ("options", "int64"), ("classes", "list<string>")))}
 
 
 def _answer_rows(store: Store, run: dict[str, Any]) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memegauge.data.catalogue import Entry, UserCopy
 from memegauge.files import confined
-from memegauge.data.memesets import ReleaseRow, converted_splits, jsonl_rows, write_rows
+from memegauge.data.memesets import ReleaseRow, converted_splits, release_jsonl, scalar, write_rows
 
 LABELS = {"0": "not hateful", "1": "hateful"}
 CHECKSUMS = ("d8f1073f5fbf1b08a541cc2325fc8645619ab8ed768091fb1317d5c3a6653a77",
@@ -49,15 +49,14 @@ def rows(folder: Path, split: str) -> list[ReleaseRow]:
     """FHM's rows as released: ``{"id": 42953, "img": "img/42953.png", "label": 0, "text": "…"}`` per line of
     SPLIT.jsonl (no `label` in an unlabelled test file: label None, "no label (unlabelled split)")."""
     base = pictures(folder)
-    out = []
-    for where, r in jsonl_rows(folder / f"{split}.jsonl"):
-        label = r.get("label")
-        out.append(ReleaseRow(where=where, id=str(r.get("id") if r.get("id") is not None else ""),
-                              picture=confined(base, str(r["img"]), where) if r.get("img") else None,
-                              text=str(r.get("text") or ""),
-                              labels={"label": None if label is None else str(label)},
-                              why={} if label is not None else {"label": "no label (unlabelled split)"}))
-    return out
+
+    def row(where: str, r: dict) -> ReleaseRow:
+        label, img = scalar(r, "label"), scalar(r, "img")
+        return ReleaseRow(where=where, id=scalar(r, "id") or "",
+                          picture=confined(base, img, where) if img else None, text=scalar(r, "text") or "",
+                          labels={"label": label},
+                          why={} if label is not None else {"label": "no label (unlabelled split)"})
+    return release_jsonl(folder / f"{split}.jsonl", ("label",), row)
 
 
 def convert(root: Path) -> None:

@@ -19,14 +19,13 @@ the card's test/README.md (only its commit pages, 335 bytes at e7a9491, could be
 
 from __future__ import annotations
 
-import json
 import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memegauge.data.catalogue import Entry, HubSource
-from memegauge.files import confined
-from memegauge.data.memesets import ReleaseRow, jsonl_rows
+from memegauge.files import confined, parse_json
+from memegauge.data.memesets import ReleaseRow, Unreadable, release_jsonl, scalar, unreadable_row
 
 TASKS = ("hatefulness", "misogyny", "offensiveness", "sarcasm", "harmfulness")
 
@@ -40,20 +39,22 @@ def rows(folder: Path, split: str) -> list[ReleaseRow]:
         unpacked = folder / task / f"{split}.jsonl"
         if unpacked.is_file():
             part = unpacked.parent
-            out += [_row(task, where, r, lambda img, part=part: _local(part, img)) for where, r in jsonl_rows(unpacked)]
+            out += release_jsonl(unpacked, (task,), lambda where, r, part=part, task=task:
+                                 _row(task, where, r, lambda img: _local(part, img)))
         else:
             out += _zipped(folder / split / f"{task}.zip", task, folder)
     return out
 
 
 def _row(task: str, where: str, r: dict[str, Any], picture: Any) -> ReleaseRow:
-    img = str(r.get("img") or r.get("image") or "")
-    found = r.get("id") if r.get("id") not in (None, "") else img.replace(".png", "")  # as LMM_infer.py
-    label = r.get("label")
+    """A listing's row; a field of the wrong type (a list for `img`, an object for `label`) is `Unreadable`."""
+    img = scalar(r, "img") or scalar(r, "image") or ""
+    found = scalar(r, "id") or img.replace(".png", "")  # as LMM_infer.py
+    label = scalar(r, "label")
+    text = scalar(r, "text")
     return ReleaseRow(where=where, id=f"{task}/{found}" if found else "", picture=picture(img) if img else None,
-                      text=str(r.get("text") if r.get("text") is not None else r.get("org_sent") or ""),
-                      labels={task: None if label in (None, "") else str(label)},
-                      why={} if label not in (None, "") else {task: "no label"})
+                      text=text if text is not None else scalar(r, "org_sent") or "",
+                      labels={task: label or None}, why={} if label else {task: "no label"})
 
 
 def _local(part: Path, img: str) -> str:
@@ -72,7 +73,6 @@ def _zipped(archive: Path, task: str, folder: Path) -> list[ReleaseRow]:
         raise InputError(f"GOAT-Bench's {task} part not found: {archive}", str(folder),
                          "run `memegauge data get goat-bench`, or give --data the folder holding test/TASK.zip "
                          "(or TASK/test.jsonl unpacked)")
-    from memegauge.data.memesets import picture_file  # lazy: pictures written out of the zip when read
 
     out = []
     with zipfile.ZipFile(archive) as z:
@@ -84,16 +84,35 @@ def _zipped(archive: Path, task: str, folder: Path) -> list[ReleaseRow]:
         by_name = {PurePosixPath(n).name: n for n in members}
         for listing in listings:
             text = z.read(listing).decode("utf-8")
-            records = (json.loads(text) if text.lstrip().startswith("[") else
-                       [json.loads(line) for line in text.splitlines() if line.strip()])
+            if not text.lstrip().startswith("["):  # JSONL: a bad line is counted, the others read
+                out += release_jsonl(Path(f"{archive}!{listing}"), (task,), lambda where, r, task=task:
+                                     _row(task, where, r, _zip_picture(z, members, by_name, where)), text=text)
+                continue
+            records = parse_json(text, f"{archive}!{listing}", "give the zip as the Hub serves it")
+            if not isinstance(records, list):
+                raise InputError("the listing is not a JSON list of rows", f"{archive}!{listing}",
+                                 "give the zip as the Hub serves it")
             for n, r in enumerate(records):
                 where = f"{archive}!{listing}[{n}]"
 
-                def picture(img: str, where: str = where) -> str:
-                    member = img if img in members else by_name.get(PurePosixPath(img).name)
-                    return picture_file(z.read(member), where) or "" if member else fhm_picture(img)
-                out.append(_row(task, where, r, picture))
+                if not isinstance(r, dict):
+                    out.append(unreadable_row(where, f"the row is {type(r).__name__}, not a JSON object", (task,)))
+                    continue
+                try:
+                    out.append(_row(task, where, r, _zip_picture(z, members, by_name, where)))
+                except Unreadable as exc:
+                    out.append(unreadable_row(where, str(exc), (task,)))
     return out
+
+
+def _zip_picture(z: zipfile.ZipFile, members: list[str], by_name: dict[str, str], where: str) -> Any:
+    """The function giving a zipped listing's picture: the zip's member written out, else FHM's by bare name."""
+    from memegauge.data.memesets import picture_file  # lazy: pictures written out of the zip when read
+
+    def picture(img: str) -> str:
+        member = img if img in members else by_name.get(PurePosixPath(img).name)
+        return picture_file(z.read(member), where) or "" if member else fhm_picture(img)
+    return picture
 
 
 def fhm_picture(img: str) -> str:

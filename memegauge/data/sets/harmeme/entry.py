@@ -13,8 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from memegauge.data.catalogue import Entry, GitHubSource, UserCopy
-from memegauge.files import confined
-from memegauge.data.memesets import ReleaseRow, converted_splits, jsonl_rows, pictures_by_name, write_rows
+from memegauge.files import confined, printable
+from memegauge.data.memesets import (ReleaseRow, converted_splits, pictures_by_name, release_jsonl, scalar, texts,
+                                     write_rows)
 
 ANNOTATIONS = "annotations/HarMeme_V1/Annotations"
 HARM = ("not harmful", "somewhat harmful", "very harmful")
@@ -29,33 +30,38 @@ def rows(root: Path, split: str) -> list[ReleaseRow]:
     holds the harmfulness first and, for a harmful meme, its target(s). The rules (docs/data.md):
 
     - a row without a harm label (Harm-P train_v1.jsonl:1706, ``["", "individual", "organization"]``) has
-      harmfulness None, said as "no harm label";
+      harmfulness None, said as "no harm label"; a first label that is not one of the three harm levels
+      (``"extremely harmful"``) has harmfulness None, said as "unknown harm label 'extremely harmful'" (and
+      is no target);
     - the target is asked of harmful memes only: a not-harmful row has target None, said (12 rows of Harm-P
       train carry a target anyway: "not harmful (carries a target)");
     - a harmful row's target is its one target, or the list of every target it names (18 rows of Harm-P
       train name two): an answer naming any one of them is right;
-    - a harmful row naming no target has target None ("harmful, no target given")."""
+    - a harmful row naming no target has target None ("harmful, no target given");
+    - a line that is not a JSON object, or whose ``labels`` is not a list of texts, is counted as an unreadable
+      line (`release_jsonl`)."""
     pictures = pictures_by_name(root / "pictures")
-    out = []
-    for where, r in jsonl_rows(root / SPLITS[split]):
-        labels = [str(label).strip().lower() for label in r.get("labels") or []]
-        harm = next((x for x in labels if x in HARM), None)
-        targets = [x for x in labels if x and x not in HARM]
+
+    def row(where: str, r: dict) -> ReleaseRow:
+        labels = [label.strip().lower() for label in texts(r, "labels")]
+        first = labels[0] if labels else ""
+        harm = first if first in HARM else None
+        targets = [x for x in labels[1:] if x and x not in HARM]
         why = {}
         if harm is None:
-            why = {"harmfulness": "no harm label", "target": "no harm label"}
+            said = f"unknown harm label {printable(first)!r}" if first else "no harm label"
+            why = {"harmfulness": said, "target": said}
         elif harm == "not harmful":
             why = {"target": "not harmful (carries a target)" if targets else "not harmful"}
         elif not targets:
             why = {"target": "harmful, no target given"}
-        image = str(r.get("image") or "")
-        out.append(ReleaseRow(where=where, id=str(r.get("id") or ""), text=str(r.get("text") or ""),
-                              picture=(pictures.get(image) or confined(root / "pictures", image, where))
-                              if image else None,
-                              labels={"harmfulness": harm, "target": None if harm in (None, "not harmful") or not
-                                      targets else targets[0] if len(targets) == 1 else targets},
-                              why=why))
-    return out
+        image = scalar(r, "image") or ""
+        return ReleaseRow(where=where, id=scalar(r, "id") or "", text=scalar(r, "text") or "",
+                          picture=(pictures.get(image) or confined(root / "pictures", image, where)) if image else None,
+                          labels={"harmfulness": harm, "target": None if harm in (None, "not harmful") or not
+                                  targets else targets[0] if len(targets) == 1 else targets},
+                          why=why)
+    return release_jsonl(root / SPLITS[split], ("harmfulness", "target"), row)
 
 
 def convert(root: Path) -> None:

@@ -53,14 +53,17 @@ def rows(folder: Path, split: str) -> list[ReleaseRow]:
     native_task_description``) and LANG/CONFIG/SPLIT.jsonl (`image` a relative path; the validation split is
     ``val.jsonl``). `label` is the row's class name, its config's classes are every label the config holds (all its
     splits, read from the `label` column only), and `task_description` is the instruction. Ids are ``CONFIG/ID``."""
-    from memegauge.data.memesets import parquet_rows, picture_file  # lazy: pyarrow when read
+    from memegauge.data.memesets import Unreadable, parquet_rows, picture_file, unreadable_row  # lazy: as above
 
     out = []
     for config in sorted(p for p in folder.iterdir() if p.is_dir() and any(p.glob(f"{split}-*.parquet"))):
         classes = _classes(config)
         for path in sorted(config.glob(f"{split}-*.parquet")):
-            out += [_row(config.name, where, r, classes, picture_file(r.get("image"), where))
-                    for where, r in parquet_rows(path)]
+            for where, r in parquet_rows(path):
+                try:
+                    out.append(_row(config.name, where, r, classes, picture_file(r.get("image"), where)))
+                except Unreadable as exc:  # a cell of the wrong type: counted with its row
+                    out.append(unreadable_row(where, str(exc), ("label",)))
     return out + _jsonl_layout(folder, split)
 
 
@@ -69,18 +72,21 @@ JSONL_SPLITS = {"validation": "val"}  # the newer layout's file names (download_
 
 def _jsonl_layout(folder: Path, split: str) -> list[ReleaseRow]:
     """The rows of LANG/CONFIG/SPLIT.jsonl: each config folder one language folder down holding the split's file."""
-    from memegauge.data.memesets import jsonl_rows, picture_file  # lazy: as above
+    from memegauge.data.memesets import picture_file, release_jsonl  # lazy: as above
 
     name = f"{JSONL_SPLITS.get(split, split)}.jsonl"
     out = []
     for config in sorted(p.parent for p in folder.glob(f"*/*/{name}") if p.is_file()):
-        listings = sorted(config.glob("*.jsonl"))
-        classes = sorted({c for path in listings for _, r in jsonl_rows(path) if (c := _clean(r.get("label")))})
-        for where, r in jsonl_rows(config / name):
+        classes: list[str] = []  # filled below, once every split's labels are read (shared by the rows)
+
+        def row(where: str, r: dict[str, Any], config: Path = config, classes: list[str] = classes) -> ReleaseRow:
             image = r.get("image")
-            picture = (_picture_path(folder, config, str(image), where) if isinstance(image, str) and image.strip()
+            picture = (_picture_path(folder, config, image, where) if isinstance(image, str) and image.strip()
                        else picture_file(image, where) if image not in (None, "") else None)
-            out.append(_row(config.name, where, r, classes, picture))
+            return _row(config.name, where, r, classes, picture)
+        listings = {path: release_jsonl(path, ("label",), row) for path in sorted(config.glob("*.jsonl"))}
+        classes += sorted({c for found in listings.values() for r in found if (c := r.labels["label"])})
+        out += listings[config / name]
     return out
 
 
@@ -98,11 +104,14 @@ def _picture_path(root: Path, config: Path, image: str, where: str) -> Path:
 
 
 def _row(config: str, where: str, r: dict[str, Any], classes: list[str], picture: Any) -> ReleaseRow:
+    from memegauge.data.memesets import scalar  # lazy: as above (a field of the wrong type: Unreadable)
+
     task, language, origin = config_groups(config)
-    label = _clean(r.get("label"))
+    label = _clean(scalar(r, "label"))
+    found = scalar(r, "id")
     return ReleaseRow(
-        where=where, id=f"{config}/{r.get('id')}" if r.get("id") not in (None, "") else "",
-        picture=picture, text=str(r.get("text") or ""),
+        where=where, id=f"{config}/{found}" if found not in (None, "") else "",
+        picture=picture, text=scalar(r, "text") or "",
         labels={"label": label}, why={} if label else {"label": "no label"},
         groups={"config": config, "task": task, "language": language, "source": origin},
         extra={"task_description": str(r.get("task_description") or ""), "classes": classes,
