@@ -332,6 +332,7 @@ def suite_board(store, runs: list[str], skipped: list[tuple[str, str]] = (), tit
     from memegauge.report.leaderboard import Board, BoardLine, not_computed, not_computed_line
 
     lines: dict[tuple[str, str, str, str], BoardLine] = {}
+    asked: dict[tuple[str, str, str], dict[str, str]] = {}
     described, warnings = [], []
     found = []
     for name in runs:
@@ -354,12 +355,15 @@ def suite_board(store, runs: list[str], skipped: list[tuple[str, str]] = (), tit
             key = (entry.name, split, entry.task_of(r.group), r.figure)
             line = lines.setdefault(key, BoardLine(*key, cells={}, published=entry.published(split, key[2], r.figure)))
             line.cells[column] = r
+            for task, said in (report.get("asked") or {}).items():  # asked n of N, each reason left out (docs)
+                if task == key[2]:
+                    asked.setdefault((entry.name, split, task), {})[column] = said
         described.append({"name": name, "method": report["run"]["method"], "status": report["run"]["status"],
                           "date": iso_date(report["run"].get("created")), "models": sorted({r.model for r in rows})})
     notes = [not_computed_line(*found) for found in not_computed(lines.values())]
     models = list(dict.fromkeys(m for line in lines.values() for m in line.cells))
     return Board(title=title, models=models, lines=list(lines.values()), runs=described, skipped=list(skipped),
-                 notes=notes, warnings=warnings)
+                 notes=notes, warnings=warnings, asked=asked)
 
 
 def board_page(board, suffix: str) -> str:
@@ -388,7 +392,7 @@ def print_board(out, board) -> None:
     from rich.table import Table  # lazy: only when printing
 
     from memegauge.clikit import safe  # lazy: as in eval_command
-    from memegauge.report.leaderboard import board_cell, few_published
+    from memegauge.report.leaderboard import asked_lines, board_cell, few_published
 
     wide = out.width >= WIDE
     sections: dict[tuple[str, str], list] = {}
@@ -404,6 +408,8 @@ def print_board(out, board) -> None:
                           *(safe(board_cell(line.cells.get(m))) for m in board.models),
                           *([safe(few_published(line.published))] if wide else []))
         out.print(table)
+        for said in asked_lines(board, benchmark, split):  # what was asked of the split, and what was left out why
+            out.print(safe(f"  {said}"), highlight=False, soft_wrap=True)
         if not wide:
             for line in lines:
                 if line.published:

@@ -44,6 +44,7 @@ def build(spec: Benchmark, store: Store, run: dict[str, Any]) -> dict[str, Any]:
     return {"benchmark": spec.name, "title": spec.title, "paper": spec.paper, "split": split,
             "model": config.get("model"), "items": len({r["item"] for r in rows}), "tasks": tasks,
             "format_warning": format_warning(tasks),
+            "asked": {name: asked_line(found) for name, found in tasks.items()},  # every format says it (docs)
             "prompts": config.get("benchmark_prompts") or {}, "details": rows}
 
 
