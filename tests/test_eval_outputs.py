@@ -15,7 +15,7 @@ TARGET = ("target: asked 14 of 27; left out: not harmful (8), harmful, no target
           "not harmful (carries a target) (1)")
 
 
-def test_every_format_says_asked_n_of_n_and_each_reason_a_row_was_left_out(world):
+def test_every_format_says_asked_n_of_n_and_each_reason_a_row_was_left_out(world):  # noqa: F811
     """Harm-P train as released (27 rows, one without a harm label): the `eval` terminal output, its Markdown and
     CSV leaderboards, and `report RUN --format md` each say what was asked of how many rows, and why the rest were
     left out, with the counts."""
