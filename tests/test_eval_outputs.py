@@ -54,3 +54,36 @@ def test_the_suite_csv_says_n_not_stated_where_the_paper_gives_no_n():
     [row] = list(csv.DictReader(io.StringIO(board_csv(board))))
     assert row["published: human annotators n"] == "n not stated" and row["published: ViLBERT n"] == "1000"
     assert float(row["published: human annotators"]) == 0.847
+
+
+def test_a_reused_run_name_says_what_differs_in_its_nested_counts_in_words(tmp_path, capsys):
+    """A run name reused with another --limit: each difference by its path and values ("benchmark_rows.hateful.
+    asked: stored 2, now 3"), never as cut JSON."""
+    from memegauge.cli import main
+    from memegauge.testing.server.app import start_server
+    from test_figures_said import fhm, served_registry
+
+    with start_server() as server:
+        served_registry(tmp_path, server.base_url, ["tsrv"])
+        fhm(tmp_path / "fhm", 6)
+        base = ["--store", str(tmp_path / "s.db"), "--models", str(tmp_path / "models.yaml"), "--quiet", "eval",
+                "fhm", "--model", "tsrv", "--data", str(tmp_path / "fhm"), "--run", "mine"]
+        assert main([*base, "--limit", "2"]) == 0
+        capsys.readouterr()
+        assert main([*base, "--limit", "3"]) == 2
+        said = " ".join(capsys.readouterr().err.split())
+    assert "limit: stored 2, now 3" in said and "benchmark_rows.hateful.asked: stored 2, now 3" in said, said
+    assert "{" not in said.split("different config:")[1] and '…"' not in said, said
+
+
+def test_config_differences_open_nested_values_and_summarise_long_lists():
+    from memegauge.engine.store import config_differences
+
+    stored = {"limit": 40, "benchmark_rows": {"hateful": {"asked": 40, "left_out": {"beyond --limit": 0}}},
+              "ids": [f"id{i}" for i in range(30)]}
+    given = {"limit": 27, "benchmark_rows": {"hateful": {"asked": 27, "left_out": {"beyond --limit": 13}}},
+             "ids": [f"id{i}" for i in range(20)]}
+    assert config_differences(stored, given) == (
+        "limit: stored 40, now 27; benchmark_rows.hateful.asked: stored 40, now 27; "
+        "benchmark_rows.hateful.left_out.beyond --limit: stored 0, now 13; "
+        "ids: stored a list of 30 items, now a list of 20 items")
