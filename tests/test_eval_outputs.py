@@ -8,7 +8,7 @@ import csv
 import io
 import json
 
-from test_benchmarks import cli, harm_p, world  # noqa: F401  (world: the fixture, used by name)
+from test_benchmarks import cli, harm_p, memelens, world  # noqa: F401  (world: the fixture, used by name)
 
 HARMFUL = "harmfulness: asked 26 of 27; left out: no harm label (1)"
 TARGET = ("target: asked 14 of 27; left out: not harmful (8), harmful, no target given (3), no harm label (1), "
@@ -87,3 +87,105 @@ def test_config_differences_open_nested_values_and_summarise_long_lists():
         "limit: stored 40, now 27; benchmark_rows.hateful.asked: stored 40, now 27; "
         "benchmark_rows.hateful.left_out.beyond --limit: stored 0, now 13; "
         "ids: stored a list of 30 items, now a list of 20 items")
+
+
+def test_a_line_without_macro_f1_says_why_in_the_terminal_and_the_csv(world):  # noqa: F811
+    """MemeLens' overall line and `language=en` (two configs: two class sets) have no macro-F1: each says why (not
+    computed: mixed class sets, and where the figure is given), as every other figure not computed does; a line of
+    one class set (`language=hi-en`, each config) has its value."""
+    tmp, _ = world
+    data = tmp / "ml"
+    split = memelens(data)
+    done = cli(tmp, "eval", "memelens", "--model", "tsrv", "--split", split, "--data", str(data), "--out",
+               str(tmp / "b.csv"))
+    rows = {(r["task"], r["metric"]): r for r in csv.DictReader(io.StringIO((tmp / "b.csv").read_text()))}
+    for line in ("classify", "classify: language=en"):
+        found = rows[(line, "macro_f1")]
+        assert found["tsrv"] == "" and found["tsrv_n"] == "0", found
+        assert found["tsrv_note"].startswith("mixed class sets: these items were asked ") and "`config=`" in \
+            found["tsrv_note"]
+    assert rows[("classify: language=hi-en", "macro_f1")]["tsrv"] != ""
+    assert rows[("classify: config=Hateful_en_FHM", "macro_f1")]["tsrv"] != ""
+    terminal = " ".join(done.stdout.split())
+    assert "not computed: mixed class sets" in terminal
+    assert "memelens · test · classify macro_f1 of tsrv: mixed class sets: these items were asked 3 different sets" \
+        in terminal
+    assert "memelens · test · classify: language=en macro_f1 of tsrv: mixed class sets: these items were asked 2 " \
+        in terminal
+
+
+def _terminal(monkeypatch, width: int = 80) -> io.StringIO:
+    """Every console of the command line as a terminal of `width` columns (as `script -qc "stty cols 80; …"` is),
+    writing to the buffer returned (no colours)."""
+    from rich.console import Console
+
+    import memegauge.cli
+    from memegauge import clikit
+
+    buffer = io.StringIO()
+    for name in ("out", "console", "notes"):  # one each: `--quiet` silences `notes` alone
+        terminal = Console(file=buffer, width=width, force_terminal=True, color_system=None)
+        assert terminal.is_terminal and terminal.width == width
+        for module in (clikit, memegauge.cli):
+            monkeypatch.setattr(module, name, terminal)
+    return buffer
+
+
+def _whole_commands(text: str) -> list[str]:
+    """Each line starting (after its indentation) with `memegauge `, checked to be a whole command: one a shell runs
+    as pasted, and the next line not its continuation (a comment line, prose, or another command)."""
+    import shlex
+
+    lines = text.splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        body = line.strip()
+        if not body.startswith("memegauge "):
+            continue
+        assert "  # " not in body and "`" not in body, line  # its comment on the lines before it
+        words = shlex.split(body)
+        assert words[0] == "memegauge" and not {"&&", ";", "||"} & set(words), line
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        indent = len(line) - len(line.lstrip())
+        assert not nxt.strip() or nxt.strip().startswith(("#", "memegauge ")) or len(nxt) - len(nxt.lstrip()) < \
+            indent or not indent, f"{line!r} continues on {nxt!r}"
+        found.append(body)
+    return found
+
+
+def test_at_80_columns_no_command_is_wrapped_and_comments_come_before_commands(world, monkeypatch, capsys):  # noqa: F811
+    """On a terminal of 80 columns: `eval --list`, a suite's skipped benchmarks and the closing "done" line print
+    each command whole on its own line (overflowing rather than broken), its shell comment on `# …` lines before
+    it; the prose around them wraps."""
+    from memegauge.cli import main
+
+    tmp, _ = world
+    monkeypatch.setenv("MEMEGAUGE_DATA_DIR", str(tmp / "empty-data-dir"))
+    buffer = _terminal(monkeypatch)
+    assert main(["eval", "--list"]) == 0
+    listed = buffer.getvalue()
+    assert max(len(line) for line in listed.splitlines() if not line.strip().startswith(("#", "memegauge"))) <= 80
+    commands = _whole_commands(listed)
+    assert "memegauge data import harmeme PATH" in commands and "memegauge data get memeqa" in commands
+    lines = listed.splitlines()
+    at = lines.index("    memegauge data import harmeme PATH")
+    assert lines[at - 2].startswith("    # PATH: your copy; the 'HarMeme Images' link of")
+    assert "https://github.com/LCS2-IIITD/MOMENTA" in lines[at - 1] and lines[at - 1].startswith("    # ")
+    mami_url = "https://github.com/MIND-Lab/SemEval2022-Task-5-Multimedia-Automatic-Misogyny-Identification-MAMI-"
+    assert any(line.strip() == f"# {mami_url}" for line in lines)  # a URL never cut in two
+    # a suite with one benchmark's release at hand: the others skipped with their commands; the run's closing line
+    data = tmp / "suite"
+    split = harm_p(data / "harmeme")
+    buffer.seek(0)
+    buffer.truncate(0)
+    code = main(["--store", str(tmp / "s.db"), "--models", str(tmp / "models.yaml"), "--quiet", "eval", "--suite",
+                 "memes", "--model", "tsrv", "--split", f"harmeme={split}", "--data", str(data)])
+    said = buffer.getvalue()
+    assert code == 4, said + str(capsys.readouterr())
+    commands = _whole_commands(said)
+    assert any(c.startswith("memegauge report harmeme-tsrv-harm-p_train") for c in commands) or \
+        "`memegauge report harmeme-tsrv-harm-p_train" in said
+    done = [line for line in said.splitlines() if line.startswith("run 'harmeme-tsrv")]
+    assert done and done[0].endswith("shows it"), said  # the closing line whole: its command never cut
+    assert "memegauge data import mami PATH" in commands and "memegauge data get goat-bench" in commands
+    assert "# PATH: your copy; fill in the request form linked from" in said
