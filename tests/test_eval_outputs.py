@@ -28,6 +28,9 @@ def test_every_format_says_asked_n_of_n_and_each_reason_a_row_was_left_out(world
     assert HARMFUL in terminal and TARGET in terminal, done.stdout
     markdown = (tmp / "b.md").read_text()
     assert f"- harmeme · harm-p/train · {HARMFUL}" in markdown and f"- harmeme · harm-p/train · {TARGET}" in markdown
+    cli(tmp, "eval", "harmeme", "--model", "tsrv", "--split", split, "--data", str(data), "--out", str(tmp / "b.html"))
+    page = " ".join((tmp / "b.html").read_text().split())
+    assert "Asked n of N" in page and TARGET.split(": ", 1)[1] in page
     cli(tmp, "eval", "harmeme", "--model", "tsrv", "--split", split, "--data", str(data), "--out", str(tmp / "b.csv"))
     rows = list(csv.DictReader(io.StringIO((tmp / "b.csv").read_text())))
     by_task = {(r["task"], r["metric"]): r["tsrv_asked"] for r in rows}

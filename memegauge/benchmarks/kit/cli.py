@@ -402,7 +402,7 @@ def print_board(out, board) -> None:
     for line in board.lines:
         sections.setdefault((line.benchmark, line.split), []).append(line)
     out.print(safe(f"{board.title} — 95% intervals and n; published: the papers' figures (their n)"),
-              highlight=False, soft_wrap=True)
+              highlight=False)
     for (benchmark, split), lines in sections.items():
         table = Table("task", "metric", *map(safe, board.models), *(["published (paper's n)"] if wide else []),
                       title=safe(f"{benchmark} · {split}"), title_justify="left")
@@ -412,7 +412,7 @@ def print_board(out, board) -> None:
                           *([safe(few_published(line.published))] if wide else []))
         out.print(table)
         for said in asked_lines(board, benchmark, split):  # what was asked of the split, and what was left out why
-            out.print(safe(f"  {said}"), highlight=False, soft_wrap=True)
+            out.print(safe(f"  {said}"), highlight=False)  # prose: wraps
         if not wide:
             for line in lines:
                 if line.published:
