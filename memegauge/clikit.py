@@ -173,6 +173,30 @@ def safe(text: object) -> str:
     return escape(_CONTROL.sub("", str(text)))
 
 
+COMMAND_WORDS = ("memegauge ", "mkdir ", "pip ")
+"""How a line of a fix that is a command to paste begins (after its indentation)."""
+
+
+def print_commands(console: Console, text: str, lead: str = "") -> None:
+    """`text` line by line: prose wraps at the terminal's width; a command line (indented `memegauge …`) never does:
+    its shell comment (`CMD  # why`) goes on lines of its own before it, each one a comment (`# …`), then the
+    command whole (overflowing a narrow terminal rather than broken), so the block pastes as it reads. `lead`: rich
+    markup before the first line (`[yellow]skipped:[/] `)."""
+    import textwrap
+
+    for i, line in enumerate(text.splitlines() or [""]):
+        body = line.lstrip()
+        indent = line[:len(line) - len(body)]
+        if not body.startswith(COMMAND_WORDS):
+            console.print((lead if i == 0 else "") + safe(line), highlight=False)
+            continue
+        command, _, comment = body.partition("  # ")
+        width = max(20, console.width - len(indent) - 2)
+        for part in textwrap.wrap(comment, width, break_long_words=False, break_on_hyphens=False):
+            console.print(safe(f"{indent}# {part}"), highlight=False, soft_wrap=True)
+        console.print(safe(indent + command.rstrip()), highlight=False, soft_wrap=True)
+
+
 def finish_all(store, names: list[str], max_failure_rate: float) -> None:
     """`finish` for several runs of one command: every run's line, then exit 1 if any is incomplete."""
     from memegauge.engine import RunIncomplete
@@ -201,4 +225,5 @@ def finish(store, name: str, max_failure_rate: float) -> None:
         console.print(f"[yellow]note:[/] {safe(accepted)}")
     from memegauge.files import shell_command  # lazy: `memegauge --version` imports no pydantic
 
-    console.print(safe(f"run {name!r} done; `{shell_command('memegauge', 'report', name)}` shows it"))
+    console.print(safe(f"run {name!r} done; `{shell_command('memegauge', 'report', name)}` shows it"),
+                  soft_wrap=True)  # never wrapped inside its command

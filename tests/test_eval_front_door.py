@@ -104,7 +104,7 @@ def test_the_memes_suite_runs_memeqa_and_fhm_into_one_leaderboard_that_equals_th
     for name in ("goat-bench", "harmeme", "ii-bench", "memelens"):  # one pasteable command per line
         assert f"skipped: {name}: data set '{name}' is not installed; install with:\n    memegauge data get {name}" \
             in out
-    assert "    memegauge data import mami PATH  # PATH: your copy; " in out
+    assert "    # PATH: your copy; " in out and "\n    memegauge data import mami PATH\n" in out  # comment first
     # MemeQA's runs are runs of its own method, named as `qa eval` names them
     code, listed, _ = run_cli(tmp, capsys, "runs", "--json")
     runs = {r["name"]: r["method"] for r in json.loads(listed)}
@@ -180,11 +180,11 @@ def test_eval_lists_memeqa_and_agrees_with_data_list(front, capsys):
     lines = {line.split(":")[0]: line for line in out.splitlines() if not line.startswith(" ")}
     assert code == 0 and {"memeqa", "fhm", "harmeme", "mami", "goat-bench", "ii-bench", "memelens"} <= set(lines)
     assert "none-minus/test" in lines["memeqa"] and "data memeqa: installed" in lines["memeqa"]
-    # one pasteable command per line under the benchmark; where to request a copy is a shell comment
+    # one pasteable command per line under the benchmark; where to request a copy is a shell comment before it
     assert lines["harmeme"].endswith("data harmeme: not installed; install with:")
     after = out.split(lines["harmeme"] + "\n", 1)[1].splitlines()
     assert after[0] == "    memegauge data get harmeme"
-    assert after[1].startswith("    memegauge data import harmeme PATH  # PATH: your copy; ")
+    assert after[1].startswith("    # PATH: your copy; ") and after[2] == "    memegauge data import harmeme PATH"
     code, listed, _ = run_cli(tmp, capsys, "data", "list")
     assert code == 0 and len(listed.splitlines()) == 3 + len(catalogue.entries())  # title, header, a line each, info
     for line in listed.splitlines():

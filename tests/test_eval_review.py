@@ -290,7 +290,7 @@ def test_every_fix_line_is_one_pasteable_command_with_the_prose_outside(tmp_path
     assert any("mami" in line and line.endswith("not installed; install with:") for line in listed)
     assert [line for line in listed if line.startswith("    ")]
     for line in listed:
-        if line.startswith("    "):
+        if line.startswith("    ") and not line.lstrip().startswith("# "):  # a command's comment: the line before
             _one_command(line)
     for entry in eval_entries():
         for line in eval_cli._no_folder(entry, tmp_path / "suite" / entry.name).splitlines()[1:]:

@@ -84,7 +84,7 @@ def test_the_leaderboard_entry_gives_a_figure_only_for_its_own_split_task_line_a
     assert entry["mami"].published("test", "subtypes", "macro_f1") == []  # B is scored by weighted F1, not macro
     assert entry["mami"].published("train", "misogynous", "macro_f1") == []
     goat = {p.system: p.value for p in entry["goat-bench"].published("test", "hatefulness", "macro_f1")}
-    assert len(goat) == 11 and goat["GPT-4V (-)"] == 0.7128 and goat["LLaVA-1.5 (13B)"] == 0.6140
+    assert len(goat) == 11 and goat["GPT-4V"] == 0.7128 and goat["LLaVA-1.5 (13B)"] == 0.6140
     assert entry["goat-bench"].published("test", "harmfulness", "accuracy")[2].value == 0.6670  # LLaVA-1.5's
     assert entry["harmeme"].published("harm-c/test", "harmful", "macro_f1") == []  # its tables were not readable
 
@@ -138,3 +138,10 @@ def test_the_csv_leaderboard_sets_the_published_figures_beside_ours_on_the_same_
         == ""
     assert float(rows[("mami", "test", "misogynous", "macro_f1")][
         "published: SRCB (1st of SemEval-2022 Task 5, sub-task A)"]) == pytest.approx(0.834)
+
+
+def test_every_published_system_has_a_readable_label():
+    """GOAT-Bench's Table 2 writes "GPT-4V (-)" (its size column left blank): shown as "GPT-4V", no label carries an
+    empty or dash-only parenthesis."""
+    systems = {p.system for _, p in _figures()}
+    assert "GPT-4V" in systems and not [s for s in systems if re.search(r"\(\s*[-–]?\s*\)", s)]

@@ -47,6 +47,7 @@ def leaderboard_text(report: dict[str, Any], fmt: str) -> str:
              ("calls", f"{run.get('calls')} ({run.get('failed_calls')} failed)")]
     if report.get("format_warning"):  # a run whose answers mostly could not be read (MemeQA)
         facts.insert(0, ("WARNING", report["format_warning"]))
+    facts += [(f"task {task}", line) for task, line in (report.get("asked") or {}).items()]  # n of N, left out
     text = leaderboard.to_markdown(rows, f"MemeGauge report: {run['name']} ({run['method']})", facts)
     for name, title in present_sections(report):  # what other packages show (memegauge.report.sections)
         lines = ["", f"## {title}", "", "| field | value |", "|---|---|"]

@@ -178,10 +178,27 @@ class Board:
     notes: list[str] = field(default_factory=list)  # each figure not computed: where, the reason and the fix
     # (`not_computed_line`)
     warnings: list[str] = field(default_factory=list)  # "RUN: …" for each run whose answers mostly could not be read
+    # (benchmark, split, task) -> model column -> "asked n of N; left out: reason (count), …" (docs/benchmarks.md)
+    asked: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)
 
     def systems(self) -> list[str]:
         """The published systems, in first-seen order (a column each in CSV, Markdown and HTML)."""
         return list(dict.fromkeys(p.system for line in self.lines for p in line.published))
+
+
+def asked_lines(board: Board, benchmark: str | None = None, split: str | None = None) -> list[str]:
+    """"TASK: asked n of N; left out: reason (count), …" per task (of one benchmark and split, or every one:
+    "benchmark · split · TASK: …"), the models named where their counts differ."""
+    out = []
+    for (b, s, task), by_model in board.asked.items():
+        if benchmark is not None and (b, s) != (benchmark, split):
+            continue
+        where = task if benchmark is not None else f"{b} · {s} · {task}"
+        if len(set(by_model.values())) == 1 and len(by_model) == len(board.models):
+            out.append(f"{where}: {next(iter(by_model.values()))}")
+        else:
+            out += [f"{where} ({model}): {said}" for model, said in by_model.items()]
+    return out
 
 
 def not_computed(lines: Iterable[BoardLine]) -> list[tuple[str, str, str, str, list[str], str]]:
@@ -219,7 +236,7 @@ def board_csv(board: Board) -> str:
     systems = board.systems()
     columns = ["benchmark", "split", "task", "metric"]
     for m in board.models:
-        columns += [m, f"{m}_ci95_lo", f"{m}_ci95_hi", f"{m}_n", f"{m}_note"]
+        columns += [m, f"{m}_ci95_lo", f"{m}_ci95_hi", f"{m}_n", f"{m}_note"] + ([f"{m}_asked"] if board.asked else [])
     columns += [c for s in systems for c in (f"published: {s}", f"published: {s} n")]
     columns += ["published_sources", "status"]
     buffer = io.StringIO()
@@ -233,8 +250,11 @@ def board_csv(board: Board) -> str:
             r = line.cells.get(m)
             out.update({m: r and r.value, f"{m}_ci95_lo": r and r.ci95_lo, f"{m}_ci95_hi": r and r.ci95_hi,
                         f"{m}_n": r and r.n, f"{m}_note": r and r.note})
+            if board.asked:  # the task's "asked n of N; left out: reason (count), …", on each of its lines
+                out[f"{m}_asked"] = board.asked.get((line.benchmark, line.split, line.task), {}).get(m)
         for p in line.published:
-            out.update({f"published: {p.system}": p.value, f"published: {p.system} n": p.n})
+            out.update({f"published: {p.system}": p.value,  # the source's n, or that it states none (every format)
+                        f"published: {p.system} n": p.n if p.n is not None else "n not stated"})
         writer.writerow({k: "" if v is None else v for k, v in out.items()})
     for name, why in board.skipped:
         writer.writerow({"benchmark": name, "status": f"skipped: {why}"})
@@ -274,6 +294,8 @@ def board_markdown(board: Board) -> str:
     out += [""] if board.runs else []
     out += ["| " + " | ".join(map(_md_escape, header)) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(map(_md_escape, row)) + " |" for row in rows]
+    if board.asked:
+        out += ["", "Asked n of N (rows left out, and why):"] + [f"- {_md_escape(a)}" for a in asked_lines(board)]
     if board.warnings:
         out += ["", "WARNING (most answers could not be read):"] + [f"- {_md_escape(w)}" for w in board.warnings]
     if board.notes:

@@ -257,6 +257,11 @@ def board_page(board: Any, links: bool = False) -> str:
             ["benchmark", "split", "task", "metric", "model", "why, and the fix"],
             [[text(b), text(split), text(task), text(metric), text(", ".join(models)), text(note)]
              for b, split, task, metric, models, note in unscored])))
+    if board.asked:  # asked n of N per task and model, and each reason a row was left out, with its count
+        blocks.append(Block("table", "Asked n of N (rows left out, and why)", table=table(
+            ["benchmark", "split", "task", "model", "asked"],
+            [[text(b), text(split), text(task), text(model), text(said)]
+             for (b, split, task), by_model in board.asked.items() for model, said in by_model.items()])))
     if board.skipped:
         rows = []
         for name, why in board.skipped:

@@ -60,7 +60,7 @@ def eval_command(ctx: typer.Context,
                                                       "page with the table and plots), .csv or .md.")) -> None:
     """Run meme benchmarks (`memegauge eval --list` names them; MemeQA included) on models."""
     from memegauge.benchmarks.kit.entries import eval_entries  # lazy: the registry when the command runs
-    from memegauge.clikit import console, finish_all, out, safe, settings, use_budget  # lazy: as above
+    from memegauge.clikit import console, finish_all, out, print_commands, safe, settings, use_budget  # lazy
     from memegauge.errors import InputError  # lazy: as above
 
     if list_:
@@ -72,16 +72,17 @@ def eval_command(ctx: typer.Context,
                          "end the file name in .html, .csv or .md")
     if not model:
         raise InputError("no model named", "--model", "name a model of the registry: --model M (repeatable)")
-    missing = {entry.name: why for entry in chosen if (why := _missing(entry, data, len(chosen) > 1))}
+    several = len(chosen) > 1  # --data then holds a folder per benchmark (also when all but one are skipped)
+    missing = {entry.name: why for entry in chosen if (why := _missing(entry, data, several))}
     absent = "data not installed" if data is None else f"no folder of theirs in --data {data}"
     chosen = [entry for entry in chosen if entry.name not in missing]
     if missing and suite is not None and chosen:  # said once in full, under the leaderboard (`print_board`)
         console.print(f"[yellow]skipping[/] {', '.join(missing)} ({safe(absent)}: the leaderboard lists the commands "
-                      "that install them)", highlight=False, soft_wrap=True)
+                      "that install them)", highlight=False)
     else:  # nothing will run: each one's lines now, then the refusal
         for name, why in missing.items():
             label = "skipped" if suite is not None else "not installed"
-            console.print(f"[yellow]{label}:[/] {name}: {safe(why)}", highlight=False, soft_wrap=True)
+            print_commands(console, f"{name}: {why}", lead=f"[yellow]{label}:[/] ")
     if missing and (suite is None or not chosen) and data is not None:  # a --data folder, not the catalogue
         raise InputError(f"--data {data} holds no folder for {', '.join(missing)}", "--data",
                          "put each benchmark's release in DIR/NAME (docs/benchmarks.md), or leave out --data to read "
@@ -91,7 +92,7 @@ def eval_command(ctx: typer.Context,
                          "install it with the line(s) above" + (", or leave those benchmarks out" if chosen else ""))
     s = settings(ctx)
     planned = _planned(s, chosen, list(dict.fromkeys(model)), _splits(split or [], chosen), limit, seed, data,
-                       _sets(config, sets, chosen), run)
+                       _sets(config, sets, chosen), run, several)
     if dry:
         _dry(s, planned)
         return
@@ -220,16 +221,17 @@ def _list(out, found) -> None:
     """One line per benchmark (its splits, default, tasks, suites, data set and whether it is installed); the same
     names `memegauge data list` marks as evaluated by `eval`. Under a benchmark whose data set is not installed, the
     commands that install it, one pasteable command per line (a copy you must request: where, as a shell comment)."""
+    from memegauge.clikit import print_commands  # lazy: as in eval_command
+
     for entry in found:
         why = _missing(entry, None, True)
         commands = install_lines(entry.data) if entry.data and why else []
         data = (f"data {entry.data}: " + ("installed" if why is None else "not installed; install with:")
                 if entry.data else "")
-        out.print(f"{entry.name}: {entry.title} — splits {', '.join(entry.splits)} (default {entry.split}); "
-                  f"tasks {entry.tasks}; suites {', '.join(entry.suites)}; {data}", highlight=False, markup=False,
-                  soft_wrap=True)
-        for command in commands:
-            out.print(f"    {command}", highlight=False, markup=False, soft_wrap=True)
+        print_commands(out, f"{entry.name}: {entry.title} — splits {', '.join(entry.splits)} (default {entry.split}); "
+                       f"tasks {entry.tasks}; suites {', '.join(entry.suites)}; {data}")  # prose: wraps
+        if commands:  # never wrapped; a command's comment on its own lines before it
+            print_commands(out, "\n".join(f"    {command}" for command in commands))
 
 
 def _chosen(found, names: list[str], suite: str | None):
@@ -251,13 +253,14 @@ def _chosen(found, names: list[str], suite: str | None):
     return [by_name[n] for n in dict.fromkeys(names)]
 
 
-def _planned(s, chosen, models: list[str], split, limit, seed, data, sets, run: str | None) -> list:
+def _planned(s, chosen, models: list[str], split, limit, seed, data, sets, run: str | None,
+             several: bool | None = None) -> list:
     """[(entry, [(config, `Checked`, run name)])]: every run's inputs checked before the first starts."""
     from memegauge.benchmarks.kit.entries import EvalOptions
 
     planned = []
     for entry in chosen:
-        folder = data if data is None or len(chosen) == 1 else data / entry.name
+        folder = data if data is None or not (len(chosen) > 1 if several is None else several) else data / entry.name
         mine = {k: v for k, v in sets.items() if k in entry.keys()}
         runs = []
         for m in models:
@@ -335,6 +338,7 @@ def suite_board(store, runs: list[str], skipped: list[tuple[str, str]] = (), tit
     from memegauge.report.leaderboard import Board, BoardLine, not_computed, not_computed_line
 
     lines: dict[tuple[str, str, str, str], BoardLine] = {}
+    asked: dict[tuple[str, str, str], dict[str, str]] = {}
     described, warnings = [], []
     found = []
     for name in runs:
@@ -357,12 +361,15 @@ def suite_board(store, runs: list[str], skipped: list[tuple[str, str]] = (), tit
             key = (entry.name, split, entry.task_of(r.group), r.figure)
             line = lines.setdefault(key, BoardLine(*key, cells={}, published=entry.published(split, key[2], r.figure)))
             line.cells[column] = r
+            for task, said in (report.get("asked") or {}).items():  # asked n of N, each reason left out (docs)
+                if task == key[2]:
+                    asked.setdefault((entry.name, split, task), {})[column] = said
         described.append({"name": name, "method": report["run"]["method"], "status": report["run"]["status"],
                           "date": iso_date(report["run"].get("created")), "models": sorted({r.model for r in rows})})
     notes = [not_computed_line(*found) for found in not_computed(lines.values())]
     models = list(dict.fromkeys(m for line in lines.values() for m in line.cells))
     return Board(title=title, models=models, lines=list(lines.values()), runs=described, skipped=list(skipped),
-                 notes=notes, warnings=warnings)
+                 notes=notes, warnings=warnings, asked=asked)
 
 
 def board_page(board, suffix: str) -> str:
@@ -390,15 +397,15 @@ def print_board(out, board) -> None:
     computed (reason and fix) and each skipped benchmark (with the line that installs it)."""
     from rich.table import Table  # lazy: only when printing
 
-    from memegauge.clikit import safe  # lazy: as in eval_command
-    from memegauge.report.leaderboard import board_cell, few_published
+    from memegauge.clikit import print_commands, safe  # lazy: as in eval_command
+    from memegauge.report.leaderboard import asked_lines, board_cell, few_published
 
     wide = out.width >= WIDE
     sections: dict[tuple[str, str], list] = {}
     for line in board.lines:
         sections.setdefault((line.benchmark, line.split), []).append(line)
     out.print(safe(f"{board.title} — 95% intervals and n; published: the papers' figures (their n)"),
-              highlight=False, soft_wrap=True)
+              highlight=False)
     for (benchmark, split), lines in sections.items():
         table = Table("task", "metric", *map(safe, board.models), *(["published (paper's n)"] if wide else []),
                       title=safe(f"{benchmark} · {split}"), title_justify="left")
@@ -407,6 +414,8 @@ def print_board(out, board) -> None:
                           *(safe(board_cell(line.cells.get(m))) for m in board.models),
                           *([safe(few_published(line.published))] if wide else []))
         out.print(table)
+        for said in asked_lines(board, benchmark, split):  # what was asked of the split, and what was left out why
+            out.print(safe(f"  {said}"), highlight=False)  # prose: wraps
         if not wide:
             for line in lines:
                 if line.published:
@@ -416,8 +425,8 @@ def print_board(out, board) -> None:
         out.print(safe(f"not computed: {note}"), highlight=False)
     for warning in board.warnings:
         out.print(safe(f"WARNING: {warning}"), highlight=False)
-    for name, why in board.skipped:
-        out.print(safe(f"skipped: {name}: {why}"), highlight=False)
+    for name, why in board.skipped:  # the commands that install it never wrapped, their comments before them
+        print_commands(out, f"skipped: {name}: {why}")
 
 
 def compared_suite_board(store, reports: list[dict]):

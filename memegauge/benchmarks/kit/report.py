@@ -44,6 +44,7 @@ def build(spec: Benchmark, store: Store, run: dict[str, Any]) -> dict[str, Any]:
     return {"benchmark": spec.name, "title": spec.title, "paper": spec.paper, "split": split,
             "model": config.get("model"), "items": len({r["item"] for r in rows}), "tasks": tasks,
             "format_warning": format_warning(tasks),
+            "asked": {name: asked_line(found) for name, found in tasks.items()},  # every format says it (docs)
             "prompts": config.get("benchmark_prompts") or {}, "details": rows}
 
 
@@ -71,15 +72,17 @@ def _task(task: Task, rows: list[dict[str, Any]], seed: int) -> dict[str, Any]:
                            "answered": len(scored), "failed": len(rows) - len(scored),
                            "unreadable": sum(not r["readable"] for r in scored),
                            "unreadable_share": rate([float(not r["readable"]) for r in scored]),
-                           **_figures(task, scored, seed)}
+                           **_figures(task, scored, seed, fields=(fields := tuple(_one_set_fields(task, scored))))}
     out["groups"] = [{"group": field, "value": value, "asked": sum(r["groups"].get(field) == value for r in rows),
-                      **_figures(task, [r for r in scored if r["groups"].get(field) == value], seed, auroc_too=False)}
+                      **_figures(task, [r for r in scored if r["groups"].get(field) == value], seed, auroc_too=False,
+                                 fields=fields)}
                      for field in task.groups
                      for value in sorted({r["groups"][field] for r in scored if field in r["groups"]})]
     return out
 
 
-def _figures(task: Task, scored: list[dict[str, Any]], seed: int, auroc_too: bool = True) -> dict[str, Any]:
+def _figures(task: Task, scored: list[dict[str, Any]], seed: int, auroc_too: bool = True,
+             fields: tuple[str, ...] = ()) -> dict[str, Any]:
     """The task's figures over `scored` (answered items; unreadable ones score as wrong). Where each item brings
     its own classes (`labels_from`), F1 figures are computed only over items sharing one class set."""
     own = {tuple(r.get("classes") or ()) for r in scored} if task.labels_from else set()
@@ -92,9 +95,28 @@ def _figures(task: Task, scored: list[dict[str, Any]], seed: int, auroc_too: boo
     out = task_figures(gold, pred, correct, named, metrics, seed)
     if task.labels_from:
         out["classes"] = named if len(own) == 1 else []
+    if task.answer != "letter" and len(own) > 1:  # said wherever the line is shown: why it has no F1 figure
+        for metric in ("macro_f1",) if "macro_f1" in task.metrics else ():
+            out[metric], out[f"{metric}_note"] = None, mixed_classes(len(own), list(fields))
     if auroc_too and "auroc" in task.metrics:
         out["auroc"], out["auroc_note"] = _auroc(task, scored, seed)
     return out
+
+
+def mixed_classes(sets: int, fields: list[str]) -> str:
+    """Why a line over items of several class sets (MemeLens' overall line, a language spanning configs) has no F1
+    figure: F1 is computed over one class set; `fields`: the group fields whose lines each hold one."""
+    where = " or ".join(f"`{f}=`" for f in fields) or "a group whose items share one class set"
+    return (f"mixed class sets: these items were asked {sets} different sets of classes, and F1 is computed over one "
+            f"class set; fix: read macro-F1 on the lines of one {where}, where it is given")
+
+
+def _one_set_fields(task: Task, scored: list[dict[str, Any]]) -> list[str]:
+    """The task's group fields each of whose values holds items of one class set (MemeLens' config)."""
+    def sets(field: str, value: Any) -> int:
+        return len({tuple(r.get("classes") or ()) for r in scored if r["groups"].get(field) == value})
+
+    return [f for f in task.groups if all(sets(f, v) <= 1 for v in {r["groups"].get(f) for r in scored})]
 
 
 def _same(gold: Any, read: Any) -> bool:
@@ -181,6 +203,9 @@ def headline(report: dict[str, Any]) -> list[Headline]:
                 if group.get(figure):
                     rows.append(row(run, model, f"{name}: {group['group']}={group['value']}", figure,
                                     group[figure], "rate"))
+                elif group.get(f"{figure}_note"):  # not computable on this line (mixed class sets): why, n=0
+                    rows.append(row(run, model, f"{name}: {group['group']}={group['value']}", figure,
+                                    {"value": None, "n": 0, "note": group[f"{figure}_note"]}, "rate"))
     return rows
 
 
@@ -238,8 +263,12 @@ def _figure_table(task: dict[str, Any]) -> Any:
         rows.append([text("auroc"), text(f"not computed — {task.get('auroc_note') or NO_PROBABILITY}"), count(0)])
     rows.append([text("unreadable (lower is better)"), interval_cell(task["unreadable_share"], percent=True),
                  count(task["unreadable_share"].get("n"))])
-    rows += [[text(f"{g['group']}={g['value']}: {name}"), interval_cell(g[name], percent=True),
-              count(g[name].get("n"))] for g in task["groups"] for name in ("accuracy", "macro_f1") if g.get(name)]
+    if task.get("macro_f1_note") and task.get("macro_f1") is None:  # why the line has no F1 (mixed class sets)
+        rows.append([text("macro_f1"), text(f"not computed — {task['macro_f1_note']}"), count(0)])
+    rows += [[text(f"{g['group']}={g['value']}: {name}"),
+              interval_cell(g[name], percent=True) if g.get(name) else text(f"not computed — {g[f'{name}_note']}"),
+              count(g[name].get("n") if g.get(name) else 0)]
+             for g in task["groups"] for name in ("accuracy", "macro_f1") if g.get(name) or g.get(f"{name}_note")]
     rows += [[text(f"published: {p['metric']} of {p['system']}"),
               text(f"{100 * p['value']:.1f}% (n={p['n']})" if p.get("n") is not None else
                    f"{100 * p['value']:.1f}% (n not stated; {p['source']})"), count(p.get("n"))]

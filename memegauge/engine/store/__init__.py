@@ -437,16 +437,36 @@ def _call_row(record: CallRecord) -> tuple:
 
 
 def config_differences(stored: dict[str, Any], given: dict[str, Any], limit: int = 6) -> str:
-    """What differs between a stored run's config and the one given, key by key ("max_tokens: stored 16, now
-    64; limit: stored (not set), now 10"), at most `limit` keys named."""
+    """What differs between a stored run's config and the one given, in words, key by key ("max_tokens: stored 16,
+    now 64; limit: stored (not set), now 10"); a nested value by its path ("benchmark_rows.hateful.asked: stored 40,
+    now 27"), never as cut JSON; at most `limit` differences named, then how many more."""
     def shown(value: Any) -> str:
-        text = "(not set)" if value is None else canonical_json(value).strip('"')
-        return text if len(text) <= 50 else text[:49] + "…"
+        if value is None:
+            return "(not set)"
+        if isinstance(value, str):  # a path or a name: its end tells runs apart
+            return value if len(value) <= 50 else "…" + value[-49:]
+        text = canonical_json(value)
+        if len(text) <= 50 or not isinstance(value, list | dict):
+            return text
+        return f"a list of {len(value)} items" if isinstance(value, list) else f"{len(value)} keys"
 
-    keys = [k for k in sorted(set(stored) | set(given))
-            if canonical_json(stored.get(k)) != canonical_json(given.get(k))]
+    old, new = _leaves(stored), _leaves(given)
+    paths = [p for p in sorted(set(old) | set(new)) if canonical_json(old.get(p)) != canonical_json(new.get(p))]
     # settings first (a limit, a token bound), then what a run derives from its inputs (counts, hashes)
-    keys.sort(key=lambda k: isinstance(stored.get(k), dict | list) or isinstance(given.get(k), dict | list))
-    found = [f"{k}: stored {shown(stored.get(k))}, now {shown(given.get(k))}" for k in keys[:limit]]
-    more = f"; and {len(keys) - limit} more" if len(keys) > limit else ""
+    paths.sort(key=lambda p: "." in p or isinstance(old.get(p), list) or isinstance(new.get(p), list))
+    found = [f"{p}: stored {shown(old.get(p))}, now {shown(new.get(p))}" for p in paths[:limit]]
+    more = f"; and {len(paths) - limit} more" if len(paths) > limit else ""
     return ("; ".join(found) + more) if found else "its hash differs (a prompt file or a setting's content)"
+
+
+def _leaves(value: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A config's values by dotted path ("benchmark_rows.hateful.asked"): nested mappings opened down to their
+    leaves (an empty mapping and a list are leaves)."""
+    out: dict[str, Any] = {}
+    for key, inner in value.items():
+        path = f"{prefix}{key}"
+        if isinstance(inner, dict) and inner:
+            out.update(_leaves(inner, path + "."))
+        else:
+            out[path] = inner
+    return out
