@@ -68,8 +68,10 @@ def published(report: dict[str, Any]) -> list[PublishedFigure]:
         systems = {"human annotators": row["human"], "random guessing": row["random"]}
         for setting in ("zero-shot", "fine-tuned"):
             systems |= {f"{paper['models'].get(m, m)} ({setting})": v for m, v in row[setting].items()}
+        # n=None ("n not stated"): the paper gives 9,031 questions per version split 60:20:20 by meme (§3.6), never
+        # the test split's own count, nor a type's
         out += [PublishedFigure(kind=kind_, group=group, metric="accuracy", system=system, value=value,
-                                split=paper["split"], source=paper["source"])
+                                split=paper["split"], source=paper["source"], n=None)
                 for system, value in systems.items() if value is not None]
     return out
 

@@ -59,6 +59,13 @@ class PublishedFigure(_Record):
     value: float = Field(description="The published value (a fraction for rates).")
     split: str = Field(description="The split it was measured on (the run's split).")
     source: str = Field(description="Where it is published.")
+    n: int | None = Field(default=None, description="The items it was measured on, as the source states them "
+                                                    "(None: the source does not say; shown as `n not stated`).")
+
+    @property
+    def n_text(self) -> str:
+        """`n=1000`, or `n not stated`: every published figure is shown with its n, as the runs' own are."""
+        return "n not stated" if self.n is None else f"n={self.n}"
 
 
 class Example(_Record):
