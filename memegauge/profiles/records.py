@@ -61,6 +61,9 @@ class PublishedFigure(_Record):
     source: str = Field(description="Where it is published.")
     n: int | None = Field(default=None, description="The items it was measured on, as the source states them "
                                                     "(None: the source does not say; shown as `n not stated`).")
+    n_note: str = Field(default="", description="What the source says of its n when it gives no exact count "
+                                                "(MemeQA's paper: its question total and split ratio), shown once "
+                                                "below the headline, as `eval` shows it.")
 
     @property
     def n_text(self) -> str:

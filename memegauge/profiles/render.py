@@ -37,6 +37,11 @@ def _published_text(found: list[PublishedFigure]) -> str:
     return "; ".join(f"{f.system} {_pct(f.value)} ({f.n_text})" for f in found)
 
 
+def published_notes(profile: Profile) -> list[str]:
+    """What the sources say of their n where they give no exact count (`PublishedFigure.n_note`), each once."""
+    return list(dict.fromkeys(f.n_note for p in profile.models for f in p.published if f.n_note))
+
+
 def _kinds(profile: Profile) -> list[str]:
     return list(dict.fromkeys(r.kind for p in profile.models for r in p.runs))
 
@@ -195,7 +200,7 @@ def to_html(profile: Profile, links: dict[str, str] | None = None, home: str | N
     return _environment().get_template("profile.html.j2").render(
         profile=profile, title=" vs ".join(p.model for p in profile.models), headline=headline_lines(profile),
         sections={p.model: {s["kind"]: s for s in model_sections(profile, p)} for p in profile.models},
-        paired=paired_lines(profile),
+        paired=paired_lines(profile), published_notes=published_notes(profile),
         kinds=_kinds(profile), intervals=INTERVALS, rule=RULE, min_n=MIN_N, style=style(), links=links or {}, home=home)
 
 
@@ -225,6 +230,7 @@ def to_markdown(profile: Profile) -> str:
     out += _md_table(["kind", "group", "figure", *models, "published (same split and metric)"],
                      [[x["kind"], x["group"], x["figure"], *(headline_text(x, m) for m in models),
                        x["published_text"] or "–"] for x in headline_lines(profile)])
+    out += [*(f"Published n: {md(note)}" for note in published_notes(profile)), ""] if published_notes(profile) else []
     if profile.paired:
         out += ["## Side by side: paired differences on the items both answered", ""]
         out += _md_table(["kind", "group", "figure", "A − B", "n", "A only right", "B only right", "McNemar p",
@@ -331,6 +337,7 @@ def to_text(profile: Profile, width: int | None = None) -> str:
         out += [f"    {m}: {headline_text(line, m)}" for m in models if m in line["cells"]]
         if line["published"]:
             out.append(f"    published (same split and metric): {few_published(line['published'])}")
+    out += [f"  published n: {note}" for note in published_notes(profile)]
     out += ["", f"Strengths and weaknesses (n ≥ {MIN_N}, 95% interval clear of the overall figure):"]
     for p in profile.models:
         for section in model_sections(profile, p):
