@@ -879,3 +879,17 @@ def test_the_cli_wraps_the_summary_at_the_terminals_width_and_a_pipe_gets_whole_
     assert shown.splitlines() and all(len(line) <= 100 for line in shown.splitlines()), \
         max(shown.splitlines(), key=len)
     assert _words(shown) == _words(piped)
+
+
+def test_a_published_figures_fields_are_one_record_shared_with_the_benchmark_yaml():
+    """`benchmark.yaml`'s published figure and the profile's are one record (`report.published.PublishedValue`), each
+    adding only where it belongs (a task; a kind and group): the n and its meaning are defined once."""
+    from memegauge.benchmarks.kit.spec import Published
+    from memegauge.profiles.records import PublishedFigure
+    from memegauge.report.published import PublishedValue
+
+    shared = set(PublishedValue.model_fields)
+    assert {"system", "metric", "value", "split", "n", "source"} == shared
+    for record, own in ((Published, {"task"}), (PublishedFigure, {"kind", "group", "n_note"})):
+        assert issubclass(record, PublishedValue)
+        assert set(record.model_fields) - shared == own and not shared & set(record.__annotations__)
