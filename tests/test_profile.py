@@ -773,3 +773,123 @@ def test_run_missing_names_a_benchmark_run_as_eval_does_and_a_missing_one_by_the
     for note in missing:
         assert str(bench) in note and "no-catalogue" not in note.split("fix:")[0], note
         assert "memegauge data get" in note or "memegauge data import" in note, note
+
+
+# ---- published figures: their n, their metric; the terminal's width (issue 45's review) ---------------------------
+
+
+def test_every_published_figure_carries_its_n_or_says_it_is_not_stated_in_every_format(found):
+    """The kit's `published` records carry the paper's n; the profile keeps it on every page, as `eval` does: no
+    benchmark here states one (and MemeQA's paper gives no test-split count), so each says `n not stated`."""
+    from memegauge.profiles.render import headline_lines, to_text
+
+    published = [f for p in found.models for f in p.published]
+    assert published and all(f.n is None for f in published)
+    md_, text = to_markdown(found), to_text(found)
+    for line in headline_lines(found):
+        for f in line["published"]:
+            assert f"{f.system} {100 * f.value:.1f}% (n not stated)" in line["published_text"]
+    assert "human annotators 84.7% (n not stated); the paper's best baseline 64.7% (n not stated)" in md_
+    assert "human annotators 84.7% (n not stated); the paper's best baseline 64.7% (n not stated)" in text
+    assert "human annotators 84.7% (n not stated)" in render(found, "html")
+    shown = json.loads(render(found, "json"))["models"][0]["published"]
+    assert shown and all("n" in f and f["n"] is None for f in shown)
+    assert {"n", "n_note"} <= set(found.to_pandas("published").columns)
+    # MemeQA's paper says what it can of its n (9,031 per version, 60:20:20): `eval`'s note, once on each page
+    from memegauge.memeqa.benchmark import PAPER_N
+
+    assert {f["n_note"] for f in shown if f["kind"].startswith("MemeQA")} == {PAPER_N}
+    assert {f["n_note"] for f in shown if not f["kind"].startswith("MemeQA")} == {""}
+    assert text.count(PAPER_N) == md_.count(PAPER_N) == 1
+    assert render(found, "html").count(str(escape(PAPER_N))) == 1
+
+
+def test_a_published_n_the_benchmark_states_reaches_the_page():
+    from memegauge.benchmarks.kit.profile import published
+    from memegauge.profiles.render import _published_text
+
+    report = {"title": "T", "split": "test", "tasks": {"a": {"published": [
+        {"task": "a", "split": "test", "system": "S", "metric": "accuracy", "value": 0.647, "n": 1000, "source": "p"},
+        {"task": "a", "split": "test", "system": "R", "metric": "accuracy", "value": 0.5, "n": None, "source": "p"},
+        {"task": "a", "split": "dev", "system": "D", "metric": "accuracy", "value": 0.6, "n": 50, "source": "p"}]}}}
+    found = published(report)
+    assert [(f.system, f.n, f.group) for f in found] == [("S", 1000, "overall (a)"), ("R", None, "overall (a)")]
+    assert _published_text(found) == "S 64.7% (n=1000); R 50.0% (n not stated)"
+
+
+def test_a_benchmarks_published_metric_gets_its_own_headline_line_beside_ours(world, found):
+    """MAMI publishes macro-F1 (sub-task A) and type-weighted F1 (sub-task B), not accuracy: the profile's headline
+    has those figures of ours on the same split, each with the published ones beside it."""
+    from memegauge.profiles.render import headline_lines
+
+    for page in found.models:
+        run = next(r for r in page.runs if r.method == "mami")
+        report_rows = {(r.group, r.figure): r for r in headline_rows(build_report(Store(world.store), run.run))}
+        mine = {(r.group, r.figure): r for r in page.headline if r.run == run.run}
+        assert set(mine) == {("overall (misogynous)", "accuracy"), ("overall (misogynous)", "macro_f1"),
+                             ("overall (subtypes)", "accuracy"), ("overall (subtypes)", "type_weighted_f1")}
+        for key, row in mine.items():
+            assert row.value == pytest.approx(report_rows[key].value) and row.n == report_rows[key].n
+    lines = {(x["group"], x["figure"]): x for x in headline_lines(found) if x["kind"].startswith("MAMI")}
+    assert {(f.system.split(" ")[0], f.value) for f in lines[("overall (misogynous)", "macro_f1")]["published"]} == \
+        {("SRCB", 0.834), ("UniBO", 0.727)}
+    assert {(f.system.split(" ")[0], f.value) for f in lines[("overall (subtypes)", "type_weighted_f1")]["published"]} \
+        == {("SRCB", 0.731), ("UniBO", 0.710)}
+    assert not lines[("overall (misogynous)", "accuracy")]["published"]  # no paper gives MAMI's accuracy
+    md_ = to_markdown(found)
+    row = next(r for r in md_.splitlines() if r.startswith("| MAMI") and "| macro_f1 |" in r)
+    assert "SRCB (1st of SemEval-2022 Task 5, sub-task A) 83.4% (n not stated)" in row
+    for p in found.models:  # FHM publishes accuracy only: its headline is accuracy alone, as before
+        assert {r.figure for r in p.headline if r.group == "overall (hateful)"} == {"accuracy"}
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+def test_every_line_of_the_terminal_summary_fits_the_terminal_and_keeps_commands_whole(found):
+    from memegauge.profiles.render import to_text
+
+    whole = to_text(found)
+    assert max(len(line) for line in whole.splitlines()) > 100  # the figures of this world need wrapping at 100
+    for width in (60, 80, 100):
+        text = to_text(found, width)
+        assert all(len(line) <= width for line in text.splitlines()), max(text.splitlines(), key=len)
+        assert _words(text) == _words(whole)  # nothing lost, nothing reordered: only the line breaks differ
+        for kept in ("--out FILE.html", "--site DIR.", "(n not stated)", "--out FILE"):
+            assert kept in text and text.count(kept) == whole.count(kept), kept
+        for line in text.splitlines():  # an interval is never cut
+            assert line.count("[") == line.count("]"), line
+
+
+def test_the_cli_wraps_the_summary_at_the_terminals_width_and_a_pipe_gets_whole_lines(world, capsys, monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    import memegauge.clikit
+
+    code, piped, _ = cli(world, capsys, "profile", A)
+    assert code == 0 and max(len(line) for line in piped.splitlines()) > 100  # not a terminal: whole lines
+    screen = io.StringIO()
+    monkeypatch.setattr(memegauge.clikit, "out", Console(file=screen, width=100, force_terminal=True))
+    assert world.cli("profile", A) == 0
+    shown = screen.getvalue()
+    assert "\x1b" not in shown
+    assert shown.splitlines() and all(len(line) <= 100 for line in shown.splitlines()), \
+        max(shown.splitlines(), key=len)
+    assert _words(shown) == _words(piped)
+
+
+def test_a_published_figures_fields_are_one_record_shared_with_the_benchmark_yaml():
+    """`benchmark.yaml`'s published figure and the profile's are one record (`report.published.PublishedValue`), each
+    adding only where it belongs (a task; a kind and group): the n and its meaning are defined once."""
+    from memegauge.benchmarks.kit.spec import Published
+    from memegauge.profiles.records import PublishedFigure
+    from memegauge.report.published import PublishedValue
+
+    shared = set(PublishedValue.model_fields)
+    assert {"system", "metric", "value", "split", "n", "source"} == shared
+    for record, own in ((Published, {"task"}), (PublishedFigure, {"kind", "group", "n_note"})):
+        assert issubclass(record, PublishedValue)
+        assert set(record.model_fields) - shared == own and not shared & set(record.__annotations__)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memegauge.memeqa.benchmark import PAPER_N
 from memegauge.profiles.part import ProfilePart
 from memegauge.profiles.records import Outcome, PublishedFigure, content_hash
 from memegauge.report.headline import Headline
@@ -68,8 +69,10 @@ def published(report: dict[str, Any]) -> list[PublishedFigure]:
         systems = {"human annotators": row["human"], "random guessing": row["random"]}
         for setting in ("zero-shot", "fine-tuned"):
             systems |= {f"{paper['models'].get(m, m)} ({setting})": v for m, v in row[setting].items()}
+        # n=None ("n not stated"): the paper gives 9,031 questions per version split 60:20:20 by meme (§3.6), never
+        # the test split's own count, nor a type's; its note says so, in `eval`'s words
         out += [PublishedFigure(kind=kind_, group=group, metric="accuracy", system=system, value=value,
-                                split=paper["split"], source=paper["source"])
+                                split=paper["split"], source=paper["source"], n=None, n_note=PAPER_N)
                 for system, value in systems.items() if value is not None]
     return out
 

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from memegauge.report.headline import Headline
+from memegauge.report.published import PublishedValue
 
 
 def content_hash(*parts: Any) -> str:
@@ -49,16 +50,15 @@ class Outcome(_Record):
                                                          "that is neither right nor wrong (`a tie`).")
 
 
-class PublishedFigure(_Record):
-    """A figure a paper publishes for a well-known model, on the run's split and with the run's metric."""
+class PublishedFigure(PublishedValue, _Record):
+    """A published figure (`PublishedValue`: system, metric, value, split, n, source) as the profile sets it: beside
+    the run of its kind and group, on the run's split and with the run's metric."""
 
     kind: str = Field(description="The profile kind it sits beside.")
     group: str = Field(description="The headline group it is of (`overall (macro)`, a type, a task).")
-    metric: str = Field(description="The figure's name, as the run's headline row names it.")
-    system: str = Field(description="The model or baseline it is of.")
-    value: float = Field(description="The published value (a fraction for rates).")
-    split: str = Field(description="The split it was measured on (the run's split).")
-    source: str = Field(description="Where it is published.")
+    n_note: str = Field(default="", description="What the source says of its n when it gives no exact count "
+                                                "(MemeQA's paper: its question total and split ratio), shown once "
+                                                "below the headline, as `eval` shows it.")
 
 
 class Example(_Record):

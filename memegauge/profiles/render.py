@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,14 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f}%"
 
 
-def _published_text(found: list[PublishedFigure], unit_rate: bool = True) -> str:
-    return "; ".join(f"{f.system} {_pct(f.value) if unit_rate else f'{f.value:.2f}'}" for f in found)
+def _published_text(found: list[PublishedFigure]) -> str:
+    """Each figure with its n as the source states it (`n not stated` where it does not), as `eval` shows them."""
+    return "; ".join(f"{f.system} {_pct(f.value)} ({f.n_text})" for f in found)
+
+
+def published_notes(profile: Profile) -> list[str]:
+    """What the sources say of their n where they give no exact count (`PublishedFigure.n_note`), each once."""
+    return list(dict.fromkeys(f.n_note for p in profile.models for f in p.published if f.n_note))
 
 
 def _kinds(profile: Profile) -> list[str]:
@@ -193,7 +200,7 @@ def to_html(profile: Profile, links: dict[str, str] | None = None, home: str | N
     return _environment().get_template("profile.html.j2").render(
         profile=profile, title=" vs ".join(p.model for p in profile.models), headline=headline_lines(profile),
         sections={p.model: {s["kind"]: s for s in model_sections(profile, p)} for p in profile.models},
-        paired=paired_lines(profile),
+        paired=paired_lines(profile), published_notes=published_notes(profile),
         kinds=_kinds(profile), intervals=INTERVALS, rule=RULE, min_n=MIN_N, style=style(), links=links or {}, home=home)
 
 
@@ -223,6 +230,7 @@ def to_markdown(profile: Profile) -> str:
     out += _md_table(["kind", "group", "figure", *models, "published (same split and metric)"],
                      [[x["kind"], x["group"], x["figure"], *(headline_text(x, m) for m in models),
                        x["published_text"] or "–"] for x in headline_lines(profile)])
+    out += [*(f"Published n: {md(note)}" for note in published_notes(profile)), ""] if published_notes(profile) else []
     if profile.paired:
         out += ["## Side by side: paired differences on the items both answered", ""]
         out += _md_table(["kind", "group", "figure", "A − B", "n", "A only right", "B only right", "McNemar p",
@@ -294,21 +302,33 @@ def few_published(found: list[PublishedFigure], limit: int = TERMINAL_PUBLISHED)
     return _published_text(chosen) + (f"; +{more} more (--out FILE shows them all)" if more else "")
 
 
-def _wrapped(text: str, width: int | None, indent: str) -> list[str]:
-    """`text` on lines of at most `width` characters (None: one line), breaking between words only."""
-    if width is None:
-        return [indent + text]
+WHOLE = re.compile(r"\(n not stated\)|`[^`]*`|\[[^\]]*\]|--[a-z][a-z-]* (?:[A-Z][A-Za-z]*|FILE|DIR)(?:\.[a-z]+)?")
+"""What a wrapped line never breaks inside: `(n not stated)`, a command in backquotes, an interval, an option with
+its argument."""
+KEEP = "\x00"  # a space inside such a span while wrapping (never in the text: `safe` strips control characters)
+
+
+def _wrapped(line: str, width: int | None) -> list[str]:
+    """`line` on lines of at most `width` columns (None: one line), broken between words only, never inside a
+    command, an interval or an option and its argument (`WHOLE`); a continuation is indented two more spaces than
+    the line. A single word wider than the terminal stays whole (a run name, a path)."""
+    if width is None or len(line) <= width:
+        return [line]
     import textwrap
 
-    return textwrap.wrap(text, width=max(width, 40), initial_indent=indent, subsequent_indent=indent + "  ",
-                         break_long_words=False, break_on_hyphens=False)
+    indent = line[:len(line) - len(line.lstrip(" "))]
+    kept = WHOLE.sub(lambda m: m.group(0).replace(" ", KEEP), line[len(indent):])
+    return [x.replace(KEEP, " ") for x in textwrap.wrap(kept, width=max(width, 40), initial_indent=indent,
+                                                         subsequent_indent=indent + "  ", break_long_words=False,
+                                                         break_on_hyphens=False)]
 
 
 def to_text(profile: Profile, width: int | None = None) -> str:
     """A readable summary for the terminal (`memegauge profile MODEL` without --out): each headline figure with its
     interval and n per model, the named strengths and weaknesses, the paired readings and the runs read. Plain
     text; the caller strips control sequences. The published figures beside a headline are a few (`few_published`),
-    wrapped at `width` columns (the terminal's)."""
+    each with its n. Every line is wrapped at `width` columns (the terminal's; None, for a file or a pipe: whole
+    lines)."""
     models = [p.model for p in profile.models]
     out = [f"MemeGauge profile: {' vs '.join(models)}  (MemeGauge {profile.version}, store {profile.store})", "",
            "Headline (figure [95% CI], n):"]
@@ -316,7 +336,8 @@ def to_text(profile: Profile, width: int | None = None) -> str:
         out.append(f"  {line['kind']} — {line['group']}, {line['figure'].replace('_', ' ')}")
         out += [f"    {m}: {headline_text(line, m)}" for m in models if m in line["cells"]]
         if line["published"]:
-            out += _wrapped(f"published (same split and metric): {few_published(line['published'])}", width, "    ")
+            out.append(f"    published (same split and metric): {few_published(line['published'])}")
+    out += [f"  published n: {note}" for note in published_notes(profile)]
     out += ["", f"Strengths and weaknesses (n ≥ {MIN_N}, 95% interval clear of the overall figure):"]
     for p in profile.models:
         for section in model_sections(profile, p):
@@ -334,7 +355,7 @@ def to_text(profile: Profile, width: int | None = None) -> str:
     out += [f"  not shown: {note}" for note in profile.notes]
     out += ["", "The whole page, with groups, examples and reproducibility: --out FILE.html (or .md, .json), or "
                 "--site DIR."]
-    return "\n".join(out) + "\n"
+    return "\n".join(wrapped for line in out for wrapped in _wrapped(line, width)) + "\n"
 
 
 def render(profile: Profile, fmt: str) -> str:

@@ -1,9 +1,10 @@
 """The benchmark kit's profile part, for every registered benchmark (`memegauge.profiles.part.ProfileFamily`): a
 run's kind is its benchmark and split (its `sample` says when it asked a subset); its headline is each task's
-accuracy; the groups ranked for strengths and weaknesses are the tasks' group values (language, source, subtype);
-its items are its answers (each with its content hash); the published figures are the benchmark YAML's
-`published` ones on the run's split, matched by task and metric (the report itself already keeps only the run's
-split)."""
+accuracy and every metric the benchmark publishes figures on for that task (MAMI's macro-F1), so each published
+figure sits beside ours on its own metric; the groups ranked for strengths and weaknesses are the tasks' group
+values (language, source, subtype); its items are its answers (each with its content hash); the published figures
+are the benchmark YAML's `published` ones on the run's split, matched by task and metric (the report itself
+already keeps only the run's split)."""
 
 from __future__ import annotations
 
@@ -31,8 +32,25 @@ def sample(report: dict[str, Any]) -> str | None:
     return "; ".join(found) or None
 
 
-def headline(rows: list[Headline]) -> list[Headline]:
-    return [r for r in rows if r.group.startswith("overall (") and r.figure == MAIN]
+def headline_metrics(spec: Any) -> dict[str, set[str]]:
+    """Task → the figures of its headline: accuracy, and every metric the benchmark publishes figures on for that task
+    (on any split: MAMI's macro-F1 and type-weighted F1, its organisers' scores), so a published figure always has
+    our own figure on the same split beside it, on the same line."""
+    out: dict[str, set[str]] = {name: {MAIN} for name in spec.tasks}
+    for p in spec.published:
+        out.setdefault(p.task, {MAIN}).add(p.metric)
+    return out
+
+
+def headline_for(spec: Any) -> Any:
+    metrics = headline_metrics(spec)
+
+    def headline(rows: list[Headline]) -> list[Headline]:
+        """Each task's accuracy and the metrics its papers publish, overall."""
+        return [r for r in rows if r.group.startswith("overall (")
+                and r.figure in metrics.get(r.group[len("overall ("):-1], {MAIN})]
+
+    return headline
 
 
 def groups(rows: list[Headline]) -> list[Headline]:
@@ -59,7 +77,7 @@ def outcomes(store: Any, report: dict[str, Any], model: str) -> list[Outcome]:
 def published(report: dict[str, Any]) -> list[PublishedFigure]:
     kind_ = kind(report) or ""
     return [PublishedFigure(kind=kind_, group=f"overall ({name})", metric=p["metric"], system=p["system"],
-                            value=p["value"], split=p["split"], source=p["source"])
+                            value=p["value"], split=p["split"], source=p["source"], n=p.get("n"))
             for name, task in report["tasks"].items() for p in task.get("published", [])
             if p["split"] == report["split"]]
 
@@ -116,7 +134,8 @@ def plan(config: Any, checked: Any, name: str) -> list[Any]:
 def part_for(name: str) -> ProfilePart | None:
     from memegauge.benchmarks.kit.family import benchmark_spec
 
-    if benchmark_spec(name) is None:
+    spec = benchmark_spec(name)
+    if spec is None:
         return None
 
     def auto(data: Path | None) -> dict[str, Any]:
@@ -138,7 +157,7 @@ def part_for(name: str) -> ProfilePart | None:
                                                    f"or {exc.fix}") from None
         return {"data": None}
 
-    return ProfilePart(kind=kind, sample=sample, headline=headline, groups=groups, outcomes=outcomes,
+    return ProfilePart(kind=kind, sample=sample, headline=headline_for(spec), groups=groups, outcomes=outcomes,
                        published=published, sources=sources, configs=configs, covers=covers, plan=plan, auto=auto,
                        name=run_name)
 

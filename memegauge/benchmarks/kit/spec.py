@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from memegauge.config import validation_error
 from memegauge.files import parse_yaml
+from memegauge.report.published import PublishedValue
 from memegauge.errors import InputError
 
 AnswerKind = str
@@ -98,17 +99,11 @@ class Task(_Strict):
         return ["yes", "no"] if self.answer == "yes_no" else list(self.labels)
 
 
-class Published(_Strict):
-    """A figure the papers publish, set beside ours in the report (never mixed with them)."""
+class Published(PublishedValue, _Strict):
+    """A figure the papers publish (`PublishedValue`), for one of the benchmark's tasks, set beside ours in the
+    report (never mixed with them)."""
 
     task: str = Field(description="The task it is about.")
-    split: str = Field(description="The split it was measured on.")
-    system: str = Field(description="The model or baseline it is of.")
-    metric: str = Field(description="accuracy, macro_f1, auroc, …")
-    value: float = Field(description="The published value, as a fraction (0.647 for 64.7%).")
-    n: int | None = Field(default=None, description="The items it was measured on, as the source states (None: "
-                                                    "the source does not say).")
-    source: str = Field(description="Where it is published (paper, table), with its address, quoted.")
 
 
 class Benchmark(_Strict):
