@@ -14,7 +14,7 @@ from pathlib import Path
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from memegauge.files import (Row, confined, jsonl_lines, jsonl_objects, printable, read_user_text, user_cache_root,
+from memegauge.files import (Row, confined, jsonl_lines, printable, read_user_text, user_cache_root,
                              write_bytes_atomic, write_text_atomic)
 from memegauge.errors import InputError
 
@@ -86,18 +86,6 @@ def converted_splits(root: Path) -> dict[str, Path]:
 def pictures_by_name(folder: Path) -> dict[str, Path]:
     """Every file under `folder` by its file name (a user's copy may nest its pictures one level deeper)."""
     return {p.name: p for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Every row of a release's JSONL file; a broken line, or a key a reader asks of a row that lacks it,
-    is one `InputError` naming the file and line (`memegauge.files.jsonl_objects`)."""
-    return jsonl_objects(path, "fix that line of the release's file, or import an unaltered copy")
-
-
-def jsonl_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    """(FILE:LINE, record) of a release's JSONL file; a line that is not a JSON object, or a key a reader asks
-    of a row that lacks it, is one `InputError` naming the file and line (`memegauge.files.jsonl_objects`)."""
-    return [(row.where, row) for row in jsonl_objects(path, "give the release's file unchanged")]
 
 
 class MissingFile(InputError):

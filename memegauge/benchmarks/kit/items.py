@@ -167,11 +167,9 @@ def split_file(spec: Benchmark, source: Path, split: str) -> Path:
 
 
 def rows(path: Path, fmt: str) -> list[tuple[str, dict[str, Any]]]:
-    """(FILE:LINE, record) of a JSONL, JSON (a list, or an object of records), CSV or TSV file."""
+    """(FILE:LINE, record) of a JSON (a list, or an object of records), CSV or TSV file (a JSONL file is read
+    by `release_jsonl`, which counts an unreadable line rather than refusing the file)."""
     text = read_user_text(path)
-    if fmt == "jsonl":
-        return [(f"{path}:{n}", _json(line, f"{path}:{n}")) for n, line in enumerate(text.split("\n"), 1)
-                if line.strip()]
     if fmt == "json":
         data = _json(text, str(path))
         records = list(data.values()) if isinstance(data, dict) else data
