@@ -25,7 +25,7 @@ from importlib.metadata import EntryPoint, entry_points
 from types import FunctionType
 from typing import Any, Generic, TypeVar
 
-from memegauge.errors import MemeGaugeError
+from memegauge.errors import InputError, MemeGaugeError
 
 T = TypeVar("T")
 
@@ -95,11 +95,11 @@ class Registry(Generic[T]):
     def register(self, plugin: T, source: str | _Origin = "code", name: str | None = None) -> T:
         """Add a descriptor; one of another type, or a second one under a registered name, is refused."""
         if not isinstance(plugin, self.expected):
-            raise PluginError(f"{source} is not a {self.kind} ({_type_names(self.expected)}): it is "
+            raise PluginError(f"{source} is not {_a(self.kind)} ({_type_names(self.expected)}): it is "
                               f"{type(plugin).__name__}")
         name = name if name is not None or self.name_of is None else self.name_of(plugin)
         if name is None:
-            raise PluginError(f"{source}: a {self.kind} is registered under a name")
+            raise PluginError(f"{source}: {_a(self.kind)} is registered under a name")
         known = self._plugins.get(name)
         if known is not None and known[0] is not plugin:
             raise self.duplicate(f"{self.kind} {name!r} is registered twice: by {known[1]} and by {source}; "
@@ -138,7 +138,7 @@ class Registry(Generic[T]):
             raise PluginError(f"{_origin(point)} (group {self.group!r}) is named {point.name!r} but holds the "
                               f"{self.kind} {named!r}: an entry point is named after its plug-in")
         if self.name_of is None and not callable(plugin):
-            raise PluginError(f"{_origin(point)} (group {self.group!r}) is not a function: a {self.kind} entry "
+            raise PluginError(f"{_origin(point)} (group {self.group!r}) is not a function: {_a(self.kind)} entry "
                               "point names the function that adds it")
         self.register(plugin, _Origin(point), point.name)
 
@@ -149,6 +149,17 @@ class Registry(Generic[T]):
                 self._load(point)
         found = self._plugins.get(name)
         return found[0] if found else None
+
+    def require(self, name: str, where: str, how: str = "", also: Iterable[str] = ()) -> T:
+        """The plug-in `name`, as `get`; an unknown name is one `InputError` at `where` naming every known one
+        (`also`, names the caller knows besides, first; then each registered or declared, none loaded to list
+        them) and `how` (else registering or declaring one)."""
+        found = self.get(name)
+        if found is None:
+            known = ", ".join(dict.fromkeys([*also, *self.names()])) or "none"
+            raise InputError(f"unknown {self.kind} {name!r}", where, f"use one of: {known} ("
+                             + (how or f"or declare yours as an entry point of group {self.group!r}") + ")")
+        return found
 
     def all(self) -> dict[str, T]:
         """Every plug-in, by name in name order: each declared one loaded (once)."""
@@ -235,6 +246,11 @@ def code_source(plugin: Any) -> str:
     `module.qualname`), else "code"."""
     module, name = getattr(plugin, "__module__", None), getattr(plugin, "__qualname__", None)
     return f"{module}.{name}" if module and name else "code"
+
+
+def _a(kind: str) -> str:
+    """`kind` with its indefinite article: "a method", "an answer kind"."""
+    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"
 
 
 def _type_names(expected: type | tuple[type, ...]) -> str:

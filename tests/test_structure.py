@@ -319,6 +319,39 @@ def test_a_plugin_of_the_wrong_type_or_name_and_a_duplicate_are_refused(tmp_path
         registry.register(Method(name="good", title="G2", report=lambda s, r: {}), "my notebook")
 
 
+
+def test_an_unknown_name_is_one_input_error_naming_every_known_one(tmp_path, monkeypatch):
+    """`Registry.require`: the one "unknown X" message (what, where, how to fix) of every registry, naming the
+    plug-ins declared but not loaded as well; the kit's answer kinds and metrics ask it."""
+    import pytest
+
+    from memegauge.benchmarks.kit import answers, metrics
+    from memegauge.errors import InputError
+    from memegauge.methods import Method
+    from memegauge.registry import Registry
+
+    site = installed_package(tmp_path, "plug2", "from memegauge.methods import Method\n"
+                             "GOOD = Method(name='good', title='G', report=lambda s, r: {})\n",
+                             "[memegauge.tests-plugins2]\ngood = plug2:GOOD\n")
+    monkeypatch.syspath_prepend(str(site))
+    registry = Registry("answer kind", "memegauge.tests-plugins2", Method)
+    assert registry.require("good", "here").title == "G"
+    with pytest.raises(InputError) as caught:
+        registry.require("absent", "config.yaml", also=("builtin",))
+    assert caught.value.what == "unknown answer kind 'absent'" and caught.value.where == "config.yaml"
+    assert caught.value.fix == "use one of: builtin, good (or declare yours as an entry point of group " \
+                               "'memegauge.tests-plugins2')"
+    with pytest.raises(InputError) as caught:
+        answers.answer_kind("nope")
+    assert caught.value.what == "unknown answer kind 'nope'" and caught.value.where == "answer"
+    assert caught.value.fix.startswith("use one of: label, labels, letter, ")
+    assert "yes_no" in caught.value.fix and caught.value.fix.endswith("answers.register_answer)")
+    with pytest.raises(InputError) as caught:
+        metrics.metric("nope")
+    assert caught.value.what == "unknown metric 'nope'" and caught.value.where == "metrics"
+    assert caught.value.fix.startswith("use one of: accuracy, macro_f1, per_class, auroc, ")
+    assert "type_weighted_f1" in caught.value.fix and caught.value.fix.endswith("metrics.register_metric)")
+
 # ---- lazy start ------------------------------------------------------------------------------------------
 
 _IMPORTED = """
@@ -539,7 +572,7 @@ def test_the_kits_answer_kinds_and_metrics_are_registries_type_checked_and_refus
         with pytest.raises(DuplicatePlugin, match=r"answer kind 'shout' is registered twice: by \S+shout and by "
                                                   r"\S+whisper"):
             answers.register_answer("shout", whisper)
-        with pytest.raises(PluginError, match="is not a answer kind"):
+        with pytest.raises(PluginError, match="is not an answer kind"):
             answers.register_answer("not-a-function", "yes")
         with pytest.raises(DuplicatePlugin, match="'accuracy' is registered twice: by the benchmark kit"):
             metrics.register_metric("accuracy", shout)

@@ -46,13 +46,8 @@ def register_answer(name: str, reader: Reader) -> Reader:
 
 
 def answer_kind(name: str) -> Reader:
-    found = ANSWER_KINDS.get(name)
-    if found is None:
-        from memegauge.errors import InputError  # light
-
-        raise InputError(f"unknown answer kind {name!r}", "answer", f"use one of: {', '.join(ANSWER_KINDS)} (or "
-                         "register it in the benchmark's module: answers.register_answer)")
-    return found
+    """The reader of answer kind `name`; an unknown kind is one `InputError` naming the known ones."""
+    return ANSWER_KINDS.require(name, "answer", "or register it in the benchmark's module: answers.register_answer")
 
 
 def _yes_no(plain: str, classes: list[str], options: int) -> str | None:

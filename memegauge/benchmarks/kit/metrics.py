@@ -137,13 +137,9 @@ def register_metric(name: str, function: MetricFunction) -> MetricFunction:
 
 
 def metric(name: str) -> MetricFunction:
-    found = METRICS.get(name)
-    if found is None:
-        from memegauge.errors import InputError  # light
-
-        raise InputError(f"unknown metric {name!r}", "metrics", f"use one of: {', '.join((*KIT_METRICS, *METRICS))} "
-                         "(or register it in the benchmark's module: metrics.register_metric)")
-    return found
+    """The registered metric `name`; an unknown one is one `InputError` naming every metric a task may name."""
+    return METRICS.require(name, "metrics", "or register it in the benchmark's module: metrics.register_metric",
+                           also=KIT_METRICS)
 
 
 def metric_names() -> list[str]:
