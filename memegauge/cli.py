@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import os
 import sys
+from gettext import gettext as _
 from pathlib import Path
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from memegauge._version import __version__
 
@@ -34,16 +35,17 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 COMMAND_GROUP = "memegauge.commands"
-"""Entry points of the top-level commands, each named after its command, naming `register(app)`: the function
-that adds it (with any others of its module) to a Typer app (pyproject.toml lists MemeGauge's own)."""
+"""Entry points of the top-level commands, each named after its command, naming its `memegauge.registry.Command`:
+its one-line help (what `--help` lists) and its `register(app)`, the function that adds it (with any others of its
+module) to a Typer app, imported when the command is dispatched (pyproject.toml lists MemeGauge's own)."""
 
 
 def _commands() -> Any:
-    from memegauge.registry import Registry  # lazy: the registry when a command is looked up
+    from memegauge.registry import Command, Registry  # lazy: the registry when a command is looked up
 
     global _COMMANDS
     if _COMMANDS is None:
-        _COMMANDS = Registry("command", COMMAND_GROUP, object, name_of=None)
+        _COMMANDS = Registry("command", COMMAND_GROUP, Command)
     return _COMMANDS
 
 
@@ -51,56 +53,59 @@ _COMMANDS: Any = None
 
 
 class LazyGroup(TyperGroup):
-    """The `memegauge` group: its own commands (below), then each command named by an entry point of
-    `COMMAND_GROUP`, imported only when it is dispatched (or listed by `--help`), then the commands a method's
-    descriptor adds (`Method.commands`), found when a name is neither."""
+    """The `memegauge` group: its own commands (below), then each command declared as an entry point of
+    `COMMAND_GROUP` (a `memegauge.registry.Command`), its module imported only when it is dispatched: `--help`
+    lists its descriptor's one-line help."""
 
     def list_commands(self, ctx: Any) -> list[str]:
-        names = [*self.commands, *(n for n in _commands().names() if n not in self.commands)]
-        self._add_method_commands()
-        return [*names, *(n for n in self.commands if n not in names)]
+        return [*self.commands, *(n for n in _commands().names() if n not in self.commands)]
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name not in self.commands:
-            register = _commands().get(cmd_name)
-            if register is not None:
-                self._add_from(register, only=cmd_name)
-            else:
-                self._add_method_commands()
+            declared = _commands().get(cmd_name)
+            if declared is not None:
+                self._add_from(declared, declared.load())
         return self.commands.get(cmd_name)
 
-    def _add_from(self, register: Any, only: str | None) -> None:
-        """The commands `register(app)` adds to a Typer app, added here (`only`: that one)."""
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """`--help`'s list of commands, laid out as click's own, a declared command's line from its descriptor
+        (its module is not imported; tests/test_cli_help.py checks that each line is the command's own)."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.commands.get(name) or self._listed(name)
+            if command is not None and not command.hidden:
+                rows.append((name, command))
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)  # as click's format_commands
+            with formatter.section(_("Commands")):
+                formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in rows])
+
+    def _listed(self, name: str) -> Any:
+        """A command of the declared command's one-line help alone (shortened as click does), its module not
+        imported; None for a descriptor that cannot be loaded, named on stderr so that the others are listed."""
+        from memegauge.errors import MemeGaugeError  # light: a plain exception
+
+        try:
+            declared = _commands().get(name)
+        except MemeGaugeError as exc:
+            from memegauge.clikit import console, safe  # lazy: rich's console when there is something to print
+
+            console.print(f"[yellow]warning:[/] {safe(exc)}", highlight=False, soft_wrap=True)
+            return None
+        return TyperCommand(name=name, help=declared.summary) if declared is not None else None
+
+    def _add_from(self, declared: Any, register: Any) -> None:
+        """The command `declared` names, from those `register(app)` adds to a Typer app."""
         from memegauge.registry import PluginError  # lazy: as `_commands`
 
         staging = typer.Typer()
         register(staging)
         group = typer.main.get_group(staging)
-        if only is not None and only not in group.commands:
-            raise PluginError(f"command {only!r} ({_commands().source(only)}, group {COMMAND_GROUP!r}) is not "
-                              f"among the commands its function adds ({', '.join(group.commands) or 'none'})")
-        for name, command in group.commands.items():
-            if only is None or name == only:
-                self.commands.setdefault(name, command)
-
-    def _add_method_commands(self) -> None:
-        """The commands of every method whose descriptor adds some (once; a method that fails to load is named
-        on stderr and its commands left out, so the others still work)."""
-        if getattr(self, "_methods_added", False):
-            return
-        self._methods_added = True
-        from memegauge.clikit import console, safe  # lazy: rich's console when there is something to print
-        from memegauge.methods import METHODS  # lazy: the methods only when a name is no command entry point
-        from memegauge.errors import MemeGaugeError  # lazy: as above
-
-        try:
-            found = METHODS.all()
-        except MemeGaugeError as exc:
-            console.print(f"[yellow]warning:[/] {safe(exc)}", highlight=False, soft_wrap=True)
-            return
-        for method in found.values():
-            if method.commands:
-                self._add_from(method.commands, only=None)
+        if declared.name not in group.commands:
+            raise PluginError(f"command {declared.name!r} ({_commands().source(declared.name)}, group "
+                              f"{COMMAND_GROUP!r}) is not among the commands {declared.register} adds "
+                              f"({', '.join(group.commands) or 'none'})")
+        self.commands.setdefault(declared.name, group.commands[declared.name])
 
 
 # rich_markup_mode=None: the top-level help (and its usage errors) in click's plain layout. Typer's rich layout

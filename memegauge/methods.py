@@ -1,6 +1,6 @@
 """The method registry: every evaluation method is one `Method` descriptor, registered by name.
 
-The CLI, the demo, the report builder and the HTML report iterate this registry; no shared file lists
+The demo, the report builder and the HTML report iterate this registry; no shared file lists
 the methods' modules. A method package exports its descriptor from a small module (``method.py``) and
 declares it as an entry point of the group ``memegauge.methods`` in its distribution's metadata:
 
@@ -9,8 +9,9 @@ declares it as an entry point of the group ``memegauge.methods`` in its distribu
 
 so a method installed by another package is found the same way as the built-in ones (`memegauge.registry`:
 an entry point is named after its method and loaded when that name is first asked for). A descriptor
-module stays light: each hook imports its implementation when called, so `memegauge --help` does not
-load torch, the embedded model or a method's statistics. Two descriptors with one name are refused
+module stays light: each hook imports its implementation when called, so reporting a run does not load
+torch, the embedded model or a method's statistics. A method's commands are plug-ins of their own (entry points
+of ``memegauge.commands``, `memegauge.registry.Command`): `memegauge --help` loads no method. Two descriptors with one name are refused
 (`DuplicateMethod`), and a declared method that fails to import fails loudly rather than vanishing.
 
 A benchmark of the kit is a method declared in the group ``memegauge.benchmarks`` (one entry point per
@@ -33,8 +34,6 @@ from memegauge.errors import MemeGaugeError
 
 if TYPE_CHECKING:
     import sqlite3
-
-    import typer
 
     from memegauge.engine.store import Store
     from memegauge.models.spec import ModelRegistry
@@ -82,8 +81,6 @@ class Method:
               `run` is the run header plus its store id. Every report format renders this dict.
     view      `view(report, store) -> (blocks, data)`: the method's part of the HTML report; None
               shows the figures as generic tables.
-    commands  `commands(app)`: adds the method's CLI commands to the `memegauge` Typer app; None adds
-              none (a method that only reports, such as the demo's screen).
     demo      `async part(DemoInputs) -> run name`: the method's part of `memegauge demo`; None takes
               no part. Parts run in `demo_order`, lowest first.
     config    `config(source) -> model`: the method's config (a pydantic model) from a YAML path or a
@@ -124,7 +121,6 @@ class Method:
     title: str
     report: ReportHook
     view: ViewHook | None = None
-    commands: Callable[[typer.Typer], None] | None = None
     demo: Callable[[DemoInputs], Awaitable[str]] | None = None
     demo_order: int = 100
     config: Callable[[Any], Any] | None = None
@@ -159,7 +155,7 @@ class Lazy:
 
 def lazy(target: str) -> Any:
     """A hook that imports `"module:function"` on its first call and calls it: a descriptor names
-    its implementations this way, so that loading it (to register the CLI commands, say) imports
+    its implementations this way, so that loading it (to report a run, say) imports
     no pipeline and none of a pipeline's heavy dependencies (issue 24: bm25s brought in JAX, which
     takes most of the GPU's memory). Typed `Any`: it stands for whichever hook it names, whose shape
     the named function has (a `Lazy`, whose `resolve()` tests use to check every name)."""
@@ -226,7 +222,7 @@ class DuplicateMethod(DuplicatePlugin):
 METHODS: Registry[Method] = Registry("method", ENTRY_POINT_GROUP, Method, duplicate=DuplicateMethod)
 BENCHMARKS: Registry[Method] = Registry("benchmark", BENCHMARK_GROUP, Method, duplicate=DuplicateMethod)
 """A benchmark of the kit (`memegauge.benchmarks.kit.family`) is a method too, declared in its own group so that
-listing the methods' commands reads no benchmark YAML; a method and a benchmark never share a name."""
+listing the benchmarks (`eval --list`) loads no other method; a method and a benchmark never share a name."""
 
 
 def register_method(method: Method, source: str = "code") -> Method:

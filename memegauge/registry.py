@@ -1,4 +1,5 @@
-"""The one registry of plug-ins: methods, benchmarks, model backends, data sets, report sections and commands.
+"""The one registry of plug-ins: methods, benchmarks, model backends, data sets, report sections and commands
+(`Command`: a command's name, one-line help and where it is, so that `memegauge --help` imports no command).
 
 Every kind of plug-in is a `Registry` of one descriptor type, filled one way: an installed distribution declares
 each plug-in as an entry point of the kind's group, *named after the plug-in*, and the registry loads that entry
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from types import FunctionType
 from typing import Any, Generic, TypeVar
@@ -201,6 +203,37 @@ class Registry(Generic[T]):
         self.generation += 1
 
 
+@dataclass(frozen=True)
+class Command:
+    """A top-level command of `memegauge` (an entry point of group "memegauge.commands", named after it): what
+    `memegauge --help` lists, held apart from the command's module so that listing it imports nothing of it.
+
+    name      The command's name.
+    summary   Its one-line help: the first paragraph of the command's own help, as `--help` lists it (cut to
+              the terminal's width there); tests/test_cli_help.py keeps the two equal.
+    register  "module:function": `function(app)` adds the command (and any other of its module) to a Typer
+              app; imported when the command is dispatched or its own `--help` asked for (`load`).
+    """
+
+    name: str
+    summary: str
+    register: str
+
+    def load(self) -> Callable[[Any], None]:
+        """The function that adds the command, its module imported now; one that cannot be is a `PluginError`."""
+        try:
+            found = EntryPoint(self.name, self.register, "memegauge.commands").load()
+        except MemeGaugeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any import error of a command becomes one clear message
+            raise PluginError(f"command {self.name!r} ({self.register}) failed to load: "
+                              f"{type(exc).__name__}: {exc}") from exc
+        if not callable(found):
+            raise PluginError(f"command {self.name!r}: {self.register} is not a function: a command names the "
+                              "function that adds it to a Typer app")
+        return found  # type: ignore[no-any-return]
+
+
 _PROVIDED: dict[str, Callable[..., Any]] = {}
 
 
@@ -258,4 +291,5 @@ def _type_names(expected: type | tuple[type, ...]) -> str:
     return " or ".join(t.__name__ for t in types)
 
 
-__all__ = ["METHOD_STEPS", "DuplicatePlugin", "PluginError", "Registry", "code_source", "provide", "provided"]
+__all__ = ["METHOD_STEPS", "Command", "DuplicatePlugin", "PluginError", "Registry", "code_source", "provide",
+           "provided"]

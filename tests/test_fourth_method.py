@@ -1,8 +1,8 @@
-"""A fourth method is one folder plus one entry point: `tests/fourth_method/toyscore` (the worked example of
-docs/engine.md), installed into a temporary site folder with its entry point and nothing else, runs end to
-end through the CLI, the Python API, `report` (every format), `export`, `runs` and `view`, without a change to any
-file of MemeGauge. Each step runs in a fresh process, so the method is found the way an installed package
-is: by its entry point."""
+"""A fourth method is one folder plus its entry points (its method, its command): `tests/fourth_method/toyscore`
+(the worked example of docs/engine.md), installed into a temporary site folder with its entry points and nothing
+else, runs end to end through the CLI (its command listed by `--help`), the Python API, `report` (every format),
+`export`, `runs` and `view`, without a change to any file of MemeGauge. Each step runs in a fresh process, so the
+method is found the way an installed package is: by its entry points."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ def world(tmp_path):
     info = site / "toyscore-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toyscore\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[memegauge.methods]\ntoyscore = toyscore.method:METHOD\n")
+    (info / "entry_points.txt").write_text("[memegauge.methods]\ntoyscore = toyscore.method:METHOD\n"
+                                           "[memegauge.commands]\ntoyscore = toyscore.method:COMMAND\n")
     (tmp_path / "toy.yaml").write_text(f"memes: {sample_memes_path()}\nmodel: tsrv\n")
     env = {**os.environ, "PYTHONPATH": str(site), "MEMEGAUGE_CACHE_DIR": str(tmp_path / "cache")}
     with start_server() as server:
@@ -57,6 +58,7 @@ def test_a_fourth_method_runs_through_the_cli_the_api_report_and_view(world):
     shipped = {p: p.stat().st_mtime_ns for p in Path(__file__).parents[1].joinpath("memegauge").rglob("*")
                if p.is_file() and "__pycache__" not in p.parts}
     _cli(world, "toyscore", "-c", str(tmp / "toy.yaml"), "--run", "toy-cli")
+    assert "toyscore  Ask one model whether each meme is funny." in _cli(world, "--help").stdout
 
     api = ("import json, memegauge\n"
            f"r = memegauge.run('toyscore', {str(tmp / 'toy.yaml')!r}, store={str(tmp / 's.db')!r}, "

@@ -56,17 +56,11 @@ def restored_methods():
     registry.METHODS.restore(state)
 
 
-def test_a_method_registered_from_code_is_reported_and_its_commands_appear(tmp_path, monkeypatch, capsys,
-                                                                          restored_methods):
+def test_a_method_registered_from_code_is_reported(tmp_path, restored_methods):
     def report(store, run):
         return {"items": len(read_records(store, run["id"], _Item))}
 
-    def commands(app):
-        @app.command("toy")
-        def toy() -> None:
-            print("toy command ran")
-
-    registry.register_method(Method(name="toy", title="Toy", report=report, commands=commands))
+    registry.register_method(Method(name="toy", title="Toy", report=report))
     assert method("toy") is not None
     store = Store(tmp_path / "s.db")
 
@@ -76,8 +70,6 @@ def test_a_method_registered_from_code_is_reported_and_its_commands_appear(tmp_p
 
     asyncio.run(write())
     assert build_report(store, "t")["items"] == 2
-    monkeypatch.setattr("memegauge.cli.app", _fresh_app())
-    assert main(["toy"]) == 0 and "toy command ran" in capsys.readouterr().out
 
 
 def test_a_run_of_a_method_no_longer_installed_is_one_clear_message(tmp_path, capsys):
@@ -99,28 +91,8 @@ def registry_models():
     return ModelRegistry({})
 
 
-def _fresh_app():
-    """A new `memegauge` app with the same global options, for registering commands again."""
-    import typer
-
-    from memegauge import cli
-
-    app = typer.Typer(cls=cli.LazyGroup, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False)
-    app.callback()(cli.main_options)
-    for info in cli.app.registered_commands:
-        app.registered_commands.append(info)
-    return app
-
-
 def test_every_hook_of_every_registered_method_resolves():
     """A renamed implementation module fails here, not silently at the user's command."""
-    import typer
-
-    for m in methods():
-        if m.commands:
-            app = typer.Typer()
-            m.commands(app)
-            assert app.registered_commands or app.registered_groups, m.name
     from dataclasses import fields
 
     from memegauge.methods import Lazy

@@ -360,7 +360,8 @@ from memegauge.cli import main
 code = main(sys.argv[1:])
 print("CODE", code)
 print("MODULES", " ".join(sorted(m for m in sys.modules if m.startswith(("memegauge", "aiohttp", "pydantic",
-                                                                        "numpy", "asyncio", "rich.console")))))
+                                                                        "numpy", "asyncio", "rich.console",
+                                                                        "http", "yaml")))))
 """
 
 
@@ -386,6 +387,29 @@ def test_version_imports_no_method_no_benchmark_no_engine_and_no_pydantic():
     assert not any(m.startswith(("aiohttp", "pydantic", "numpy", "asyncio")) for m in modules)
     # nor the typed records, the registry or rich's console (memegauge.clikit): typer and the version alone
     assert {"memegauge.types", "memegauge.registry", "memegauge.clikit", "rich.console"}.isdisjoint(modules)
+    assert not any(m.startswith(("http", "memegauge.localserver")) for m in modules), modules
+
+
+def test_help_imports_no_command_module_no_method_and_no_http_server():
+    """`memegauge --help` lists every declared command from its descriptor (`memegauge.registry.Command`): no
+    command's module (the one its `register` names), no method, no benchmark YAML, no local server."""
+    from memegauge.cli import COMMAND_GROUP, _commands
+
+    declared = _commands().all()
+    # a command's module, unless it is its descriptor's own (demo_command.py: its `register` imports what the
+    # command needs, clikit and rich's console, asserted absent below)
+    descriptor_modules = {value.split(":")[0] for value in _declared(COMMAND_GROUP).values()}
+    command_modules = {d.register.split(":")[0] for d in declared.values()} - descriptor_modules
+    assert len(command_modules) >= 8 and "memegauge.data.cli" in command_modules
+    code, modules, output = _imported("--help")
+    assert code == 0 and all(f"  {name} " in output for name in declared), output
+    assert sorted(command_modules & modules) == []
+    # of the methods and the benchmark kit: the descriptors' modules and their packages alone
+    packages = {".".join(m.split(".")[:cut]) for m in descriptor_modules for cut in range(1, m.count(".") + 1)}
+    assert sorted(m for m in modules if m.startswith(_METHOD_PACKAGES) and m not in descriptor_modules | packages) \
+        == []
+    assert not any(m.startswith(("http", "memegauge.localserver", "yaml", "rich.console", "memegauge.clikit",
+                                 "memegauge.files", "memegauge.data.store")) for m in modules), modules
 
 
 def test_a_dispatched_command_imports_its_own_module_only():
@@ -418,9 +442,9 @@ def test_a_broken_third_party_method_breaks_neither_version_nor_help(tmp_path):
     env = {"PYTHONPATH": str(site)}
     code, modules, _ = _imported("--version", env=env)
     assert code == 0 and "memegauge.methods" not in modules
-    code, _, output = _imported("--help", env=env)
+    code, modules, output = _imported("--help", env=env)
     assert code == 0 and "adam" in output and "eval" in output
-    assert "no_such_module_44" in output  # named once, as a warning: its commands are the ones left out
+    assert "no_such_module_44" not in output and "memegauge.methods" not in modules  # --help loads no method
     code, _, output = _imported("runs", "--help", env=env)
     assert code == 0
 

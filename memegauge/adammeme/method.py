@@ -1,6 +1,6 @@
 """The AdamMeme method descriptor (see `memegauge.methods`), written as docs/engine.md teaches: every hook
 names its implementation as `"module:function"`, imported on its first call (`lazy`), so loading the
-descriptor (to list the CLI's commands, say) imports none of the method's pipeline."""
+descriptor (to report a run, say) imports none of the method's pipeline."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The MemeQA method descriptor (see `memegauge.methods`), written as docs/engine.md teaches: every hook
 names its implementation as `"module:function"`, imported on its first call (`lazy`), so loading the
-descriptor (to list the CLI's commands, say) imports none of the method's pipeline."""
+descriptor (to report a run, say) imports none of the method's pipeline."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ METHOD = Method(name="memeqa", title="MemeQA", folder=Path(__file__).parent, dem
 # method; `qa build` and `qa score` run them.
 BUILD = replace(METHOD, title="MemeQA dataset build", check=lazy("memegauge.memeqa.hooks:check_build"),
                 run=lazy("memegauge.memeqa.hooks:run_build"), models=lazy("memegauge.memeqa.hooks:build_models"),
-                commands=None, demo=None, rating=None)
+                demo=None, rating=None)
 FINETUNE = replace(METHOD, title="MemeQA fine-tuning", check=lazy("memegauge.memeqa.hooks:check_finetune"),
-                   run=lazy("memegauge.memeqa.hooks:run_finetune"), commands=None, demo=None, rating=None)
+                   run=lazy("memegauge.memeqa.hooks:run_finetune"), demo=None, rating=None)
 SCORE = replace(METHOD, title="MemeQA scoring", check=lazy("memegauge.memeqa.hooks:check_score"),
                 run=lazy("memegauge.memeqa.hooks:run_score"), models=lazy("memegauge.memeqa.hooks:score_models"),
-                commands=None, demo=None, rating=None)
+                demo=None, rating=None)
