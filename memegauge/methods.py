@@ -10,9 +10,10 @@ declares it as an entry point of the group ``memegauge.methods`` in its distribu
 so a method installed by another package is found the same way as the built-in ones (`memegauge.registry`:
 an entry point is named after its method and loaded when that name is first asked for). A descriptor
 module stays light: each hook imports its implementation when called, so reporting a run does not load
-torch, the embedded model or a method's statistics. A method's commands are plug-ins of their own (entry points
-of ``memegauge.commands``, `memegauge.registry.Command`): `memegauge --help` loads no method. Two descriptors with one name are refused
-(`DuplicateMethod`), and a declared method that fails to import fails loudly rather than vanishing.
+torch, the embedded model or a method's statistics. A method's commands are plug-ins of their own (entry
+points of ``memegauge.commands``, `memegauge.registry.Command`): `memegauge --help` loads no method. Two
+descriptors with one name are refused (`DuplicateMethod`), and a declared method that fails to import fails
+loudly rather than vanishing.
 
 A benchmark of the kit is a method declared in the group ``memegauge.benchmarks`` (one entry point per
 benchmark, `memegauge.benchmarks.kit.family`); `method(name)` and `methods()` see both groups.
