@@ -180,7 +180,7 @@ def main_options(
                                  is_eager=True, callback=lambda value: _print_version(value)),
 ) -> None:
     from memegauge.clikit import Settings, notes  # lazy: rich's console once a command runs
-    from memegauge.config import ENV_STORE, registry_path  # lazy: pydantic once a command runs
+    from memegauge.locations import ENV_STORE, registry_path  # no pydantic: a command that needs no model
     from memegauge.files import set_max_meme_text, set_text_encoding
     from memegauge.logs import configure
 

@@ -10,7 +10,6 @@ runs with no network and no key.
 from __future__ import annotations
 
 import copy
-import os
 from pathlib import Path
 from urllib.parse import urlsplit
 from typing import Any, TypeVar
@@ -22,11 +21,9 @@ from memegauge.files import parse_yaml, read_user_text
 from memegauge.models import backends, find_backend
 from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.errors import InputError
+from memegauge.locations import ENV_MODELS, ENV_STORE, registry_path  # noqa: F401 - re-exported (callers import them here)
 
 T = TypeVar("T", bound=BaseModel)
-
-ENV_STORE = "MEMEGAUGE_STORE"
-ENV_MODELS = "MEMEGAUGE_MODELS"
 
 
 # In-process CPU models get a long per-call timeout: their speed depends on what else the
@@ -73,21 +70,6 @@ def validation_error(exc: ValidationError, where: str, prefix: str = "") -> Inpu
     }.get(first["type"], f"give {key!r} a valid value ({first['msg']})" if key else
           f"make the keys agree ({first['msg']})")  # a check across keys has no location
     return InputError(f"{key or 'document'}: {first['msg']}", where=where, fix=fix)
-
-
-def registry_path(path: Path | str | None) -> Path | None:
-    """The registry file to read: `path` (`--models`), else ``$MEMEGAUGE_MODELS``, else None (the
-    built-in models). Either one naming no file is refused with the same message, whatever the command:
-    a mistyped variable must not silently fall back to the built-ins."""
-    given, where = (path, str(path)) if path is not None else \
-        (os.environ.get(ENV_MODELS) or None, f"${ENV_MODELS}={os.environ.get(ENV_MODELS)}")
-    if given is None:
-        return None
-    if not Path(given).is_file():
-        how = "pass --models with" if path is not None else f"set {ENV_MODELS} to (or unset it for the built-ins)"
-        raise InputError("no such registry file", where=where,
-                         fix=f"{how} the path of your models.yaml (docs/models.md)")
-    return Path(given)
 
 
 def load_registry(path: Path | str | None) -> ModelRegistry:

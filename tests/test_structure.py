@@ -186,7 +186,7 @@ def test_model_registry_is_imported_from_where_it_lives():
 PACKAGE_LAYERS = (
     # bottom first: a package may import its own layer's and those below, never one above
     ("_version", "errors", "logs", "signals", "types", "records", "samples", "registry", "localserver", "files",
-     "extras"),
+     "extras", "locations"),
     ("parse", "images", "models"),
     ("config",),
     ("engine",),

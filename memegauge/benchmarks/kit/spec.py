@@ -15,7 +15,6 @@ from jinja2 import StrictUndefined, TemplateSyntaxError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from memegauge.config import validation_error
 from memegauge.files import parse_yaml
 from memegauge.report.published import PublishedValue
 from memegauge.errors import InputError
@@ -154,6 +153,8 @@ def load_spec(folder: Path) -> Benchmark:
     try:
         spec = Benchmark.model_validate(raw)
     except ValidationError as exc:
+        from memegauge.config import validation_error  # lazy: the model specs only for a bad file
+
         raise validation_error(exc, str(path)) from None
     for name, task in spec.tasks.items():
         try:
