@@ -7,7 +7,8 @@
                                                   # (with its installed metadata, `*.dist-info`, copied into DIR),
                                                   # in the same rounds: before and after side by side
     python bench/startup.py --importtime="eval --list"  # `python -X importtime` of one command: its 10
-                                                        # costliest imports, cumulative and self
+                                                        # costliest imports, cumulative and self (with
+                                                        # --before DIR: DIR's first, then this checkout's)
 
 CPU is the child's user + system time (`resource.getrusage(RUSAGE_CHILDREN)`), whole process, so a loaded
 machine slows the floor and the commands alike; the rounds interleave them (floor, each command, floor, …)
@@ -79,22 +80,26 @@ def table(repeat: int, before: Path | None = None) -> None:
         print(f"{name:36} {median:7.3f} {median / floor:8.2f} {statistics.median(wall[name]):7.3f}")
 
 
-def importtime(args: list[str], top: int = 10) -> None:
-    """The `top` costliest imports of one command, by cumulative microseconds (`-X importtime`)."""
-    argv = [sys.executable, "-X", "importtime", "-c",
-            "import sys; from memegauge.cli import main; sys.exit(main(sys.argv[1:]))", *args]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    rows = []
-    for line in done.stderr.splitlines():
-        if line.startswith("import time:") and "|" in line and "cumulative" not in line:
-            own, cumulative, name = line.removeprefix("import time:").split("|", 2)
-            rows.append((int(cumulative), int(own), name.rstrip()))
-    print(f"python -X importtime memegauge {' '.join(args)}: {len(rows)} modules, "
-          f"{sum(r[1] for r in rows) / 1e6:.3f} s of imports")
-    print(f"  top {top} by cumulative µs{'':22}top {top} by self µs")
-    by_self = sorted(rows, key=lambda r: r[1], reverse=True)[:top]
-    for (cumulative, _, name), (_, own, own_name) in zip(sorted(rows, reverse=True)[:top], by_self, strict=False):
-        print(f"  {cumulative:9d} {name[:38]:38}  {own:9d} {own_name.strip()[:38]}")
+def importtime(args: list[str], top: int = 10, before: Path | None = None) -> None:
+    """The `top` costliest imports of one command, by cumulative microseconds (`-X importtime`); with `before`, the
+    same command from that checkout first."""
+    for label, path in ((f"before ({before})", before), ("after", None)) if before else (("", None),):
+        env = {**os.environ, "PYTHONPATH": str(path)} if path else dict(os.environ)
+        argv = [sys.executable, "-X", "importtime", "-c",
+                "import sys; from memegauge.cli import main; sys.exit(main(sys.argv[1:]))", *args]
+        with tempfile.TemporaryDirectory() as cwd:  # not the checkout: its folder would shadow `before`'s package
+            done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env, cwd=cwd)
+        rows = []
+        for line in done.stderr.splitlines():
+            if line.startswith("import time:") and "|" in line and "cumulative" not in line:
+                own, cumulative, name = line.removeprefix("import time:").split("|", 2)
+                rows.append((int(cumulative), int(own), name.rstrip()))
+        print(f"{label + ': ' if label else ''}python -X importtime memegauge {' '.join(args)}: {len(rows)} modules, "
+              f"{sum(r[1] for r in rows) / 1e6:.3f} s of imports")
+        print(f"  top {top} by cumulative µs{'':22}top {top} by self µs")
+        by_self = sorted(rows, key=lambda r: r[1], reverse=True)[:top]
+        for (cumulative, _, name), (_, own, own_name) in zip(sorted(rows, reverse=True)[:top], by_self, strict=False):
+            print(f"  {cumulative:9d} {name[:38]:38}  {own:9d} {own_name.strip()[:38]}")
 
 
 def main() -> None:
@@ -104,7 +109,7 @@ def main() -> None:
     parser.add_argument("--importtime", metavar="ARGS", help='one command\'s arguments, e.g. --importtime="--help"')
     options = parser.parse_args()
     if options.importtime is not None:
-        importtime(shlex.split(options.importtime) or ["--help"])
+        importtime(shlex.split(options.importtime) or ["--help"], before=options.before)
     else:
         table(options.repeat, options.before)
 

@@ -414,15 +414,17 @@ def test_help_imports_no_command_module_no_method_and_no_http_server():
 
 def test_a_dispatched_command_imports_its_own_module_only():
     """`data list` and `eval --list` read the benchmarks' descriptors (data list names the benchmarks that read
-    each set, as eval --list does: issue 43) and import no method's code beyond them; neither, nor `--help`,
-    imports the engine or its client (aiohttp)."""
+    each set, as eval --list does: issue 43) and import no method's code beyond them, nor the model specs (no
+    model is needed to list); neither, nor `--help`, imports the engine or its client (aiohttp)."""
     code, modules, output = _imported("data", "list", env={"MEMEGAUGE_DATA_DIR": "/nonexistent-memegauge-data"})
     assert code == 0 and "eval fhm" in output, output
     assert sorted(m for m in modules if m.startswith(("memegauge.adammeme", "memegauge.arena", "memegauge.screen",
                                                        "memegauge.memeqa.cli", "memegauge.rating"))) == []
     assert "aiohttp" not in modules and not any(m.startswith("memegauge.engine") for m in modules)
+    assert {"memegauge.config", "memegauge.models", "memegauge.types"}.isdisjoint(modules)  # no model needed
     code, modules, output = _imported("eval", "--list")
     assert code == 0 and "fhm:" in output, output
+    assert {"memegauge.config", "memegauge.models", "memegauge.types"}.isdisjoint(modules)
     assert sorted(m for m in modules if m.startswith(("memegauge.adammeme.cli", "memegauge.arena.cli",
                                                        "memegauge.memeqa.cli", "memegauge.rating"))) == []
     assert "aiohttp" not in modules and not any(m.startswith("memegauge.engine") for m in modules)
