@@ -19,9 +19,10 @@ from typer.core import TyperCommand, TyperGroup
 from memegauge._version import __version__
 
 # Start-up (bench/startup.py): this module imports typer only; `memegauge.clikit` (rich's console) when a command
-# runs or an error is printed. Every command's module is imported when that command is dispatched (`LazyGroup`),
-# the engine (and aiohttp) when a command uses it, so `memegauge --version` imports no method, no benchmark, no
-# engine and no pydantic (tests/test_structure.py).
+# runs or an error is printed. Every command's module is imported when that command is dispatched (`LazyGroup`;
+# `--help` lists each from its descriptor), the engine (and aiohttp) when a command uses it, so `memegauge
+# --version` imports no method, no benchmark, no engine and no pydantic, and `--help` no command's module
+# (tests/test_structure.py).
 
 _CLIKIT = ("SKIP_PREFLIGHT", "Settings", "console", "finish", "notes", "out", "safe", "settings")
 """What this module has always offered of `memegauge.clikit` (the API), imported from there on first use."""
