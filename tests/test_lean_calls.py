@@ -82,7 +82,7 @@ def test_the_picture_cache_is_bounded_in_bytes_and_drops_the_least_recently_used
 
 
 def test_the_body_is_the_json_of_the_request_with_each_picture_spliced_in(tmp_path):
-    path = _picture(tmp_path / "m.png", "red")
+    path, other = _picture(tmp_path / "m.png", "red"), _picture(tmp_path / "n.png", "blue")
     spec = ModelSpec(name="m", backend="openai", model="m", base_url="http://127.0.0.1:9/v1",
                      extra={"extra_body": {"chat_template_kwargs": {"note": "café ✓ \"quoted\"\n"}}})
     request = ChatRequest(model="m", messages=[Message.user(ImagePart.of(path), "Which one?\tSay \"A\"."),
@@ -92,6 +92,10 @@ def test_the_body_is_the_json_of_the_request_with_each_picture_spliced_in(tmp_pa
     plain = json.loads(json.dumps(body))  # the same body with each picture an ordinary string
     assert json.loads(sent) == plain
     assert plain["messages"][0]["content"][0]["image_url"]["url"] == picture_url(path)
+    two = ChatRequest(model="m", messages=[Message.user(ImagePart.of(path), "first", ImagePart.of(other), "second")])
+    assert json.loads(body_json(OpenAIBackend(spec)._body(two)))["messages"][0]["content"] == [
+        {"type": "image_url", "image_url": {"url": picture_url(path)}}, {"type": "text", "text": "first"},
+        {"type": "image_url", "image_url": {"url": picture_url(other)}}, {"type": "text", "text": "second"}]
     text_only = {"model": "m", "messages": [{"role": "user", "content": "hi ✓"}], "temperature": 0.0}
     assert body_json(text_only) == json.dumps(text_only, ensure_ascii=False, separators=(",", ":")).encode()
 
