@@ -366,7 +366,7 @@ def body_json(body: dict[str, Any]) -> bytes:
     if len(pieces) != len(pictures) + 1:  # a text held the placeholder: never seen; splice nothing
         raise ModelCallError(ErrorClass.BAD_REQUEST, "a message holds MemeGauge's picture placeholder")
     out = [pieces[0]]
-    for picture, piece in zip(pictures, pieces[1:]):
+    for picture, piece in zip(pictures, pieces[1:], strict=True):
         out += (picture.json, piece)
     return b"".join(out)
 
