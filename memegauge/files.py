@@ -242,14 +242,21 @@ MAX_YAML_NODES = 100_000
 registry, config or benchmark file holds hundreds; a billion-laughs alias bomb, billions."""
 
 
-def parse_yaml(text: str, where: str) -> Any:
+def parse_yaml(text: str, where: str, *, packaged: bool = False) -> Any:
     """The one way MemeGauge reads YAML: PyYAML's safe loader (no Python objects), with the document's
     size counted as if every alias were expanded before anything is built from it. A document past
     `MAX_YAML_NODES`, or an alias that contains itself, is one `InputError`; a syntax error raises
-    `yaml.YAMLError` as `yaml.safe_load` does (callers word it with the line)."""
+    `yaml.YAMLError` as `yaml.safe_load` does (callers word it with the line).
+
+    `packaged`: the text is a file shipped inside an installed package beside its code (a benchmark's
+    `benchmark.yaml`), read with libyaml's parser (`CSafeLoader`) where PyYAML has it, as its wheels do:
+    the pure-Python parser took ~0.4 s of CPU to read the six built-in benchmark YAMLs, a third of a
+    command's start. A file a user gives is always read by the pure-Python parser: libyaml recurses on
+    the C stack, so a hostile file (`a: [[[[…` 50,000 deep) would crash the process instead of being
+    refused with a message (tests/test_reliability.py `test_found_by_fuzzing_yaml`)."""
     import yaml
 
-    loader = yaml.SafeLoader(text)
+    loader = (getattr(yaml, "CSafeLoader", yaml.SafeLoader) if packaged else yaml.SafeLoader)(text)
     try:
         node = loader.get_single_node()
         if node is None:

@@ -82,7 +82,7 @@ def test_the_picture_cache_is_bounded_in_bytes_and_drops_the_least_recently_used
 
 
 def test_the_body_is_the_json_of_the_request_with_each_picture_spliced_in(tmp_path):
-    path = _picture(tmp_path / "m.png", "red")
+    path, other = _picture(tmp_path / "m.png", "red"), _picture(tmp_path / "n.png", "blue")
     spec = ModelSpec(name="m", backend="openai", model="m", base_url="http://127.0.0.1:9/v1",
                      extra={"extra_body": {"chat_template_kwargs": {"note": "café ✓ \"quoted\"\n"}}})
     request = ChatRequest(model="m", messages=[Message.user(ImagePart.of(path), "Which one?\tSay \"A\"."),
@@ -92,6 +92,10 @@ def test_the_body_is_the_json_of_the_request_with_each_picture_spliced_in(tmp_pa
     plain = json.loads(json.dumps(body))  # the same body with each picture an ordinary string
     assert json.loads(sent) == plain
     assert plain["messages"][0]["content"][0]["image_url"]["url"] == picture_url(path)
+    two = ChatRequest(model="m", messages=[Message.user(ImagePart.of(path), "first", ImagePart.of(other), "second")])
+    assert json.loads(body_json(OpenAIBackend(spec)._body(two)))["messages"][0]["content"] == [
+        {"type": "image_url", "image_url": {"url": picture_url(path)}}, {"type": "text", "text": "first"},
+        {"type": "image_url", "image_url": {"url": picture_url(other)}}, {"type": "text", "text": "second"}]
     text_only = {"model": "m", "messages": [{"role": "user", "content": "hi ✓"}], "temperature": 0.0}
     assert body_json(text_only) == json.dumps(text_only, ensure_ascii=False, separators=(",", ":")).encode()
 
@@ -245,3 +249,58 @@ def test_an_answer_is_parsed_once(tmp_path):
     fresh, cached = asyncio.run(ask())
     assert fresh.value == cached.value == 7 and not fresh.cached and cached.cached
     assert len(parsed) == 2  # once when it was checked (the fresh call), once when it was replayed
+
+
+def test_the_environments_proxy_is_used_and_a_netrc_entry_breaks_no_call(tmp_path, monkeypatch):
+    """Proxies as the environment names them (read once per replica, not per call): a request for an
+    unreachable host goes through HTTP_PROXY (here a local server that answers it), and NO_PROXY exempts a
+    host. A ~/.netrc entry for the server's host is not read: beside the key's Authorization header it
+    made aiohttp refuse every call (`trust_env`)."""
+    from aiohttp import web
+
+    from memegauge.models.openai_backend import env_proxy
+
+    targets: list[str] = []
+
+    async def proxy(request: web.Request) -> web.Response:  # a forward proxy is sent the absolute URL
+        targets.append(str(request.url))
+        return web.json_response({"model": "m", "choices": [{"message": {"content": "A"}, "finish_reason": "stop"}]})
+
+    async def go(base_url: str) -> str:
+        backend = OpenAIBackend(ModelSpec(name="m", backend="openai", model="m", base_url=base_url, timeout_s=10))
+        try:
+            return (await backend.complete(ChatRequest(model="m", messages=[Message.user("hi")]))).text
+        finally:
+            await backend.aclose()
+
+    async def serve_and_ask(base_url: str | None = None) -> str:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", proxy)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+        try:
+            return await go(base_url or f"http://127.0.0.1:{port}/v1")
+        finally:
+            await runner.cleanup()
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    assert asyncio.run(serve_and_ask("http://models.invalid:8000/v1")) == "A"
+    assert targets == ["http://models.invalid:8000/v1/chat/completions"]
+
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    assert str(env_proxy("http://10.1.2.3:8000/v1")[0]) == "http://proxy.invalid:3128"
+    monkeypatch.setenv("NO_PROXY", "10.1.2.3")
+    assert env_proxy("http://10.1.2.3:8000/v1") == (None, None)
+    monkeypatch.delenv("HTTP_PROXY")
+
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password secret\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # the server itself, not through a proxy
+    assert asyncio.run(serve_and_ask()) == "A"

@@ -113,23 +113,24 @@ def test_disk_full_mid_run_is_one_message_and_the_store_stays_consistent(tmp_pat
 
     data, images = make_dataset(tmp_path, memes=tuple(f"m{i}" for i in range(4)))
     seen = {"answer": 0, "heartbeat": 0, "full": False}
-    execute = GuardedCursor.execute
+    execute, executemany = GuardedCursor.execute, GuardedCursor.executemany
     first = {"answer": "INSERT OR REPLACE INTO CALLS", "heartbeat": "UPDATE LEASES SET HEARTBEAT"}
     limit = {"answer": 7, "heartbeat": 3}
 
-    def full_disk(self, sql, *args):  # the cursor's write, below the store's error translation
+    def full_disk(self, sql, *args, many=False):  # the cursor's write, below the store's error translation
         statement = sql.lstrip().upper() if isinstance(sql, str) else ""
         if statement.startswith(first[fills_at]):
-            seen[fills_at] += 1
+            seen[fills_at] += len(args[0]) if many else 1  # executemany: one write per row
             seen["full"] = seen["full"] or seen[fills_at] >= limit[fills_at]
         if seen["full"] and statement.startswith(("INSERT", "UPDATE", "DELETE", "REPLACE")):
             return self._guard(_raise_full)
-        return execute(self, sql, *args)
+        return (executemany if many else execute)(self, sql, *args)
 
     monkeypatch.setattr("memegauge.engine.HEARTBEAT_S", 0.01)
     with start_server(latency_ms=30, seed=1) as server:
         _registry(tmp_path, server.base_url, max_concurrency=8)
         monkeypatch.setattr(GuardedCursor, "execute", full_disk)
+        monkeypatch.setattr(GuardedCursor, "executemany", lambda self, sql, rows: full_disk(self, sql, rows, many=True))
         code = main(_eval_args(tmp_path, data, images))
         gc.collect()  # a task that died unseen is reported when it is collected
         text = _out(capfd)
@@ -139,6 +140,7 @@ def test_disk_full_mid_run_is_one_message_and_the_store_stays_consistent(tmp_pat
         logged = [r.getMessage() for r in caplog.records if r.exc_info or r.levelname == "ERROR"]
         assert logged == []  # e.g. asyncio's "unhandled exception during asyncio.run() shutdown"
         monkeypatch.setattr(GuardedCursor, "execute", execute)
+        monkeypatch.setattr(GuardedCursor, "executemany", executemany)
         with sqlite3.connect(tmp_path / "s.db") as con:
             assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
             stored = con.execute("SELECT COUNT(*) FROM calls WHERE status='ok'").fetchone()[0]

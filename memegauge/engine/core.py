@@ -1,7 +1,7 @@
 """The call engine: every model call of every stage goes through `Engine.chat`.
 
 Per call: cache lookup → (in-process de-duplication) → per-model gate (concurrency, rpm) → one
-backend attempt → refusal / parse check → classified, bounded, jittered retries (tenacity) → the
+backend attempt → refusal / parse check → classified, bounded, jittered retries (`_retried`) → the
 result committed to the store → only then returned to the stage. Failures come back as a failed
 `CallOutcome` with their class; they are never turned into a value.
 """
@@ -12,6 +12,7 @@ import asyncio
 import contextvars
 import hashlib
 import logging
+import random
 import time
 import weakref
 from collections.abc import Awaitable, Sized
@@ -19,8 +20,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 from collections.abc import Callable, Iterable, Iterator
-
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
 from memegauge.engine.content import NOT_PARSED, Parser, check_content, looks_like_refusal, without_reasoning
 from memegauge.engine.concurrency import ConcurrencyController, ControllerSettings
@@ -331,20 +330,20 @@ class Engine:
         """The call's record, and what the parser read from its answer (`NOT_PARSED` when it failed)."""
         backend = self.backend(spec.name)
         state = _CallState()
-        retrying = AsyncRetrying(stop=_stop_rule(spec, state), wait=_wait_rule(spec),
-                                 retry=retry_if_exception(_is_retryable), reraise=True,
-                                 before_sleep=lambda _: self.progress.retry_started())
         started = time.monotonic()
         try:
-            await retrying(self._attempt, spec, backend, request, key, parse, detect_refusal, state)
+            while True:
+                try:
+                    await self._attempt(spec, backend, request, key, parse, detect_refusal, state)
+                    break
+                except ModelCallError as exc:
+                    pause = _retry_pause(spec, state, exc)
+                    if pause is None:
+                        raise
+                self.progress.retry_started()
+                await asyncio.sleep(pause)
         except ModelCallError as exc:
             return self._record(spec, request, key, stored, state, time.monotonic() - started, error=exc), NOT_PARSED
-        finally:
-            # Called, not iterated (`async for` makes the retrier and its state point at each
-            # other), and its last actions cleared: no reference cycle per call. Those cycles made
-            # the collector's full passes over a 200k-call run's live results cost a third of its
-            # throughput (bench/store_scale.py).
-            retrying.iter_state.reset()
         return self._record(spec, request, key, stored, state, time.monotonic() - started), state.parsed
 
     async def _attempt(self, spec: ModelSpec, backend: ModelBackend, request: ChatRequest, key: str,
@@ -579,27 +578,24 @@ async def _paced(gate: ModelGate, call: Awaitable[ChatResult], timeout_s: float)
         raise
 
 
-def _is_retryable(exc: BaseException) -> bool:
-    return isinstance(exc, ModelCallError) and exc.error_class.retryable
+def _retry_pause(spec: ModelSpec, state: _CallState, error: ModelCallError) -> float | None:
+    """Seconds to wait before the next attempt of a call whose last attempt failed with `error`, or None
+    when it is not tried again: its class is final (`ErrorClass.retryable`), or the call has made
+    `max_retries` + 1 attempts, or its answers failed the content checks more than `content_retries` times.
 
-
-def _stop_rule(spec: ModelSpec, state: _CallState) -> Callable[[RetryCallState], bool]:
-    def stop(retry_state: RetryCallState) -> bool:
-        if retry_state.attempt_number > spec.max_retries:
-            return True
-        return state.content_failures > min(spec.content_retries, spec.max_retries)
-
-    return stop
-
-
-def _wait_rule(spec: ModelSpec) -> Callable[[RetryCallState], float]:
-    jitter = wait_exponential_jitter(multiplier=spec.backoff_s, max=spec.backoff_max_s,
-                                     jitter=spec.backoff_s)
-
-    def wait(retry_state: RetryCallState) -> float:
-        exc = retry_state.outcome.exception() if retry_state.outcome else None
-        hint = getattr(exc, "retry_after", None)
-        base = jitter(retry_state)
-        return max(base, min(hint, spec.backoff_max_s)) if hint else base
-
-    return wait
+    The pause grows exponentially with a jitter (`backoff_s` · 2^(attempt − 1) + uniform(0, `backoff_s`),
+    at most `backoff_max_s`), and is never shorter than the pause a 429 asked for (`Retry-After`, itself
+    capped at `backoff_max_s`). A plain loop rather than tenacity's `AsyncRetrying`, which cost ~0.3 ms of
+    CPU per call (a retrier, its state and six `inspect.iscoroutinefunction` checks per call;
+    bench/cpu_per_call.py): the same rule, written once."""
+    if not error.error_class.retryable or state.attempts > spec.max_retries:
+        return None
+    if state.content_failures > min(spec.content_retries, spec.max_retries):
+        return None
+    try:
+        base = spec.backoff_s * 2 ** (state.attempts - 1) + random.uniform(0, spec.backoff_s)
+    except OverflowError:
+        base = spec.backoff_max_s
+    base = max(0.0, min(base, spec.backoff_max_s))
+    hint = error.retry_after
+    return max(base, min(hint, spec.backoff_max_s)) if hint else base

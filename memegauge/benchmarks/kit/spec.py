@@ -146,7 +146,8 @@ def load_spec(folder: Path) -> Benchmark:
     """The folder's `benchmark.yaml`, checked (its prompts parsed too); one `InputError` if anything is wrong."""
     path = folder / SPEC_FILE
     try:
-        raw: Any = parse_yaml(path.read_text(encoding="utf-8"), str(path))
+        # a benchmark's YAML is packaged with its code (hooks.py, an entry point): libyaml reads it
+        raw: Any = parse_yaml(path.read_text(encoding="utf-8"), str(path), packaged=True)
     except (OSError, yaml.YAMLError, RecursionError) as exc:
         raise InputError(f"cannot read the benchmark file: {exc}", str(path),
                          "give the folder a valid benchmark.yaml (docs/benchmarks.md)") from None

@@ -357,13 +357,14 @@ class Store(CallStats):
         engine writes every call that finished in one turn of its event loop at once (`CallWriter`)."""
         insert = (f"INSERT OR REPLACE INTO calls ({', '.join(CALL_COLUMNS)})"
                   f" VALUES ({', '.join('?' * len(CALL_COLUMNS))})")
-        with self._tx():
-            for record in records:
-                self.db.execute(insert, _call_row(record))
-            for run_id, key, stage, execution_id, fresh in links:
+        with self._tx():  # one statement each for the calls and the links, SQLite looping over the rows
+            if records:
+                self.db.executemany(insert, [_call_row(record) for record in records])
+            if links:
                 # A call already linked keeps its first link: the execution that made it stays on record.
-                self.db.execute("INSERT OR IGNORE INTO run_calls VALUES (?,?,?,?,?)",
-                                (run_id, key, stage, execution_id or 0, int(fresh)))
+                self.db.executemany("INSERT OR IGNORE INTO run_calls VALUES (?,?,?,?,?)",
+                                    [(run_id, key, stage, execution_id or 0, int(fresh))
+                                     for run_id, key, stage, execution_id, fresh in links])
 
     def link_cached(self, run_id: int | None, key: str, stage: str, execution_id: int | None) -> None:
         if run_id is not None:
