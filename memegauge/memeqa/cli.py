@@ -91,12 +91,9 @@ def eval_command(
                                       store=cfg.store, registry=cfg.registry(), progress=cfg.progress,
                                       preflight=not skip_preflight))
     names = [result.name for result in results]
-    if len(names) == 1:
-        _print_summary(cfg, names[0])
-    else:
-        _print_comparison(cfg, names)
+    reports = _print_summary(cfg, names[0]) if len(names) == 1 else _print_comparison(cfg, names)
     finish_all(cfg.store(), names, max_failure_rate)
-    refuse_unreadable(cfg.store(), names)
+    refuse_unreadable(reports)
 
 
 class UnreadableAnswers(MemeGaugeError):
@@ -107,11 +104,10 @@ class UnreadableAnswers(MemeGaugeError):
     label = "unreadable"
 
 
-def refuse_unreadable(store, names: list[str]) -> None:
-    """Exit 3 (after the run's own lines) when any of `names` has a format warning."""
-    from memegauge.report import build_report
-
-    found = [name for name in names if build_report(store, name).get("format_warning")]
+def refuse_unreadable(reports: dict[str, dict]) -> None:
+    """Exit 3 (after the run's own lines) when any run of `reports` ({run name: its report, as the summary
+    printed it: built once, not again here}) has a format warning."""
+    found = [name for name, report in reports.items() if report.get("format_warning")]
     if found:
         raise UnreadableAnswers(f"most answers of {', '.join(map(repr, found))} could not be read: the figures "
                                 "measure the output format, not the model (see the warning above; exit 3)")
@@ -170,11 +166,7 @@ def score_command(
                                               for c in configs], store=cfg.store, registry=cfg.registry(),
                                       preflight=False))
     names = [r.name for r in results]
-    if len(names) == 1:
-        _print_summary(cfg, names[0])
-    else:
-        _print_comparison(cfg, names)
-    refuse_unreadable(cfg.store(), names)
+    refuse_unreadable(_print_summary(cfg, names[0]) if len(names) == 1 else _print_comparison(cfg, names))
 
 
 @qa_app.command("compare")
@@ -246,9 +238,9 @@ def _run_name(run: str | None, model: str, models: int) -> str | None:
     return f"{run}-{model}"
 
 
-def _print_comparison(cfg, names: list[str]) -> None:
+def _print_comparison(cfg, names: list[str]) -> dict[str, dict]:
     """One table, a column per run: accuracy by type, macro, micro, parse failures (each "% [95%
-    interval]", as the one-model table), n per type and failed calls."""
+    interval]", as the one-model table), n per type and failed calls; returns {run name: its report}."""
     from memegauge.clikit import console, out
     from memegauge.report import build_report
 
@@ -276,6 +268,7 @@ def _print_comparison(cfg, names: list[str]) -> None:
     for name, r in unreadable:
         console.print("[red]warning:[/] " + safe(f"{name}: {r['format_warning']}"), highlight=False)
     console.print("runs: " + ", ".join(names) + "; `memegauge report RUN` for details")
+    return dict(zip(names, reports, strict=True))
 
 
 def _found(report: dict, name: str, qtype: str | None = None):
@@ -298,7 +291,7 @@ def _calls_made(new: int, questions: int) -> str:
     return f"{new} new model calls" + (", the rest replayed from the store" if new < questions else "")
 
 
-def _print_summary(cfg, name: str) -> None:
+def _print_summary(cfg, name: str) -> dict[str, dict]:
     from memegauge.clikit import console, notes, out
     from memegauge.report import build_report
 
@@ -351,6 +344,7 @@ def _print_summary(cfg, name: str) -> None:
             notes.print(f"{backend['hf.batches_split']} batch(es) ran out of memory and were split in "
                         f"halves ({backend['hf.batched_requests']} requests in {backend['hf.batches']} "
                         "batches); a smaller extra.batch_size or max_pixels avoids the retries")
+    return {name: report}
 
 
 @qa_app.command("build")
