@@ -2,11 +2,11 @@
 with whatever was asked before and on however many threads (issue 44: two runs of `memegauge demo` gave
 MemeQA 50% and 25% on this machine).
 
-llama.cpp's CPU matrix kernels for this model's weights (repacked Q4_K, x86) compute a row of a batch
-differently by its place in the batch (groups of four rows by a tiled kernel, the rest by a row kernel), so a
-prompt batched with other requests' tokens, or continued from a cached prefix that was computed in another
-batch, got other logits: up to 0.56 nats on the first answer token on this machine (docs/models.md, "Same
-answers"). The backend now runs llama.cpp without the repacked buffers, whose kernels compute every row alone.
+llama.cpp computes a token's logits differently by the batch it is computed in, so a prompt batched with
+other requests' tokens, or continued from a cached prefix that was computed in another batch, got other
+logits: up to 0.56 nats on a token's log-probability on this machine (`memegauge.models.embedded`, "Same
+answers"; docs/models.md, `extra`). The backend now computes each request alone (one slot, no cached
+prefix) unless `extra.batched`.
 
 Both runs here are on this machine in one process, so their log-probabilities must agree to the last bit; the
 tolerance is only the brief's habit for floats. Another machine may pick other kernels and other last bits.

@@ -39,11 +39,12 @@ Calls
     T=0 is greedy.
 
 Same answers (issue 44)
-    llama.cpp's CPU kernels for these weights compute a token's row differently by its place in the
-    batch (the repacked Q4_K kernels take rows four at a time and the rest one by one), so a prompt
-    batched with other requests' tokens, or continued from a cached prefix computed in another batch,
-    gets other logits: up to 0.56 nats on a token measured on a 2-core x86 machine, enough to turn a
-    near-tie (two demo runs gave MemeQA 50% and 25%). By default (``extra.batched`` false) the server
+    llama.cpp on the CPU computes a token's logits differently by the batch it is computed in, so a
+    prompt batched with other requests' tokens, or continued from a cached prefix computed in another
+    batch, gets other logits: up to 0.56 nats on a token's log-probability measured on a 2-core x86
+    machine (threads 1 and 2 gave the same bits; running without the repacked weight buffers,
+    ``no_extra_bufts``, did not remove it), enough to turn a near-tie (two demo runs gave MemeQA 50%
+    and 25%). By default (``extra.batched`` false) the server
     therefore has one slot and never reuses a cached prompt: every request is computed alone from its
     first token, so its answer, log-probabilities included, is the same bit for bit whatever else is
     asked at the same time, in whatever order, after whatever, and on however many threads (measured
