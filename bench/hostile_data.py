@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
 import os
 import sys
-import tarfile
 import tempfile
 import threading
 import time
@@ -34,29 +32,11 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 from memegauge.data import catalogue  # noqa: E402
 from memegauge.data.catalogue import Entry, GitHubSource, register  # noqa: E402
 from memegauge.data.install import get  # noqa: E402
+from memegauge.testing.archives import tar_gz  # noqa: E402
 from memegauge.testing.dataserver import DataServer  # noqa: E402
 
 COMMIT = "b" * 40
 SOURCE = GitHubSource(id="files", repo="owner/bomb", commit=COMMIT, licence="MIT", what="files")
-
-
-class Zeros(io.RawIOBase):
-    def __init__(self, size: int) -> None:
-        self.left = size
-
-    def read(self, n: int = -1) -> bytes:
-        n = self.left if n < 0 else min(n, self.left)
-        self.left -= n
-        return bytes(n)
-
-
-def bomb_archive(claim: int) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as tar:
-        info = tarfile.TarInfo(f"bomb-{COMMIT}/big.bin")
-        info.size = claim
-        tar.addfile(info, Zeros(claim))
-    return buffer.getvalue()
 
 
 class Peak:
@@ -111,7 +91,7 @@ def main(args: argparse.Namespace) -> None:
                           folder=root / "entry")
         catalogue.entries = lambda: register(described, {})
 
-        archive = bomb_archive(args.claim_mb * 10**6)
+        archive = tar_gz(f"bomb-{COMMIT}", {"big.bin": args.claim_mb * 10**6})
         with DataServer() as server:
             server.add_github("owner/bomb", COMMIT, archive=archive)
             ended, seconds, peak = attempt("bomb", server.url, data)

@@ -62,19 +62,10 @@ def test_the_suite_csv_says_n_not_stated_where_the_paper_gives_no_n():
 def test_a_reused_run_name_says_what_differs_in_its_nested_counts_in_words(tmp_path, capsys):
     """A run name reused with another --limit: each difference by its path and values ("benchmark_rows.hateful.
     asked: stored 2, now 3"), never as cut JSON."""
-    from memegauge.cli import main
-    from memegauge.testing.server.app import start_server
-    from test_figures_said import fhm, served_registry
+    from helpers.reused_run import rerun_with
 
-    with start_server() as server:
-        served_registry(tmp_path, server.base_url, ["tsrv"])
-        fhm(tmp_path / "fhm", 6)
-        base = ["--store", str(tmp_path / "s.db"), "--models", str(tmp_path / "models.yaml"), "--quiet", "eval",
-                "fhm", "--model", "tsrv", "--data", str(tmp_path / "fhm"), "--run", "mine"]
-        assert main([*base, "--limit", "2"]) == 0
-        capsys.readouterr()
-        assert main([*base, "--limit", "3"]) == 2
-        said = " ".join(capsys.readouterr().err.split())
+    code, said = rerun_with(tmp_path, capsys, "--limit", "3")
+    assert code == 2
     assert "limit: stored 2, now 3" in said and "benchmark_rows.hateful.asked: stored 2, now 3" in said, said
     assert "{" not in said.split("different config:")[1] and '…"' not in said, said
 

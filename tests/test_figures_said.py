@@ -13,6 +13,7 @@ import pytest
 
 from helpers.memeqa_data import make_dataset
 from helpers.models import served_registry
+from helpers.reused_run import rerun_with
 from memegauge.cli import main
 from memegauge.engine import Store
 from memegauge.memeqa.config import EvalConfig
@@ -111,17 +112,10 @@ def test_models_check_without_arguments_never_loads_a_local_models_weights(serve
 
 
 def test_a_run_name_reused_with_another_config_names_each_difference(tmp_path, capsys):
-    with start_server() as server:
-        served_registry(tmp_path, server.base_url, ["tsrv"])
-        fhm(tmp_path / "fhm", 6)
-        base = ["--store", str(tmp_path / "s.db"), "--models", str(tmp_path / "models.yaml"), "--quiet", "eval",
-                "fhm", "--model", "tsrv", "--data", str(tmp_path / "fhm"), "--run", "mine"]
-        assert main([*base, "--limit", "2"]) == 0
-        capsys.readouterr()
-        assert main([*base, "--limit", "3", "-o", "max_tokens=32"]) == 2
-        said = " ".join(capsys.readouterr().err.split())
-        assert "run 'mine' exists with a different config: limit: stored 2, now 3; max_tokens: stored (not set), " \
-               "now 32" in said
+    code, said = rerun_with(tmp_path, capsys, "--limit", "3", "-o", "max_tokens=32")
+    assert code == 2
+    assert "run 'mine' exists with a different config: limit: stored 2, now 3; max_tokens: stored (not set), " \
+           "now 32" in said
 
 
 def test_load_returns_a_stored_runs_result_without_running_anything(tmp_path):

@@ -8,7 +8,6 @@ import hashlib
 import io
 import json
 import os
-import tarfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -23,6 +22,7 @@ from memegauge.data.download import DownloadError, download
 from memegauge.data.errors import ChecksumError
 from memegauge.data.install import _write_hashed, get, import_copy, remove, verify
 from memegauge.data.store import data_dir
+from memegauge.testing.archives import tar_gz
 from memegauge.testing.dataserver import DataServer
 from memegauge.types import InputError
 
@@ -42,35 +42,6 @@ def _png() -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (4, 4), (200, 10, 10)).save(buffer, format="PNG")
     return buffer.getvalue()
-
-
-def _tar(top: str, members: dict[str, bytes | int], links: dict[str, str] | None = None) -> bytes:
-    """A .tar.gz of `members` under `top/` (an int: that many zero bytes, streamed, not held); `links`: symlinks."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as tar:
-        for path, data in members.items():
-            info = tarfile.TarInfo(f"{top}/{path}")
-            if isinstance(data, int):
-                info.size = data
-                tar.addfile(info, _Zeros(data))
-            else:
-                info.size = len(data)
-                tar.addfile(info, io.BytesIO(data))
-        for path, target in (links or {}).items():
-            info = tarfile.TarInfo(f"{top}/{path}")
-            info.type, info.linkname = tarfile.SYMTYPE, target
-            tar.addfile(info)
-    return buffer.getvalue()
-
-
-class _Zeros(io.RawIOBase):
-    def __init__(self, size: int) -> None:
-        self.left = size
-
-    def read(self, n: int = -1) -> bytes:
-        n = self.left if n < 0 else min(n, self.left)
-        self.left -= n
-        return bytes(n)
 
 
 GITHUB = GitHubSource(id="files", repo="owner/bomb", commit=COMMIT, licence="MIT", what="files")
@@ -121,7 +92,7 @@ def _written(root: Path) -> int:
 def test_a_member_claiming_200_mb_against_a_2_mb_manifest_entry_is_refused_before_it_is_written(env):
     """Probe: a mirror's archive expanding to GiBs wrote 1.5 GB in 13 s: every member was written before
     the manifest was checked. Now the member's claim is refused before a byte of it is written."""
-    env.add_github("owner/bomb", COMMIT, archive=_tar(f"bomb-{COMMIT}", {"a.txt": SMALL["a.txt"],
+    env.add_github("owner/bomb", COMMIT, archive=tar_gz(f"bomb-{COMMIT}", {"a.txt": SMALL["a.txt"],
                                                                          "big.bin": 200_000_000}))
     seen = []
     real = install_module._write_hashed
@@ -143,7 +114,7 @@ def test_a_member_claiming_200_mb_against_a_2_mb_manifest_entry_is_refused_befor
 
 def test_a_member_the_manifest_does_not_list_is_refused_before_it_is_written_and_named_printably(env):
     """Probe (partly): a newline inside an archive member's name printed a forged status line."""
-    env.add_github("owner/bomb", COMMIT, archive=_tar(f"bomb-{COMMIT}", {
+    env.add_github("owner/bomb", COMMIT, archive=tar_gz(f"bomb-{COMMIT}", {
         **SMALL, "x\ndone: bomb installed, 0 problems": b"#!/bin/sh\n"}))
     with pytest.raises(ChecksumError) as caught:
         _get("bomb", env)
@@ -162,7 +133,7 @@ def test_without_a_manifest_the_whole_is_bounded(env, tmp_path, monkeypatch):
     member claiming 200 MB is refused from its header, before anything is written."""
     monkeypatch.setattr(install_module, "MIN_UNPACK_BOUND", 0)
     archive = tmp_path / "release.tar.gz"
-    archive.write_bytes(_tar("release", {"train.jsonl": b"{}\n", "img/1.png": 200_000_000}))
+    archive.write_bytes(tar_gz("release", {"train.jsonl": b"{}\n", "img/1.png": 200_000_000}))
     with pytest.raises(ChecksumError, match="more than 10000000 bytes"):
         import_copy("mine", archive, say=lambda text: None)
     assert _written(data_dir()) == 0
@@ -221,13 +192,13 @@ def test_a_redirect_loop_is_one_message(env, endless):
 
 def test_a_cached_archive_is_reused_only_for_its_own_source_and_hash(env):
     """Probe: a complete archive left from a killed run was reused whatever mirror was asked next."""
-    good = _tar(f"bomb-{COMMIT}", SMALL)
+    good = tar_gz(f"bomb-{COMMIT}", SMALL)
     env.add_github("owner/bomb", COMMIT, archive=good)
     downloads = data_dir() / ".downloads"
     downloads.mkdir(parents=True)
     # another mirror's archive, complete, with its note: never taken for this mirror's
     other = downloads / f"owner+bomb-{COMMIT}-{hashlib.sha256(b'elsewhere').hexdigest()[:12]}.tar.gz"
-    other.write_bytes(_tar(f"bomb-{COMMIT}", {**SMALL, "a.txt": b"evil\n"}))
+    other.write_bytes(tar_gz(f"bomb-{COMMIT}", {**SMALL, "a.txt": b"evil\n"}))
     outcome = _get("bomb", env)
     assert outcome.requests == 1 and (installed_dir("bomb") / "files" / "a.txt").read_bytes() == b"hello\n"
     # this mirror's own file, left by a killed run without its note, or changed since: fetched again
@@ -328,11 +299,11 @@ def test_required_files_are_checked_before_anything_is_copied(env, tmp_path):
 
 def test_an_archive_link_leaving_it_is_refused(env, tmp_path):
     archive = tmp_path / "release.tar.gz"
-    archive.write_bytes(_tar("release", {"train.jsonl": b"{}\n", "img/1.png": _png()},
+    archive.write_bytes(tar_gz("release", {"train.jsonl": b"{}\n", "img/1.png": _png()},
                              {"img/2.png": "../../../etc/passwd"}))
     with pytest.raises(InputError, match="a link that leaves the archive"):
         import_copy("mine", archive, say=lambda text: None)
-    archive.write_bytes(_tar("release", {"train.jsonl": b"{}\n", "img/1.png": _png()}, {"img/2.png": "1.png"}))
+    archive.write_bytes(tar_gz("release", {"train.jsonl": b"{}\n", "img/1.png": _png()}, {"img/2.png": "1.png"}))
     import_copy("mine", archive, say=lambda text: None)
     assert (installed_dir("mine") / "copy" / "img" / "2.png").read_bytes() == _png()
 
@@ -370,7 +341,7 @@ def test_a_full_disk_or_a_read_only_folder_is_one_message_for_every_command(env,
                                                                            message):
     """Probe: a read-only data folder and a full disk gave OSError tracebacks (verify, import, remove, get)."""
     import_copy("mine", _release(tmp_path / "release"), say=lambda text: None)
-    env.add_github("owner/bomb", COMMIT, archive=_tar(f"bomb-{COMMIT}", SMALL))
+    env.add_github("owner/bomb", COMMIT, archive=tar_gz(f"bomb-{COMMIT}", SMALL))
 
     def fail(*args, **kwargs):
         raise OSError(code, os.strerror(code), str(data_dir()))
@@ -482,7 +453,7 @@ def test_a_mami_release_files_picture_path_is_confined_too(tmp_path):
 
 
 def test_get_refuses_before_writing_when_the_disk_cannot_hold_the_manifests_files(env, monkeypatch):
-    env.add_github("owner/bomb", COMMIT, archive=_tar(f"bomb-{COMMIT}", SMALL))
+    env.add_github("owner/bomb", COMMIT, archive=tar_gz(f"bomb-{COMMIT}", SMALL))
     monkeypatch.setattr(install_module.shutil, "disk_usage", lambda path: type("U", (), {"free": 1000})())
     with pytest.raises(InputError, match="needs 2.0 MB and the disk has 0.0 MB free"):
         _get("bomb", env)
@@ -517,7 +488,7 @@ def test_a_mirror_listing_a_file_the_entry_does_not_pin_installs_nothing(env):
 def test_links_in_an_archive_are_charged_to_the_bound_as_the_copies_they_become(env, tmp_path, monkeypatch):
     monkeypatch.setattr(install_module, "MIN_UNPACK_BOUND", 0)  # 10 × "1 MB"
     archive = tmp_path / "release.tar.gz"
-    archive.write_bytes(_tar("release", {"train.jsonl": b"{}\n", "img/1.png": b"\1" * 1_000_000},
+    archive.write_bytes(tar_gz("release", {"train.jsonl": b"{}\n", "img/1.png": b"\1" * 1_000_000},
                              {f"img/{n}.png": "1.png" for n in range(2, 30)}))
     with pytest.raises(ChecksumError, match="more than 10000000 bytes"):
         import_copy("mine", archive, say=lambda text: None)

@@ -10,12 +10,13 @@ Weights
     `memegauge.models.weights`.
 
 Serving
-    One ``xllamacpp.Server`` per weights file per process, started lazily on the first call and
-    shared by every backend on that file (a registry may use one model as several personas via
-    ``system_prompt``). Serving knobs (``spec.serving``, also written inside ``extra``): ``n_parallel``
-    (decoding slots, default ``spec.max_concurrency``, 8 for ``auto``), ``n_threads`` (default ``os.cpu_count()``).
-    Options from ``spec.extra``: ``n_ctx`` (context per request, default 4096), ``cache_ram_mib`` (host
-    prompt cache, default 1024) and ``sampling``
+    One ``xllamacpp.Server`` per weights file and mode (alone or batched, below) per process, started
+    lazily on the first call and shared by every backend on that file in that mode (a registry may use one
+    model as several personas via ``system_prompt``). Serving knobs (``spec.serving``, also written inside
+    ``extra``): ``n_parallel`` (decoding slots when batched, default ``spec.max_concurrency``, 8 for
+    ``auto``), ``n_threads`` (default ``os.cpu_count()``).
+    Options from ``spec.extra``: ``batched`` (default false, below), ``n_ctx`` (context per request,
+    default 4096), ``cache_ram_mib`` (host prompt cache when batched, default 1024) and ``sampling``
     (extra llama.cpp request fields such as ``top_k``, ``min_p``, ``repeat_penalty``). The first
     backend to start a server fixes these; a later one asking for more gets a warning. llama.cpp
     logging is silenced (``verbosity = -1``); only a grammar that fails to parse still prints to
@@ -35,10 +36,23 @@ Calls
     ``params.seed`` (default :data:`DEFAULT_SEED`) plus ``sample_index`` × a large odd number, so
     T>0 draws are reproducible and repeated draws differ. Other llama.cpp sampler defaults stay
     (``top_k`` 40, ``min_p`` 0.05), which keeps T=1 sampling sane for small models.
-    T=0 is greedy; outputs are reproducible run to run, but llama.cpp does not promise bit-equal
-    logits when a request is batched with different neighbours or reuses a cached prompt, so in
-    rare near-ties two identical T=0 calls can differ — the engine's response cache is what gives
-    bit-for-bit replays.
+    T=0 is greedy.
+
+Same answers (issue 44)
+    llama.cpp on the CPU computes a token's logits differently by the batch it is computed in, so a
+    prompt batched with other requests' tokens, or continued from a cached prefix computed in another
+    batch, gets other logits: up to 0.56 nats on a token's log-probability measured on a 2-core x86
+    machine (threads 1 and 2 gave the same bits; running without the repacked weight buffers,
+    ``no_extra_bufts``, did not remove it), enough to turn a near-tie (two demo runs gave MemeQA 50%
+    and 25%). By default (``extra.batched`` false) the server
+    therefore has one slot and never reuses a cached prompt: every request is computed alone from its
+    first token, so its answer, log-probabilities included, is the same bit for bit whatever else is
+    asked at the same time, in whatever order, after whatever, and on however many threads (measured
+    equal for 1 and 2; tests/test_embedded_determinism.py). Calls beyond the first wait in llama.cpp's
+    queue. ``extra.batched: true`` (it enters the cache key, since it changes answers) decodes
+    ``n_parallel`` requests together and reuses cached prefixes: faster on many cores, but an answer may
+    then differ from run to run in near-ties. Another machine may pick other kernels, and so other last
+    bits; the engine's response cache is what gives bit-for-bit replays there.
 
 Errors
     A prompt longer than the context → ``ModelCallError(BAD_REQUEST)`` (not retried; raise
@@ -107,13 +121,16 @@ _SERVERS_LOCK = threading.Lock()
 
 def get_server(path: Path, n_ctx: int = DEFAULT_N_CTX, n_parallel: int = 2,
                n_threads: int | None = None,
-               cache_ram_mib: int = DEFAULT_CACHE_RAM_MIB) -> SharedServer:
-    """The process's server for weights file `path`, started on first use.
+               cache_ram_mib: int = DEFAULT_CACHE_RAM_MIB, batched: bool = True) -> SharedServer:
+    """The process's server for weights file `path` in its mode (`batched`, or one request at a time with
+    one slot and no prompt cache), started on first use.
 
     `n_ctx` is the context of each of the `n_parallel` slots (the KV cache holds
     ``n_ctx * n_parallel`` tokens). Settings are fixed by the first caller; a later caller asking
     for a larger context or more slots gets a warning and the existing server."""
-    key = str(Path(path).resolve())
+    if not batched:
+        n_parallel, cache_ram_mib = 1, 0
+    key = f"{Path(path).resolve()}|{'batched' if batched else 'alone'}"
     with _SERVERS_LOCK:
         shared = _SERVERS.get(key)
         if shared is not None:
@@ -259,7 +276,8 @@ class EmbeddedBackend:
         self.spec = spec
         extra = dict(spec.extra or {})
         self.n_ctx = int(extra.get("n_ctx", DEFAULT_N_CTX))
-        self.n_parallel = spec.serving.n_parallel or spec.fixed_concurrency
+        self.batched = bool(extra.get("batched", False))  # see "Same answers" in the module docstring
+        self.n_parallel = (spec.serving.n_parallel or spec.fixed_concurrency) if self.batched else 1
         self.n_threads = spec.serving.n_threads or os.cpu_count() or 1
         self.cache_ram_mib = int(extra.get("cache_ram_mib", DEFAULT_CACHE_RAM_MIB))
         self.sampling = dict(extra.get("sampling", {}) or {})
@@ -290,7 +308,7 @@ class EmbeddedBackend:
         if self._shared is None or self._shared.server is None:
             path = resolve_model_path(self.spec.model or QWEN_ID)
             self._shared = get_server(path, self.n_ctx, self.n_parallel, self.n_threads,
-                                      self.cache_ram_mib)
+                                      self.cache_ram_mib, batched=self.batched)
         return self._shared
 
     def payload(self, request: ChatRequest) -> dict[str, Any]:
@@ -303,7 +321,7 @@ class EmbeddedBackend:
             "temperature": params.temperature,
             "top_p": params.top_p,
             "seed": sampling_seed(params.seed, request.sample_index),
-            "cache_prompt": True,
+            "cache_prompt": self.batched,  # a prefix computed in another batch gives other logits
             "stream": True,
             "stream_options": {"include_usage": True},
         })

@@ -34,7 +34,7 @@ class ServingOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     n_parallel: int | None = Field(default=None, ge=1, description="`embedded`: decoding slots "
-                                   "(default: max_concurrency).")
+                                   "with `extra.batched` (default: max_concurrency; one otherwise).")
     n_threads: int | None = Field(default=None, ge=1, description="`embedded`: CPU threads "
                                   "(default: every core).")
     batch_size: int | None = Field(default=None, ge=1, description="`hf`: requests generated together "

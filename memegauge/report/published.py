@@ -1,6 +1,7 @@
 """The one record of a published figure's own fields, shared by a benchmark's `benchmark.yaml` (`benchmarks.kit.spec.
-Published`, which adds its task) and the profile (`profiles.records.PublishedFigure`, which adds where it sits): a
-figure a paper publishes is always shown with its n, or `n not stated`."""
+Published`, which adds its task), what a benchmark entry hands the leaderboard (`benchmarks.kit.entries.Published`,
+which adds what the paper says of an n it does not give) and the profile (`profiles.records.PublishedFigure`, which
+adds where it sits): a figure a paper publishes is always shown with its n, or `n not stated`."""
 
 from __future__ import annotations
 

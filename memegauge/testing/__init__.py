@@ -4,5 +4,6 @@
   fault injection (`realistic`, `workload` and `browser` serve it and the browser tests);
 * `tiny_models`: tiny Hugging Face models built locally (fine-tuning and the `hf` backend on CPU);
 * `synthetic_memes`: a meme set of any size drawn from the bundled samples;
-* `ocr_check`: a second OCR engine (tesseract) that checks a text erasure.
+* `ocr_check`: a second OCR engine (tesseract) that checks a text erasure;
+* `archives`: .tar.gz archives, bombs included, for the `memegauge data` tests and `bench/hostile_data.py`.
 """

@@ -17,20 +17,24 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
+from pydantic import ConfigDict, Field
+
 from memegauge.registry import DuplicatePlugin, Registry
+from memegauge.report.published import PublishedValue
 
 ENTRY_POINT_GROUP = "memegauge.eval"
 
 
-@dataclass(frozen=True)
-class Published:
-    """One published figure of a paper, for one benchmark, split, task and metric (never mixed with ours)."""
+class Published(PublishedValue):
+    """A published figure (`PublishedValue`, the one record of one) as an entry's `published(split, task, metric)`
+    hands it to the leaderboard (never mixed with ours). Its split and metric are the ones asked for, so an entry
+    may leave them unsaid."""
 
-    system: str  # the model or baseline it is of ("human annotators", "GPT-4o (zero-shot)")
-    value: float  # a fraction (0.647 for 64.7%)
-    source: str  # where it is published (paper, table)
-    n: int | None = None  # the items the paper measured it on; None: the paper does not say
-    n_note: str = ""  # what the paper says of its n when it gives no exact count
+    model_config = ConfigDict(frozen=True)
+
+    metric: str = Field(default="", description="As `PublishedValue.metric`; empty: the metric asked for.")
+    split: str = Field(default="", description="As `PublishedValue.split`; empty: the split asked for.")
+    n_note: str = Field(default="", description="What the paper says of its n when it gives no exact count.")
 
 
 @dataclass(frozen=True)
@@ -92,8 +96,7 @@ def _kit_entry(spec: Any) -> EvalEntry:
 def published_figures(spec: Any, split: str, task: str, metric: str) -> list[Published]:
     """The figures `spec`'s YAML publishes for this split, task and metric, with the paper's n where it gives one
     (a figure without `n` shows "n not stated")."""
-    return [Published(system=p.system, value=p.value, source=p.source, n=getattr(p, "n", None),
-                      n_note=str(getattr(p, "n_note", "") or ""))
+    return [Published(**p.model_dump(exclude={"task"}))
             for p in spec.published if p.task == task and p.split == split and p.metric == metric]
 
 
