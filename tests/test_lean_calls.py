@@ -10,6 +10,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from memegauge.engine import Engine, Store
@@ -252,18 +253,20 @@ def test_an_answer_is_parsed_once(tmp_path):
 
 
 def test_the_environments_proxy_is_used_and_a_netrc_entry_breaks_no_call(tmp_path, monkeypatch):
-    """Proxies as the environment names them (read once per replica, not per call): a request for an
-    unreachable host goes through HTTP_PROXY (here a local server that answers it), and NO_PROXY exempts a
-    host. A ~/.netrc entry for the server's host is not read: beside the key's Authorization header it
-    made aiohttp refuse every call (`trust_env`)."""
+    """Proxies as the OpenAI client (httpx) reads the environment, read once per replica: a request for an
+    unreachable host goes through HTTP_PROXY, or ALL_PROXY when no scheme's proxy is set (here a local
+    server that answers it), with the credentials of the proxy URL and never those of ~/.netrc; NO_PROXY
+    exempts a host, a domain or a host:port; a socks proxy is refused by name. A ~/.netrc entry for the
+    server's host is not read: beside the key's Authorization header it made aiohttp refuse every call."""
     from aiohttp import web
 
     from memegauge.models.openai_backend import env_proxy
+    from memegauge.types import ModelCallError
 
-    targets: list[str] = []
+    seen: list[tuple[str, str | None]] = []
 
     async def proxy(request: web.Request) -> web.Response:  # a forward proxy is sent the absolute URL
-        targets.append(str(request.url))
+        seen.append((str(request.url), request.headers.get("Proxy-Authorization")))
         return web.json_response({"model": "m", "choices": [{"message": {"content": "A"}, "finish_reason": "stop"}]})
 
     async def go(base_url: str) -> str:
@@ -273,7 +276,7 @@ def test_the_environments_proxy_is_used_and_a_netrc_entry_breaks_no_call(tmp_pat
         finally:
             await backend.aclose()
 
-    async def serve_and_ask(base_url: str | None = None) -> str:
+    async def serve_and_ask(variable: str, base_url: str | None = None, credentials: str = "") -> str:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", proxy)
         runner = web.AppRunner(app)
@@ -281,26 +284,40 @@ def test_the_environments_proxy_is_used_and_a_netrc_entry_breaks_no_call(tmp_pat
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
         port = site._server.sockets[0].getsockname()[1]
-        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+        monkeypatch.setenv(variable, f"http://{credentials}127.0.0.1:{port}")
         try:
             return await go(base_url or f"http://127.0.0.1:{port}/v1")
         finally:
             await runner.cleanup()
+            monkeypatch.delenv(variable)
 
-    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+                 "NO_PROXY"):
         monkeypatch.delenv(name, raising=False)
-    assert asyncio.run(serve_and_ask("http://models.invalid:8000/v1")) == "A"
-    assert targets == ["http://models.invalid:8000/v1/chat/completions"]
-
-    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
-    assert str(env_proxy("http://10.1.2.3:8000/v1")[0]) == "http://proxy.invalid:3128"
-    monkeypatch.setenv("NO_PROXY", "10.1.2.3")
-    assert env_proxy("http://10.1.2.3:8000/v1") == (None, None)
-    monkeypatch.delenv("HTTP_PROXY")
-
-    netrc = tmp_path / "netrc"
+    netrc = tmp_path / "netrc"  # credentials for the proxy's and the server's host: neither may be sent
     netrc.write_text("machine 127.0.0.1 login someone password secret\n")
     netrc.chmod(0o600)
     monkeypatch.setenv("NETRC", str(netrc))
+    assert asyncio.run(serve_and_ask("HTTP_PROXY", "http://models.invalid:8000/v1")) == "A"
+    assert asyncio.run(serve_and_ask("ALL_PROXY", "http://models.invalid:8000/v1", "u:p@")) == "A"
+    basic = "Basic " + base64.b64encode(b"u:p").decode()
+    assert seen == [("http://models.invalid:8000/v1/chat/completions", None),
+                    ("http://models.invalid:8000/v1/chat/completions", basic)]
+
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    assert str(env_proxy("http://10.1.2.3:8000/v1")[0]) == "http://proxy.invalid:3128"
+    assert env_proxy("https://10.1.2.3/v1") == (None, None)  # no HTTPS_PROXY nor ALL_PROXY
+    for exempt in ("10.1.2.3", "10.1.2.3:8000", "*", "example.org,.2.3"):
+        monkeypatch.setenv("NO_PROXY", exempt)
+        assert env_proxy("http://10.1.2.3:8000/v1") == (None, None), exempt
+    monkeypatch.setenv("NO_PROXY", "10.1.2.3:9000")  # another port of the host: proxied
+    assert env_proxy("http://10.1.2.3:8000/v1")[0] is not None
+    monkeypatch.delenv("HTTP_PROXY")
+    monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:1080")
+    with pytest.raises(ModelCallError, match="only http"):
+        env_proxy("http://10.1.2.3:8000/v1")
+    monkeypatch.delenv("ALL_PROXY")
+
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # the server itself, not through a proxy
-    assert asyncio.run(serve_and_ask()) == "A"
+    assert asyncio.run(serve_and_ask("HTTP_PROXY")) == "A"
+    assert len(seen) == 3 and seen[-1][1] is None  # reached directly: no netrc credentials either

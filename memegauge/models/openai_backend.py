@@ -55,8 +55,9 @@ class Replica:
 
     url: str
     session: aiohttp.ClientSession | None = None
-    proxy: Any = None  # the proxy the environment names for this URL (and its credentials), read once
-    proxy_auth: Any = None
+    proxy: Any = None  # the proxy the environment names for this URL (and its credentials' header), read once
+    proxy_headers: dict[str, str] | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # of each request: the backend's, and an http proxy's
     outstanding: int = 0
     benched_until: float = 0.0
     served: int = field(default=0)
@@ -77,10 +78,15 @@ class OpenAIBackend:
 
     def _session(self, replica: Replica) -> aiohttp.ClientSession:
         if replica.session is None or replica.session.closed:
+            replica.proxy, credentials = env_proxy(replica.url)  # first: a refused proxy opens no session
+            # a proxy's credentials go on the request itself to an http:// server (the proxy forwards it), on
+            # the tunnel's CONNECT to an https:// one (aiohttp sends `proxy_headers` there only)
+            tunnelled = replica.url.lower().startswith("https:")
+            replica.headers = {**self._headers, **(credentials if credentials and not tunnelled else {})}
+            replica.proxy_headers = credentials if tunnelled else None
             # no connection limit of its own: the engine's gate bounds the calls in flight
             replica.session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=0), timeout=aiohttp.ClientTimeout(total=self.spec.timeout_s))
-            replica.proxy, replica.proxy_auth = env_proxy(replica.url)
         return replica.session
 
     async def complete(self, request: ChatRequest) -> ChatResult:
@@ -120,8 +126,8 @@ class OpenAIBackend:
         replica.outstanding += 1
         try:
             async with self._session(replica).post(replica.url.rstrip("/") + "/chat/completions", data=body,
-                                                   headers=self._headers, proxy=replica.proxy,
-                                                   proxy_auth=replica.proxy_auth) as response:
+                                                   headers=replica.headers, proxy=replica.proxy,
+                                                   proxy_headers=replica.proxy_headers) as response:
                 if response.status >= 400:  # an error body: its first bytes say why (never read whole)
                     raise self._status_error(response.status, await response.content.read(ERROR_BODY_BYTES),
                                              response.headers)
@@ -243,21 +249,37 @@ def request_headers(key: str) -> dict[str, str]:
     return headers
 
 
-def env_proxy(url: str) -> tuple[Any, Any]:
-    """(proxy URL, its credentials) the environment names for `url` (``HTTPS_PROXY``/``HTTP_PROXY``/
-    ``ALL_PROXY``, ``NO_PROXY`` honoured), as the OpenAI client would use, or (None, None).
+def env_proxy(url: str) -> tuple[Any, dict[str, str] | None]:
+    """(proxy URL, the headers of its credentials) the environment names for `url`, or (None, None): read as the OpenAI
+    client (httpx) reads it — ``HTTPS_PROXY`` / ``HTTP_PROXY`` by the URL's scheme, else ``ALL_PROXY``
+    (upper or lower case); no proxy for a host ``NO_PROXY`` lists (a name, a domain suffix, ``host:port``,
+    or ``*``); credentials only from the proxy URL itself (``http://user:pass@proxy:3128``), never from
+    ``~/.netrc``.
 
     Read once per replica rather than by aiohttp's `trust_env` on every request: that looked the
-    environment up and parsed ``~/.netrc`` in a thread for each call (~0.3 ms of CPU a call), and a netrc
-    entry for the server's host made every call fail (aiohttp refuses netrc credentials beside our
-    `Authorization` header)."""
-    from aiohttp.helpers import get_env_proxy_for_url
+    environment up and parsed ``~/.netrc`` in a thread for each call (~0.3 ms of CPU a call), ignored
+    ``ALL_PROXY`` and ``NO_PROXY``'s ``host:port`` form, sent netrc credentials to the proxy, and a netrc entry
+    for the server's host made every call fail (aiohttp refuses netrc credentials beside our `Authorization`
+    header). A proxy that is not HTTP(S) (``socks5://``) is refused here, by name, rather than ignored: a run
+    that silently went around the proxy its user set could reach what it must not."""
+    from urllib.request import getproxies_environment, proxy_bypass_environment
+
     from yarl import URL
 
-    try:
-        return get_env_proxy_for_url(URL(url))
-    except LookupError:  # no proxy for this URL's scheme, or NO_PROXY exempts its host
+    target = URL(url)
+    proxies = getproxies_environment()
+    proxy = proxies.get(target.scheme) or proxies.get("all")
+    if not proxy or not target.host or proxy_bypass_environment(f"{target.host}:{target.port}", proxies):
         return None, None
+    parsed = URL(proxy if "://" in proxy else f"http://{proxy}")
+    if parsed.scheme not in ("http", "https"):
+        raise ModelCallError(ErrorClass.BAD_REQUEST, f"the environment's proxy for {target.scheme} URLs is "
+                                                     f"{parsed.with_user(None)}: only http(s) proxies are "
+                                                     "supported; unset it or name an http proxy (or list the host "
+                                                     "in NO_PROXY)")
+    headers = {"Proxy-Authorization": aiohttp.encode_basic_auth(parsed.user, parsed.password or "")} \
+        if parsed.user else None
+    return parsed.with_user(None), headers
 
 
 def _error_message(raw: bytes) -> str:
