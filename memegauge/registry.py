@@ -89,6 +89,8 @@ class Registry(Generic[T]):
         self._plugins: dict[str, tuple[T, str | _Origin]] = {}
         self._loaded_points: set[tuple[str, str, Any]] = set()
         self._all_loaded = False
+        self._broken: dict[str, PluginError] = {}
+        self._warned: set[str] = set()
         self.generation = 0
         """Counts the changes to what is registered (a caller may keep what it derived until it moves)."""
 
@@ -129,6 +131,15 @@ class Registry(Generic[T]):
             return
         self._loaded_points.add(key)
         try:
+            self._load_new(point)
+        except PluginError as exc:
+            dist = getattr(point, "dist", None)
+            exc.distribution = dist.name if dist is not None else None  # type: ignore[attr-defined]  # the fix
+            self._broken[point.name] = exc
+            raise
+
+    def _load_new(self, point: EntryPoint) -> None:
+        try:
             plugin = point.load()
         except MemeGaugeError:
             raise
@@ -149,6 +160,8 @@ class Registry(Generic[T]):
         if name not in self._plugins:
             for point in self._points(name):
                 self._load(point)
+            if name not in self._plugins and name in self._broken:
+                raise self._broken[name]  # asked again: the same message, not "unknown"
         found = self._plugins.get(name)
         return found[0] if found else None
 
@@ -164,12 +177,26 @@ class Registry(Generic[T]):
         return found
 
     def all(self) -> dict[str, T]:
-        """Every plug-in, by name in name order: each declared one loaded (once)."""
+        """Every plug-in that loads, by name in name order: each declared one loaded (once). A broken one (its
+        import fails, or it is not what the group holds) is skipped and named once on stderr (`broken`), so
+        that a listing or a lookup over all plug-ins still works; asking for it by name (`get`) still fails
+        with its `PluginError`. Two plug-ins under one name are still refused (`DuplicatePlugin`)."""
         if not self._all_loaded:
             for point in self._points():
-                self._load(point)
+                try:
+                    self._load(point)
+                except PluginError:
+                    pass  # kept in `_broken` and named below
             self._all_loaded = True
+        for name in sorted(self.broken()):
+            if name not in self._warned:
+                self._warned.add(name)
+                _warn(f"skipped {_a(self.kind)}: {self._broken[name]}; {_fix(self._broken[name])}")
         return {name: self._plugins[name][0] for name in sorted(self._plugins)}
+
+    def broken(self) -> dict[str, PluginError]:
+        """The declared plug-ins that failed to load so far (by name: their errors), none registered since."""
+        return {name: exc for name, exc in self._broken.items() if name not in self._plugins}
 
     def names(self) -> list[str]:
         """Every plug-in's name, declared or registered, without loading any."""
@@ -279,6 +306,22 @@ def code_source(plugin: Any) -> str:
     `module.qualname`), else "code"."""
     module, name = getattr(plugin, "__module__", None), getattr(plugin, "__qualname__", None)
     return f"{module}.{name}" if module and name else "code"
+
+
+def _warn(message: str) -> None:
+    """One line on stderr, control characters (a terminal's escape sequences) taken out: this module imports
+    no console (the command line loads its commands through it)."""
+    clean = "".join(ch if ch.isprintable() else " " for ch in message)
+    print(f"warning: {clean}", file=sys.stderr, flush=True)
+
+
+def _fix(error: PluginError) -> str:
+    """How to mend a broken plug-in: reinstall or uninstall the distribution that declares it."""
+    dist = getattr(error, "distribution", None)
+    if dist:
+        return (f"reinstall {dist} (pip install --force-reinstall {dist}) or uninstall it (pip uninstall {dist}) "
+                "to silence this")
+    return "reinstall or uninstall the package that declares it to silence this"
 
 
 def _a(kind: str) -> str:
