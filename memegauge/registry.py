@@ -27,7 +27,7 @@ from importlib.metadata import EntryPoint, entry_points
 from types import FunctionType
 from typing import Any, Generic, TypeVar
 
-from memegauge.errors import InputError, MemeGaugeError
+from memegauge.errors import InputError, MemeGaugeError, printable
 
 T = TypeVar("T")
 
@@ -83,9 +83,13 @@ class Registry(Generic[T]):
 
     def __init__(self, kind: str, group: str, expected: type | tuple[type, ...],
                  name_of: Callable[[Any], str] | None = lambda plugin: plugin.name,
-                 duplicate: type[DuplicatePlugin] = DuplicatePlugin) -> None:
+                 duplicate: type[DuplicatePlugin] = DuplicatePlugin, own: str | None = None) -> None:
         self.kind, self.group, self.expected, self.name_of = kind, group, expected, name_of
         self.duplicate = duplicate
+        self.own = own
+        """The module prefix of MemeGauge's own plug-ins of this kind ("memegauge."), or None. Given, another
+        package's plug-in under the name of one of these is skipped with a warning (`refuse`) and the own one
+        kept, where two plug-ins of other packages under one name are still refused (`DuplicatePlugin`)."""
         self._plugins: dict[str, tuple[T, str | _Origin]] = {}
         self._loaded_points: set[tuple[str, str, Any]] = set()
         self._all_loaded = False
@@ -122,7 +126,33 @@ class Registry(Generic[T]):
 
     def _points(self, name: str | None = None) -> Iterable[EntryPoint]:
         found = [p for p in _declared(self.group) if name is None or p.name == name]
+        if self.own is not None:
+            found = self._unshadowed(found)
         return sorted(found, key=lambda p: (p.name, p.value))
+
+    def _unshadowed(self, found: list[EntryPoint]) -> list[EntryPoint]:
+        """`found` less the entry points of other packages that take the name of one of MemeGauge's own."""
+        own = {p.name for p in found if p.value.startswith(self.own or "")}
+        shadows = [p for p in found if p.name in own and not p.value.startswith(self.own or "")]
+        for point in shadows:
+            self._refused(point, f"the name of MemeGauge's own {self.kind}")
+        return [p for p in found if p not in shadows]
+
+    def refuse(self, name: str, why: str) -> None:
+        """Skip every declared entry point `name` (the caller keeps that name for one of its own), each named
+        once on stderr with `why` and the fix (a command named as one of `memegauge`'s own, `runs` say)."""
+        for point in self._points(name):
+            self._refused(point, why)
+
+    def _refused(self, point: EntryPoint, why: str) -> None:
+        key = f"{point.name} = {point.value}"
+        if key not in self._warned:
+            self._warned.add(key)
+            dist = getattr(point, "dist", None)
+            uninstall = f" (pip uninstall {dist.name})" if dist is not None else ""
+            _warn(f"skipped {_a(self.kind)}: {_origin(point)} (group {self.group!r}) is named {point.name!r}, "
+                  f"{why}, which is kept; rename it in that package's entry points, or uninstall the package"
+                  f"{uninstall}, to silence this")
 
     def _load(self, point: EntryPoint) -> None:
         key = (point.name, point.value, getattr(point, "dist", None))  # the distribution itself (hashed by
@@ -311,8 +341,7 @@ def code_source(plugin: Any) -> str:
 def _warn(message: str) -> None:
     """One line on stderr, control characters (a terminal's escape sequences) taken out: this module imports
     no console (the command line loads its commands through it)."""
-    clean = "".join(ch if ch.isprintable() else " " for ch in message)
-    print(f"warning: {clean}", file=sys.stderr, flush=True)
+    print(f"warning: {printable(message)}", file=sys.stderr, flush=True)
 
 
 def _fix(error: PluginError) -> str:

@@ -116,3 +116,93 @@ def test_the_registry_skips_a_broken_plugin_in_all_warns_once_and_refuses_it_by_
     assert capsys.readouterr().err == ""  # said once
     with pytest.raises(DuplicatePlugin):  # duplicates are still refused
         registry.register(Method(name="good", title="G2", report=lambda s, r: {}), "my notebook")
+
+
+_SHADOWS = """
+from memegauge.registry import Command
+
+RUNS = Command(name="runs", summary="Another package's runs.", register="cmdpkg:register")
+EVAL = Command(name="eval", summary="Another package's eval.", register="cmdpkg:register")
+
+
+def register(app):
+    @app.command("runs")
+    def runs() -> None:
+        print("the plug-in's runs ran")
+
+    @app.command("eval")
+    def eval_() -> None:
+        print("the plug-in's eval ran")
+"""
+
+
+def test_a_command_named_as_one_of_memegauges_own_is_skipped_with_one_warning_whichever_it_is(tmp_path):
+    """`runs` (a command of memegauge's own group) and `eval` (one MemeGauge declares as an entry point) alike:
+    the package's command is named once on stderr and MemeGauge's own runs."""
+    site = installed_package(tmp_path, "cmdpkg", _SHADOWS, "[memegauge.commands]\nruns = cmdpkg:RUNS\n"
+                                                          "eval = cmdpkg:EVAL\n")
+    (tmp_path / "models.yaml").write_text("{}\n")
+
+    def warned(stderr: str, name: str) -> int:
+        return sum(line.startswith("warning: skipped a command: entry point cmdpkg:") and f"named {name!r}, the name "
+                   "of MemeGauge's own command, which is kept" in line and "pip uninstall cmdpkg" in line
+                   for line in stderr.splitlines())
+
+    shown = _cli(site, tmp_path, "--help")
+    assert shown.returncode == 0 and warned(shown.stderr, "runs") == warned(shown.stderr, "eval") == 1, shown.stderr
+    listed = {line.split()[0] for line in shown.stdout.splitlines() if line.startswith("  ") and line.split()}
+    assert {"runs", "eval"} <= listed and "Another package" not in shown.stdout
+    runs = _cli(site, tmp_path, "runs")
+    assert warned(runs.stderr, "runs") == 1 and "ran" not in runs.stdout and "no store here yet" in runs.stderr
+    benchmarks = _cli(site, tmp_path, "eval", "--list")
+    assert benchmarks.returncode == 0 and "fhm" in benchmarks.stdout and warned(benchmarks.stderr, "eval") == 1
+
+
+def test_a_lazy_hook_that_names_nothing_is_one_message_naming_the_hook_its_method_and_target():
+    from memegauge.methods import Method, lazy
+    from memegauge.registry import PluginError
+
+    toy = Method(name="toy", title="T", report=lazy("memegauge.methods:biuld"), view=lazy("memegauge.no_such:view"),
+                 tables=lazy("memegauge.methods:ENTRY_POINT_GROUP"))
+    with pytest.raises(PluginError, match="hook 'report' of method 'toy' names nothing: "
+                                          "lazy\\('memegauge.methods:biuld'\\): module 'memegauge.methods' has no "
+                                          "function 'biuld'; fix the method's descriptor"):
+        toy.report(None, {})
+    with pytest.raises(PluginError, match="hook 'view' of method 'toy' names nothing: .*no module "
+                                          "'memegauge.no_such'"):
+        toy.view({}, None)
+    with pytest.raises(PluginError, match="hook 'tables' .* is str, not a function"):
+        toy.tables({})
+    broken_inside = lazy("memegauge.testing.no_such_module_44:x")
+    with pytest.raises(PluginError, match="a lazy hook names nothing"):
+        broken_inside()
+
+
+def test_reporting_a_run_whose_method_names_a_missing_report_function_is_one_clear_message(tmp_path):
+    """Toyscore (the worked example of docs/engine.md) runs; its descriptor then misspells its report hook
+    (`lazy("toyscore.report:biuld")`): `memegauge report RUN` fails with one line, not a traceback."""
+    import shutil
+
+    from memegauge.samples import sample_memes_path
+
+    site = tmp_path / "site"
+    shutil.copytree(Path(__file__).parent / "fourth_method" / "toyscore", site / "toyscore")
+    info = site / "toyscore-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toyscore\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[memegauge.methods]\ntoyscore = toyscore.method:METHOD\n"
+                                           "[memegauge.commands]\ntoyscore = toyscore.method:COMMAND\n")
+    (tmp_path / "toy.yaml").write_text(f"memes: {sample_memes_path()}\nmodel: tsrv\n")
+    with start_server() as server:
+        (tmp_path / "models.yaml").write_text(f"tsrv: {{backend: openai, model: tsrv, base_url: {server.base_url}, "
+                                              "backoff_s: 0.01, backoff_max_s: 0.05}\n")
+        assert _cli(site, tmp_path, "--quiet", "toyscore", "-c", str(tmp_path / "toy.yaml"), "--run", "t")\
+            .returncode == 0
+    assert _cli(site, tmp_path, "report", "t", "--format", "json").returncode == 0
+    descriptor = site / "toyscore" / "method.py"
+    descriptor.write_text(descriptor.read_text().replace('"toyscore.report:build"', '"toyscore.report:biuld"'))
+    done = _cli(site, tmp_path, "report", "t")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert ("hook 'report' of method 'toyscore' names nothing: lazy('toyscore.report:biuld'): module "
+            "'toyscore.report' has no function 'biuld'") in " ".join(done.stderr.split())
