@@ -46,11 +46,15 @@ def _commands() -> Any:
 
     global _COMMANDS
     if _COMMANDS is None:
-        _COMMANDS = Registry("command", COMMAND_GROUP, Command)
+        _COMMANDS = Registry("command", COMMAND_GROUP, Command, own="memegauge.")  # another package's `eval`:
+        # skipped with a warning, MemeGauge's kept
     return _COMMANDS
 
 
 _COMMANDS: Any = None
+
+
+_CORE = "the name of MemeGauge's own command"
 
 
 class LazyGroup(TyperGroup):
@@ -59,10 +63,16 @@ class LazyGroup(TyperGroup):
     lists its descriptor's one-line help."""
 
     def list_commands(self, ctx: Any) -> list[str]:
-        return [*self.commands, *(n for n in _commands().names() if n not in self.commands)]
+        declared = _commands().names()
+        for name in declared:
+            if name in self.commands:
+                _commands().refuse(name, _CORE)
+        return [*self.commands, *(n for n in declared if n not in self.commands)]
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        if cmd_name not in self.commands:
+        if cmd_name in self.commands:
+            _commands().refuse(cmd_name, _CORE)  # another package's `runs`: named, not silently ignored
+        else:
             declared = _commands().get(cmd_name)
             if declared is not None:
                 self._add_from(declared, declared.load())

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from collections.abc import Awaitable, Callable
 
 from memegauge.files import canonical_json
-from memegauge.registry import METHOD_STEPS, DuplicatePlugin, Registry, provide
+from memegauge.registry import METHOD_STEPS, DuplicatePlugin, PluginError, Registry, provide
 from memegauge.errors import MemeGaugeError
 
 if TYPE_CHECKING:
@@ -136,16 +136,42 @@ class Method:
     rating: RatingHook | None = None
     version: str = "1"
 
+    def __post_init__(self) -> None:
+        for hook in fields(self):  # a lazy hook that names nothing says which hook of which method it is
+            found = getattr(self, hook.name)
+            if isinstance(found, Lazy) and found.hook is None:
+                found.hook, found.owner = hook.name, self.name
+
 
 class Lazy:
-    """A hook named as `"module:function"`, imported on its first call (`lazy`)."""
+    """A hook named as `"module:function"`, imported on its first call (`lazy`); `hook` and `owner` are the
+    hook's field and its method's name (set by `Method`), for the message when the target names nothing."""
 
     def __init__(self, target: str) -> None:
         self.target = target
+        self.hook: str | None = None
+        self.owner: str | None = None
 
     def resolve(self) -> Callable[..., Any]:
-        module, function = self.target.split(":")
-        return getattr(import_module(module), function)
+        """The function named, imported now; a target that names no function (its module, or the attribute in
+        it, does not exist, or is not callable) is one `PluginError` naming the hook, its method and the target."""
+        module_name, _, attribute = self.target.partition(":")
+        try:
+            module = import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not (module_name == exc.name or module_name.startswith(exc.name + ".")):
+                raise  # a module the target's module imports is missing: its own error says which
+            raise self._names_nothing(f"no module {exc.name!r}") from exc
+        found = getattr(module, attribute, None) if attribute else None
+        if not callable(found):
+            raise self._names_nothing(f"module {module_name!r} has no function {attribute!r}" if found is None
+                                      else f"{self.target} is {type(found).__name__}, not a function")
+        return found  # type: ignore[no-any-return]
+
+    def _names_nothing(self, why: str) -> PluginError:
+        which = f"hook {self.hook!r} of method {self.owner!r}" if self.hook else "a lazy hook"
+        return PluginError(f"{which} names nothing: lazy({self.target!r}): {why}; fix the method's descriptor "
+                           "to name an existing \"module:function\" (or reinstall the package that declares it)")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.resolve()(*args, **kwargs)

@@ -27,7 +27,7 @@ from importlib.metadata import EntryPoint, entry_points
 from types import FunctionType
 from typing import Any, Generic, TypeVar
 
-from memegauge.errors import InputError, MemeGaugeError
+from memegauge.errors import InputError, MemeGaugeError, printable
 
 T = TypeVar("T")
 
@@ -83,12 +83,18 @@ class Registry(Generic[T]):
 
     def __init__(self, kind: str, group: str, expected: type | tuple[type, ...],
                  name_of: Callable[[Any], str] | None = lambda plugin: plugin.name,
-                 duplicate: type[DuplicatePlugin] = DuplicatePlugin) -> None:
+                 duplicate: type[DuplicatePlugin] = DuplicatePlugin, own: str | None = None) -> None:
         self.kind, self.group, self.expected, self.name_of = kind, group, expected, name_of
         self.duplicate = duplicate
+        self.own = own
+        """The module prefix of MemeGauge's own plug-ins of this kind ("memegauge."), or None. Given, another
+        package's plug-in under the name of one of these is skipped with a warning (`refuse`) and the own one
+        kept, where two plug-ins of other packages under one name are still refused (`DuplicatePlugin`)."""
         self._plugins: dict[str, tuple[T, str | _Origin]] = {}
         self._loaded_points: set[tuple[str, str, Any]] = set()
         self._all_loaded = False
+        self._broken: dict[str, PluginError] = {}
+        self._warned: set[str] = set()
         self.generation = 0
         """Counts the changes to what is registered (a caller may keep what it derived until it moves)."""
 
@@ -120,7 +126,33 @@ class Registry(Generic[T]):
 
     def _points(self, name: str | None = None) -> Iterable[EntryPoint]:
         found = [p for p in _declared(self.group) if name is None or p.name == name]
+        if self.own is not None:
+            found = self._unshadowed(found)
         return sorted(found, key=lambda p: (p.name, p.value))
+
+    def _unshadowed(self, found: list[EntryPoint]) -> list[EntryPoint]:
+        """`found` less the entry points of other packages that take the name of one of MemeGauge's own."""
+        own = {p.name for p in found if p.value.startswith(self.own or "")}
+        shadows = [p for p in found if p.name in own and not p.value.startswith(self.own or "")]
+        for point in shadows:
+            self._refused(point, f"the name of MemeGauge's own {self.kind}")
+        return [p for p in found if p not in shadows]
+
+    def refuse(self, name: str, why: str) -> None:
+        """Skip every declared entry point `name` (the caller keeps that name for one of its own), each named
+        once on stderr with `why` and the fix (a command named as one of `memegauge`'s own, `runs` say)."""
+        for point in self._points(name):
+            self._refused(point, why)
+
+    def _refused(self, point: EntryPoint, why: str) -> None:
+        key = f"{point.name} = {point.value}"
+        if key not in self._warned:
+            self._warned.add(key)
+            dist = getattr(point, "dist", None)
+            uninstall = f" (pip uninstall {dist.name})" if dist is not None else ""
+            _warn(f"skipped {_a(self.kind)}: {_origin(point)} (group {self.group!r}) is named {point.name!r}, "
+                  f"{why}, which is kept; rename it in that package's entry points, or uninstall the package"
+                  f"{uninstall}, to silence this")
 
     def _load(self, point: EntryPoint) -> None:
         key = (point.name, point.value, getattr(point, "dist", None))  # the distribution itself (hashed by
@@ -128,6 +160,15 @@ class Registry(Generic[T]):
         if key in self._loaded_points:
             return
         self._loaded_points.add(key)
+        try:
+            self._load_new(point)
+        except PluginError as exc:
+            dist = getattr(point, "dist", None)
+            exc.distribution = dist.name if dist is not None else None  # type: ignore[attr-defined]  # the fix
+            self._broken[point.name] = exc
+            raise
+
+    def _load_new(self, point: EntryPoint) -> None:
         try:
             plugin = point.load()
         except MemeGaugeError:
@@ -149,6 +190,8 @@ class Registry(Generic[T]):
         if name not in self._plugins:
             for point in self._points(name):
                 self._load(point)
+            if name not in self._plugins and name in self._broken:
+                raise self._broken[name]  # asked again: the same message, not "unknown"
         found = self._plugins.get(name)
         return found[0] if found else None
 
@@ -164,12 +207,26 @@ class Registry(Generic[T]):
         return found
 
     def all(self) -> dict[str, T]:
-        """Every plug-in, by name in name order: each declared one loaded (once)."""
+        """Every plug-in that loads, by name in name order: each declared one loaded (once). A broken one (its
+        import fails, or it is not what the group holds) is skipped and named once on stderr (`broken`), so
+        that a listing or a lookup over all plug-ins still works; asking for it by name (`get`) still fails
+        with its `PluginError`. Two plug-ins under one name are still refused (`DuplicatePlugin`)."""
         if not self._all_loaded:
             for point in self._points():
-                self._load(point)
+                try:
+                    self._load(point)
+                except PluginError:
+                    pass  # kept in `_broken` and named below
             self._all_loaded = True
+        for name in sorted(self.broken()):
+            if name not in self._warned:
+                self._warned.add(name)
+                _warn(f"skipped {_a(self.kind)}: {self._broken[name]}; {_fix(self._broken[name])}")
         return {name: self._plugins[name][0] for name in sorted(self._plugins)}
+
+    def broken(self) -> dict[str, PluginError]:
+        """The declared plug-ins that failed to load so far (by name: their errors), none registered since."""
+        return {name: exc for name, exc in self._broken.items() if name not in self._plugins}
 
     def names(self) -> list[str]:
         """Every plug-in's name, declared or registered, without loading any."""
@@ -279,6 +336,21 @@ def code_source(plugin: Any) -> str:
     `module.qualname`), else "code"."""
     module, name = getattr(plugin, "__module__", None), getattr(plugin, "__qualname__", None)
     return f"{module}.{name}" if module and name else "code"
+
+
+def _warn(message: str) -> None:
+    """One line on stderr, control characters (a terminal's escape sequences) taken out: this module imports
+    no console (the command line loads its commands through it)."""
+    print(f"warning: {printable(message)}", file=sys.stderr, flush=True)
+
+
+def _fix(error: PluginError) -> str:
+    """How to mend a broken plug-in: reinstall or uninstall the distribution that declares it."""
+    dist = getattr(error, "distribution", None)
+    if dist:
+        return (f"reinstall {dist} (pip install --force-reinstall {dist}) or uninstall it (pip uninstall {dist}) "
+                "to silence this")
+    return "reinstall or uninstall the package that declares it to silence this"
 
 
 def _a(kind: str) -> str:

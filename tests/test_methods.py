@@ -170,10 +170,11 @@ store = Store({str(tmp_path / "old.db")!r})
 print("version", sqlite3.connect({str(tmp_path / "old.db")!r}).execute("PRAGMA user_version").fetchone()[0])
 print("ranking", len(build_report(store, "arena")["ranking"]))
 from memegauge.registry import PluginError
+print("listed", "broken" in {{m.name for m in registry.methods()}})  # skipped, named on stderr
 try:
-    registry.methods()
+    registry.method("broken")
 except PluginError as exc:
-    print("listing fails:", exc.__cause__.name, "|", exc)
+    print("by name fails:", exc.__cause__.name, "|", exc)
 """
     env = {**os.environ, "PYTHONPATH": str(site)}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
@@ -181,8 +182,10 @@ except PluginError as exc:
     from memegauge.engine.store import SCHEMA_VERSION
 
     assert f"version {SCHEMA_VERSION}" in done.stdout and "ranking " in done.stdout
-    assert "listing fails: no_such_module_35" in done.stdout  # the broken method really is installed
+    assert "by name fails: no_such_module_35" in done.stdout  # the broken method really is installed
     assert "entry point no_such_module_35.method:METHOD of broken-method" in done.stdout  # named, with its package
+    assert "listed False" in done.stdout  # a listing skips it (tests/test_broken_plugins.py), saying so once
+    assert done.stderr.count("warning: skipped a method: method 'broken'") == 1, done.stderr
 
 
 @pytest.mark.slow  # mypy: about ten seconds
