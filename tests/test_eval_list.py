@@ -21,3 +21,18 @@ def test_a_benchmark_whose_data_no_catalogue_names_is_listed_and_refused_as_need
     _jsonl(tmp / "d" / "dev.jsonl", [{"id": i, "img": picture(tmp / "d" / f"{i}.png", i), "text": f"fifth {i}",
                                       "label": "odd"} for i in range(3)])
     cli(tmp, "eval", "fifth", "--model", "tsrv", "--data", str(tmp / "d"), env=env)  # as it says: runs
+
+
+def test_eval_list_names_lists_those_alone_and_refuses_an_unknown_one(capsys):
+    from memegauge.cli import main
+
+    assert main(["eval", "--list"]) == 0
+    every = capsys.readouterr().out
+    assert main(["eval", "--list", "fhm", "mami"]) == 0
+    listed = capsys.readouterr().out
+    names = [line.split(":", 1)[0] for line in listed.splitlines() if not line.startswith(" ")]
+    assert names == ["fhm", "mami"] and "goat-bench" in every
+    assert all(line in every for line in listed.splitlines())  # each as the whole listing has it
+    assert main(["eval", "--list", "nosuch"]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "unknown benchmark nosuch" in said and "name one of: fhm, goat-bench" in said

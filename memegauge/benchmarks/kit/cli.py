@@ -40,7 +40,8 @@ def eval_command(ctx: typer.Context,
                                                         "(repeat for several)."),
                  suite: str | None = typer.Option(None, "--suite", help="Every installed benchmark of this "
                                                   "suite (e.g. memes)."),
-                 list_: bool = typer.Option(False, "--list", help="List the benchmarks eval runs and exit."),
+                 list_: bool = typer.Option(False, "--list", help="List the benchmarks eval runs (those named, or "
+                                            "--suite's, when given) and exit."),
                  split: list[str] | None = typer.Option(None, "--split", help="The split (default: each "
                                                         "benchmark's; in a suite, benchmarks without it take their "
                                                         "default), or NAME=SPLIT for one benchmark (repeatable)."),
@@ -63,8 +64,8 @@ def eval_command(ctx: typer.Context,
     from memegauge.clikit import console, finish_all, out, print_commands, safe, settings, use_budget  # lazy
     from memegauge.errors import InputError  # lazy: as above
 
-    if list_:
-        _list(out, eval_entries())
+    if list_:  # `--list NAME…` (or `--suite S`): those alone; an unknown name is refused as a run of it would be
+        _list(out, _chosen(eval_entries(), names, suite) if names or suite else eval_entries())
         return
     chosen = _chosen(eval_entries(), names or [], suite)
     if out_path is not None and out_path.suffix.lower() not in OUT_SUFFIXES:  # refused before any run
