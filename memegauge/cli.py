@@ -80,19 +80,20 @@ class LazyGroup(TyperGroup):
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """`--help`'s list of commands, laid out as click's own, a declared command's line from its descriptor
-        (its module is not imported; tests/test_cli_help.py checks that each line is the command's own)."""
+        (its module is not imported; tests/test_cli_help.py checks that each line is the command's own). Each
+        line is the command's whole one-line help, wrapped to the terminal's width: click's own listing cuts it
+        with "..." at 45 characters, whatever the width, and a cut sentence says less than the command does."""
         rows = []
         for name in self.list_commands(ctx):
             command = self.commands.get(name) or self._listed(name)
             if command is not None and not command.hidden:
                 rows.append((name, command))
         if rows:
-            limit = formatter.width - 6 - max(len(name) for name, _ in rows)  # as click's format_commands
             with formatter.section(_("Commands")):
-                formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in rows])
+                formatter.write_dl([(name, _one_line(command)) for name, command in rows])
 
     def _listed(self, name: str) -> Any:
-        """A command of the declared command's one-line help alone (shortened as click does), its module not
+        """A command of the declared command's one-line help alone (listed whole, see `format_commands`), its module not
         imported; None for a descriptor that cannot be loaded, named on stderr so that the others are listed."""
         from memegauge.errors import MemeGaugeError  # light: a plain exception
 
@@ -117,6 +118,14 @@ class LazyGroup(TyperGroup):
                               f"{COMMAND_GROUP!r}) is not among the commands {declared.register} adds "
                               f"({', '.join(group.commands) or 'none'})")
         self.commands.setdefault(declared.name, group.commands[declared.name])
+
+
+def _one_line(command: Any) -> str:
+    """A command's one-line help: its `short_help`, else the first paragraph of its help (before click's `\\f`),
+    its lines joined, as a descriptor's summary is (tests/test_cli_help.py)."""
+    if command.short_help:
+        return " ".join(command.short_help.split())
+    return " ".join((command.help or "").split("\f", 1)[0].strip().split("\n\n", 1)[0].split())
 
 
 # rich_markup_mode=None: the top-level help (and its usage errors) in click's plain layout. Typer's rich layout

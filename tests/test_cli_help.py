@@ -46,7 +46,7 @@ def test_each_descriptor_says_the_first_paragraph_of_its_commands_own_help():
 @pytest.mark.parametrize("columns", ["80", "60"])
 def test_help_lists_what_it_listed_with_every_command_loaded(columns, monkeypatch):
     """The lazy listing (a fresh process: no command loaded) is the one click writes from the loaded commands,
-    line for line, at a wide terminal and at a narrow one (where the lines are cut)."""
+    line for line, at a wide terminal and at a narrow one (where the lines wrap)."""
     code, _, lazy = _cli("--help", env={"COLUMNS": columns})
     assert code == 0 and "Commands:" in lazy
     monkeypatch.setenv("COLUMNS", columns)
@@ -55,6 +55,26 @@ def test_help_lists_what_it_listed_with_every_command_loaded(columns, monkeypatc
     with group.make_context("memegauge", [], resilient_parsing=True) as ctx:
         loaded = group.get_help(ctx)
     assert lazy.strip() == loaded.strip()
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_help_lists_each_commands_whole_one_line_help_wrapped_to_the_terminal(columns):
+    """Each command's whole descriptor summary (= its own help's first paragraph, the test above), never cut with
+    "..." (click's listing cuts at 45 characters whatever the width); a long one wraps under its command."""
+    code, _, output = _cli("--help", env={"COLUMNS": str(columns)})
+    listing = output.split("Commands:", 1)[1]
+    assert code == 0 and "..." not in listing
+    assert max(len(line) for line in listing.splitlines()) <= columns
+    entries: dict[str, str] = {}
+    for line in listing.splitlines():
+        if line.startswith("  ") and not line.startswith("   "):
+            name, _, text = line.strip().partition(" ")
+            entries[name] = text.strip()
+        elif line.strip():
+            entries[name] += " " + line.strip()
+    for name, descriptor in _commands().all().items():
+        assert entries[name] == descriptor.summary, name
+    assert any(len(summary) > columns for summary in entries.values())  # a long line is there to wrap
 
 
 def _plugin(tmp_path: Path, descriptors: str, cli: str) -> dict[str, str]:

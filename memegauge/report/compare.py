@@ -6,10 +6,10 @@ MemeQA models likewise (an Arena rating is relative to its own run's opponents: 
 which). Runs of different methods are refused: their figures do not share a scale — except benchmark runs that
 `eval` makes (MemeQA's and the kit's), which become the suite leaderboard (`_suite`): a row per benchmark, split,
 task and metric, a column per model, the papers' figures beside. Runs of one method
-that asked different questions (`differences`: every stored config key whose value differs — data set
-or version, split, limit, types, seed, meme set, prompts and their hashes, judges, settings — except
-the keys that name the models being compared) are refused too, with one message that names each
-difference, unless the caller allows them (`--allow-different`); then the comparison lists them. Formats: `table`
+that asked different questions (`differences`: the version of their method when the runs' differ — a
+benchmark's `version:` — then every stored config key whose value differs — data set or version, split, limit,
+types, seed, meme set, prompts and their hashes, judges, settings — except the keys that name the models being
+compared) are refused too, with one message that names each difference, unless the caller allows them (`--allow-different`); then the comparison lists them. Formats: `table`
 (the terminal), `json` ({method, runs, rows}: the long headline rows), `csv` and `md` (the wide
 leaderboard, `memegauge.report.leaderboard`) and `html` (a page with the table and a bar plot with
 error bars; every value escaped by the template engine).
@@ -57,7 +57,17 @@ def differences(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if all(_names_targets(config[key], targets) for _, config, targets in configs if key in config):
             continue  # the models being compared (MemeQA's model, AdamMeme's and Arena's targets)
         found.append({"key": key, "values": values})
-    return found
+    return _version_difference(reports) + found
+
+
+def _version_difference(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """[{key: "version of METHOD", values: {run: version}}] when the runs were made by different versions of their
+    method (a benchmark's `version:`, a method's `Method.version`: bumped when its reading, prompts or scoring
+    change, so the runs asked different questions); [] when they agree."""
+    versions = {r["run"]["name"]: r["run"].get("method_version") for r in reports}
+    if len(set(versions.values())) < 2:
+        return []
+    return [{"key": f"version of {reports[0]['run']['method']}", "values": versions}]
 
 
 

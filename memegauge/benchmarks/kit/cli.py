@@ -40,7 +40,8 @@ def eval_command(ctx: typer.Context,
                                                         "(repeat for several)."),
                  suite: str | None = typer.Option(None, "--suite", help="Every installed benchmark of this "
                                                   "suite (e.g. memes)."),
-                 list_: bool = typer.Option(False, "--list", help="List the benchmarks eval runs and exit."),
+                 list_: bool = typer.Option(False, "--list", help="List the benchmarks eval runs (those named, or "
+                                            "--suite's, when given) and exit."),
                  split: list[str] | None = typer.Option(None, "--split", help="The split (default: each "
                                                         "benchmark's; in a suite, benchmarks without it take their "
                                                         "default), or NAME=SPLIT for one benchmark (repeatable)."),
@@ -63,8 +64,8 @@ def eval_command(ctx: typer.Context,
     from memegauge.clikit import console, finish_all, out, print_commands, safe, settings, use_budget  # lazy
     from memegauge.errors import InputError  # lazy: as above
 
-    if list_:
-        _list(out, eval_entries())
+    if list_:  # `--list NAME…` (or `--suite S`): those alone; an unknown name is refused as a run of it would be
+        _list(out, _chosen(eval_entries(), names, suite) if names or suite else eval_entries())
         return
     chosen = _chosen(eval_entries(), names or [], suite)
     if out_path is not None and out_path.suffix.lower() not in OUT_SUFFIXES:  # refused before any run
@@ -75,7 +76,13 @@ def eval_command(ctx: typer.Context,
     several = len(chosen) > 1  # --data then holds a folder per benchmark (also when all but one are skipped)
     missing = {entry.name: why for entry in chosen if (why := _missing(entry, data, several))}
     absent = "data not installed" if data is None else f"no folder of theirs in --data {data}"
+    uncatalogued = {e.name for e in chosen if e.data is not None and missing.get(e.name) == _NEEDS_DATA.format(
+        data=e.data)}
     chosen = [entry for entry in chosen if entry.name not in missing]
+    if missing and (suite is None or not chosen) and set(missing) == uncatalogued:  # nothing to install: one line
+        raise InputError(f"the data of {', '.join(missing)} is in no data catalogue, so there is no installed copy "
+                         "to read", "eval", f"give its release folder: memegauge eval {' '.join(missing)} --data DIR "
+                         "(docs/benchmarks.md)")
     if missing and suite is not None and chosen:  # said once in full, under the leaderboard (`print_board`)
         console.print(f"[yellow]skipping[/] {', '.join(missing)} ({safe(absent)}: the leaderboard lists the commands "
                       "that install them)", highlight=False)
@@ -181,14 +188,19 @@ def _missing(entry, data: Path | None, several: bool) -> str | None:
 
     try:
         absent = [name for name in (entry.data, *catalogue_entry(entry.data).needs) if missing_sources(name)]
-    except InputError:  # not a catalogue name: the run's own check says what to give
-        return None
+    except InputError:  # not a catalogue name: nothing `memegauge data` can install; only --data reads it
+        return _NEEDS_DATA.format(data=entry.data)
     if not absent:
         return None
     commands = [line for name in absent for line in install_lines(name)]
     return (f"data set{'s' if len(absent) > 1 else ''} {', '.join(map(repr, absent))} "
             f"{'are' if len(absent) > 1 else 'is'} not installed; install with:\n" + "\n".join(
                 f"    {line}" for line in commands))
+
+
+_NEEDS_DATA = ("its data set {data!r} is in no data catalogue (`memegauge data list`), so there is no installed copy "
+               "to read: give its release folder with --data DIR (docs/benchmarks.md)")
+"""Why a benchmark whose `data:` names no catalogue entry (a third-party one, say) cannot run without `--data`."""
 
 
 def _no_folder(entry, folder: Path) -> str:
@@ -225,8 +237,11 @@ def _list(out, found) -> None:
 
     for entry in found:
         why = _missing(entry, None, True)
-        commands = install_lines(entry.data) if entry.data and why else []
-        data = (f"data {entry.data}: " + ("installed" if why is None else "not installed; install with:")
+        uncatalogued = entry.data is not None and why == _NEEDS_DATA.format(data=entry.data)
+        commands = install_lines(entry.data) if entry.data and why and not uncatalogued else []
+        data = (f"data {entry.data}: " + ("installed" if why is None else "in no data catalogue: run it with "
+                                          "--data DIR (its release folder)" if uncatalogued
+                                          else "not installed; install with:")
                 if entry.data else "")
         print_commands(out, f"{entry.name}: {entry.title} — splits {', '.join(entry.splits)} (default {entry.split}); "
                        f"tasks {entry.tasks}; suites {', '.join(entry.suites)}; {data}")  # prose: wraps

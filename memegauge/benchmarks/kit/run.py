@@ -132,6 +132,7 @@ async def run(spec: Benchmark, hooks: ModuleType | None, cfg: BenchmarkConfig, *
     inputs: Inputs = (checked or check(spec, hooks, cfg, registry)).inputs
     config_dict = stored(spec, cfg, inputs)
     name = name or run_name(spec, cfg, inputs.split)
+    _refuse_another_version(store, spec, name)
     asked = _asked(inputs)
     requests = [_request(spec, cfg, task_name, task, item, text) for task_name, task, item, text in asked]
     async with open_run(store, registry, name=name, method=spec.name, config=config_dict, seed=cfg.seed,
@@ -141,6 +142,24 @@ async def run(spec: Benchmark, hooks: ModuleType | None, cfg: BenchmarkConfig, *
                          for (task_name, task, item, text), outcome in zip(asked, outcomes, strict=True)])
         opened.put_many(_pictures(inputs.items))  # the report's item browser shows each meme as asked
     return RunResult.of(store, name)
+
+
+def _refuse_another_version(store: Store, spec: Benchmark, name: str) -> None:
+    """A run named `name` made by another version of this benchmark (its YAML's `version:`, stored with the run as
+    its method's version) is not resumed under this one: its answers were read and scored by the other, and the run
+    would say "done" still carrying the old version. Refused as a run of another config is (`Store.open_run`)."""
+    try:
+        row = store.run_row(name)
+    except InputError:
+        return  # no such run yet: a new one
+    made_by = row.get("method_version")
+    if row["method"] != spec.name or made_by is None or made_by == spec.version:
+        return  # another method: `open_run` refuses it; no version stored yet: its first execution did not finish
+    raise InputError(f"run {name!r} was made by version {made_by} of benchmark {spec.name}, and this is version "
+                     f"{spec.version} (its benchmark.yaml's `version:`); its answers would mix two versions",
+                     where=str(store.path),
+                     fix=f"choose another --run NAME for version {spec.version} (`memegauge compare` then names "
+                         f"the version difference), or go back to version {made_by} to resume it")
 
 
 _NAME_KEYS = {"benchmark", "model", "split", "limit", "seed"}  # what a default run name shows in words
