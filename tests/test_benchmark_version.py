@@ -21,7 +21,7 @@ def _at_version(tmp, version: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(tmp / "site")}
 
 
-def test_compare_names_a_benchmark_version_difference_and_refuses_it_unless_allowed(world):
+def test_compare_names_a_benchmark_version_difference_and_refuses_it_unless_allowed(world):  # noqa: F811 (the fixture imported above)
     tmp, _ = world
     for version, name in (("7", "r7"), ("8", "r8")):
         env = _at_version(tmp, version)
@@ -37,7 +37,7 @@ def test_compare_names_a_benchmark_version_difference_and_refuses_it_unless_allo
     assert json.loads(cli(tmp, "compare", "r7", "r7", "--format", "json", env=env).stdout)["differences"] == []
 
 
-def test_a_run_made_by_another_benchmark_version_is_not_resumed_under_this_one(world):
+def test_a_run_made_by_another_benchmark_version_is_not_resumed_under_this_one(world):  # noqa: F811 (the fixture imported above)
     tmp, _ = world
     env = _at_version(tmp, "7")
     cli(tmp, "eval", "fifth", "--model", "tsrv", "--data", str(tmp / "d"), "--run", "mine", env=env)
@@ -53,3 +53,14 @@ def test_a_run_made_by_another_benchmark_version_is_not_resumed_under_this_one(w
     header = json.loads(cli(tmp, "report", "mine", "--format", "json", env=env).stdout)["run"]
     assert header["method_version"] == "7"
     cli(tmp, "eval", "fifth", "--model", "tsrv", "--data", str(tmp / "d"), "--run", "mine8", env=env)
+
+
+def test_a_run_stored_before_versions_were_differs_in_version_from_none():
+    from memegauge.report.compare import differences
+
+    def report(name, version):
+        return {"run": {"name": name, "method": "fifth", "config": {}, "method_version": version}}
+
+    assert differences([report("old", None), report("new", "8")]) == []
+    assert differences([report("a", "7"), report("b", "8"), report("old", None)]) == [
+        {"key": "version of fifth", "values": {"a": "7", "b": "8", "old": None}}]

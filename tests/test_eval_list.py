@@ -6,7 +6,7 @@ from __future__ import annotations
 from test_benchmarks import FIFTH, _installed, _jsonl, cli, picture, world  # noqa: F401 (world: a fixture)
 
 
-def test_a_benchmark_whose_data_no_catalogue_names_is_listed_and_refused_as_needing_data_dir(world):
+def test_a_benchmark_whose_data_no_catalogue_names_is_listed_and_refused_as_needing_data_dir(world):  # noqa: F811 (the fixture imported above)
     tmp, _ = world
     env = _installed(tmp, "fifth", FIFTH)
     listed = " ".join(cli(tmp, "eval", "--list", env=env).stdout.split())

@@ -9,7 +9,8 @@ task and metric, a column per model, the papers' figures beside. Runs of one met
 that asked different questions (`differences`: the version of their method when the runs' differ — a
 benchmark's `version:` — then every stored config key whose value differs — data set or version, split, limit,
 types, seed, meme set, prompts and their hashes, judges, settings — except the keys that name the models being
-compared) are refused too, with one message that names each difference, unless the caller allows them (`--allow-different`); then the comparison lists them. Formats: `table`
+compared) are refused too, with one message that names each difference, unless the caller allows them
+(`--allow-different`); then the comparison lists them. Formats: `table`
 (the terminal), `json` ({method, runs, rows}: the long headline rows), `csv` and `md` (the wide
 leaderboard, `memegauge.report.leaderboard`) and `html` (a page with the table and a bar plot with
 error bars; every value escaped by the template engine).
@@ -63,9 +64,10 @@ def differences(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _version_difference(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """[{key: "version of METHOD", values: {run: version}}] when the runs were made by different versions of their
     method (a benchmark's `version:`, a method's `Method.version`: bumped when its reading, prompts or scoring
-    change, so the runs asked different questions); [] when they agree."""
+    change, so the runs asked different questions); [] when they agree. A run stored before versions were
+    (no `method_version`) differs from none: its version is unknown, not another one."""
     versions = {r["run"]["name"]: r["run"].get("method_version") for r in reports}
-    if len(set(versions.values())) < 2:
+    if len({v for v in versions.values() if v is not None}) < 2:
         return []
     return [{"key": f"version of {reports[0]['run']['method']}", "values": versions}]
 
