@@ -78,6 +78,10 @@ def test_asking_for_a_broken_plugin_by_name_fails_with_one_message(tmp_path):
     failed = [line for line in info.stderr.splitlines() if line.startswith("failed:")]
     assert len(failed) == 1 and "data set 'brokend' (entry point brokenpkg.data:ENTRY of brokenpkg" in failed[0]
     assert "ImportError: boom" in failed[0] and "Traceback" not in info.stderr
+    asked = _cli(site, tmp_path, "eval", "brokenb", "--model", "m")  # its load error, not "unknown benchmark"
+    failed = [line for line in asked.stderr.splitlines() if line.startswith("failed:")]
+    assert asked.returncode == 1 and len(failed) == 1, asked.stderr
+    assert "benchmark 'brokenb'" in failed[0] and "ImportError: boom" in failed[0] and "unknown" not in asked.stderr
     code = ("from memegauge.methods import method\nfrom memegauge.registry import PluginError\n"
             "for name in ('brokenm', 'brokenm', 'wrongm'):\n"
             "    try:\n        method(name)\n    except PluginError as exc:\n        print('REFUSED', exc)\n")

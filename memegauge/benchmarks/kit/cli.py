@@ -262,6 +262,11 @@ def _chosen(found, names: list[str], suite: str | None):
                              f"use one of: {', '.join(sorted({s for e in found for s in e.suites}))}")
         return members
     unknown = [n for n in names if n not in by_name]
+    if unknown:
+        from memegauge.methods import BENCHMARKS  # a declared benchmark that failed to load: its own message
+
+        for name in unknown:
+            BENCHMARKS.get(name)  # raises the load error (named, with its fix) rather than "unknown"
     if unknown or not names:
         raise InputError(f"unknown benchmark {', '.join(unknown)}" if unknown else "no benchmark named", "eval",
                          f"name one of: {', '.join(by_name)} (or --suite memes); `memegauge eval --list` lists them")
