@@ -185,18 +185,9 @@ def test_a_lazy_hook_that_names_nothing_is_one_message_naming_the_hook_its_metho
 def test_reporting_a_run_whose_method_names_a_missing_report_function_is_one_clear_message(tmp_path):
     """Toyscore (the worked example of docs/engine.md) runs; its descriptor then misspells its report hook
     (`lazy("toyscore.report:biuld")`): `memegauge report RUN` fails with one line, not a traceback."""
-    import shutil
+    from helpers.worlds import toyscore_site
 
-    from memegauge.samples import sample_memes_path
-
-    site = tmp_path / "site"
-    shutil.copytree(Path(__file__).parent / "fourth_method" / "toyscore", site / "toyscore")
-    info = site / "toyscore-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toyscore\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[memegauge.methods]\ntoyscore = toyscore.method:METHOD\n"
-                                           "[memegauge.commands]\ntoyscore = toyscore.method:COMMAND\n")
-    (tmp_path / "toy.yaml").write_text(f"memes: {sample_memes_path()}\nmodel: tsrv\n")
+    site = toyscore_site(tmp_path)
     with start_server() as server:
         (tmp_path / "models.yaml").write_text(f"tsrv: {{backend: openai, model: tsrv, base_url: {server.base_url}, "
                                               "backoff_s: 0.01, backoff_max_s: 0.05}\n")

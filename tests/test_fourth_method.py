@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import urllib.request
@@ -22,20 +21,14 @@ from memegauge.testing.server import start_server
 
 from helpers.browser import console_errors
 
-TOY = Path(__file__).parent / "fourth_method" / "toyscore"
 CLI = [sys.executable, "-c", "import sys; from memegauge.cli import main; sys.exit(main(sys.argv[1:]))"]
 
 
 @pytest.fixture
 def world(tmp_path):
-    site = tmp_path / "site"
-    shutil.copytree(TOY, site / "toyscore")
-    info = site / "toyscore-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toyscore\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[memegauge.methods]\ntoyscore = toyscore.method:METHOD\n"
-                                           "[memegauge.commands]\ntoyscore = toyscore.method:COMMAND\n")
-    (tmp_path / "toy.yaml").write_text(f"memes: {sample_memes_path()}\nmodel: tsrv\n")
+    from helpers.worlds import toyscore_site
+
+    site = toyscore_site(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(site), "MEMEGAUGE_CACHE_DIR": str(tmp_path / "cache")}
     with start_server() as server:
         (tmp_path / "models.yaml").write_text(

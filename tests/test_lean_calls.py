@@ -19,6 +19,7 @@ from memegauge.images.encoded import PictureURL, picture_url
 from memegauge.models.openai_backend import OpenAIBackend, body_json
 from memegauge.models.spec import ModelRegistry, ModelSpec
 from memegauge.testing.server import start_server
+from helpers.net import chat_server
 from memegauge.types import ChatRequest, ImagePart, Message, SamplingParams
 
 
@@ -165,23 +166,16 @@ def test_the_backend_sends_the_key_and_words_http_errors_as_the_openai_client(tm
         return answers[len(seen) - 1]
 
     async def go() -> list:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", chat)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]
-        backend = OpenAIBackend(ModelSpec(name="m", backend="openai", model="m", api_key_env="LEAN_KEY",
-                                          base_url=f"http://127.0.0.1:{port}/v1"))
-        out = []
-        for _ in answers:
-            try:
-                out.append(await backend.complete(ChatRequest(model="m", messages=[Message.user("hi")])))
-            except ModelCallError as error:
-                out.append(error)
-        await backend.aclose()
-        await runner.cleanup()
+        async with chat_server(chat) as port:
+            backend = OpenAIBackend(ModelSpec(name="m", backend="openai", model="m", api_key_env="LEAN_KEY",
+                                              base_url=f"http://127.0.0.1:{port}/v1"))
+            out = []
+            for _ in answers:
+                try:
+                    out.append(await backend.complete(ChatRequest(model="m", messages=[Message.user("hi")])))
+                except ModelCallError as error:
+                    out.append(error)
+            await backend.aclose()
         return out
 
     monkeypatch.setenv("LEAN_KEY", "sk-lean-test-key")
@@ -277,19 +271,12 @@ def test_the_environments_proxy_is_used_and_a_netrc_entry_breaks_no_call(tmp_pat
             await backend.aclose()
 
     async def serve_and_ask(variable: str, base_url: str | None = None, credentials: str = "") -> str:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", proxy)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]
-        monkeypatch.setenv(variable, f"http://{credentials}127.0.0.1:{port}")
-        try:
-            return await go(base_url or f"http://127.0.0.1:{port}/v1")
-        finally:
-            await runner.cleanup()
-            monkeypatch.delenv(variable)
+        async with chat_server(proxy) as port:
+            monkeypatch.setenv(variable, f"http://{credentials}127.0.0.1:{port}")
+            try:
+                return await go(base_url or f"http://127.0.0.1:{port}/v1")
+            finally:
+                monkeypatch.delenv(variable)
 
     for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
                  "NO_PROXY"):

@@ -127,20 +127,15 @@ def test_api_key_never_stored_logged_or_raised(tmp_path, monkeypatch, capfd):
                                  status=401)
 
     async def main():
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", echo)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]
-        store = Store(tmp_path / "s.db")
-        try:
-            return await run_workload(store, probe_registry(f"http://127.0.0.1:{port}/v1", 4), 5,
-                                      "keys")
-        finally:
-            store.close()
-            await runner.cleanup()
+        from helpers.net import chat_server
+
+        async with chat_server(echo) as port:
+            store = Store(tmp_path / "s.db")
+            try:
+                return await run_workload(store, probe_registry(f"http://127.0.0.1:{port}/v1", 4), 5,
+                                          "keys")
+            finally:
+                store.close()
 
     monkeypatch.setenv("MEMEGAUGE_PROBE_KEY", SENTINEL)
     result = asyncio.run(main())

@@ -76,3 +76,22 @@ def adammeme_legacy_layout(root: Path, animal_log: list | str = None) -> Path:
         {"meme_image_path": "../data/set1/image/erased/a1.png", "task": "animal", "score": "invalid"}]
     (exp / "log_animal.json").write_text(log if isinstance(log, str) else json.dumps(log, ensure_ascii=False))
     return root
+
+
+def toyscore_site(tmp_path: Path) -> Path:
+    """A folder to put on PYTHONPATH holding docs/engine.md's worked example, tests/fourth_method/toyscore,
+    installed with its two entry points (its method and its command) and nothing else; and `toy.yaml` in
+    `tmp_path`, its config on the sample memes and the model `tsrv`."""
+    import shutil
+
+    from memegauge.samples import sample_memes_path
+
+    site = tmp_path / "site"
+    shutil.copytree(Path(__file__).parents[1] / "fourth_method" / "toyscore", site / "toyscore")
+    info = site / "toyscore-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toyscore\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[memegauge.methods]\ntoyscore = toyscore.method:METHOD\n"
+                                           "[memegauge.commands]\ntoyscore = toyscore.method:COMMAND\n")
+    (tmp_path / "toy.yaml").write_text(f"memes: {sample_memes_path()}\nmodel: tsrv\n")
+    return site
