@@ -7,6 +7,7 @@ method is found the way an installed package is: by its entry points."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import os
 import subprocess
 import sys
@@ -213,3 +214,35 @@ def test_a_method_written_from_the_docs_alone_runs_in_one_folder(world):
     report = json.loads(_cli((tmp, env), "report", "lengths-tsrv", "--format", "json").stdout)
     assert report["run"]["method"] == "lengths" and report["answered"] == 13
     assert shipped == {p: p.stat().st_mtime_ns for p in shipped}  # no file of MemeGauge written
+
+
+@pytest.mark.slow  # a subprocess run against the realistic test server: seconds
+def test_the_worked_example_scores_only_answers_that_say_yes_or_no(tmp_path):
+    """Against the test server's realistic style (chatty, often cut at max_tokens), toyscore stores an answer
+    that says neither yes nor no as a failed call (asked again within content_retries), never as "not funny"."""
+    from helpers.worlds import toyscore_site
+
+    site = toyscore_site(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(site), "MEMEGAUGE_CACHE_DIR": str(tmp_path / "cache")}
+    with start_server(style="realistic", seed=3) as server:
+        (tmp_path / "models.yaml").write_text(
+            f"tsrv: {{backend: openai, model: tsrv, base_url: {server.base_url}, max_concurrency: 8, "
+            "backoff_s: 0.01, backoff_max_s: 0.05, content_retries: 1}\n")
+        subprocess.run([*CLI, "--store", str(tmp_path / "s.db"), "--models", str(tmp_path / "models.yaml"),
+                        "--quiet", "toyscore", "-c", str(tmp_path / "toy.yaml"), "--run", "toy"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    exported = subprocess.run([*CLI, "--store", str(tmp_path / "s.db"), "export", "toy", "--table", "answers",
+                               "--format", "jsonl"], capture_output=True, text=True, env=env, timeout=120)
+    rows = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert len(rows) == 13, exported.stderr
+    from memegauge.parse import starts_yes_no
+
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        texts = [text for (text,) in db.execute("SELECT text FROM calls WHERE stage = 'toyscore.ask'")]
+    read = [starts_yes_no(text or "") for text in texts]
+    assert any(isinstance(value, bool) for value in read)  # the server answered yes or no at times
+    for row in rows:
+        assert (row["funny"] is None) == (not row["ok"])  # scored exactly when the call is ok
+    # one call per meme: the scores are exactly what the stored answers say, read as yes or no
+    assert sorted(row["funny"] for row in rows if row["ok"]) == sorted(v for v in read if isinstance(v, bool))
+    assert len(texts) == 13

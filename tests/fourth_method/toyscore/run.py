@@ -13,6 +13,7 @@ from memegauge.models.spec import ModelRegistry
 from memegauge.engine import Store, open_run
 from memegauge.memes import load_memes
 from memegauge.methods import Checked, RunResult, default_run_name
+from memegauge.parse import starts_yes_no
 from memegauge.prompts import render_prompt
 from memegauge.types import ChatRequest, Message, SamplingParams
 from toyscore.records import FunnyRecord
@@ -49,8 +50,9 @@ async def run(config: ToyConfig, *, store: Store, registry: ModelRegistry, name:
                             messages=[Message.user(render_prompt("toyscore_ask", text=m.as_text()))]) for m in memes]
     async with open_run(store, registry, name=name, method="toyscore", config=stored,
                         progress=progress) as (opened, engine):
-        outcomes = await engine.chat_many(requests)
-        opened.put_many([FunnyRecord(meme=m.id, ok=o.ok, error=o.record.error,
-                                     funny=o.value.strip().lower().startswith("yes") if o.ok else None)
+        # read as yes or no, or failed: an answer that says neither (cut off, a refusal, prose) is asked again
+        # within the model's content retries, then recorded as a failed call, never scored as "not funny"
+        outcomes = await engine.chat_many(requests, parse=starts_yes_no)
+        opened.put_many([FunnyRecord(meme=m.id, ok=o.ok, error=o.record.error, funny=o.value if o.ok else None)
                          for m, o in zip(memes, outcomes, strict=True)])
     return RunResult.of(store, name)
