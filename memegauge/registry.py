@@ -266,8 +266,8 @@ class Command:
     `memegauge --help` lists, held apart from the command's module so that listing it imports nothing of it.
 
     name      The command's name.
-    summary   Its one-line help: the first paragraph of the command's own help, as `--help` lists it (cut to
-              the terminal's width there); tests/test_cli_help.py keeps the two equal.
+    summary   Its one-line help: the first paragraph of the command's own help, as `--help` lists it (whole,
+              wrapped to the terminal's width); tests/test_cli_help.py keeps the two equal.
     register  "module:function": `function(app)` adds the command (and any other of its module) to a Typer
               app; imported when the command is dispatched or its own `--help` asked for (`load`).
     """
